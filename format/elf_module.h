@@ -1,0 +1,70 @@
+/* elf_module.h - what perfcap needs from an ELF file, and its capture form.
+ *
+ * The recorder reads each binary that samples hit (build-id, load segments,
+ * function symbols) and stores the symbols that cover the hit addresses in a
+ * PC_REC_MODULE record, so a capture names functions on a machine where the
+ * binaries do not exist. The analyzer reads those records back, and reads
+ * local ELF/debug files (found by build-id) through the same structure.
+ */
+#ifndef PERFCAP_ELF_MODULE_H
+#define PERFCAP_ELF_MODULE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "perfcap_format.h"
+
+struct pc_elf_module {
+	uint16_t kind;                 /* enum pc_module_kind */
+	uint16_t e_type;               /* ET_EXEC, ET_DYN ... (0 if unknown) */
+	uint8_t  build_id_len;         /* 0 if none */
+	uint8_t  build_id[PC_BUILD_ID_MAX];
+	int      has_debug_info;       /* the file has .debug_info */
+	char    *path;                 /* malloc'd; may be NULL */
+	struct pc_segment *segs;       /* PT_LOAD segments, malloc'd */
+	uint32_t nsegs;
+	struct pc_symbol  *syms;       /* functions, sorted by addr, deduplicated */
+	uint32_t nsyms;
+	char    *strtab;               /* names, NUL-terminated, malloc'd */
+	size_t   strtab_len;
+};
+
+/* Reads build-id, PT_LOAD segments and function symbols (STT_FUNC and
+ * STT_GNU_IFUNC from .symtab and .dynsym, merged) from an open ELF file.
+ * Returns 0 or -errno; errbuf gets a one-line reason. */
+int pc_elf_module_load_fd(struct pc_elf_module *m, int fd, const char *path,
+			  char *errbuf, size_t errlen);
+int pc_elf_module_load(struct pc_elf_module *m, const char *path,
+		       char *errbuf, size_t errlen);
+
+/* Reads only the GNU build-id note. Returns its length (1..20), 0 if the
+ * file has none, or -errno. */
+int pc_elf_read_build_id_fd(int fd, uint8_t out[PC_BUILD_ID_MAX]);
+
+/* Translates a file offset into an ELF virtual address using the load
+ * segments. Returns 0, or -ENOENT if no segment covers the offset. */
+int pc_elf_offset_to_vaddr(const struct pc_elf_module *m, uint64_t offset,
+			   uint64_t *vaddr);
+
+/* The symbol covering addr: a symbol with size covers [addr, addr+size);
+ * one with size 0 extends to the next symbol. NULL if none. */
+const struct pc_symbol *pc_elf_module_lookup(const struct pc_elf_module *m,
+					     uint64_t addr);
+static inline const char *pc_elf_symbol_name(const struct pc_elf_module *m,
+					     const struct pc_symbol *s)
+{
+	return s->name_off < m->strtab_len ? m->strtab + s->name_off : "";
+}
+
+void pc_elf_module_free(struct pc_elf_module *m);
+
+/* Appends a PC_REC_MODULE record to b. If addrs is non-NULL only the
+ * symbols covering those addresses (ELF vaddrs, or kernel addresses) are
+ * stored, each once; otherwise all of them. Returns 0 or -ENOMEM. */
+int pc_buf_add_module(struct pc_buf *b, const struct pc_elf_module *m,
+		      const uint64_t *addrs, size_t naddrs);
+
+/* Parses a PC_REC_MODULE record into m (which owns copies). Returns 0 or
+ * -EINVAL for a malformed record (counts inconsistent with the size). */
+int pc_elf_module_from_rec(struct pc_elf_module *m, const struct pc_rec *rec);
+
+#endif /* PERFCAP_ELF_MODULE_H */

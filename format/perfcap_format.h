@@ -1,0 +1,359 @@
+/* perfcap_format.h - the public contract of the capture file format library.
+ *
+ * A capture is a file header followed by independent chunks. Each chunk has
+ * a fixed little-endian header and a zstd-compressed payload. Binary chunk
+ * payloads are a stream of records, each starting with struct pc_rec.
+ * format/SPEC.md is the normative description; this header mirrors it.
+ *
+ * Both perfcap-record and perfcap-analyze link this library; neither reads
+ * or writes capture bytes any other way.
+ */
+#ifndef PERFCAP_FORMAT_H
+#define PERFCAP_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- file header ------------------------------------------------------ */
+
+#define PC_FILE_MAGIC      "PERFCAP\0" /* 8 bytes */
+#define PC_FORMAT_MAJOR    1           /* incompatible layout changes */
+#define PC_FORMAT_MINOR    0           /* compatible additions */
+
+struct pc_file_header {
+	char     magic[8];        /* PC_FILE_MAGIC */
+	uint16_t major;           /* PC_FORMAT_MAJOR of the writer */
+	uint16_t minor;           /* PC_FORMAT_MINOR of the writer */
+	uint32_t header_size;     /* sizeof this header as written (>= 32) */
+	uint64_t created_ns;      /* CLOCK_REALTIME at creation */
+	uint64_t reserved;
+};
+
+/* ---- chunks ----------------------------------------------------------- */
+
+#define PC_CHUNK_MAGIC 0x48434350u /* "PCCH" little-endian */
+
+enum pc_chunk_type {
+	PC_CHUNK_META    = 1, /* run metadata: key/value strings */
+	PC_CHUNK_EVENTS  = 2, /* records: samples and other events */
+	PC_CHUNK_PROCS   = 3, /* records: processes, threads, memory maps */
+	PC_CHUNK_SYMBOLS = 4, /* records: symbol data per module */
+	PC_CHUNK_STATS   = 5, /* loss and statistics counters: key/value */
+	PC_CHUNK_STACKS  = 6, /* records: deduplicated stacks */
+	PC_CHUNK_END     = 7, /* end marker: key/value totals */
+};
+
+#define PC_CHUNK_F_ZSTD 0x1u /* payload is one zstd frame */
+
+struct pc_chunk_header {
+	uint32_t magic;           /* PC_CHUNK_MAGIC */
+	uint16_t type;            /* enum pc_chunk_type */
+	uint16_t version;         /* schema version of this chunk type's payload */
+	uint32_t header_size;     /* bytes of header as written (>= 72) */
+	uint32_t flags;           /* PC_CHUNK_F_* */
+	uint64_t seq;             /* 0, 1, 2 ... in file order */
+	uint64_t payload_size;    /* bytes of payload on disk */
+	uint64_t raw_size;        /* bytes of payload after decompression */
+	uint64_t count;           /* records (or key/value pairs) inside */
+	uint64_t t_start;         /* earliest timestamp inside, ns CLOCK_MONOTONIC; 0 if none */
+	uint64_t t_end;           /* latest timestamp inside */
+	uint32_t crc32c;          /* CRC-32C of header (this field zero) + payload */
+	uint32_t reserved;
+};
+
+#define PC_CHUNK_HEADER_SIZE 72u
+#define PC_FILE_HEADER_SIZE  32u
+
+/* Hard limits a reader enforces on untrusted files. */
+#define PC_MAX_CHUNK_RAW     (256u << 20) /* 256 MiB decompressed */
+#define PC_MAX_CHUNK_PAYLOAD (256u << 20)
+
+/* ---- records (payload of EVENTS, PROCS, SYMBOLS, STACKS) -------------- */
+
+/* Every record starts with this. size includes the header and is a multiple
+ * of 8. A reader that knows a shorter layout ignores the extra bytes; one
+ * that knows a longer layout zero-fills what is missing (pc_rec_copy). */
+struct pc_rec {
+	uint16_t type;
+	uint16_t flags;
+	uint32_t size;
+};
+
+enum pc_rec_type {
+	PC_REC_SAMPLE = 1, /* EVENTS: one CPU sample */
+	PC_REC_STACK  = 2, /* STACKS: one deduplicated stack */
+	PC_REC_PROC   = 3, /* PROCS: a process: ids, comm, exe, cmdline */
+	PC_REC_THREAD = 4, /* PROCS: a thread and its name */
+	PC_REC_MAP    = 5, /* PROCS: one executable memory mapping */
+	PC_REC_MODULE = 6, /* SYMBOLS: symbols + load segments of one module */
+	PC_REC_EXEC   = 7, /* EVENTS: a process called exec */
+	PC_REC_EXIT   = 8, /* EVENTS: a process exited */
+};
+
+/* "no stack captured" in a sample. Stack ids are assigned by the recorder
+ * from 0 upward; PC_STACK_NONE never names a stack. */
+#define PC_STACK_NONE 0xffffffffu
+
+struct pc_rec_sample {
+	struct pc_rec h;
+	uint64_t ts;              /* ns CLOCK_MONOTONIC */
+	uint32_t pid;             /* tgid */
+	uint32_t tid;
+	uint32_t cpu;
+	uint32_t ustack;          /* stack id of the user stack, or PC_STACK_NONE */
+	uint32_t kstack;          /* stack id of the kernel stack, or PC_STACK_NONE */
+	uint32_t reserved;
+};
+
+enum pc_stack_kind { PC_STACK_USER = 0, PC_STACK_KERNEL = 1 };
+#define PC_STACK_F_TRUNCATED 0x1u /* hit the depth limit: outer frames missing */
+#define PC_STACK_F_ERROR     0x2u /* unwinding failed; ips may be empty */
+
+struct pc_rec_stack {
+	struct pc_rec h;          /* h.flags: PC_STACK_F_* */
+	uint32_t id;
+	uint32_t pid;             /* address space for user stacks; 0 for kernel */
+	uint16_t kind;            /* enum pc_stack_kind */
+	uint16_t reserved;
+	uint32_t nr;              /* number of ips that follow, innermost first */
+	uint64_t ips[];
+};
+
+struct pc_rec_proc {
+	struct pc_rec h;
+	uint64_t ts;              /* when observed */
+	uint32_t pid;
+	uint32_t ppid;
+	uint64_t start_ns;        /* process start, ns since boot */
+	char     comm[16];
+	uint32_t exe_len;         /* bytes of exe path that follow (no NUL) */
+	uint32_t cmdline_len;     /* bytes of argv that follow the exe, NUL-separated */
+	/* char exe[exe_len]; char cmdline[cmdline_len]; padding to 8 */
+};
+
+struct pc_rec_thread {
+	struct pc_rec h;
+	uint64_t ts;
+	uint32_t pid;
+	uint32_t tid;
+	char     comm[16];
+};
+
+#define PC_BUILD_ID_MAX 20
+
+struct pc_rec_map {
+	struct pc_rec h;
+	uint64_t ts;              /* when this mapping was read */
+	uint32_t pid;
+	uint32_t prot;            /* PROT_READ|PROT_WRITE|PROT_EXEC */
+	uint64_t start;
+	uint64_t end;
+	uint64_t pgoff;           /* file offset of start */
+	uint64_t inode;
+	uint32_t dev_major;
+	uint32_t dev_minor;
+	uint8_t  build_id_len;    /* 0 if the file has none or was unreadable */
+	uint8_t  reserved[3];
+	uint32_t path_len;        /* bytes of path that follow (no NUL) */
+	uint8_t  build_id[PC_BUILD_ID_MAX];
+	uint32_t reserved2;
+	/* char path[path_len]; padding to 8 */
+};
+
+enum pc_module_kind { PC_MODULE_ELF = 0, PC_MODULE_KERNEL = 1 };
+
+/* A load segment: maps a file offset to the ELF virtual address. */
+struct pc_segment {
+	uint64_t offset;          /* p_offset */
+	uint64_t vaddr;           /* p_vaddr */
+	uint64_t filesz;          /* p_filesz */
+	uint64_t memsz;           /* p_memsz */
+};
+
+/* A symbol. For ELF modules addr is an ELF virtual address (st_value); for
+ * the kernel it is a runtime kernel address. */
+struct pc_symbol {
+	uint64_t addr;
+	uint32_t size;            /* 0 if unknown: extends to the next symbol */
+	uint32_t name_off;        /* offset into the module's string table */
+};
+
+struct pc_rec_module {
+	struct pc_rec h;
+	uint16_t kind;            /* enum pc_module_kind */
+	uint8_t  build_id_len;
+	uint8_t  reserved;
+	uint32_t nsegs;
+	uint32_t nsyms;
+	uint32_t path_len;
+	uint32_t strtab_len;
+	uint32_t reserved2;
+	uint8_t  build_id[PC_BUILD_ID_MAX];
+	uint32_t reserved3;
+	/* struct pc_segment segs[nsegs];
+	 * struct pc_symbol  syms[nsyms];  sorted by addr
+	 * char path[path_len];
+	 * char strtab[strtab_len];        NUL-terminated names
+	 * padding to 8 */
+};
+
+struct pc_rec_exec {
+	struct pc_rec h;
+	uint64_t ts;
+	uint32_t pid;
+	uint32_t tid;
+	char     comm[16];        /* comm after exec */
+};
+
+struct pc_rec_exit {
+	struct pc_rec h;
+	uint64_t ts;
+	uint32_t pid;
+	uint32_t tid;
+};
+
+/* ---- growable byte buffer (building payloads) ------------------------- */
+
+struct pc_buf {
+	uint8_t *data;
+	size_t   len;
+	size_t   cap;
+};
+
+void  pc_buf_free(struct pc_buf *b);
+void  pc_buf_reset(struct pc_buf *b);                 /* len = 0, keeps memory */
+int   pc_buf_append(struct pc_buf *b, const void *p, size_t n); /* 0 or -ENOMEM */
+
+/* Append one record: a fixed part (starting with struct pc_rec, whose type
+ * is set by the caller) followed by up to two variable byte runs, padded to 8.
+ * Fills h.size. Returns 0 or -ENOMEM. */
+int pc_buf_add_rec(struct pc_buf *b, void *fixed, size_t fixed_len,
+		   const void *var1, size_t len1, const void *var2, size_t len2);
+
+/* Append one key/value pair as "key\0value\0" (META, STATS, END payloads). */
+int pc_buf_add_kv(struct pc_buf *b, const char *key, const char *value);
+int pc_buf_add_kv_u64(struct pc_buf *b, const char *key, uint64_t value);
+
+/* ---- writer ----------------------------------------------------------- */
+
+struct pc_writer;
+
+#define PC_WRITE_FORCE 0x1 /* overwrite an existing file */
+
+/* Creates path with mode 0600 (O_EXCL unless PC_WRITE_FORCE) and writes the
+ * file header. Returns 0 or -errno; on error *out is NULL. */
+int pc_writer_open(struct pc_writer **out, const char *path, int flags);
+
+/* Compresses raw[0..raw_size) and appends one chunk with one write(). count
+ * is the number of records or pairs inside; t_start/t_end its time range.
+ * Returns 0 or -errno (-ENOSPC when the disk is full: what was written
+ * before stays valid). Not thread-safe: one writer thread per file. */
+int pc_writer_add_chunk(struct pc_writer *w, uint16_t type, uint16_t version,
+			const void *raw, size_t raw_size, uint64_t count,
+			uint64_t t_start, uint64_t t_end);
+
+uint64_t pc_writer_bytes(const struct pc_writer *w);  /* bytes written so far */
+uint64_t pc_writer_chunks(const struct pc_writer *w);
+
+/* Appends the END chunk (totals supplied by the caller as key/values, may be
+ * NULL), fsyncs and closes. Frees w. Returns 0 or -errno. */
+int pc_writer_finish(struct pc_writer *w, const struct pc_buf *end_kv);
+
+/* Closes without an END chunk (error paths). Frees w. */
+void pc_writer_abort(struct pc_writer *w);
+
+/* ---- reader ----------------------------------------------------------- */
+
+struct pc_reader;
+
+struct pc_chunk {
+	struct pc_chunk_header hdr;  /* as read; header_size bytes may exceed 72 */
+	uint64_t    offset;          /* file offset of the chunk header */
+	const void *data;            /* decompressed payload, hdr.raw_size bytes */
+	size_t      size;            /* == hdr.raw_size */
+};
+
+/* What the reader found wrong, filled in as it goes. */
+struct pc_reader_status {
+	uint64_t file_size;
+	uint64_t chunks_ok;
+	uint64_t chunks_bad_crc;     /* checksum mismatch: skipped */
+	uint64_t chunks_bad_zstd;    /* decompression failed: skipped */
+	uint64_t chunks_unknown;     /* chunk types this reader does not know */
+	int      end_seen;           /* END chunk present */
+	int      truncated;          /* file ends inside a chunk */
+	int      garbage;            /* a chunk header was invalid: reading stopped */
+	uint64_t stop_offset;        /* where reading stopped if truncated/garbage */
+	uint16_t major, minor;       /* from the file header */
+};
+
+/* Opens and validates the file header. Returns 0, or -errno with a message
+ * available from pc_reader_error(NULL) / the errbuf. Errors:
+ *   -EINVAL not a perfcap capture (bad magic / short file)
+ *   -EPROTONOSUPPORT written by a newer, incompatible major version */
+int pc_reader_open(struct pc_reader **out, const char *path,
+		   char *errbuf, size_t errlen);
+
+/* Reads the next intact chunk of any type (unknown types included: callers
+ * skip what they do not know). Returns 1 with *c filled (data valid until
+ * the next call), 0 at the end of the readable data. Damaged chunks are
+ * skipped and counted in the status; reading never fails hard after open. */
+int pc_reader_next(struct pc_reader *r, struct pc_chunk *c);
+
+/* Rewind to the first chunk. */
+int pc_reader_rewind(struct pc_reader *r);
+
+const struct pc_reader_status *pc_reader_status(const struct pc_reader *r);
+
+void pc_reader_close(struct pc_reader *r);
+
+/* One-line description of a damaged/incomplete file, or NULL if intact. */
+const char *pc_reader_damage(const struct pc_reader *r, char *buf, size_t len);
+
+/* ---- record and key/value iteration ---------------------------------- */
+
+struct pc_rec_iter {
+	const uint8_t *p;
+	const uint8_t *end;
+	uint64_t       bad;           /* malformed record runs seen (iteration stops) */
+};
+
+void pc_rec_iter_init(struct pc_rec_iter *it, const void *data, size_t size);
+
+/* Returns 1 and the next record (size validated: >= 8, multiple of 8, within
+ * the payload), 0 at the end, -1 if the rest of the payload is malformed. */
+int pc_rec_next(struct pc_rec_iter *it, const struct pc_rec **rec);
+
+/* Copies a record into a fixed struct of out_size bytes: truncates a longer
+ * record (appended fields), zero-fills a shorter one (older writer).
+ * Returns a pointer to the record's bytes past out_size (the variable part
+ * for records with one) and its length in *tail_len. */
+const uint8_t *pc_rec_copy(const struct pc_rec *rec, void *out, size_t out_size,
+			   size_t *tail_len);
+
+struct pc_kv_iter {
+	const char *p;
+	const char *end;
+};
+
+void pc_kv_iter_init(struct pc_kv_iter *it, const void *data, size_t size);
+
+/* Returns 1 with key/value (NUL-terminated inside the payload), 0 at end,
+ * -1 if malformed (unterminated). */
+int pc_kv_next(struct pc_kv_iter *it, const char **key, const char **value);
+
+/* ---- misc ------------------------------------------------------------- */
+
+uint32_t pc_crc32c(uint32_t crc, const void *data, size_t len);
+const char *pc_chunk_type_name(uint16_t type); /* "meta", ... or "unknown" */
+
+/* Schema versions of each chunk type's payload written by this library. */
+#define PC_META_VERSION    1
+#define PC_EVENTS_VERSION  1
+#define PC_PROCS_VERSION   1
+#define PC_SYMBOLS_VERSION 1
+#define PC_STATS_VERSION   1
+#define PC_STACKS_VERSION  1
+#define PC_END_VERSION     1
+
+#endif /* PERFCAP_FORMAT_H */
