@@ -1,0 +1,58 @@
+#!/bin/bash
+# cpu_profile.sh - end to end with real eBPF: record the cpu_split workload
+# (burn_a:burn_b work = 3:1), analyze it, and check the report attributes
+# ~75% / ~25% (+-10 points) to the two functions by name. Then delete the
+# workload binary and check the same capture still names both functions
+# (symbols travel inside the capture).
+set -u
+. "$(dirname "$0")/lib.sh"
+: "${PERFCAP_RECORD:?}" "${PERFCAP_ANALYZE:?}" "${CPU_SPLIT:?}"
+require_bpf
+make_tmpdir
+
+cp "$CPU_SPLIT" "$TMP/cpu_split"
+"$PERFCAP_RECORD" -F 499 -o "$TMP/run.perfcap" -- "$TMP/cpu_split" 4 \
+	> "$TMP/record.out" 2> "$TMP/record.err" \
+	|| { cat "$TMP/record.err" >&2; fail "perfcap-record failed"; }
+cat "$TMP/record.err"
+
+# self share of a function among the workload's samples, from folded stacks:
+# a sample's self function is the innermost (last) frame.
+self_pct() {
+	awk -v fn="$2" '
+		$1 ~ /^cpu_split;/ {
+			n = $NF; total += n
+			line = $0; sub(/ [0-9]+$/, "", line)
+			k = split(line, f, ";")
+			if (f[k] == fn) hit += n
+		}
+		END { if (total == 0) print -1; else printf "%d\n", 100 * hit / total }' "$1"
+}
+
+check_split() {   # $1 = label, remaining = extra analyze args
+	local label=$1; shift
+	"$PERFCAP_ANALYZE" report "$@" --folded "$TMP/run.perfcap" > "$TMP/folded" \
+		|| fail "$label: report --folded failed"
+	"$PERFCAP_ANALYZE" report "$@" "$TMP/run.perfcap" > "$TMP/report" \
+		|| fail "$label: report failed"
+	local a b
+	a=$(self_pct "$TMP/folded" burn_a)
+	b=$(self_pct "$TMP/folded" burn_b)
+	echo "$label: burn_a ${a}% burn_b ${b}% of cpu_split samples (folded)"
+	within "$a" 65 85 || { cat "$TMP/report"; fail "$label: burn_a ${a}%, want 75+-10"; }
+	within "$b" 15 35 || { cat "$TMP/report"; fail "$label: burn_b ${b}%, want 25+-10"; }
+	# the text report names both with their self share
+	local ra rb
+	ra=$(awk '/burn_a/ { for (i = 1; i <= NF; i++) if ($i ~ /%$/) { sub(/%/, "", $i); print int($i); exit } }' "$TMP/report")
+	rb=$(awk '/burn_b/ { for (i = 1; i <= NF; i++) if ($i ~ /%$/) { sub(/%/, "", $i); print int($i); exit } }' "$TMP/report")
+	echo "$label: report self burn_a ${ra:-?}% burn_b ${rb:-?}% (of all samples)"
+	[ -n "$ra" ] && [ -n "$rb" ] || { cat "$TMP/report"; fail "$label: report lacks burn_a/burn_b"; }
+	# of all samples (other processes may add a little): ratio must be 3:1 +-
+	within "$(pct "$ra" $((ra + rb)))" 65 85 || fail "$label: report ratio off ($ra vs $rb)"
+}
+
+check_split "with binary"
+rm -f "$TMP/cpu_split"
+check_split "binary deleted" --no-local-files
+check_split "binary deleted, local lookup allowed"
+echo "PASS"

@@ -1,0 +1,31 @@
+# lib.sh - shared helpers for the end-to-end tests (sourced, not run).
+# Tests that need eBPF call require_bpf: without root or BTF they skip
+# loudly (exit 77, meson's skip code), unless PERFCAP_REQUIRE_BPF=1 (CI),
+# which turns the skip into a failure.
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+skip_or_fail() {
+	if [ "${PERFCAP_REQUIRE_BPF:-0}" = 1 ]; then
+		echo "FAIL: eBPF required (PERFCAP_REQUIRE_BPF=1) but unavailable: $*" >&2
+		exit 1
+	fi
+	echo "SKIP: eBPF unavailable: $* (set PERFCAP_REQUIRE_BPF=1 to fail instead)" >&2
+	exit 77
+}
+
+require_bpf() {
+	[ "$(id -u)" = 0 ] || skip_or_fail "not running as root"
+	[ -r /sys/kernel/btf/vmlinux ] || skip_or_fail "no kernel BTF (/sys/kernel/btf/vmlinux)"
+}
+
+make_tmpdir() {
+	TMP=$(mktemp -d /tmp/perfcap-e2e.XXXXXX)
+	trap 'rm -rf "$TMP"' EXIT
+}
+
+# pct PART WHOLE -> integer percent
+pct() { echo $(( 100 * $1 / ($2 > 0 ? $2 : 1) )); }
+
+# within VALUE LOW HIGH
+within() { [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
