@@ -1,0 +1,748 @@
+/* elf_module.c - reads what perfcap needs from an ELF file (build-id, load
+ * segments, function symbols) and converts it to and from the capture's
+ * PC_REC_MODULE record.
+ *
+ * Symbols come from .symtab and .dynsym merged, sorted by address and
+ * deduplicated with a fixed preference order, so the same file always gives
+ * the same table. Parsing a record trusts nothing but rec->size: every count
+ * and offset is checked against it before anything is read.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "elf_module.h"
+
+#ifndef NT_GNU_BUILD_ID
+#define NT_GNU_BUILD_ID 3
+#endif
+
+/* A function symbol as found in the file, before deduplication. The name
+ * points into libelf's data and is valid while the Elf handle is open. */
+struct sym_candidate {
+	uint64_t    addr;
+	uint64_t    size;
+	const char *name;
+	uint8_t     binding;
+};
+
+static void set_error(char *errbuf, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (errbuf == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(errbuf, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static int elf_library_init(void)
+{
+	return elf_version(EV_CURRENT) == EV_NONE ? -ENOSYS : 0;
+}
+
+/* ---- build-id --------------------------------------------------------- */
+
+static int build_id_from_notes(Elf_Data *data, uint8_t out[PC_BUILD_ID_MAX])
+{
+	GElf_Nhdr nhdr;
+	size_t offset = 0, name_off, desc_off, next;
+	const uint8_t *bytes = data->d_buf;
+
+	while ((next = gelf_getnote(data, offset, &nhdr, &name_off,
+				    &desc_off)) > 0) {
+		if (nhdr.n_type == NT_GNU_BUILD_ID && nhdr.n_namesz == 4 &&
+		    memcmp(bytes + name_off, "GNU", 4) == 0 &&
+		    nhdr.n_descsz > 0) {
+			size_t len = nhdr.n_descsz;
+
+			if (len > PC_BUILD_ID_MAX)
+				len = PC_BUILD_ID_MAX;
+			memcpy(out, bytes + desc_off, len);
+			return (int)len;
+		}
+		offset = next;
+	}
+	return 0;
+}
+
+static int build_id_from_sections(Elf *elf, uint8_t out[PC_BUILD_ID_MAX])
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		Elf_Data *data;
+		int len;
+
+		if (gelf_getshdr(scn, &shdr) == NULL ||
+		    shdr.sh_type != SHT_NOTE)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (data == NULL || data->d_buf == NULL)
+			continue;
+		len = build_id_from_notes(data, out);
+		if (len > 0)
+			return len;
+	}
+	return 0;
+}
+
+static int build_id_from_segments(Elf *elf, uint8_t out[PC_BUILD_ID_MAX])
+{
+	size_t nphdrs, i;
+	GElf_Phdr phdr;
+
+	if (elf_getphdrnum(elf, &nphdrs) != 0)
+		return 0;
+	for (i = 0; i < nphdrs; i++) {
+		Elf_Data *data;
+		Elf_Type type;
+		int len;
+
+		if (gelf_getphdr(elf, (int)i, &phdr) == NULL ||
+		    phdr.p_type != PT_NOTE)
+			continue;
+		type = phdr.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR;
+		data = elf_getdata_rawchunk(elf, (int64_t)phdr.p_offset,
+					    phdr.p_filesz, type);
+		if (data == NULL || data->d_buf == NULL)
+			continue;
+		len = build_id_from_notes(data, out);
+		if (len > 0)
+			return len;
+	}
+	return 0;
+}
+
+/* Sections first: a separate debug file keeps its note sections but its
+ * program headers may describe data that is not in the file. */
+static int build_id_from_elf(Elf *elf, uint8_t out[PC_BUILD_ID_MAX])
+{
+	int len = build_id_from_sections(elf, out);
+
+	if (len == 0)
+		len = build_id_from_segments(elf, out);
+	return len;
+}
+
+int pc_elf_read_build_id_fd(int fd, uint8_t out[PC_BUILD_ID_MAX])
+{
+	Elf *elf;
+	int len;
+
+	if (elf_library_init() != 0)
+		return -ENOSYS;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf == NULL)
+		return -EINVAL;
+	if (elf_kind(elf) != ELF_K_ELF) {
+		elf_end(elf);
+		return -EINVAL;
+	}
+	len = build_id_from_elf(elf, out);
+	elf_end(elf);
+	return len;
+}
+
+/* ---- sections and segments -------------------------------------------- */
+
+static const char *section_name(Elf *elf, const GElf_Shdr *shdr)
+{
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	return elf_strptr(elf, shstrndx, shdr->sh_name);
+}
+
+static int is_debug_info_section(Elf *elf, const GElf_Shdr *shdr)
+{
+	const char *name;
+
+	if (shdr->sh_type == SHT_NOBITS || shdr->sh_size == 0)
+		return 0;
+	name = section_name(elf, shdr);
+	return name != NULL && (strcmp(name, ".debug_info") == 0 ||
+				strcmp(name, ".zdebug_info") == 0);
+}
+
+static void read_section_flags(Elf *elf, struct pc_elf_module *m)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		if (gelf_getshdr(scn, &shdr) == NULL)
+			continue;
+		if (shdr.sh_type == SHT_SYMTAB && shdr.sh_entsize > 0 &&
+		    shdr.sh_size > shdr.sh_entsize)
+			m->has_symtab = 1;
+		if (is_debug_info_section(elf, &shdr))
+			m->has_debug_info = 1;
+	}
+}
+
+static int read_segments(Elf *elf, struct pc_elf_module *m)
+{
+	size_t nphdrs, i;
+	GElf_Phdr phdr;
+
+	if (elf_getphdrnum(elf, &nphdrs) != 0 || nphdrs == 0)
+		return 0;
+	m->segs = calloc(nphdrs, sizeof(*m->segs));
+	if (m->segs == NULL)
+		return -ENOMEM;
+	for (i = 0; i < nphdrs; i++) {
+		struct pc_segment *seg;
+
+		if (gelf_getphdr(elf, (int)i, &phdr) == NULL ||
+		    phdr.p_type != PT_LOAD)
+			continue;
+		seg = &m->segs[m->nsegs++];
+		seg->offset = phdr.p_offset;
+		seg->vaddr = phdr.p_vaddr;
+		seg->filesz = phdr.p_filesz;
+		seg->memsz = phdr.p_memsz;
+	}
+	return 0;
+}
+
+/* ---- symbols ---------------------------------------------------------- */
+
+static int is_function_symbol(const GElf_Sym *sym)
+{
+	int type = GELF_ST_TYPE(sym->st_info);
+
+	return (type == STT_FUNC || type == STT_GNU_IFUNC) &&
+	       sym->st_shndx != SHN_UNDEF && sym->st_value != 0;
+}
+
+static int is_symbol_table(const GElf_Shdr *shdr)
+{
+	return shdr->sh_type == SHT_SYMTAB || shdr->sh_type == SHT_DYNSYM;
+}
+
+/* Upper bound of the symbols in all symbol tables, to size one array. */
+static size_t count_symbol_entries(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	size_t total = 0;
+
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		if (gelf_getshdr(scn, &shdr) == NULL || !is_symbol_table(&shdr))
+			continue;
+		if (shdr.sh_entsize > 0)
+			total += shdr.sh_size / shdr.sh_entsize;
+	}
+	return total;
+}
+
+static size_t collect_from_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr,
+				 struct sym_candidate *out, size_t room)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	GElf_Sym sym;
+	size_t n = 0;
+	int i;
+
+	if (data == NULL || data->d_buf == NULL)
+		return 0;
+	for (i = 0; n < room && gelf_getsym(data, i, &sym) != NULL; i++) {
+		const char *name;
+
+		if (!is_function_symbol(&sym))
+			continue;
+		name = elf_strptr(elf, shdr->sh_link, sym.st_name);
+		if (name == NULL || name[0] == '\0')
+			continue;
+		out[n].addr = sym.st_value;
+		out[n].size = sym.st_size;
+		out[n].name = name;
+		out[n].binding = GELF_ST_BIND(sym.st_info);
+		n++;
+	}
+	return n;
+}
+
+static size_t collect_symbols(Elf *elf, struct sym_candidate *out, size_t room)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	size_t n = 0;
+
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		if (gelf_getshdr(scn, &shdr) == NULL || !is_symbol_table(&shdr))
+			continue;
+		n += collect_from_table(elf, scn, &shdr, out + n, room - n);
+	}
+	return n;
+}
+
+static int binding_rank(uint8_t binding)
+{
+	if (binding == STB_GLOBAL)
+		return 0;
+	if (binding == STB_WEAK)
+		return 1;
+	return 2;
+}
+
+static int leading_underscores(const char *name)
+{
+	int n = 0;
+
+	while (name[n] == '_')
+		n++;
+	return n;
+}
+
+/* Orders by address, then best name first among symbols at one address:
+ * sized over unsized, global over weak over local, unversioned over
+ * versioned, fewer leading underscores, then plain string order so the
+ * choice never depends on the order of the tables in the file. */
+static int compare_candidates(const void *pa, const void *pb)
+{
+	const struct sym_candidate *a = pa, *b = pb;
+	int ra, rb;
+
+	if (a->addr != b->addr)
+		return a->addr < b->addr ? -1 : 1;
+	if ((a->size == 0) != (b->size == 0))
+		return a->size == 0 ? 1 : -1;
+	ra = binding_rank(a->binding);
+	rb = binding_rank(b->binding);
+	if (ra != rb)
+		return ra - rb;
+	ra = strchr(a->name, '@') != NULL;
+	rb = strchr(b->name, '@') != NULL;
+	if (ra != rb)
+		return ra - rb;
+	ra = leading_underscores(a->name);
+	rb = leading_underscores(b->name);
+	if (ra != rb)
+		return ra - rb;
+	return strcmp(a->name, b->name);
+}
+
+/* Keeps the first (best) candidate of each address; returns the count. */
+static size_t dedup_candidates(struct sym_candidate *c, size_t n)
+{
+	size_t in, out = 0;
+
+	for (in = 0; in < n; in++) {
+		if (out > 0 && c[out - 1].addr == c[in].addr)
+			continue;
+		c[out++] = c[in];
+	}
+	return out;
+}
+
+static uint32_t clamp_size(uint64_t size)
+{
+	return size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
+}
+
+static int store_symbols(struct pc_elf_module *m,
+			 const struct sym_candidate *c, size_t n)
+{
+	size_t i, strtab_len = 0, pos = 0;
+
+	for (i = 0; i < n; i++)
+		strtab_len += strlen(c[i].name) + 1;
+	if (n > UINT32_MAX || strtab_len > UINT32_MAX)
+		return -E2BIG;
+	m->syms = calloc(n ? n : 1, sizeof(*m->syms));
+	m->strtab = malloc(strtab_len ? strtab_len : 1);
+	if (m->syms == NULL || m->strtab == NULL)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		size_t len = strlen(c[i].name) + 1;
+
+		m->syms[i].addr = c[i].addr;
+		m->syms[i].size = clamp_size(c[i].size);
+		m->syms[i].name_off = (uint32_t)pos;
+		memcpy(m->strtab + pos, c[i].name, len);
+		pos += len;
+	}
+	m->nsyms = (uint32_t)n;
+	m->strtab_len = strtab_len;
+	return 0;
+}
+
+static int read_symbols(Elf *elf, struct pc_elf_module *m)
+{
+	size_t room = count_symbol_entries(elf), n;
+	struct sym_candidate *c;
+	int err;
+
+	c = calloc(room ? room : 1, sizeof(*c));
+	if (c == NULL)
+		return -ENOMEM;
+	n = collect_symbols(elf, c, room);
+	qsort(c, n, sizeof(*c), compare_candidates);
+	n = dedup_candidates(c, n);
+	err = store_symbols(m, c, n);
+	free(c);
+	return err;
+}
+
+/* ---- loading ---------------------------------------------------------- */
+
+static int read_elf(Elf *elf, struct pc_elf_module *m)
+{
+	GElf_Ehdr ehdr;
+	int len, err;
+
+	if (elf_kind(elf) != ELF_K_ELF || gelf_getehdr(elf, &ehdr) == NULL)
+		return -EINVAL;
+	m->kind = PC_MODULE_ELF;
+	m->e_type = ehdr.e_type;
+	len = build_id_from_elf(elf, m->build_id);
+	m->build_id_len = (uint8_t)(len > 0 ? len : 0);
+	read_section_flags(elf, m);
+	err = read_segments(elf, m);
+	if (err == 0)
+		err = read_symbols(elf, m);
+	return err;
+}
+
+int pc_elf_module_load_fd(struct pc_elf_module *m, int fd, const char *path,
+			  char *errbuf, size_t errlen)
+{
+	const char *what = path ? path : "(fd)";
+	Elf *elf;
+	int err;
+
+	memset(m, 0, sizeof(*m));
+	if (elf_library_init() != 0) {
+		set_error(errbuf, errlen, "libelf: %s", elf_errmsg(-1));
+		return -ENOSYS;
+	}
+	if (path != NULL && (m->path = strdup(path)) == NULL)
+		return -ENOMEM;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf == NULL) {
+		set_error(errbuf, errlen, "%s: %s", what, elf_errmsg(-1));
+		pc_elf_module_free(m);
+		return -EINVAL;
+	}
+	err = read_elf(elf, m);
+	elf_end(elf);
+	if (err != 0) {
+		set_error(errbuf, errlen, "%s: %s", what,
+			  err == -EINVAL ? "not an ELF file" : strerror(-err));
+		pc_elf_module_free(m);
+	}
+	return err;
+}
+
+int pc_elf_module_load(struct pc_elf_module *m, const char *path,
+		       char *errbuf, size_t errlen)
+{
+	int fd, err;
+
+	memset(m, 0, sizeof(*m));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		set_error(errbuf, errlen, "%s: %s", path, strerror(errno));
+		return err;
+	}
+	err = pc_elf_module_load_fd(m, fd, path, errbuf, errlen);
+	close(fd);
+	return err;
+}
+
+void pc_elf_module_free(struct pc_elf_module *m)
+{
+	if (m == NULL)
+		return;
+	free(m->path);
+	free(m->segs);
+	free(m->syms);
+	free(m->strtab);
+	memset(m, 0, sizeof(*m));
+}
+
+/* ---- lookups ---------------------------------------------------------- */
+
+int pc_elf_offset_to_vaddr(const struct pc_elf_module *m, uint64_t offset,
+			   uint64_t *vaddr)
+{
+	uint32_t i;
+
+	for (i = 0; i < m->nsegs; i++) {
+		const struct pc_segment *seg = &m->segs[i];
+
+		if (offset >= seg->offset && offset - seg->offset < seg->filesz) {
+			*vaddr = offset - seg->offset + seg->vaddr;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* Index of the last symbol with addr <= target, or -1. */
+static int64_t last_symbol_at_or_below(const struct pc_elf_module *m,
+				       uint64_t target)
+{
+	int64_t lo = 0, hi = (int64_t)m->nsyms - 1, found = -1;
+
+	while (lo <= hi) {
+		int64_t mid = lo + (hi - lo) / 2;
+
+		if (m->syms[mid].addr <= target) {
+			found = mid;
+			lo = mid + 1;
+		} else {
+			hi = mid - 1;
+		}
+	}
+	return found;
+}
+
+const struct pc_symbol *pc_elf_module_lookup(const struct pc_elf_module *m,
+					     uint64_t addr)
+{
+	int64_t i = last_symbol_at_or_below(m, addr);
+	const struct pc_symbol *sym;
+
+	if (i < 0)
+		return NULL;
+	sym = &m->syms[i];
+	if (sym->size != 0 && addr - sym->addr >= sym->size)
+		return NULL;
+	return sym;
+}
+
+/* ---- writing a PC_REC_MODULE record ----------------------------------- */
+
+/* The symbols a record stores, with their own compact string table. */
+struct sym_selection {
+	struct pc_symbol *syms;
+	uint32_t nsyms;
+	char    *strtab;
+	size_t   strtab_len;
+};
+
+static void selection_free(struct sym_selection *sel)
+{
+	free(sel->syms);
+	free(sel->strtab);
+	memset(sel, 0, sizeof(*sel));
+}
+
+static uint8_t *mark_covering_symbols(const struct pc_elf_module *m,
+				      const uint64_t *addrs, size_t naddrs)
+{
+	uint8_t *keep = calloc(m->nsyms ? m->nsyms : 1, 1);
+	size_t i;
+
+	if (keep == NULL)
+		return NULL;
+	for (i = 0; i < naddrs; i++) {
+		const struct pc_symbol *sym = pc_elf_module_lookup(m, addrs[i]);
+
+		if (sym != NULL)
+			keep[sym - m->syms] = 1;
+	}
+	return keep;
+}
+
+/* A kept symbol without a size covered everything up to its neighbour in
+ * the full table; give it that extent explicitly, since its neighbour may
+ * not be kept. The last symbol stays open-ended. */
+static uint32_t effective_size(const struct pc_elf_module *m, uint32_t i)
+{
+	if (m->syms[i].size != 0 || i + 1 >= m->nsyms)
+		return m->syms[i].size;
+	return clamp_size(m->syms[i + 1].addr - m->syms[i].addr);
+}
+
+static int select_symbols(const struct pc_elf_module *m, const uint8_t *keep,
+			  struct sym_selection *sel)
+{
+	uint32_t i, n = 0;
+	size_t len = 0, pos = 0;
+
+	for (i = 0; i < m->nsyms; i++) {
+		if (keep[i]) {
+			n++;
+			len += strlen(pc_elf_symbol_name(m, &m->syms[i])) + 1;
+		}
+	}
+	sel->syms = calloc(n ? n : 1, sizeof(*sel->syms));
+	sel->strtab = malloc(len ? len : 1);
+	if (sel->syms == NULL || sel->strtab == NULL)
+		return -ENOMEM;
+	for (i = 0; i < m->nsyms; i++) {
+		const char *name = pc_elf_symbol_name(m, &m->syms[i]);
+		struct pc_symbol *out;
+
+		if (!keep[i])
+			continue;
+		out = &sel->syms[sel->nsyms++];
+		out->addr = m->syms[i].addr;
+		out->size = effective_size(m, i);
+		out->name_off = (uint32_t)pos;
+		memcpy(sel->strtab + pos, name, strlen(name) + 1);
+		pos += strlen(name) + 1;
+	}
+	sel->strtab_len = len;
+	return 0;
+}
+
+static int append_module_record(struct pc_buf *b, const struct pc_elf_module *m,
+				const struct pc_symbol *syms, uint32_t nsyms,
+				const char *strtab, size_t strtab_len)
+{
+	struct pc_rec_module hdr;
+	size_t path_len = m->path ? strlen(m->path) : 0;
+	size_t segs_len = (size_t)m->nsegs * sizeof(struct pc_segment);
+	size_t syms_len = (size_t)nsyms * sizeof(struct pc_symbol);
+	size_t fixed_len = sizeof(hdr) + segs_len + syms_len;
+	uint8_t *fixed;
+	int err;
+
+	if (fixed_len + path_len + strtab_len + 8 > UINT32_MAX)
+		return -ENOMEM; /* cannot be described by a 32-bit size */
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.h.type = PC_REC_MODULE;
+	hdr.kind = m->kind;
+	hdr.build_id_len = m->build_id_len;
+	hdr.nsegs = m->nsegs;
+	hdr.nsyms = nsyms;
+	hdr.path_len = (uint32_t)path_len;
+	hdr.strtab_len = (uint32_t)strtab_len;
+	memcpy(hdr.build_id, m->build_id, sizeof(hdr.build_id));
+	fixed = malloc(fixed_len);
+	if (fixed == NULL)
+		return -ENOMEM;
+	memcpy(fixed, &hdr, sizeof(hdr));
+	if (segs_len)
+		memcpy(fixed + sizeof(hdr), m->segs, segs_len);
+	if (syms_len)
+		memcpy(fixed + sizeof(hdr) + segs_len, syms, syms_len);
+	err = pc_buf_add_rec(b, fixed, fixed_len, m->path, path_len,
+			     strtab, strtab_len);
+	free(fixed);
+	return err;
+}
+
+int pc_buf_add_module(struct pc_buf *b, const struct pc_elf_module *m,
+		      const uint64_t *addrs, size_t naddrs)
+{
+	struct sym_selection sel = { 0 };
+	uint8_t *keep;
+	int err;
+
+	if (addrs == NULL)
+		return append_module_record(b, m, m->syms, m->nsyms,
+					    m->strtab, m->strtab_len);
+	keep = mark_covering_symbols(m, addrs, naddrs);
+	if (keep == NULL)
+		return -ENOMEM;
+	err = select_symbols(m, keep, &sel);
+	free(keep);
+	if (err == 0)
+		err = append_module_record(b, m, sel.syms, sel.nsyms,
+					   sel.strtab, sel.strtab_len);
+	selection_free(&sel);
+	return err;
+}
+
+/* ---- reading a PC_REC_MODULE record ----------------------------------- */
+
+static int module_header_valid(const struct pc_rec_module *hdr, uint32_t size)
+{
+	uint64_t need = sizeof(*hdr);
+
+	if (hdr->kind != PC_MODULE_ELF && hdr->kind != PC_MODULE_KERNEL)
+		return 0;
+	if (hdr->build_id_len > PC_BUILD_ID_MAX)
+		return 0;
+	need += (uint64_t)hdr->nsegs * sizeof(struct pc_segment);
+	need += (uint64_t)hdr->nsyms * sizeof(struct pc_symbol);
+	need += hdr->path_len;
+	need += hdr->strtab_len;
+	return need <= size;
+}
+
+/* Every name offset inside the table, the table NUL-terminated (so every
+ * name ends inside it), addresses in order. */
+static int symbols_valid(const struct pc_elf_module *m)
+{
+	uint32_t i;
+
+	if (m->nsyms == 0)
+		return 1;
+	if (m->strtab_len == 0 || m->strtab[m->strtab_len - 1] != '\0')
+		return 0;
+	for (i = 0; i < m->nsyms; i++) {
+		if (m->syms[i].name_off >= m->strtab_len)
+			return 0;
+		if (i > 0 && m->syms[i].addr < m->syms[i - 1].addr)
+			return 0;
+	}
+	return 1;
+}
+
+static void *copy_bytes(const uint8_t **p, size_t len, size_t extra)
+{
+	size_t total = len + extra;
+	uint8_t *out = malloc(total > 0 ? total : 1);
+
+	if (out == NULL)
+		return NULL;
+	memcpy(out, *p, len);
+	memset(out + len, 0, extra);
+	*p += len;
+	return out;
+}
+
+static int copy_module_body(struct pc_elf_module *m,
+			    const struct pc_rec_module *hdr, const uint8_t *p)
+{
+	m->segs = copy_bytes(&p, (size_t)hdr->nsegs * sizeof(*m->segs), 0);
+	m->syms = copy_bytes(&p, (size_t)hdr->nsyms * sizeof(*m->syms), 0);
+	m->path = copy_bytes(&p, hdr->path_len, 1);
+	m->strtab = copy_bytes(&p, hdr->strtab_len, 0);
+	if (!m->segs || !m->syms || !m->path || !m->strtab)
+		return -ENOMEM;
+	m->nsegs = hdr->nsegs;
+	m->nsyms = hdr->nsyms;
+	m->strtab_len = hdr->strtab_len;
+	return 0;
+}
+
+int pc_elf_module_from_rec(struct pc_elf_module *m, const struct pc_rec *rec)
+{
+	struct pc_rec_module hdr;
+	int err;
+
+	memset(m, 0, sizeof(*m));
+	if (rec == NULL || rec->type != PC_REC_MODULE ||
+	    rec->size < sizeof(hdr))
+		return -EINVAL;
+	memcpy(&hdr, rec, sizeof(hdr));
+	if (!module_header_valid(&hdr, rec->size))
+		return -EINVAL;
+	m->kind = hdr.kind;
+	m->build_id_len = hdr.build_id_len;
+	memcpy(m->build_id, hdr.build_id, hdr.build_id_len);
+	err = copy_module_body(m, &hdr, (const uint8_t *)rec + sizeof(hdr));
+	if (err == 0 && !symbols_valid(m))
+		err = -EINVAL;
+	if (err != 0)
+		pc_elf_module_free(m);
+	return err;
+}

@@ -26,6 +26,7 @@ struct pc_elf_module {
 	uint32_t nsyms;
 	char    *strtab;               /* names, NUL-terminated, malloc'd */
 	size_t   strtab_len;
+	int      has_symtab;           /* the file has a .symtab (not just .dynsym) */
 };
 
 /* Reads build-id, PT_LOAD segments and function symbols (STT_FUNC and

@@ -1,0 +1,449 @@
+/* main.c - perfcap-record: records CPU stack samples of a command, of
+ * running processes, or of the whole system into one capture file.
+ *
+ * The order of a recording:
+ *   1. validate the command line, check privileges and BTF;
+ *   2. fork the command, held at a gate before exec;
+ *   3. create the output file (an unwritable path fails here, before any
+ *      BPF is loaded) and start the writer thread;
+ *   4. load the BPF programs, put the target pids in the filter, attach;
+ *   5. write the META chunk, open the gate;
+ *   6. consume the ring buffer until the target ends, -d elapses, a signal
+ *      arrives or the disk fills;
+ *   7. stop sampling, drain, write SYMBOLS, STATS and END, print a summary.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "consumer.h"
+#include "metadata.h"
+#include "perfcap_format.h"
+#include "preflight.h"
+#include "sampler.h"
+#include "stats.h"
+#include "symbols.h"
+#include "target.h"
+#include "util.h"
+#include "writer_thread.h"
+
+/* How long the consumer may sleep. Short, so that a new process is read
+ * from /proc while it still lives (short-lived processes are common), at a
+ * cost of 100 wakeups per second. */
+#define POLL_TIMEOUT_MS 10
+#define COMMAND_STOP_TIMEOUT_MS 2000
+#define PID_CHECK_INTERVAL_NS (100ull * 1000 * 1000)
+
+enum stop_reason {
+	STOP_NONE = 0,
+	STOP_SIGNAL,
+	STOP_DURATION,
+	STOP_COMMAND_EXITED,
+	STOP_PIDS_GONE,
+	STOP_WRITE_ERROR,
+	STOP_RING_ERROR,
+};
+
+struct recorder {
+	const struct record_options *opts;
+	struct command_child child;
+	bool have_child;
+	struct pc_writer *writer;
+	struct writer_thread *writer_thread;
+	struct sampler sampler;
+	bool sampler_loaded;
+	struct consumer consumer;
+	bool consumer_ready;
+	struct run_info run;
+	char cpu_list[256];
+	enum stop_reason reason;
+	uint64_t next_pid_check_ns;
+	uint64_t end_ns;
+};
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static void install_signal_handlers(void)
+{
+	struct sigaction sa = { .sa_handler = on_stop_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+/* ---- setup ------------------------------------------------------------ */
+
+static int open_output(struct recorder *r)
+{
+	const char *path = r->opts->output;
+	int err = pc_writer_open(&r->writer, path, r->opts->force ? PC_WRITE_FORCE : 0);
+
+	if (err == -EEXIST)
+		error_line("%s already exists (use -f to overwrite it)", path);
+	else if (err)
+		error_line("cannot create %s: %s", path, strerror(-err));
+	if (err)
+		return err;
+	err = writer_thread_start(&r->writer_thread, r->writer);
+	if (err)
+		error_line("cannot start the writer thread: %s", strerror(-err));
+	return err;
+}
+
+static int add_initial_targets(struct recorder *r)
+{
+	const struct record_options *o = r->opts;
+	int err = 0;
+
+	if (o->mode == TARGET_COMMAND)
+		err = sampler_add_target(&r->sampler, (uint32_t)r->child.pid);
+	for (size_t i = 0; o->mode == TARGET_PIDS && i < o->npids && !err; i++)
+		err = sampler_add_target(&r->sampler, (uint32_t)o->pids[i]);
+	if (err)
+		error_line("cannot fill the pid filter map: %s", strerror(-err));
+	return err;
+}
+
+/* A followed process exited: it leaves the filter map a little later. */
+static void on_target_exit(void *ctx, uint32_t pid, uint64_t ts)
+{
+	struct recorder *r = ctx;
+
+	(void)ts;
+	if (r->opts->mode != TARGET_ALL)
+		sampler_retire_target(&r->sampler, pid, monotonic_ns());
+}
+
+static int load_and_attach(struct recorder *r)
+{
+	const struct record_options *o = r->opts;
+	struct sampler_config cfg = {
+		.filter_pids = o->mode != TARGET_ALL,
+		.freq_hz = o->freq_hz,
+		.nr_online = (int)sysconf(_SC_NPROCESSORS_ONLN),
+	};
+	int err = sampler_load(&r->sampler, &cfg);
+
+	if (err)
+		return err;
+	r->sampler_loaded = true;
+	err = add_initial_targets(r);
+	if (err)
+		return err;
+	consumer_init(&r->consumer, r->writer_thread, o->mode != TARGET_ALL);
+	r->consumer.on_exit = on_target_exit;
+	r->consumer.on_exit_ctx = r;
+	r->consumer_ready = true;
+	err = sampler_open_ring(&r->sampler, consumer_handle, &r->consumer);
+	if (err)
+		return err;
+	/* the start precedes every sample */
+	r->run.start_monotonic_ns = monotonic_ns();
+	r->run.start_realtime_ns = realtime_ns();
+	return sampler_attach(&r->sampler, o->freq_hz);
+}
+
+static int write_metadata(struct recorder *r)
+{
+	struct chunk_buffer meta = { 0 };
+	int err;
+
+	sampler_cpu_list(&r->sampler, r->cpu_list, sizeof(r->cpu_list));
+	r->run.cpu_list = r->cpu_list;
+	r->run.ringbuf_bytes = r->sampler.ringbuf_bytes;
+	r->run.command_pid = r->have_child ? r->child.pid : 0;
+	err = metadata_build(&meta, r->opts, &r->run);
+	if (!err)
+		err = writer_thread_submit(r->writer_thread, PC_CHUNK_META, PC_META_VERSION, &meta);
+	chunk_buffer_free(&meta);
+	if (err)
+		error_line("cannot write the metadata: %s", strerror(-err));
+	return err;
+}
+
+static int start_command(struct recorder *r)
+{
+	int err = command_release(&r->child);
+
+	if (err)
+		error_line("cannot run '%s': %s", r->opts->command[0], strerror(-err));
+	return err;
+}
+
+static int setup(struct recorder *r)
+{
+	int err = 0;
+
+	if (r->opts->mode == TARGET_COMMAND) {
+		err = command_spawn(&r->child, r->opts->command);
+		if (err) {
+			error_line("cannot start '%s': %s", r->opts->command[0], strerror(-err));
+			return err;
+		}
+		r->have_child = true;
+	}
+	raise_fd_limit(); /* after the fork: the command keeps its own limit */
+	err = open_output(r);
+	if (!err)
+		err = load_and_attach(r);
+	if (!err)
+		err = write_metadata(r);
+	if (!err && r->have_child)
+		err = start_command(r);
+	return err;
+}
+
+static void abort_setup(struct recorder *r)
+{
+	if (r->have_child)
+		command_cancel(&r->child);
+	if (r->sampler_loaded)
+		sampler_destroy(&r->sampler);
+	if (r->writer_thread)
+		writer_thread_stop(r->writer_thread);
+	if (r->consumer_ready)
+		consumer_free(&r->consumer);
+	if (r->writer) {
+		pc_writer_abort(r->writer);
+		unlink(r->opts->output); /* nothing useful was recorded */
+	}
+}
+
+/* ---- recording -------------------------------------------------------- */
+
+static bool any_pid_alive(const struct record_options *o)
+{
+	for (size_t i = 0; i < o->npids; i++) {
+		if (process_is_alive(o->pids[i]))
+			return true;
+	}
+	return false;
+}
+
+static int poll_timeout_ms(const struct recorder *r, uint64_t now)
+{
+	uint64_t deadline, left_ms;
+
+	if (!r->opts->duration_ns)
+		return POLL_TIMEOUT_MS;
+	deadline = r->run.start_monotonic_ns + r->opts->duration_ns;
+	if (now >= deadline)
+		return 0;
+	left_ms = (deadline - now + 999999) / 1000000;
+	return left_ms < POLL_TIMEOUT_MS ? (int)left_ms : POLL_TIMEOUT_MS;
+}
+
+static enum stop_reason check_stop(struct recorder *r, uint64_t now)
+{
+	const struct record_options *o = r->opts;
+
+	if (r->consumer.write_error)
+		return STOP_WRITE_ERROR;
+	if (stop_signal)
+		return STOP_SIGNAL;
+	if (o->duration_ns && now - r->run.start_monotonic_ns >= o->duration_ns)
+		return STOP_DURATION;
+	if (o->mode == TARGET_COMMAND && command_has_exited(&r->child))
+		return STOP_COMMAND_EXITED;
+	if (o->mode == TARGET_PIDS && now >= r->next_pid_check_ns) {
+		r->next_pid_check_ns = now + PID_CHECK_INTERVAL_NS;
+		if (!any_pid_alive(o))
+			return STOP_PIDS_GONE;
+	}
+	return STOP_NONE;
+}
+
+static void announce(const struct recorder *r)
+{
+	const struct record_options *o = r->opts;
+	char what[64];
+
+	if (o->mode == TARGET_COMMAND)
+		return; /* the command's own output follows */
+	if (o->mode == TARGET_ALL)
+		snprintf(what, sizeof(what), "all CPUs");
+	else if (o->npids == 1)
+		snprintf(what, sizeof(what), "pid %d", (int)o->pids[0]);
+	else
+		snprintf(what, sizeof(what), "%zu processes", o->npids);
+	if (o->duration_ns)
+		fprintf(stderr, "%s: recording %s at %llu Hz for %.3g s\n", PROGRAM_NAME, what,
+			(unsigned long long)o->freq_hz, (double)o->duration_ns / 1e9);
+	else
+		fprintf(stderr, "%s: recording %s at %llu Hz; Ctrl-C to stop\n", PROGRAM_NAME,
+			what, (unsigned long long)o->freq_hz);
+}
+
+static void record_until_stopped(struct recorder *r)
+{
+	uint64_t now = monotonic_ns();
+
+	announce(r);
+	while ((r->reason = check_stop(r, now)) == STOP_NONE) {
+		if (sampler_poll(&r->sampler, poll_timeout_ms(r, now))) {
+			r->reason = STOP_RING_ERROR;
+			break;
+		}
+		now = monotonic_ns();
+		consumer_tick(&r->consumer, now);
+		sampler_remove_retired(&r->sampler, now);
+	}
+}
+
+/* A command still running when recording stops is asked to stop too. */
+static void stop_command(struct recorder *r)
+{
+	int sig = stop_signal ? stop_signal : SIGTERM;
+
+	if (!r->have_child || command_has_exited(&r->child))
+		return;
+	if (r->reason == STOP_SIGNAL || r->reason == STOP_DURATION)
+		command_stop(&r->child, sig, COMMAND_STOP_TIMEOUT_MS);
+}
+
+/* ---- finishing -------------------------------------------------------- */
+
+static void collect_totals(struct recorder *r, struct record_totals *t, uint64_t **per_cpu)
+{
+	const struct process_table *pt = &r->consumer.processes;
+
+	t->consumer = r->consumer.stats;
+	t->stacks_unique = r->consumer.stack_table.n;
+	t->procs_seen = pt->procs_seen;
+	t->procs_unreadable = pt->procs_unreadable;
+	t->records_failed = pt->records_failed;
+	t->consumer.lost_user += pt->records_failed;
+	t->start_ns = r->run.start_monotonic_ns;
+	t->end_ns = r->end_ns;
+	t->nr_possible = r->sampler.nr_possible;
+	if (sampler_read_losses(&r->sampler, t->kernel_losses, per_cpu))
+		warning_line("cannot read the kernel's loss counters");
+	t->sample_losses_per_cpu = *per_cpu;
+}
+
+static int write_stats(struct recorder *r, struct record_totals *t)
+{
+	struct chunk_buffer cb = { 0 };
+	int err;
+
+	t->backpressure_waits = writer_thread_backpressure_waits(r->writer_thread);
+	err = stats_build(&cb, t) ? -ENOMEM : 0;
+	if (!err)
+		err = writer_thread_submit(r->writer_thread, PC_CHUNK_STATS, PC_STATS_VERSION, &cb);
+	chunk_buffer_free(&cb);
+	return err;
+}
+
+static int write_end(struct recorder *r, const struct record_totals *t)
+{
+	struct chunk_buffer end = { 0 };
+	int err = stats_build_end(&end, t, pc_writer_chunks(r->writer)) ? -ENOMEM : 0;
+
+	err = err ? err : pc_writer_finish(r->writer, &end.buf);
+	r->writer = NULL; /* pc_writer_finish freed it */
+	chunk_buffer_free(&end);
+	return err;
+}
+
+static void report_write_error(const struct recorder *r, int err)
+{
+	if (err == -ENOSPC)
+		error_line("disk full while writing %s: recording stopped; the file keeps the "
+			   "chunks written before but is incomplete (no END chunk)", r->opts->output);
+	else
+		error_line("cannot write %s: %s; the file is incomplete", r->opts->output,
+			   strerror(-err));
+}
+
+static void report_command(const struct recorder *r)
+{
+	char how[128];
+
+	if (r->have_child)
+		fprintf(stderr, "%s: command %s\n", PROGRAM_NAME,
+			command_describe_exit(&r->child, how, sizeof(how)));
+}
+
+static uint64_t file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+/* Everything after the sampling: returns the exit status. */
+static int finish(struct recorder *r)
+{
+	struct record_totals totals = { 0 };
+	struct symbol_stats symbols = { 0 };
+	uint64_t *per_cpu = NULL;
+	int err, stop_err;
+
+	stop_command(r);
+	sampler_detach(&r->sampler);
+	r->end_ns = monotonic_ns();
+	sampler_drain(&r->sampler);
+	err = consumer_flush(&r->consumer);
+	if (!err)
+		err = symbols_write(r->writer_thread, &r->consumer.stack_table,
+				    &r->consumer.processes, &symbols);
+	collect_totals(r, &totals, &per_cpu);
+	totals.symbols = symbols;
+	if (!err)
+		err = write_stats(r, &totals);
+	free(per_cpu);
+	stop_err = writer_thread_stop(r->writer_thread);
+	r->writer_thread = NULL;
+	if (stop_err)
+		err = stop_err;
+	if (!err)
+		err = write_end(r, &totals);
+	if (err) {
+		if (r->writer)
+			pc_writer_abort(r->writer);
+		report_write_error(r, err);
+	} else {
+		stats_print_summary(&totals, r->opts->output, file_size(r->opts->output));
+	}
+	report_command(r);
+	consumer_free(&r->consumer);
+	sampler_destroy(&r->sampler);
+	return err ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct record_options opts;
+	struct recorder r = { .opts = &opts };
+	int status = cli_parse(argc, argv, &opts);
+
+	if (status)
+		return status;
+	if (preflight_check()) {
+		cli_free(&opts);
+		return 1;
+	}
+	install_signal_handlers();
+	if (setup(&r)) {
+		abort_setup(&r);
+		cli_free(&opts);
+		return 1;
+	}
+	record_until_stopped(&r);
+	if (r.reason == STOP_RING_ERROR)
+		error_line("reading the ring buffer failed; finishing the capture");
+	status = finish(&r);
+	cli_free(&opts);
+	return status;
+}

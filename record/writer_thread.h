@@ -1,0 +1,35 @@
+/* writer_thread.h - compresses and writes chunks on a thread of its own, so
+ * the consumer of the ring buffer never waits for zstd or the disk. Filled
+ * buffers travel through a bounded queue in file order; when the queue is
+ * full the consumer waits (counted as backpressure), nothing is dropped. */
+#ifndef RECORD_WRITER_THREAD_H
+#define RECORD_WRITER_THREAD_H
+
+#include <stdint.h>
+
+#include "chunk_buffer.h"
+#include "perfcap_format.h"
+
+struct writer_thread;
+
+/* Starts the thread writing to w (which stays owned by the caller). */
+int writer_thread_start(struct writer_thread **out, struct pc_writer *w);
+
+/* Queues cb's payload as one chunk of the given type and leaves cb empty
+ * (with a recycled buffer). An empty cb is not written. Blocks while the
+ * queue is full. Returns 0, or the first write error once writing failed
+ * (later payloads are then discarded). */
+int writer_thread_submit(struct writer_thread *wt, uint16_t type, uint16_t version,
+			 struct chunk_buffer *cb);
+
+/* The first error pc_writer_add_chunk returned (-ENOSPC ...), or 0. */
+int writer_thread_error(struct writer_thread *wt);
+
+/* How many times submit had to wait for a free queue slot. */
+uint64_t writer_thread_backpressure_waits(struct writer_thread *wt);
+
+/* Writes what is queued, joins the thread and frees it. Returns the first
+ * write error or 0. Afterwards the caller may use the pc_writer again. */
+int writer_thread_stop(struct writer_thread *wt);
+
+#endif /* RECORD_WRITER_THREAD_H */
