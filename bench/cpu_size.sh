@@ -1,0 +1,48 @@
+#!/bin/bash
+# cpu_size.sh - capture size of CPU sampling, perfcap vs perf, same run.
+#
+# Starts the cpu_split workload once and attaches `perfcap-record -p` and
+# `perf record -F 99 -g -p` to it at the same time, so both see the same
+# process for the same seconds. Prints samples, bytes per sample and the
+# size ratio. Usage: bench/cpu_size.sh [BUILD_DIR] [SECONDS] [HZ]
+# Needs root, perf (linux-perf). Not a test: numbers are reported, not judged.
+set -euo pipefail
+build=${1:-build}
+secs=${2:-20}
+hz=${3:-99}
+rec=$build/record/perfcap-record
+ana=$build/analyze/perfcap-analyze
+work=$build/tests/workloads/cpu_split
+tmp=$(mktemp -d /tmp/perfcap-bench.XXXXXX)
+trap 'kill $wpid 2>/dev/null; rm -rf "$tmp"' EXIT
+
+"$work" $((secs + 5)) > /dev/null &
+wpid=$!
+sleep 0.5
+"$rec" -F "$hz" -p $wpid -d "$secs" -o "$tmp/run.perfcap" 2> "$tmp/rec.err" &
+rpid=$!
+perf record -F "$hz" -g -p $wpid -o "$tmp/perf.data" -- sleep "$secs" 2> "$tmp/perf.err" > /dev/null
+wait $rpid
+kill $wpid 2>/dev/null || true
+
+pc_bytes=$(stat -c %s "$tmp/run.perfcap")
+perf_bytes=$(stat -c %s "$tmp/perf.data")
+pc_samples=$("$ana" info "$tmp/run.perfcap" | awk '$1 == "cpu.samples" { print $2; exit }')
+pc_sample_bytes=$("$ana" info "$tmp/run.perfcap" |
+	awk '$1 == "events" || $1 == "stacks" { s += $3 } END { print s + 0 }')
+perf_samples=$(perf report -i "$tmp/perf.data" --stats 2>/dev/null |
+	awk '/SAMPLE events:/ { print $3; exit }')
+[ -n "$pc_samples" ] && [ "$pc_samples" -gt 0 ] || { cat "$tmp/rec.err"; echo "no perfcap samples" >&2; exit 1; }
+[ -n "$perf_samples" ] && [ "$perf_samples" -gt 0 ] || { cat "$tmp/perf.err"; echo "no perf samples" >&2; exit 1; }
+
+div() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f", a / b }'; }
+
+echo "CPU sampling at $hz Hz for ${secs}s of one cpu_split process (same run)"
+printf '%-28s %10s %12s %14s\n' "" samples "file bytes" "bytes/sample"
+printf '%-28s %10d %12d %14.1f\n' "perf record -g" "$perf_samples" "$perf_bytes" \
+	"$(div $perf_bytes $perf_samples)"
+printf '%-28s %10d %12d %14.1f\n' "perfcap-record (file)" "$pc_samples" "$pc_bytes" \
+	"$(div $pc_bytes $pc_samples)"
+printf '%-28s %10d %12d %14.1f\n' "perfcap (events+stacks)" "$pc_samples" "$pc_sample_bytes" \
+	"$(div $pc_sample_bytes $pc_samples)"
+printf 'size ratio perfcap/perf (whole files): %.3f\n' "$(div $pc_bytes $perf_bytes)"
