@@ -1,0 +1,151 @@
+/* db.c - SQLite helpers (see db.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+
+void db_report_error(sqlite3 *db, const char *what)
+{
+	fprintf(stderr, "perfcap-analyze: sqlite: %s: %s\n", what,
+		db ? sqlite3_errmsg(db) : "out of memory");
+}
+
+sqlite3 *db_open_for_load(const char *path)
+{
+	sqlite3 *db = NULL;
+	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+
+	if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
+		db_report_error(db, path);
+		sqlite3_close(db);
+		return NULL;
+	}
+	if (db_exec(db, "PRAGMA journal_mode=OFF;"
+			"PRAGMA synchronous=OFF;"
+			"PRAGMA locking_mode=EXCLUSIVE;"
+			"PRAGMA temp_store=MEMORY;"
+			"PRAGMA cache_size=-65536;") < 0) {
+		sqlite3_close(db);
+		return NULL;
+	}
+	return db;
+}
+
+sqlite3 *db_open_readonly(const char *path)
+{
+	sqlite3 *db = NULL;
+
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
+			    NULL) != SQLITE_OK) {
+		db_report_error(db, path);
+		sqlite3_close(db);
+		return NULL;
+	}
+	db_exec(db, "PRAGMA temp_store=MEMORY;");
+	return db;
+}
+
+int db_exec(sqlite3 *db, const char *sql)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		fprintf(stderr, "perfcap-analyze: sqlite: %s\n", msg ? msg : "error");
+		sqlite3_free(msg);
+		return -1;
+	}
+	return 0;
+}
+
+sqlite3_stmt *db_prepare(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		db_report_error(db, sql);
+		return NULL;
+	}
+	return st;
+}
+
+int db_run(sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+		db_report_error(sqlite3_db_handle(st), "insert");
+		return -1;
+	}
+	return 0;
+}
+
+void db_bind_text(sqlite3_stmt *st, int col, const char *text)
+{
+	if (text)
+		sqlite3_bind_text(st, col, text, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, col);
+}
+
+void db_bind_u64(sqlite3_stmt *st, int col, uint64_t value)
+{
+	sqlite3_bind_int64(st, col, (sqlite3_int64)value);
+}
+
+int64_t db_query_int(sqlite3 *db, const char *sql, int64_t fallback)
+{
+	sqlite3_stmt *st = db_prepare(db, sql);
+	int64_t value = fallback;
+
+	if (!st)
+		return fallback;
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+		value = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return value;
+}
+
+static sqlite3_stmt *prepare_lookup(sqlite3 *db, const char *sql, const char *p1,
+				    const char *p2)
+{
+	sqlite3_stmt *st = db_prepare(db, sql);
+
+	if (!st)
+		return NULL;
+	db_bind_text(st, 1, p1);
+	if (sqlite3_bind_parameter_count(st) >= 2)
+		db_bind_text(st, 2, p2);
+	if (sqlite3_step(st) != SQLITE_ROW || sqlite3_column_type(st, 0) == SQLITE_NULL) {
+		sqlite3_finalize(st);
+		return NULL;
+	}
+	return st;
+}
+
+int64_t db_lookup_int(sqlite3 *db, const char *sql, const char *p1, const char *p2,
+		      int64_t fallback)
+{
+	sqlite3_stmt *st = prepare_lookup(db, sql, p1, p2);
+	int64_t value;
+
+	if (!st)
+		return fallback;
+	value = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return value;
+}
+
+char *db_lookup_text(sqlite3 *db, const char *sql, const char *p1, const char *p2)
+{
+	sqlite3_stmt *st = prepare_lookup(db, sql, p1, p2);
+	char *value;
+
+	if (!st)
+		return NULL;
+	value = strdup((const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	return value;
+}

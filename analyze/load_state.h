@@ -1,0 +1,79 @@
+/* load_state.h - the state shared by the steps of loading one capture
+ * (loader.c walks chunks, load_records.c decodes records, resolve.c builds
+ * frames, quality.c summarizes). Not used outside the loader. */
+#ifndef ANALYZE_LOAD_STATE_H
+#define ANALYZE_LOAD_STATE_H
+
+#include <stdint.h>
+#include <sqlite3.h>
+
+#include "batch_insert.h"
+#include "hashmap.h"
+#include "map_index.h"
+#include "sample_groups.h"
+#include "stack_store.h"
+
+struct symbolizer;
+
+#define KNOWN_CHUNK_TYPES  8  /* indices 1..7 used */
+#define KNOWN_RECORD_TYPES 9  /* indices 1..8 used */
+
+struct load_counters {
+	uint64_t chunks[KNOWN_CHUNK_TYPES];
+	uint64_t records[KNOWN_RECORD_TYPES];
+	uint64_t chunks_unknown;
+	uint64_t records_unknown;
+	uint64_t records_malformed;   /* bad record runs and inconsistent records */
+	uint64_t kv_malformed;        /* unterminated key/value payloads */
+	uint64_t stacks_duplicate;    /* a stack id defined twice: first kept */
+	uint64_t modules_bad;         /* module records the symbolizer rejected */
+	uint64_t maps_bad;            /* start >= end */
+	struct hmap unknown_chunk_types;   /* (type, 0) -> count */
+	struct hmap unknown_record_types;  /* (chunk type, record type) -> count */
+};
+
+struct load_statements {
+	sqlite3_stmt *chunk;
+	sqlite3_stmt *meta;
+	sqlite3_stmt *stat;
+	sqlite3_stmt *process;
+	sqlite3_stmt *thread;
+	sqlite3_stmt *process_event;
+	sqlite3_stmt *map;
+	sqlite3_stmt *module;
+	struct batch_insert samples;
+};
+
+struct loader {
+	sqlite3 *db;
+	struct symbolizer *sym;
+	struct load_statements st;
+	struct stack_store stacks;
+	struct map_index maps;
+	struct sample_groups groups;  /* samples per (thread, stack pair) */
+	struct load_counters counts;
+	uint64_t nsamples;
+	uint64_t first_ts;
+	uint64_t last_ts;
+	int failed;                   /* database or memory error: stop */
+};
+
+/* load_records.c: decodes and stores one record of a record chunk. */
+void load_record(struct loader *L, uint16_t chunk_type, const struct pc_rec *rec);
+
+/* load_records.c: prepares the insert statements, writes what is still
+ * buffered, finalizes them. */
+int load_prepare_statements(struct loader *L);
+int load_flush_statements(struct loader *L);
+void load_finalize_statements(struct loader *L);
+
+/* resolve.c: resolves every defined stack into frames and stores stacks,
+ * frames and stack_frames. 0 or -1. */
+int resolve_stacks(struct loader *L);
+
+/* quality.c: stores sample_counts and the quality table. 0 or -1. */
+struct pc_reader_status;
+int quality_store(struct loader *L, const struct pc_reader_status *status,
+		  const char *damage);
+
+#endif /* ANALYZE_LOAD_STATE_H */

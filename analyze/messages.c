@@ -1,0 +1,49 @@
+/* messages.c - the one-line messages every command prints the same way,
+ * and command-line number parsing. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+
+int fail_file(const char *path, const char *what)
+{
+	fprintf(stderr, "perfcap-analyze: %s: %s\n", path, what);
+	return 1;
+}
+
+int warn_damage(const char *path, const char *damage)
+{
+	fprintf(stderr, "perfcap-analyze: warning: %s: %s\n", path, damage);
+	return EXIT_DAMAGED;
+}
+
+const char *capture_open_error(int rc, const char *reader_message)
+{
+	static const char not_capture[] = "not a perfcap capture";
+	int has_message = reader_message && reader_message[0];
+
+	if (rc == -EINVAL && (!has_message ||
+			      strncmp(reader_message, not_capture, strlen(not_capture)) == 0))
+		return not_capture;
+	if (has_message)
+		return reader_message;
+	return strerror(-rc);
+}
+
+int parse_number(const char *text, unsigned long long min, unsigned long long max,
+		 unsigned long long *out)
+{
+	char *end;
+	unsigned long long value;
+
+	if (!text || *text == '\0' || *text == '-')
+		return -1;
+	errno = 0;
+	value = strtoull(text, &end, 10);
+	if (errno || *end != '\0' || value < min || value > max)
+		return -1;
+	*out = value;
+	return 0;
+}

@@ -1,0 +1,70 @@
+/* test_units.c - unit tests of the analyzer's small building blocks:
+ * number formatting, printable text, the hash table. */
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "fmt.h"
+#include "hashmap.h"
+#include "text.h"
+
+Test(fmt, thousands_separators)
+{
+	char buf[FMT_BUF];
+
+	cr_expect_str_eq(fmt_count(buf, sizeof(buf), 0), "0");
+	cr_expect_str_eq(fmt_count(buf, sizeof(buf), 999), "999");
+	cr_expect_str_eq(fmt_count(buf, sizeof(buf), 1000), "1,000");
+	cr_expect_str_eq(fmt_count(buf, sizeof(buf), 1234567), "1,234,567");
+	cr_expect_str_eq(fmt_count(buf, sizeof(buf), UINT64_MAX), "18,446,744,073,709,551,615");
+}
+
+Test(fmt, percent_and_time)
+{
+	char buf[FMT_BUF];
+
+	cr_expect_str_eq(fmt_percent(buf, sizeof(buf), 3, 4), "75.0%");
+	cr_expect_str_eq(fmt_percent(buf, sizeof(buf), 1, 3), "33.3%");
+	cr_expect_str_eq(fmt_percent(buf, sizeof(buf), 1, 0), "-");
+	cr_expect_str_eq(fmt_seconds(buf, sizeof(buf), 3.0), "3.00 s");
+	cr_expect_str_eq(fmt_seconds(buf, sizeof(buf), 0.15), "150.0 ms");
+	cr_expect_str_eq(fmt_seconds(buf, sizeof(buf), 62.5), "1m 02.5s");
+	cr_expect_str_eq(fmt_ratio(buf, sizeof(buf), 300, 100), "3.0x");
+}
+
+Test(text, printable_copies)
+{
+	char buf[8];
+
+	cr_expect_str_eq(text_copy_printable(buf, sizeof(buf), "ab\ncd", 5), "ab?cd");
+	cr_expect_str_eq(text_copy_printable(buf, sizeof(buf), "abcdefghijk", 11), "abcdefg");
+	cr_expect_str_eq(text_copy_printable(buf, sizeof(buf), "ab\0cd", 5), "ab");
+	char *argv = text_dup_printable("./app\0--fast\0", 13, ' ');
+	cr_expect_str_eq(argv, "./app --fast");
+	free(argv);
+	cr_expect_str_eq(text_basename("/usr/lib/libc.so.6"), "libc.so.6");
+	cr_expect_str_eq(text_basename("[kernel]"), "[kernel]");
+	cr_expect_str_eq(text_module_label(buf, sizeof(buf), "/bin/ls"), "[ls]");
+}
+
+Test(hashmap, insert_find_grow)
+{
+	struct hmap m;
+	const struct hmap_slot *slot;
+	size_t seen = 0;
+
+	hmap_init(&m);
+	cr_expect_null(hmap_find(&m, 1, 2));
+	for (uint64_t i = 0; i < 10000; i++)
+		*hmap_upsert(&m, i, i * 7, 0, NULL) = i + 1;
+	for (uint64_t i = 0; i < 10000; i++) {
+		uint64_t *v = hmap_find(&m, i, i * 7);
+		cr_assert_not_null(v);
+		cr_assert_eq(*v, i + 1);
+	}
+	cr_expect_null(hmap_find(&m, 5, 5));
+	for (size_t pos = 0; hmap_next(&m, &pos, &slot);)
+		seen++;
+	cr_expect_eq(seen, 10000);
+	hmap_free(&m);
+}
