@@ -88,6 +88,19 @@ enum pc_rec_type {
 	PC_REC_MODULE = 6, /* SYMBOLS: symbols + load segments of one module */
 	PC_REC_EXEC   = 7, /* EVENTS: a process called exec */
 	PC_REC_EXIT   = 8, /* EVENTS: a process exited */
+	/* event sources (perfcap-record -e); layouts below */
+	PC_REC_SWITCH     = 9,  /* sched: context switch */
+	PC_REC_WAKEUP     = 10, /* sched: a task was woken */
+	PC_REC_OFFCPU     = 11, /* sched: an off-CPU interval with its stack */
+	PC_REC_FORK       = 12, /* sched: a process or thread was created */
+	PC_REC_SYSCALL    = 13, /* syscall/mux/net/lock/mem: one completed call */
+	PC_REC_BLOCK      = 14, /* block: one completed block I/O request */
+	PC_REC_SOCKET     = 15, /* net: a socket fd and its connection tuple */
+	PC_REC_TCP_STATE  = 16, /* net: a TCP state change */
+	PC_REC_TCP_RETRANS = 17, /* net: a TCP retransmit */
+	PC_REC_LOCK       = 18, /* lock: kernel lock contention interval */
+	PC_REC_MUTEX      = 19, /* lock: user mutex wait (uprobes) */
+	PC_REC_FAULT      = 20, /* mem: a sampled user page fault */
 };
 
 /* "no stack captured" in a sample. Stack ids are assigned by the recorder
@@ -210,6 +223,161 @@ struct pc_rec_exit {
 	uint64_t ts;
 	uint32_t pid;
 	uint32_t tid;
+};
+
+/* ---- event source records -------------------------------------------
+ * Times are CLOCK_MONOTONIC ns. Stack ids as in SAMPLE (PC_STACK_NONE when
+ * not captured). Every record type below is written only when its source
+ * attached (META "sources"). */
+
+/* prev_state values: the kernel's task state bits at switch-out (0 =
+ * TASK_RUNNING: preempted, still runnable). */
+#define PC_TASK_RUNNING         0x0000u
+#define PC_TASK_INTERRUPTIBLE   0x0001u
+#define PC_TASK_UNINTERRUPTIBLE 0x0002u
+
+struct pc_rec_switch {
+	struct pc_rec h;
+	uint64_t ts;
+	uint32_t cpu;
+	uint32_t prev_state;      /* PC_TASK_* bits of the task switched out */
+	uint32_t prev_pid, prev_tid;
+	uint32_t next_pid, next_tid;
+	int32_t  prev_prio, next_prio;
+};
+
+#define PC_WAKEUP_F_NEW 0x1u      /* h.flags: sched_wakeup_new (a new task) */
+
+struct pc_rec_wakeup {
+	struct pc_rec h;          /* h.flags: PC_WAKEUP_F_* */
+	uint64_t ts;
+	uint32_t pid, tid;        /* the task woken */
+	uint32_t waker_pid, waker_tid; /* current task when woken (0 in irq/idle) */
+	uint32_t target_cpu;
+	uint32_t reserved;
+};
+
+/* An off-CPU interval of at least the recorder's threshold (META
+ * sched.offcpu_min_ns): switched out at ts - duration, back on at ts. */
+struct pc_rec_offcpu {
+	struct pc_rec h;
+	uint64_t ts;              /* switch-in */
+	uint64_t duration;        /* ns off CPU */
+	uint32_t pid, tid;
+	uint32_t state;           /* prev_state at switch-out */
+	uint32_t ustack, kstack;  /* stacks at switch-out */
+	uint32_t waker_tid;       /* last waker before switch-in, 0 if none */
+};
+
+#define PC_FORK_F_THREAD 0x1u     /* h.flags: a new thread, not a process */
+
+struct pc_rec_fork {
+	struct pc_rec h;          /* h.flags: PC_FORK_F_* */
+	uint64_t ts;
+	uint32_t parent_pid, parent_tid;
+	uint32_t child_pid, child_tid;
+};
+
+/* One completed system call, paired in the kernel (sys_enter -> sys_exit).
+ * args are the raw first three arguments; perfcap-analyze interprets them
+ * per syscall number (fd, buffer size, futex address...). */
+struct pc_rec_syscall {
+	struct pc_rec h;
+	uint64_t ts;              /* entry */
+	uint64_t duration;
+	uint32_t pid, tid;
+	uint32_t nr;              /* x86_64 syscall number */
+	uint32_t ustack;          /* PC_STACK_NONE unless stacks were asked for */
+	int64_t  ret;
+	uint64_t args[3];
+};
+
+struct pc_rec_block {
+	struct pc_rec h;
+	uint64_t ts;              /* completion */
+	uint64_t queue_ns;        /* insert -> issue (0 if not seen) */
+	uint64_t service_ns;      /* issue -> complete */
+	uint32_t pid, tid;        /* the submitting thread (0 if unknown) */
+	uint32_t dev;             /* major << 20 | minor (kernel dev_t) */
+	uint32_t op;              /* REQ_OP_* and flags (cmd_flags) */
+	uint64_t sector;
+	uint32_t bytes;
+	int32_t  error;
+};
+
+#define PC_SOCK_F_ACCEPTED   0x1u /* fd from accept/accept4 */
+#define PC_SOCK_F_CONNECTED  0x2u /* fd from connect */
+#define PC_SOCK_F_DISCOVERED 0x4u /* an fd already open, first seen in use */
+
+struct pc_rec_socket {
+	struct pc_rec h;          /* h.flags: PC_SOCK_F_* */
+	uint64_t ts;
+	uint32_t pid, tid;
+	int32_t  fd;
+	uint16_t family;          /* AF_INET / AF_INET6 / AF_UNIX ... */
+	uint16_t protocol;        /* IPPROTO_TCP ... */
+	uint64_t cookie;          /* kernel socket identity (sock address) */
+	uint8_t  saddr[16], daddr[16]; /* IPv4 in the first 4 bytes */
+	uint16_t sport, dport;    /* host byte order */
+	uint32_t reserved;
+};
+
+struct pc_rec_tcp_state {
+	struct pc_rec h;
+	uint64_t ts;
+	uint32_t pid, tid;        /* current task (may be unrelated: softirq) */
+	uint64_t cookie;
+	uint16_t family;
+	uint16_t oldstate, newstate; /* TCP_ESTABLISHED ... */
+	uint16_t reserved;
+	uint8_t  saddr[16], daddr[16];
+	uint16_t sport, dport;
+	uint32_t reserved2;
+};
+
+struct pc_rec_tcp_retrans {
+	struct pc_rec h;
+	uint64_t ts;
+	uint32_t pid, tid;
+	uint64_t cookie;
+	uint16_t family;
+	uint16_t state;
+	uint32_t reserved;
+	uint8_t  saddr[16], daddr[16];
+	uint16_t sport, dport;
+	uint32_t reserved2;
+};
+
+struct pc_rec_lock {
+	struct pc_rec h;
+	uint64_t ts;              /* contention end */
+	uint64_t duration;
+	uint32_t pid, tid;
+	uint64_t lock;            /* kernel lock address */
+	uint32_t flags;           /* LCB_F_* of contention_begin */
+	int32_t  ret;
+	uint32_t kstack;
+	uint32_t reserved;
+};
+
+struct pc_rec_mutex {
+	struct pc_rec h;
+	uint64_t ts;              /* lock acquired */
+	uint64_t duration;        /* call -> return of the lock function */
+	uint32_t pid, tid;
+	uint64_t addr;            /* the mutex's user address */
+	uint32_t ustack;
+	uint32_t reserved;
+};
+
+struct pc_rec_fault {
+	struct pc_rec h;
+	uint64_t ts;
+	uint32_t pid, tid;
+	uint64_t addr;            /* faulting address */
+	uint64_t ip;
+	uint32_t error_code;
+	uint32_t weight;          /* faults this one stands for (1-in-N sampling) */
 };
 
 /* ---- growable byte buffer (building payloads) ------------------------- */
