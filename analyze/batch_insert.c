@@ -1,10 +1,11 @@
-/* batch_insert.c - multi-row INSERTs for integer rows (see batch_insert.h). */
+/* batch_insert.c - multi-row INSERTs (see batch_insert.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "batch_insert.h"
 #include "db.h"
+#include "sql_writer.h"
 
 /* "INSERT INTO t (a, b) VALUES (?,?),(?,?)..." for rows rows. */
 static sqlite3_stmt *prepare_rows(struct batch_insert *b, int rows)
@@ -37,36 +38,53 @@ static sqlite3_stmt *prepare_rows(struct batch_insert *b, int rows)
 int batch_init(struct batch_insert *b, sqlite3 *db, const char *table_and_columns,
 	       int ncols)
 {
+	size_t n = (size_t)BATCH_ROWS * ncols;
+
 	memset(b, 0, sizeof(*b));
 	b->db = db;
 	b->ncols = ncols;
 	b->table_and_columns = strdup(table_and_columns);
-	b->values = calloc((size_t)BATCH_ROWS * ncols, sizeof(*b->values));
-	b->is_null = calloc((size_t)BATCH_ROWS * ncols, 1);
-	if (!b->table_and_columns || !b->values || !b->is_null)
+	if (!b->table_and_columns)
 		return -1;
+	for (int s = 0; s < BATCH_SLOTS; s++) {
+		b->slot_values[s] = calloc(n, sizeof(int64_t));
+		b->slot_kinds[s] = calloc(n, 1);
+		if (!b->slot_values[s] || !b->slot_kinds[s])
+			return -1;
+	}
+	b->values = b->slot_values[0];
+	b->kinds = b->slot_kinds[0];
 	b->full = prepare_rows(b, BATCH_ROWS);
 	return b->full ? 0 : -1;
 }
 
-int64_t *batch_row(struct batch_insert *b, uint8_t **null)
+void batch_use_writer(struct batch_insert *b, struct sql_writer *w)
+{
+	b->writer = w;
+}
+
+int64_t *batch_row(struct batch_insert *b, uint8_t **kind)
 {
 	size_t first = (size_t)b->pending * b->ncols;
 
-	memset(b->is_null + first, 0, (size_t)b->ncols);
-	*null = b->is_null + first;
+	memset(b->kinds + first, BATCH_INT, (size_t)b->ncols);
+	*kind = b->kinds + first;
 	return b->values + first;
 }
 
-static int run_rows(struct batch_insert *b, sqlite3_stmt *st, int rows)
+static int run_rows(struct batch_insert *b, sqlite3_stmt *st, int rows,
+		    const int64_t *values, const uint8_t *kinds)
 {
 	int n = rows * b->ncols;
 
 	for (int i = 0; i < n; i++) {
-		if (b->is_null[i])
-			sqlite3_bind_null(st, i + 1);
+		if (kinds[i] == BATCH_INT)
+			sqlite3_bind_int64(st, i + 1, values[i]);
+		else if (kinds[i] == BATCH_TEXT)
+			sqlite3_bind_text(st, i + 1, (const char *)(intptr_t)values[i], -1,
+					  SQLITE_STATIC);
 		else
-			sqlite3_bind_int64(st, i + 1, b->values[i]);
+			sqlite3_bind_null(st, i + 1);
 	}
 	if (sqlite3_step(st) != SQLITE_DONE) {
 		db_report_error(b->db, b->table_and_columns);
@@ -78,12 +96,36 @@ static int run_rows(struct batch_insert *b, sqlite3_stmt *st, int rows)
 	return 0;
 }
 
+void batch_run_slot(struct batch_insert *b, int slot)
+{
+	run_rows(b, b->full, BATCH_ROWS, b->slot_values[slot], b->slot_kinds[slot]);
+}
+
+/* Hands the full current slot to the writer and moves to the next one. */
+static int hand_over(struct batch_insert *b)
+{
+	sql_writer_submit(b->writer, b, b->slot);
+	b->slot = (b->slot + 1) % BATCH_SLOTS;
+	sql_writer_wait_slot(b->writer, b, b->slot);
+	b->values = b->slot_values[b->slot];
+	b->kinds = b->slot_kinds[b->slot];
+	return 0;
+}
+
 int batch_commit_row(struct batch_insert *b)
 {
 	if (++b->pending < BATCH_ROWS)
 		return 0;
 	b->pending = 0;
-	return run_rows(b, b->full, BATCH_ROWS);
+	if (b->writer)
+		return hand_over(b);
+	return run_rows(b, b->full, BATCH_ROWS, b->values, b->kinds);
+}
+
+static void wait_all_slots(struct batch_insert *b)
+{
+	for (int s = 0; b->writer && s < BATCH_SLOTS; s++)
+		sql_writer_wait_slot(b->writer, b, s);
 }
 
 int batch_flush(struct batch_insert *b)
@@ -91,22 +133,26 @@ int batch_flush(struct batch_insert *b)
 	sqlite3_stmt *st;
 	int rc;
 
+	wait_all_slots(b);
 	if (b->pending == 0)
 		return b->failed ? -1 : 0;
 	st = prepare_rows(b, b->pending);
 	if (!st)
 		return -1;
-	rc = run_rows(b, st, b->pending);
+	rc = run_rows(b, st, b->pending, b->values, b->kinds);
 	sqlite3_finalize(st);
 	b->pending = 0;
-	return rc;
+	return rc < 0 || b->failed ? -1 : 0;
 }
 
 void batch_free(struct batch_insert *b)
 {
+	wait_all_slots(b);
 	sqlite3_finalize(b->full);
 	free(b->table_and_columns);
-	free(b->values);
-	free(b->is_null);
+	for (int s = 0; s < BATCH_SLOTS; s++) {
+		free(b->slot_values[s]);
+		free(b->slot_kinds[s]);
+	}
 	memset(b, 0, sizeof(*b));
 }

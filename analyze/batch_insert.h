@@ -1,23 +1,39 @@
-/* batch_insert.h - fast bulk insertion of integer rows: rows are buffered
- * and written with one multi-row INSERT ... VALUES (...),(...) statement per
+/* batch_insert.h - fast bulk insertion of rows: rows are buffered and
+ * written with one multi-row INSERT ... VALUES (...),(...) statement per
  * batch, which costs SQLite far less per row than one statement per row.
- * Used for the big tables (samples, stack_frames, sample_counts). */
+ * Values are integers, NULL, or static text (string constants that outlive
+ * the batch: state names, classes). Used for every big table. A batch
+ * given a writer thread (batch_use_writer) hands full batches to it and
+ * goes on filling another of its BATCH_SLOTS buffers. */
 #ifndef ANALYZE_BATCH_INSERT_H
 #define ANALYZE_BATCH_INSERT_H
 
 #include <stdint.h>
 #include <sqlite3.h>
 
-#define BATCH_ROWS 64
+#define BATCH_ROWS  128
+#define BATCH_SLOTS 4
+
+/* Kinds of a buffered value. */
+#define BATCH_INT  0
+#define BATCH_NULL 1
+#define BATCH_TEXT 2              /* the value is a const char * to static text */
+
+struct sql_writer;
 
 struct batch_insert {
 	sqlite3 *db;
 	sqlite3_stmt *full;       /* BATCH_ROWS rows */
 	char *table_and_columns;  /* "samples (ts, pid, ...)" */
 	int ncols;
-	int pending;              /* rows buffered */
-	int64_t *values;          /* BATCH_ROWS * ncols */
-	uint8_t *is_null;
+	int pending;              /* rows buffered in the current slot */
+	int64_t *values;          /* the current slot's BATCH_ROWS * ncols values */
+	uint8_t *kinds;           /* BATCH_* of each value */
+	int slot;                 /* the slot being filled */
+	int64_t *slot_values[BATCH_SLOTS];
+	uint8_t *slot_kinds[BATCH_SLOTS];
+	int in_flight[BATCH_SLOTS];   /* queued or being written (writer's lock) */
+	struct sql_writer *writer;    /* NULL: insert inline */
 	int failed;
 };
 
@@ -25,15 +41,28 @@ struct batch_insert {
 int batch_init(struct batch_insert *b, sqlite3 *db, const char *table_and_columns,
 	       int ncols);
 
-/* Values of the next row: set row[i] (and null[i] = 1 for SQL NULL), then
- * call batch_commit_row. */
-int64_t *batch_row(struct batch_insert *b, uint8_t **null);
+/* Hands full batches to w from now on (the database must be serialized). */
+void batch_use_writer(struct batch_insert *b, struct sql_writer *w);
+
+/* Values of the next row, all integers: set row[i] (and kind[i] =
+ * BATCH_NULL for SQL NULL, or use batch_text), then call batch_commit_row. */
+int64_t *batch_row(struct batch_insert *b, uint8_t **kind);
 int batch_commit_row(struct batch_insert *b);
 
-/* Writes the buffered rows. 0 or -1 (reported). */
+/* Sets column col of a row to static text (NULL text: SQL NULL). */
+static inline void batch_text(int64_t *row, uint8_t *kind, int col, const char *text)
+{
+	row[col] = (int64_t)(intptr_t)text;
+	kind[col] = text ? BATCH_TEXT : BATCH_NULL;
+}
+
+/* Writes the buffered rows (waiting for the writer's). 0 or -1 (reported). */
 int batch_flush(struct batch_insert *b);
 
-/* Frees without writing what is still buffered. */
+/* Frees without writing what is still buffered (waits for the writer). */
 void batch_free(struct batch_insert *b);
+
+/* sql_writer.c calls this: writes a full slot. */
+void batch_run_slot(struct batch_insert *b, int slot);
 
 #endif /* ANALYZE_BATCH_INSERT_H */

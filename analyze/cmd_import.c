@@ -1,7 +1,8 @@
 /* cmd_import.c - "perfcap-analyze import FILE -o DB": loads a capture into
  * a SQLite database (docs/schema.md). The database is built under a
  * temporary name next to DB and renamed into place only when complete, so
- * DB is never left half-written; an existing DB is replaced only with -f. */
+ * DB is never left half-written; an existing DB is replaced only with -f.
+ * Importing the same capture with the same options gives the same rows. */
 #include <argp.h>
 #include <errno.h>
 #include <stdio.h>
@@ -18,7 +19,9 @@
 
 static const char import_doc[] =
 "Load a capture into a SQLite database: metadata, processes, maps, stacks, "
-"resolved frames, samples and data-quality counters (schema: docs/schema.md)."
+"resolved frames, samples, event records, their correlations (thread states, "
+"off-CPU waits, time shares per window) and data-quality counters (schema: "
+"docs/schema.md)."
 "\v"
 "Symbols come from the capture first, then from local files matched by "
 "build-id (the recorded path, --symfs DIR, /usr/lib/debug), then debuginfod "
@@ -28,9 +31,10 @@ static const char import_doc[] =
 "  perfcap-analyze import run.perfcap -o run.db\n"
 "  perfcap-analyze import run.perfcap -o run.db -f          # replace run.db\n"
 "  perfcap-analyze import --symfs /srv/sysroot run.perfcap -o run.db\n"
+"  perfcap-analyze import --window 100ms run.perfcap -o run.db\n"
 "  sqlite3 run.db 'SELECT name, count(*) FROM frames GROUP BY name'\n";
 
-enum { OPT_SYMFS = 0x100, OPT_NO_LOCAL_FILES };
+enum { OPT_SYMFS = 0x100, OPT_NO_LOCAL_FILES, OPT_WINDOW };
 
 static const struct argp_option import_options[] = {
 	{ "output", 'o', "DB", 0, "Database to create (required)", 0 },
@@ -38,6 +42,8 @@ static const struct argp_option import_options[] = {
 	{ "symfs", OPT_SYMFS, "DIR", 0, "Look for binaries and debug files under DIR too", 0 },
 	{ "no-local-files", OPT_NO_LOCAL_FILES, NULL, 0,
 	  "Use only the symbols embedded in the capture", 0 },
+	{ "window", OPT_WINDOW, "DURATION", 0,
+	  "Window of thread_time_shares: 1s (default), 500ms, 0.1 ...", 0 },
 	{ 0 },
 };
 
@@ -57,6 +63,10 @@ static error_t parse_import(int key, char *arg, struct argp_state *state)
 	case 'f': args->force = 1; return 0;
 	case OPT_SYMFS: args->load.symfs = arg; return 0;
 	case OPT_NO_LOCAL_FILES: args->load.local_files = 0; return 0;
+	case OPT_WINDOW:
+		if (parse_duration(arg, 1000000ull, 86400000000000ull, &args->load.window_ns) < 0)
+			argp_error(state, "--window: '%s' is not a duration from 1ms to 1 day", arg);
+		return 0;
 	case ARGP_KEY_ARG:
 		if (args->input)
 			argp_error(state, "only one FILE");
@@ -92,12 +102,13 @@ static double now_seconds(void)
 static void print_done(const struct import_args *args, const struct load_summary *sum,
 		       double seconds)
 {
-	char n[FMT_BUF], t[FMT_BUF], rate[FMT_BUF];
+	char n[FMT_BUF], s[FMT_BUF], t[FMT_BUF], rate[FMT_BUF];
 
-	printf("%s: imported %s samples in %s (%s samples/s)\n", args->output,
-	       fmt_count(n, sizeof(n), sum->samples), fmt_seconds(t, sizeof(t), seconds),
+	printf("%s: imported %s events (%s samples) in %s (%s events/s)\n", args->output,
+	       fmt_count(n, sizeof(n), sum->events), fmt_count(s, sizeof(s), sum->samples),
+	       fmt_seconds(t, sizeof(t), seconds),
 	       fmt_count(rate, sizeof(rate),
-			 seconds > 0 ? (uint64_t)((double)sum->samples / seconds) : 0));
+			 seconds > 0 ? (uint64_t)((double)sum->events / seconds) : 0));
 }
 
 /* Loads into tmp_path. 0, or the exit status. */
@@ -132,6 +143,7 @@ int cmd_import(int argc, char **argv)
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, &args) != 0)
 		return EXIT_USAGE;
+	args.load.progress = isatty(STDERR_FILENO);
 	if (same_file(args.input, args.output))
 		return fail_file(args.output, "is the input file");
 	if (!args.force && access(args.output, F_OK) == 0)

@@ -12,6 +12,7 @@
 #include "fmt.h"
 #include "hashmap.h"
 #include "perfcap_format.h"
+#include "record_names.h"
 #include "text.h"
 
 static const char info_doc[] =
@@ -27,7 +28,7 @@ static const char info_doc[] =
 "  perfcap-analyze info run.perfcap | grep lost\n";
 
 #define CHUNK_TYPES  8  /* known chunk types 1..7 */
-#define RECORD_TYPES 9  /* known record types 1..8 */
+#define RECORD_TYPES (RECORD_TYPE_MAX + 1)  /* known record types 1..20 */
 
 struct kv_list {
 	char **keys;
@@ -226,14 +227,13 @@ static void print_chunks(const struct info *in)
 
 static void print_records(const struct info *in)
 {
-	static const char *const names[RECORD_TYPES] = {
-		NULL, "sample", "stack", "proc", "thread", "map", "module", "exec", "exit",
-	};
 	char n[FMT_BUF];
 
 	printf("\nRecords\n");
-	for (int type = 1; type < RECORD_TYPES; type++)
-		printf("  %-16s %14s\n", names[type], fmt_count(n, sizeof(n), in->records[type]));
+	for (uint16_t type = 1; type < RECORD_TYPES; type++)   /* event types if present */
+		if (type < PC_REC_SWITCH || in->records[type])
+			printf("  %-16s %14s\n", record_type_name(type),
+			       fmt_count(n, sizeof(n), in->records[type]));
 	printf("  %-16s %14s  (skipped)\n", "unknown type",
 	       fmt_count(n, sizeof(n), in->records_unknown));
 	printf("  %-16s %14s\n", "malformed", fmt_count(n, sizeof(n),

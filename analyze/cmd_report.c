@@ -6,12 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "db.h"
 #include "loader.h"
+#include "open_input.h"
 #include "report.h"
-#include "schema.h"
 
 static const char report_doc[] =
 "Where CPU time goes: top functions (self and total share, estimated CPU "
@@ -93,61 +94,6 @@ static error_t parse_report(int key, char *arg, struct argp_state *state)
 	}
 }
 
-static int is_sqlite_file(const char *path)
-{
-	static const char magic[16] = "SQLite format 3";
-	char head[16];
-	FILE *f = fopen(path, "rb");
-	int is_db;
-
-	if (!f)
-		return 0;
-	is_db = fread(head, 1, sizeof(head), f) == sizeof(head) &&
-		memcmp(head, magic, sizeof(magic)) == 0;
-	fclose(f);
-	return is_db;
-}
-
-static sqlite3 *open_database(const struct report_args *args, int *status)
-{
-	char why[256];
-	sqlite3 *db;
-
-	if (args->load_options_given)
-		fprintf(stderr, "perfcap-analyze: note: %s is a database; symbols were "
-			"resolved at import, --symfs/--no-local-files ignored\n", args->input);
-	db = db_open_readonly(args->input);
-	if (!db) {
-		*status = 1;
-		return NULL;
-	}
-	if (schema_check(db, why, sizeof(why)) < 0) {
-		*status = fail_file(args->input, why);
-		sqlite3_close(db);
-		return NULL;
-	}
-	return db;
-}
-
-static sqlite3 *import_in_memory(const struct report_args *args, int *status)
-{
-	char why[256] = "";
-	struct load_summary sum;
-	sqlite3 *db = db_open_for_load(":memory:");
-	int rc;
-
-	if (!db) {
-		*status = 1;
-		return NULL;
-	}
-	rc = load_capture(db, args->input, &args->load, &sum, why, sizeof(why));
-	if (rc == LOAD_OK)
-		return db;
-	*status = fail_file(args->input, rc == LOAD_NOT_CAPTURE ? why : "import failed");
-	sqlite3_close(db);
-	return NULL;
-}
-
 /* Returns 0, or EXIT_DAMAGED after warning about damage. */
 static int warn_if_damaged(sqlite3 *db, const char *path)
 {
@@ -169,10 +115,8 @@ int cmd_report(int argc, char **argv)
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, &args) != 0)
 		return EXIT_USAGE;
-	if (is_sqlite_file(args.input))
-		db = open_database(&args, &status);
-	else
-		db = import_in_memory(&args, &status);
+	args.load.progress = isatty(STDERR_FILENO);
+	db = open_input(args.input, &args.load, args.load_options_given, &status);
 	if (!db)
 		return status;
 	status = warn_if_damaged(db, args.input);

@@ -11,6 +11,7 @@
 int cmd_info(int argc, char **argv);    /* cmd_info.c */
 int cmd_import(int argc, char **argv);  /* cmd_import.c */
 int cmd_report(int argc, char **argv);  /* cmd_report.c */
+int cmd_query(int argc, char **argv);   /* cmd_query.c */
 
 /* messages.c: "perfcap-analyze: FILE: what" on stderr; returns 1. */
 int fail_file(const char *path, const char *what);
@@ -27,5 +28,11 @@ const char *capture_open_error(int rc, const char *reader_message);
 /* messages.c: parses a decimal number in [min, max]; 0 or -1. */
 int parse_number(const char *text, unsigned long long min, unsigned long long max,
 		 unsigned long long *out);
+
+/* messages.c: parses a duration: a decimal number of seconds, or one with
+ * a unit ("500ms", "250us", "2s", "1000000ns"), into ns in [min, max].
+ * 0 or -1. */
+int parse_duration(const char *text, unsigned long long min_ns,
+		   unsigned long long max_ns, unsigned long long *out_ns);
 
 #endif /* ANALYZE_COMMANDS_H */

@@ -14,14 +14,16 @@ void db_report_error(sqlite3 *db, const char *what)
 sqlite3 *db_open_for_load(const char *path)
 {
 	sqlite3 *db = NULL;
-	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+	/* serialized: the loader's INSERT thread shares the connection */
+	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX;
 
 	if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
 		db_report_error(db, path);
 		sqlite3_close(db);
 		return NULL;
 	}
-	if (db_exec(db, "PRAGMA journal_mode=OFF;"
+	if (db_exec(db, "PRAGMA page_size=65536;"
+			"PRAGMA journal_mode=OFF;"
 			"PRAGMA synchronous=OFF;"
 			"PRAGMA locking_mode=EXCLUSIVE;"
 			"PRAGMA temp_store=MEMORY;"

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "correlate.h"
 #include "db.h"
 #include "elf_module.h"
 #include "load_state.h"
@@ -39,12 +40,14 @@ int load_prepare_statements(struct loader *L)
 	if (!s->chunk || !s->meta || !s->stat || !s->process || !s->thread ||
 	    !s->process_event || !s->map || !s->module)
 		return -1;
-	return 0;
+	return load_events_prepare(L);
 }
 
 int load_flush_statements(struct loader *L)
 {
-	return batch_flush(&L->st.samples);
+	if (batch_flush(&L->st.samples) < 0)
+		return -1;
+	return load_events_flush(L);
 }
 
 void load_finalize_statements(struct loader *L)
@@ -56,6 +59,7 @@ void load_finalize_statements(struct loader *L)
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		sqlite3_finalize(all[i]);
 	batch_free(&s->samples);
+	load_events_finalize(L);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -98,7 +102,8 @@ static void load_sample(struct loader *L, const struct pc_rec *rec)
 	if (batch_commit_row(&L->st.samples) < 0)
 		L->failed = 1;
 
-	if (sample_groups_add(&L->groups, s.pid, s.tid, s.ustack, s.kstack, s.ts) < 0)
+	if (sample_groups_add(&L->groups, s.pid, s.tid, s.ustack, s.kstack, s.ts) < 0 ||
+	    correlator_add_sample(L->corr, s.pid, s.tid, s.ts) < 0)
 		L->failed = 1;
 	if (L->nsamples == 0 || s.ts < L->first_ts)
 		L->first_ts = s.ts;
@@ -317,6 +322,11 @@ void load_record(struct loader *L, uint16_t chunk_type, const struct pc_rec *rec
 	case PC_REC_MODULE: load_module(L, rec); break;
 	case PC_REC_EXEC:   load_exec(L, rec); break;
 	case PC_REC_EXIT:   load_exit(L, rec); break;
-	default:            count_unknown_record(L, chunk_type, rec->type); break;
+	default:
+		if (rec->type >= PC_REC_SWITCH && rec->type <= PC_REC_FAULT)
+			load_event(L, rec);
+		else
+			count_unknown_record(L, chunk_type, rec->type);
+		break;
 	}
 }

@@ -14,9 +14,11 @@
 #include "stack_store.h"
 
 struct symbolizer;
+struct correlator;
+struct sql_writer;
 
 #define KNOWN_CHUNK_TYPES  8  /* indices 1..7 used */
-#define KNOWN_RECORD_TYPES 9  /* indices 1..8 used */
+#define KNOWN_RECORD_TYPES 21 /* indices 1..20 used */
 
 struct load_counters {
 	uint64_t chunks[KNOWN_CHUNK_TYPES];
@@ -32,6 +34,13 @@ struct load_counters {
 	struct hmap unknown_record_types;  /* (chunk type, record type) -> count */
 };
 
+/* Event tables written through batches. */
+enum event_table {
+	ET_SWITCHES = 0, ET_WAKEUPS, ET_FORKS, ET_SYSCALLS, ET_BLOCK_IO,
+	ET_KERNEL_LOCKS, ET_USER_MUTEXES, ET_PAGE_FAULTS,
+	ET_COUNT,
+};
+
 struct load_statements {
 	sqlite3_stmt *chunk;
 	sqlite3_stmt *meta;
@@ -42,6 +51,10 @@ struct load_statements {
 	sqlite3_stmt *map;
 	sqlite3_stmt *module;
 	struct batch_insert samples;
+	struct batch_insert ev[ET_COUNT];  /* event tables (load_events.c) */
+	sqlite3_stmt *socket;
+	sqlite3_stmt *tcp_state;
+	sqlite3_stmt *tcp_retrans;
 };
 
 struct loader {
@@ -52,7 +65,15 @@ struct loader {
 	struct map_index maps;
 	struct sample_groups groups;  /* samples per (thread, stack pair) */
 	struct load_counters counts;
+	struct correlator *corr;      /* thread states, waits, time shares */
+	struct sql_writer *writer;    /* runs the big tables' INSERTs; may be NULL */
 	uint64_t nsamples;
+	uint64_t nevents;             /* records of EVENTS chunks */
+	uint64_t nsyscalls;           /* syscall_id of the last syscall */
+	uint64_t noffcpu;             /* offcpu_id of the last OFFCPU record */
+	uint64_t fault_weight;        /* page faults the FAULT records stand for */
+	uint64_t syscalls_unknown_nr; /* SYSCALL records whose number has no name */
+	int has_record_end;           /* record.end_ns seen in STATS or END */
 	uint64_t first_ts;
 	uint64_t last_ts;
 	int failed;                   /* database or memory error: stop */
@@ -60,6 +81,13 @@ struct loader {
 
 /* load_records.c: decodes and stores one record of a record chunk. */
 void load_record(struct loader *L, uint16_t chunk_type, const struct pc_rec *rec);
+
+/* load_events.c: decodes and stores one event source record (types 9-20);
+ * prepares, flushes and finalizes the event tables' statements. */
+void load_event(struct loader *L, const struct pc_rec *rec);
+int load_events_prepare(struct loader *L);
+int load_events_flush(struct loader *L);
+void load_events_finalize(struct loader *L);
 
 /* load_records.c: prepares the insert statements, writes what is still
  * buffered, finalizes them. */
@@ -70,6 +98,10 @@ void load_finalize_statements(struct loader *L);
 /* resolve.c: resolves every defined stack into frames and stores stacks,
  * frames and stack_frames. 0 or -1. */
 int resolve_stacks(struct loader *L);
+
+/* quality_sources.c: the quality rows of the event sources. 0 or -1. */
+struct quality_writer;
+void quality_put_sources(struct quality_writer *w, struct loader *L);
 
 /* quality.c: stores sample_counts and the quality table. 0 or -1. */
 struct pc_reader_status;

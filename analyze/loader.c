@@ -1,19 +1,25 @@
 /* loader.c - imports a capture into SQLite (see loader.h): walks the chunks
  * in file order, stores key/value chunks and chunk headers itself, hands
- * records to load_records.c, and after the last chunk resolves frames
- * (resolve.c) and summarizes data quality (quality.c). */
+ * records to load_records.c, lets the correlator release events after each
+ * chunk, and after the last chunk finishes the correlations, resolves
+ * frames (resolve.c) and summarizes data quality (quality.c). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "commands.h"
+#include "correlate.h"
 #include "db.h"
 #include "load_state.h"
 #include "loader.h"
 #include "perfcap_version.h"
+#include "progress.h"
 #include "schema.h"
+#include "sql_writer.h"
 #include "symbolize.h"
+#include "syscalls.h"
 
 static int is_record_chunk(uint16_t type)
 {
@@ -45,11 +51,43 @@ static void store_chunk_header(struct loader *L, const struct pc_chunk *c)
 		L->failed = 1;
 }
 
+static int parse_u64(const char *text, uint64_t *out)
+{
+	char *end;
+
+	if (!text || *text < '0' || *text > '9')
+		return -1;
+	*out = strtoull(text, &end, 10);
+	return *end == '\0' ? 0 : -1;
+}
+
+/* The few capture facts the correlator needs: start, end, sources. */
+static void note_capture_fact(struct loader *L, uint16_t chunk_type, const char *key,
+			      const char *value)
+{
+	uint64_t ns;
+
+	if (chunk_type == PC_CHUNK_META && strcmp(key, "record.start_ns") == 0 &&
+	    parse_u64(value, &ns) == 0)
+		correlator_set_start(L->corr, ns);
+	else if (chunk_type == PC_CHUNK_META && strcmp(key, "sources") == 0)
+		correlator_set_sources(L->corr, value);
+	else if (chunk_type == PC_CHUNK_META && strcmp(key, "record.duration_limit_ns") == 0 &&
+		 parse_u64(value, &ns) == 0)
+		correlator_set_duration_limit(L->corr, ns);
+	else if (strcmp(key, "record.end_ns") == 0 && parse_u64(value, &ns) == 0 &&
+		 (chunk_type == PC_CHUNK_STATS || !L->has_record_end)) {
+		correlator_set_end(L->corr, ns);
+		L->has_record_end = 1;
+	}
+}
+
 static void store_kv_pair(struct loader *L, uint16_t chunk_type, const char *key,
 			  const char *value)
 {
 	sqlite3_stmt *st;
 
+	note_capture_fact(L, chunk_type, key, value);
 	if (chunk_type == PC_CHUNK_META) {
 		st = L->st.meta;
 		db_bind_text(st, 1, key);
@@ -84,10 +122,14 @@ static void load_record_chunk(struct loader *L, const struct pc_chunk *c)
 	int rc;
 
 	pc_rec_iter_init(&it, c->data, c->size);
-	while ((rc = pc_rec_next(&it, &rec)) == 1 && !L->failed)
+	while ((rc = pc_rec_next(&it, &rec)) == 1 && !L->failed) {
 		load_record(L, c->hdr.type, rec);
+		L->nevents += c->hdr.type == PC_CHUNK_EVENTS;
+	}
 	if (rc < 0)
 		L->counts.records_malformed++;
+	if (c->hdr.type == PC_CHUNK_EVENTS && correlator_chunk_done(L->corr) < 0)
+		L->failed = 1;
 }
 
 static void count_chunk(struct loader *L, uint16_t type)
@@ -117,26 +159,29 @@ static void load_chunk(struct loader *L, const struct pc_chunk *c)
 }
 
 static int store_schema_info(sqlite3 *db, const char *path,
-			     const struct pc_reader_status *status)
+			     const struct pc_reader_status *status, uint64_t window_ns)
 {
 	sqlite3_stmt *st = db_prepare(db,
 		"INSERT INTO schema_info (key, value) VALUES (?,?)");
-	char version[32], format[32], size[32];
+	char version[32], format[32], size[32], window[32], reorder[32];
 	const char *rows[][2] = {
-		{ "schema_version", NULL },
+		{ "schema_version", version },
 		{ "analyzer", "perfcap-analyze " PERFCAP_VERSION " (" PERFCAP_GIT_HASH ")" },
 		{ "source_path", path },
 		{ "source_size", size },
 		{ "format_version", format },
+		{ "window_ns", window },
+		{ "reorder_window_ns", reorder },
 	};
 	int rc = 0;
 
 	if (!st)
 		return -1;
 	snprintf(version, sizeof(version), "%d", SCHEMA_VERSION);
-	rows[0][1] = version;
 	snprintf(format, sizeof(format), "%u.%u", status->major, status->minor);
 	snprintf(size, sizeof(size), "%llu", (unsigned long long)status->file_size);
+	snprintf(window, sizeof(window), "%llu", (unsigned long long)window_ns);
+	snprintf(reorder, sizeof(reorder), "%llu", (unsigned long long)TIMELINE_WINDOW_NS);
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]) && rc == 0; i++) {
 		db_bind_text(st, 1, rows[i][0]);
 		db_bind_text(st, 2, rows[i][1]);
@@ -171,6 +216,8 @@ static void loader_init(struct loader *L, sqlite3 *db)
 
 static void loader_free(struct loader *L)
 {
+	sql_writer_stop(L->writer);
+	L->writer = NULL;
 	load_finalize_statements(L);
 	stack_store_free(&L->stacks);
 	map_index_free(&L->maps);
@@ -178,6 +225,7 @@ static void loader_free(struct loader *L)
 	hmap_free(&L->counts.unknown_chunk_types);
 	hmap_free(&L->counts.unknown_record_types);
 	symbolizer_free(L->sym);
+	correlator_free(L->corr);
 }
 
 /* Tells every stack how many samples use it and when it was first used. */
@@ -196,47 +244,99 @@ static int mark_used_stacks(struct loader *L)
 	return 0;
 }
 
-static int load_all_chunks(struct loader *L, struct pc_reader *reader)
+static int load_all_chunks(struct loader *L, struct pc_reader *reader, int progress)
 {
+	const struct pc_reader_status *status = pc_reader_status(reader);
+	struct progress bar;
 	struct pc_chunk chunk;
+	uint64_t chunks = 0;
 
-	while (!L->failed && pc_reader_next(reader, &chunk) == 1)
+	progress_init(&bar, progress, status->file_size);
+	while (!L->failed && pc_reader_next(reader, &chunk) == 1) {
 		load_chunk(L, &chunk);
-	if (!L->failed && load_flush_statements(L) < 0)
+		progress_update(&bar, ++chunks, chunk.offset + chunk.hdr.header_size +
+				chunk.hdr.payload_size, L->nevents);
+	}
+	progress_done(&bar);
+	if (!L->failed && (load_flush_statements(L) < 0 || correlator_finish(L->corr) < 0))
 		L->failed = 1;
+	sql_writer_stop(L->writer);
+	L->writer = NULL;
 	return L->failed ? -1 : 0;
 }
 
-static int load_into(struct loader *L, struct pc_reader *reader, const char *path,
-		     const struct load_options *opts, struct load_summary *summary)
+/* Big tables go through an INSERT thread; without one, inline. */
+static void use_writer_thread(struct loader *L)
+{
+	L->writer = sql_writer_start();
+	if (!L->writer)
+		return;
+	batch_use_writer(&L->st.samples, L->writer);
+	for (int i = 0; i < ET_COUNT; i++)
+		batch_use_writer(&L->st.ev[i], L->writer);
+	correlator_use_writer(L->corr, L->writer);
+}
+
+static int out_of_memory(void)
+{
+	fprintf(stderr, "perfcap-analyze: out of memory\n");
+	return -1;
+}
+
+/* Symbolizer, schema, correlator, statements and the fixed tables. */
+static int load_setup(struct loader *L, struct pc_reader *reader, const char *path,
+		      const struct load_options *opts)
 {
 	struct symbolizer_opts sym_opts = {
 		.symfs = opts->symfs,
 		.debuginfod = opts->local_files,
 		.local_files = opts->local_files,
 	};
-	const char *damage;
+	uint64_t window_ns = opts->window_ns ? opts->window_ns : CORRELATE_DEFAULT_WINDOW_NS;
 
 	L->sym = symbolizer_new(&sym_opts);
-	if (!L->sym) {
-		fprintf(stderr, "perfcap-analyze: out of memory\n");
+	if (!L->sym)
+		return out_of_memory();
+	if (schema_create_tables(L->db) < 0)
 		return -1;
-	}
-	if (schema_create_tables(L->db) < 0 || db_exec(L->db, "BEGIN") < 0 ||
-	    load_prepare_statements(L) < 0 ||
-	    store_schema_info(L->db, path, pc_reader_status(reader)) < 0 ||
-	    load_all_chunks(L, reader) < 0)
+	L->corr = correlator_new(L->db, window_ns);
+	if (!L->corr)
+		return out_of_memory();
+	if (db_exec(L->db, "BEGIN") < 0 || load_prepare_statements(L) < 0 ||
+	    store_schema_info(L->db, path, pc_reader_status(reader), window_ns) < 0 ||
+	    syscalls_store(L->db) < 0)
 		return -1;
-	map_index_finish(&L->maps);
-	if (mark_used_stacks(L) < 0 || resolve_stacks(L) < 0)
-		return -1;
-	damage = pc_reader_damage(reader, summary->damage, sizeof(summary->damage));
+	use_writer_thread(L);
+	return 0;
+}
+
+static const char *fill_summary(struct loader *L, struct pc_reader *reader,
+				struct load_summary *summary)
+{
+	const char *damage = pc_reader_damage(reader, summary->damage, sizeof(summary->damage));
+
 	if (!damage)
 		summary->damage[0] = '\0';
 	else if (damage != summary->damage)
 		snprintf(summary->damage, sizeof(summary->damage), "%s", damage);
 	summary->samples = L->nsamples;
-	if (quality_store(L, pc_reader_status(reader), damage ? summary->damage : NULL) < 0)
+	summary->events = L->nevents;
+	return damage ? summary->damage : NULL;
+}
+
+static int load_into(struct loader *L, struct pc_reader *reader, const char *path,
+		     const struct load_options *opts, struct load_summary *summary)
+{
+	const char *damage;
+
+	if (load_setup(L, reader, path, opts) < 0 ||
+	    load_all_chunks(L, reader, opts->progress) < 0)
+		return -1;
+	map_index_finish(&L->maps);
+	if (mark_used_stacks(L) < 0 || resolve_stacks(L) < 0)
+		return -1;
+	damage = fill_summary(L, reader, summary);
+	if (quality_store(L, pc_reader_status(reader), damage) < 0)
 		return -1;
 	load_finalize_statements(L);
 	if (schema_create_indexes(L->db) < 0 || db_exec(L->db, "COMMIT") < 0)

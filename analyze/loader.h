@@ -1,7 +1,8 @@
 /* loader.h - imports a capture into a SQLite database: reads every chunk
  * through the format library, stores metadata, processes, maps, stacks
- * and samples, then resolves every stack's frames once all symbol data has
- * been read, and records data-quality counters. */
+ * samples and event records, correlates events (correlate.h), then resolves
+ * every stack's frames once all symbol data has been read, and records
+ * data-quality counters. */
 #ifndef ANALYZE_LOADER_H
 #define ANALYZE_LOADER_H
 
@@ -11,11 +12,14 @@
 struct load_options {
 	const char *symfs;        /* --symfs DIR, or NULL */
 	int local_files;          /* 0 = only symbols embedded in the capture */
+	unsigned long long window_ns;  /* thread_time_shares window; 0 = 1 s */
+	int progress;             /* draw a progress line on stderr */
 };
 
 struct load_summary {
 	char damage[256];         /* one line if the file is damaged, else "" */
 	unsigned long long samples;
+	unsigned long long events;     /* records of EVENTS chunks, samples included */
 };
 
 enum load_error {

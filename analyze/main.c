@@ -21,6 +21,7 @@ static const struct command commands[] = {
 	{ "info", cmd_info },
 	{ "import", cmd_import },
 	{ "report", cmd_report },
+	{ "query", cmd_query },
 };
 
 static const char doc[] =
@@ -31,6 +32,7 @@ static const char doc[] =
 "  import FILE -o DB       load a capture into a SQLite database\n"
 "  report FILE|DB          top functions, top stacks, data quality\n"
 "  report --folded FILE    folded stacks for flame graphs\n"
+"  query FILE|DB SQL       run SQL read-only; tab, CSV or JSON output\n"
 "  help COMMAND            options and examples of one command\n"
 "\n"
 "EXAMPLES:\n"
@@ -39,6 +41,7 @@ static const char doc[] =
 "  perfcap-analyze report --pid 1234 --top 40 run.perfcap\n"
 "  perfcap-analyze report --folded run.perfcap > out.folded\n"
 "  perfcap-analyze import run.perfcap -o run.db && sqlite3 run.db\n"
+"  perfcap-analyze query run.db 'SELECT * FROM data_quality'\n"
 "  perfcap-analyze help report\n"
 "\n"
 "See perfcap-analyze(1) and docs/schema.md for the database schema.";

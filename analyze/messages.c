@@ -1,5 +1,5 @@
 /* messages.c - the one-line messages every command prints the same way,
- * and command-line number parsing. */
+ * and command-line number and duration parsing. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,5 +45,35 @@ int parse_number(const char *text, unsigned long long min, unsigned long long ma
 	if (errno || *end != '\0' || value < min || value > max)
 		return -1;
 	*out = value;
+	return 0;
+}
+
+static const struct {
+	const char *suffix;
+	double ns;
+} duration_units[] = {
+	{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { "", 1e9 },
+};
+
+int parse_duration(const char *text, unsigned long long min_ns,
+		   unsigned long long max_ns, unsigned long long *out_ns)
+{
+	char *end;
+	double value, ns = -1;
+
+	if (!text || (*text < '0' || *text > '9'))
+		return -1;
+	errno = 0;
+	value = strtod(text, &end);
+	if (errno)
+		return -1;
+	for (size_t i = 0; i < sizeof(duration_units) / sizeof(duration_units[0]); i++)
+		if (strcmp(end, duration_units[i].suffix) == 0) {
+			ns = value * duration_units[i].ns;
+			break;
+		}
+	if (ns < (double)min_ns || ns > (double)max_ns)
+		return -1;
+	*out_ns = (unsigned long long)(ns + 0.5);
 	return 0;
 }

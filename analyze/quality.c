@@ -1,13 +1,16 @@
 /* quality.c - after frames are resolved: stores the per-(thread, stack
  * pair) sample counts and the data-quality table: samples, losses,
  * truncated and probably truncated stacks, stack errors, unresolved
- * frames, unknown or malformed content and file damage. docs/schema.md
- * lists every (source, key). */
+ * frames, unknown or malformed content and file damage (the event sources'
+ * rows come from quality_sources.c). docs/schema.md lists every (source,
+ * key). */
 #include <stdio.h>
 #include <string.h>
 
 #include "db.h"
 #include "load_state.h"
+#include "quality.h"
+#include "record_names.h"
 #include "symbolize.h"
 
 struct quality_totals {
@@ -88,13 +91,8 @@ static int store_sample_counts(struct loader *L, struct quality_totals *t)
 	return rc;
 }
 
-struct quality_writer {
-	sqlite3_stmt *st;
-	int failed;
-};
-
-static void put_u64(struct quality_writer *w, const char *source, const char *key,
-		    uint64_t value)
+void quality_put_u64(struct quality_writer *w, const char *source, const char *key,
+		     uint64_t value)
 {
 	db_bind_text(w->st, 1, source);
 	db_bind_text(w->st, 2, key);
@@ -103,8 +101,8 @@ static void put_u64(struct quality_writer *w, const char *source, const char *ke
 		w->failed = 1;
 }
 
-static void put_text(struct quality_writer *w, const char *source, const char *key,
-		     const char *value)
+void quality_put_text(struct quality_writer *w, const char *source, const char *key,
+		      const char *value)
 {
 	db_bind_text(w->st, 1, source);
 	db_bind_text(w->st, 2, key);
@@ -131,14 +129,14 @@ static uint64_t stat_value(sqlite3 *db, const char *key)
 static void put_cpu(struct quality_writer *w, struct loader *L,
 		    const struct quality_totals *t)
 {
-	put_u64(w, "cpu", "samples", L->nsamples);
-	put_u64(w, "cpu", "lost.kernel", stat_value(L->db, "cpu.lost.kernel"));
-	put_u64(w, "cpu", "lost.user", stat_value(L->db, "cpu.lost.user"));
-	put_u64(w, "cpu", "first_ts", L->first_ts);
-	put_u64(w, "cpu", "last_ts", L->last_ts);
-	put_u64(w, "cpu", "samples.no_stack", t->samples_no_stack);
-	put_u64(w, "cpu", "samples.user_stack", t->samples_user_stack);
-	put_u64(w, "cpu", "samples.kernel_stack", t->samples_kernel_stack);
+	quality_put_u64(w, "cpu", "samples", L->nsamples);
+	quality_put_u64(w, "cpu", "lost.kernel", stat_value(L->db, "cpu.lost.kernel"));
+	quality_put_u64(w, "cpu", "lost.user", stat_value(L->db, "cpu.lost.user"));
+	quality_put_u64(w, "cpu", "first_ts", L->first_ts);
+	quality_put_u64(w, "cpu", "last_ts", L->last_ts);
+	quality_put_u64(w, "cpu", "samples.no_stack", t->samples_no_stack);
+	quality_put_u64(w, "cpu", "samples.user_stack", t->samples_user_stack);
+	quality_put_u64(w, "cpu", "samples.kernel_stack", t->samples_kernel_stack);
 }
 
 static void put_stacks(struct quality_writer *w, struct loader *L,
@@ -160,17 +158,17 @@ static void put_stacks(struct quality_writer *w, struct loader *L,
 		probably += e->probably_truncated != 0;
 		errors += is_error_stack(e);
 	}
-	put_u64(w, "stacks", "user", user);
-	put_u64(w, "stacks", "kernel", kernel);
-	put_u64(w, "stacks", "truncated", truncated);
-	put_u64(w, "stacks", "probably_truncated", probably);
-	put_u64(w, "stacks", "error", errors);
-	put_u64(w, "stacks", "missing", missing);
-	put_u64(w, "stacks", "duplicate", L->counts.stacks_duplicate);
-	put_u64(w, "stacks", "samples.truncated", t->samples_truncated);
-	put_u64(w, "stacks", "samples.probably_truncated", t->samples_probably_truncated);
-	put_u64(w, "stacks", "samples.error", t->samples_error);
-	put_u64(w, "stacks", "samples.missing", t->samples_missing);
+	quality_put_u64(w, "stacks", "user", user);
+	quality_put_u64(w, "stacks", "kernel", kernel);
+	quality_put_u64(w, "stacks", "truncated", truncated);
+	quality_put_u64(w, "stacks", "probably_truncated", probably);
+	quality_put_u64(w, "stacks", "error", errors);
+	quality_put_u64(w, "stacks", "missing", missing);
+	quality_put_u64(w, "stacks", "duplicate", L->counts.stacks_duplicate);
+	quality_put_u64(w, "stacks", "samples.truncated", t->samples_truncated);
+	quality_put_u64(w, "stacks", "samples.probably_truncated", t->samples_probably_truncated);
+	quality_put_u64(w, "stacks", "samples.error", t->samples_error);
+	quality_put_u64(w, "stacks", "samples.missing", t->samples_missing);
 }
 
 static void put_frames(struct quality_writer *w, struct loader *L,
@@ -178,60 +176,57 @@ static void put_frames(struct quality_writer *w, struct loader *L,
 {
 	struct symbolizer_stats ss = { 0 };
 
-	put_u64(w, "frames", "unique", (uint64_t)db_query_int(L->db,
+	quality_put_u64(w, "frames", "unique", (uint64_t)db_query_int(L->db,
 		"SELECT count(*) FROM frames", 0));
-	put_u64(w, "frames", "unique.unresolved", (uint64_t)db_query_int(L->db,
+	quality_put_u64(w, "frames", "unique.unresolved", (uint64_t)db_query_int(L->db,
 		"SELECT count(*) FROM frames WHERE mode='unresolved'", 0));
-	put_u64(w, "frames", "sampled", t->frames_sampled);
-	put_u64(w, "frames", "sampled.unresolved", t->frames_sampled_unresolved);
+	quality_put_u64(w, "frames", "sampled", t->frames_sampled);
+	quality_put_u64(w, "frames", "sampled.unresolved", t->frames_sampled_unresolved);
 	symbolizer_get_stats(L->sym, &ss);
-	put_u64(w, "symbols", "modules", L->counts.records[PC_REC_MODULE]);
-	put_u64(w, "symbols", "modules.bad", L->counts.modules_bad);
-	put_u64(w, "symbols", "lookups", ss.lookups);
-	put_u64(w, "symbols", "cache_hits", ss.cache_hits);
-	put_u64(w, "symbols", "unresolved", ss.unresolved);
+	quality_put_u64(w, "symbols", "modules", L->counts.records[PC_REC_MODULE]);
+	quality_put_u64(w, "symbols", "modules.bad", L->counts.modules_bad);
+	quality_put_u64(w, "symbols", "lookups", ss.lookups);
+	quality_put_u64(w, "symbols", "cache_hits", ss.cache_hits);
+	quality_put_u64(w, "symbols", "unresolved", ss.unresolved);
 }
 
 static void put_format(struct quality_writer *w, struct loader *L)
 {
-	static const char *const record_names[KNOWN_RECORD_TYPES] = {
-		NULL, "sample", "stack", "proc", "thread", "map", "module", "exec", "exit",
-	};
 	const struct hmap_slot *slot;
 	char key[64];
 
-	for (int type = 1; type < KNOWN_RECORD_TYPES; type++) {
-		snprintf(key, sizeof(key), "records.%s", record_names[type]);
-		put_u64(w, "format", key, L->counts.records[type]);
+	for (uint16_t type = 1; type < KNOWN_RECORD_TYPES; type++) {
+		snprintf(key, sizeof(key), "records.%s", record_type_name(type));
+		quality_put_u64(w, "format", key, L->counts.records[type]);
 	}
-	put_u64(w, "format", "chunks.unknown", L->counts.chunks_unknown);
-	put_u64(w, "format", "records.unknown", L->counts.records_unknown);
-	put_u64(w, "format", "records.malformed", L->counts.records_malformed);
-	put_u64(w, "format", "kv.malformed", L->counts.kv_malformed);
-	put_u64(w, "format", "maps.bad", L->counts.maps_bad);
+	quality_put_u64(w, "format", "chunks.unknown", L->counts.chunks_unknown);
+	quality_put_u64(w, "format", "records.unknown", L->counts.records_unknown);
+	quality_put_u64(w, "format", "records.malformed", L->counts.records_malformed);
+	quality_put_u64(w, "format", "kv.malformed", L->counts.kv_malformed);
+	quality_put_u64(w, "format", "maps.bad", L->counts.maps_bad);
 	for (size_t pos = 0; hmap_next(&L->counts.unknown_chunk_types, &pos, &slot);) {
 		snprintf(key, sizeof(key), "unknown_chunk.%llu", (unsigned long long)slot->a);
-		put_u64(w, "format", key, slot->value);
+		quality_put_u64(w, "format", key, slot->value);
 	}
 	for (size_t pos = 0; hmap_next(&L->counts.unknown_record_types, &pos, &slot);) {
 		snprintf(key, sizeof(key), "unknown_record.%llu.%llu",
 			 (unsigned long long)slot->a, (unsigned long long)slot->b);
-		put_u64(w, "format", key, slot->value);
+		quality_put_u64(w, "format", key, slot->value);
 	}
 }
 
 static void put_file(struct quality_writer *w, const struct pc_reader_status *s,
 		     const char *damage)
 {
-	put_u64(w, "file", "size", s->file_size);
-	put_u64(w, "file", "chunks_ok", s->chunks_ok);
-	put_u64(w, "file", "chunks_bad_crc", s->chunks_bad_crc);
-	put_u64(w, "file", "chunks_bad_zstd", s->chunks_bad_zstd);
-	put_u64(w, "file", "truncated", s->truncated != 0);
-	put_u64(w, "file", "garbage", s->garbage != 0);
-	put_u64(w, "file", "stop_offset", s->stop_offset);
-	put_u64(w, "file", "end_seen", s->end_seen != 0);
-	put_text(w, "file", "damage", damage);
+	quality_put_u64(w, "file", "size", s->file_size);
+	quality_put_u64(w, "file", "chunks_ok", s->chunks_ok);
+	quality_put_u64(w, "file", "chunks_bad_crc", s->chunks_bad_crc);
+	quality_put_u64(w, "file", "chunks_bad_zstd", s->chunks_bad_zstd);
+	quality_put_u64(w, "file", "truncated", s->truncated != 0);
+	quality_put_u64(w, "file", "garbage", s->garbage != 0);
+	quality_put_u64(w, "file", "stop_offset", s->stop_offset);
+	quality_put_u64(w, "file", "end_seen", s->end_seen != 0);
+	quality_put_text(w, "file", "damage", damage);
 }
 
 int quality_store(struct loader *L, const struct pc_reader_status *status,
@@ -248,6 +243,7 @@ int quality_store(struct loader *L, const struct pc_reader_status *status,
 	if (!w.st)
 		return -1;
 	put_cpu(&w, L, &totals);
+	quality_put_sources(&w, L);
 	put_stacks(&w, L, &totals);
 	put_frames(&w, L, &totals);
 	put_format(&w, L);

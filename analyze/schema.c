@@ -1,7 +1,8 @@
-/* schema.c - DDL of the perfcap SQLite schema, version 1.
- * docs/schema.md describes every table; keep the two in step. Times are
- * nanoseconds (CLOCK_MONOTONIC unless noted); addresses are stored as
- * signed 64-bit integers (kernel addresses read negative). */
+/* schema.c - DDL of the perfcap SQLite schema, version 2: the tables of
+ * capture content, of event records and of correlations (the views are in
+ * schema_views.c). docs/schema.md describes every table; keep the two in
+ * step. Times are nanoseconds (CLOCK_MONOTONIC unless noted); addresses are
+ * stored as signed 64-bit integers (kernel addresses read negative). */
 #include <stdio.h>
 
 #include "db.h"
@@ -43,6 +44,71 @@ static const char create_tables_sql[] =
 	"CREATE TABLE quality (source TEXT, key TEXT, value,"
 	"  PRIMARY KEY (source, key));";
 
+/* One table per event record type (format/SPEC.md 2.3), in capture order.
+ * Derived columns are VIRTUAL: they cost nothing at import. */
+static const char create_event_tables_sql[] =
+	"CREATE TABLE switches (ts INTEGER, cpu INTEGER, prev_pid INTEGER,"
+	"  prev_tid INTEGER, prev_state INTEGER, next_pid INTEGER, next_tid INTEGER,"
+	"  prev_prio INTEGER, next_prio INTEGER);"
+	"CREATE TABLE wakeups (ts INTEGER, pid INTEGER, tid INTEGER,"
+	"  waker_pid INTEGER, waker_tid INTEGER, target_cpu INTEGER, new INTEGER);"
+	"CREATE TABLE forks (ts INTEGER, parent_pid INTEGER, parent_tid INTEGER,"
+	"  child_pid INTEGER, child_tid INTEGER, is_thread INTEGER);"
+	"CREATE TABLE offcpu (offcpu_id INTEGER PRIMARY KEY, ts INTEGER,"
+	"  duration INTEGER, pid INTEGER, tid INTEGER, state INTEGER,"
+	"  ustack_id INTEGER, kstack_id INTEGER, waker_tid INTEGER,"
+	"  wait_class TEXT, class_source TEXT, syscall_id INTEGER, syscall_nr INTEGER);"
+	"CREATE TABLE syscalls (syscall_id INTEGER PRIMARY KEY, ts INTEGER,"
+	"  duration INTEGER, pid INTEGER, tid INTEGER, nr INTEGER, ret INTEGER,"
+	"  arg0 INTEGER, arg1 INTEGER, arg2 INTEGER, ustack_id INTEGER);"
+	"CREATE TABLE syscall_names (nr INTEGER PRIMARY KEY, name TEXT,"
+	"  family TEXT, fd_arg INTEGER, count_arg INTEGER, io TEXT);"
+	"CREATE TABLE block_io (ts INTEGER, pid INTEGER, tid INTEGER, dev INTEGER,"
+	"  op INTEGER, sector INTEGER, bytes INTEGER, queue_ns INTEGER,"
+	"  service_ns INTEGER, error INTEGER,"
+	"  dev_major INTEGER GENERATED ALWAYS AS (dev >> 20) VIRTUAL,"
+	"  dev_minor INTEGER GENERATED ALWAYS AS (dev & 1048575) VIRTUAL,"
+	"  dev_name TEXT GENERATED ALWAYS AS ((dev >> 20) || ':' || (dev & 1048575)) VIRTUAL,"
+	"  op_name TEXT GENERATED ALWAYS AS (CASE op & 255 WHEN 0 THEN 'read'"
+	"    WHEN 1 THEN 'write' WHEN 2 THEN 'flush' WHEN 3 THEN 'discard'"
+	"    WHEN 5 THEN 'secure_erase' WHEN 9 THEN 'write_zeroes' ELSE 'other' END) VIRTUAL);"
+	"CREATE TABLE sockets (ts INTEGER, pid INTEGER, tid INTEGER, fd INTEGER,"
+	"  origin TEXT, family INTEGER, protocol INTEGER, cookie INTEGER,"
+	"  saddr TEXT, sport INTEGER, daddr TEXT, dport INTEGER);"
+	"CREATE TABLE tcp_states (ts INTEGER, pid INTEGER, tid INTEGER,"
+	"  cookie INTEGER, family INTEGER, saddr TEXT, sport INTEGER, daddr TEXT,"
+	"  dport INTEGER, oldstate INTEGER, newstate INTEGER);"
+	"CREATE TABLE tcp_retransmits (ts INTEGER, pid INTEGER, tid INTEGER,"
+	"  cookie INTEGER, family INTEGER, saddr TEXT, sport INTEGER, daddr TEXT,"
+	"  dport INTEGER, state INTEGER);"
+	"CREATE TABLE tcp_state_names (state INTEGER PRIMARY KEY, name TEXT);"
+	"INSERT INTO tcp_state_names VALUES (1,'ESTABLISHED'),(2,'SYN_SENT'),"
+	"  (3,'SYN_RECV'),(4,'FIN_WAIT1'),(5,'FIN_WAIT2'),(6,'TIME_WAIT'),(7,'CLOSE'),"
+	"  (8,'CLOSE_WAIT'),(9,'LAST_ACK'),(10,'LISTEN'),(11,'CLOSING'),"
+	"  (12,'NEW_SYN_RECV');"
+	"CREATE TABLE kernel_locks (ts INTEGER, duration INTEGER, pid INTEGER,"
+	"  tid INTEGER, lock_addr INTEGER, flags INTEGER, ret INTEGER, kstack_id INTEGER);"
+	"CREATE TABLE user_mutexes (ts INTEGER, duration INTEGER, pid INTEGER,"
+	"  tid INTEGER, addr INTEGER, ustack_id INTEGER);"
+	"CREATE TABLE page_faults (ts INTEGER, pid INTEGER, tid INTEGER,"
+	"  addr INTEGER, ip INTEGER, error_code INTEGER, weight INTEGER);";
+
+/* Correlations computed at import (analyze/correlate.c and friends). */
+static const char create_derived_tables_sql[] =
+	"CREATE TABLE thread_states (tid INTEGER, pid INTEGER, state TEXT,"
+	"  start_ts INTEGER, end_ts INTEGER, duration INTEGER, cpu INTEGER,"
+	"  reason TEXT, waker_tid INTEGER, waker_pid INTEGER, wait_class TEXT,"
+	"  syscall_nr INTEGER, syscall_id INTEGER, partial INTEGER);"
+	"CREATE TABLE thread_time_shares (window_start INTEGER, window_end INTEGER,"
+	"  pid INTEGER, tid INTEGER, running_ns INTEGER, runnable_ns INTEGER,"
+	"  io_wait_ns INTEGER, sleep_ns INTEGER, other_wait_ns INTEGER,"
+	"  futex_wait_ns INTEGER, poll_wait_ns INTEGER, futex_waits INTEGER,"
+	"  futex_wakes INTEGER, poll_waits INTEGER, syscalls INTEGER,"
+	"  syscall_ns INTEGER, vfs_read_ns INTEGER, vfs_write_ns INTEGER,"
+	"  net_recv_ns INTEGER, net_send_ns INTEGER, block_requests INTEGER,"
+	"  block_bytes INTEGER, block_queue_ns INTEGER, block_service_ns INTEGER,"
+	"  cpu_samples INTEGER);";
+
 /* Only indexes the reports need, on the small tables: every index on a big
  * table (samples, frames) costs import time; docs/schema.md suggests the
  * ones to add for ad-hoc queries. stack_frames needs none: it is clustered
@@ -58,7 +124,9 @@ int schema_create_tables(sqlite3 *db)
 
 	snprintf(version_sql, sizeof(version_sql), "PRAGMA user_version=%d;",
 		 SCHEMA_VERSION);
-	if (db_exec(db, create_tables_sql) < 0 || db_exec(db, version_sql) < 0)
+	if (db_exec(db, create_tables_sql) < 0 || db_exec(db, create_event_tables_sql) < 0 ||
+	    db_exec(db, create_derived_tables_sql) < 0 || schema_create_views(db) < 0 ||
+	    db_exec(db, version_sql) < 0)
 		return -1;
 	return 0;
 }

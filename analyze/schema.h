@@ -4,12 +4,17 @@
 #ifndef ANALYZE_SCHEMA_H
 #define ANALYZE_SCHEMA_H
 
+#include <stddef.h>
 #include <sqlite3.h>
 
-#define SCHEMA_VERSION 1
+#define SCHEMA_VERSION 2
 
 /* Creates all tables and sets user_version. 0 or -1 (reported). */
 int schema_create_tables(sqlite3 *db);
+
+/* schema_views.c: creates the views (correlations computed at query time
+ * and the per-source data-quality summary). 0 or -1 (reported). */
+int schema_create_views(sqlite3 *db);
 
 /* Creates the indexes (after the bulk insert). 0 or -1 (reported). */
 int schema_create_indexes(sqlite3 *db);

@@ -1,7 +1,13 @@
-/* gen_capture.c - writes a large synthetic CPU-profile capture for
- * benchmarking perfcap-analyze (import speed, report speed).
+/* gen_capture.c - writes a large synthetic capture for benchmarking
+ * perfcap-analyze (import speed, report speed).
  *
  *   gen_capture OUT.perfcap [SAMPLES [PROCESSES [STACKS]]]
+ *   gen_capture --events OUT.perfcap [EVENTS]
+ *
+ * --events writes EVENTS records (default 10,000,000) of a scheduler and
+ * syscall mix instead of samples only (see write_event_mix below): about
+ * 16% context switches, 16% wakeups, 63% syscalls, 5% samples, with small
+ * reorderings like those of per-CPU buffers.
  *
  * Defaults: 1,000,000 samples, 8 processes, 20,000 distinct user stacks
  * (24 frames deep) and 500 kernel stacks, one embedded module of 4,000
@@ -180,6 +186,170 @@ static int write_symbols(struct pc_writer *w, struct pc_buf *b)
 	return err;
 }
 
+/* ---- --events: a scheduler and syscall mix ---------------------------
+ * Two CPUs, each a ring of 16 threads. On its turn a thread is switched in
+ * (the previous one blocks in futex), reads, writes, wakes the next thread
+ * with a futex wake and blocks in a futex wait that ends on its next turn:
+ * per turn a switch, a wakeup and four syscalls, and a sample every fourth
+ * turn. Records are emitted in the order they end; every eighth turn two of
+ * them are swapped, as per-CPU buffers would interleave them. */
+
+#define MIX_CPUS        2
+#define MIX_RING        16
+#define MIX_TURN_NS     12000ull
+#define NR_READ         0
+#define NR_WRITE        1
+#define NR_FUTEX        202
+
+struct mix {
+	struct pc_writer *w;
+	struct pc_buf *b;
+	uint64_t n, limit, in_chunk, t0;
+	uint64_t futex_start[MIX_CPUS][MIX_RING];  /* pending futex wait, 0: none */
+	uint32_t nstacks;
+	int err;
+};
+
+static uint32_t mix_pid(int cpu, int i)
+{
+	return 1000 + (uint32_t)((cpu * MIX_RING + i) % 8);
+}
+
+static uint32_t mix_tid(int cpu, int i)
+{
+	return 100000 + (uint32_t)(cpu * MIX_RING + i);
+}
+
+static void mix_emit(struct mix *m, void *rec, size_t len, uint16_t type, uint64_t ts)
+{
+	((struct pc_rec *)rec)->type = type;
+	if (m->n >= m->limit || m->err)
+		return;
+	pc_buf_add_rec(m->b, rec, len, NULL, 0, NULL, 0);
+	m->n++;
+	if (++m->in_chunk == SAMPLES_PER_CHUNK || m->n == m->limit) {
+		m->err = add_chunk(m->w, PC_CHUNK_EVENTS, m->b, m->in_chunk, m->t0, ts);
+		m->in_chunk = 0;
+		m->t0 = ts;
+	}
+}
+
+static void mix_syscall(struct mix *m, int cpu, int i, uint64_t ts, uint64_t dur,
+			uint32_t nr, int64_t ret, uint64_t a0, uint64_t a1, uint64_t a2)
+{
+	struct pc_rec_syscall s = {
+		.ts = ts, .duration = dur, .pid = mix_pid(cpu, i), .tid = mix_tid(cpu, i),
+		.nr = nr, .ustack = PC_STACK_NONE, .ret = ret, .args = { a0, a1, a2 },
+	};
+
+	mix_emit(m, &s, sizeof(s), PC_REC_SYSCALL, ts + dur);
+}
+
+static void mix_switch(struct mix *m, int cpu, int prev, int next, uint64_t ts)
+{
+	struct pc_rec_switch s = {
+		.ts = ts, .cpu = (uint32_t)cpu, .prev_state = PC_TASK_INTERRUPTIBLE,
+		.prev_pid = mix_pid(cpu, prev), .prev_tid = mix_tid(cpu, prev),
+		.next_pid = mix_pid(cpu, next), .next_tid = mix_tid(cpu, next),
+		.prev_prio = 120, .next_prio = 120,
+	};
+
+	mix_emit(m, &s, sizeof(s), PC_REC_SWITCH, ts);
+}
+
+static void mix_wakeup(struct mix *m, int cpu, int i, int woken, uint64_t ts)
+{
+	struct pc_rec_wakeup w = {
+		.ts = ts, .pid = mix_pid(cpu, woken), .tid = mix_tid(cpu, woken),
+		.waker_pid = mix_pid(cpu, i), .waker_tid = mix_tid(cpu, i),
+		.target_cpu = (uint32_t)cpu,
+	};
+
+	mix_emit(m, &w, sizeof(w), PC_REC_WAKEUP, ts);
+}
+
+static void mix_sample(struct mix *m, int cpu, int i, uint64_t ts)
+{
+	uint32_t stack = skewed(m->nstacks);
+	struct pc_rec_sample s = {
+		.ts = ts, .pid = 1000 + stack % 8, .tid = mix_tid(cpu, i), .cpu = (uint32_t)cpu,
+		.ustack = stack, .kstack = PC_STACK_NONE,
+	};
+
+	mix_emit(m, &s, sizeof(s), PC_REC_SAMPLE, ts);
+}
+
+/* One turn of thread i on cpu, starting at t (its switch-in). */
+static void mix_turn(struct mix *m, int cpu, int i, uint64_t t, uint64_t turn)
+{
+	int prev = (i + MIX_RING - 1) % MIX_RING, next = (i + 1) % MIX_RING;
+	uint64_t *pending = &m->futex_start[cpu][i];
+	int swap = turn % 8 == 0;
+
+	if (!swap)
+		mix_switch(m, cpu, prev, i, t);
+	if (*pending)   /* the futex wait that blocked it last turn ends now */
+		mix_syscall(m, cpu, i, *pending, t + 1000 - *pending, NR_FUTEX, 0, 0x7000, 128, 1);
+	if (swap)       /* a small reversal: the switch after the syscall exit */
+		mix_switch(m, cpu, prev, i, t);
+	mix_syscall(m, cpu, i, t + 1500, 2000, NR_READ, 512, 3, 0x7f0000, 4096);
+	mix_syscall(m, cpu, i, t + 4000, 3000, NR_WRITE, 512, 4, 0x7f0000, 512);
+	if (turn % 4 == 0)
+		mix_sample(m, cpu, i, t + 7500);
+	mix_wakeup(m, cpu, i, next, t + 8500);
+	mix_syscall(m, cpu, i, t + 8000, 1000, NR_FUTEX, 1, 0x7000, 129, 1);
+	*pending = t + 10000;
+}
+
+static int write_event_mix(struct pc_writer *w, struct pc_buf *b, uint64_t nevents,
+			   uint32_t nstacks)
+{
+	struct mix m = { .w = w, .b = b, .limit = nevents, .t0 = 1000000000ull,
+			 .nstacks = nstacks };
+	uint64_t t = m.t0;
+
+	for (uint64_t turn = 0; m.n < m.limit && !m.err; turn++) {
+		int i = (int)((turn / MIX_CPUS) % MIX_RING);
+		mix_turn(&m, (int)(turn % MIX_CPUS), i, t, turn);
+		t += MIX_TURN_NS / MIX_CPUS;
+	}
+	return m.err ? -1 : 0;
+}
+
+static int events_main(int argc, char **argv)
+{
+	uint64_t nevents = argc > 3 ? strtoull(argv[3], NULL, 10) : 10000000;
+	const uint32_t nprocs = 8, nstacks = 20000;
+	struct pc_writer *w;
+	struct pc_buf b = { 0 };
+	int err;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: gen_capture --events OUT.perfcap [EVENTS]\n");
+		return 2;
+	}
+	err = pc_writer_open(&w, argv[2], PC_WRITE_FORCE);
+	if (err) {
+		fprintf(stderr, "gen_capture: %s: %s\n", argv[2], strerror(-err));
+		return 1;
+	}
+	pc_buf_add_kv(&b, "host.hostname", "benchhost");
+	pc_buf_add_kv(&b, "sampling.cpu.freq_hz", "999");
+	pc_buf_add_kv(&b, "sources", "cpu,sched,syscall");
+	pc_buf_add_kv(&b, "record.start_ns", "1000000000");
+	if (add_chunk(w, PC_CHUNK_META, &b, 4, 0, 0) || write_procs(w, &b, nprocs) ||
+	    write_stacks(w, &b, nprocs, nstacks) || write_event_mix(w, &b, nevents, nstacks) ||
+	    write_symbols(w, &b)) {
+		pc_writer_abort(w);
+		return 1;
+	}
+	err = pc_writer_finish(w, NULL);
+	pc_buf_free(&b);
+	printf("%s: %llu events (sched and syscall mix)\n", argv[2],
+	       (unsigned long long)nevents);
+	return err ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t nsamples = argc > 2 ? strtoull(argv[2], NULL, 10) : 1000000;
@@ -189,6 +359,8 @@ int main(int argc, char **argv)
 	struct pc_buf b = { 0 };
 	int err;
 
+	if (argc > 1 && strcmp(argv[1], "--events") == 0)
+		return events_main(argc, argv);
 	if (argc < 2 || nprocs == 0 || nstacks == 0) {
 		fprintf(stderr, "usage: gen_capture OUT.perfcap [SAMPLES [PROCESSES [STACKS]]]\n");
 		return 2;

@@ -1,8 +1,14 @@
-/* perfcap_bpf.h - the records that the BPF programs put into the ring buffer,
- * and the maps' shared constants. Included by bpf/cpu_sample.bpf.c (with
- * vmlinux.h types) and by record/ (with <linux/types.h>), so both sides agree
- * on one layout. These records never reach the capture file as they are:
- * record/consumer.c turns them into the file format's records.
+/* perfcap_bpf.h - the contract between the BPF programs and user space:
+ * source ids, kernel record types and layouts, loss reasons, map capacities
+ * and the configuration every BPF object shares. Included by each
+ * bpf/NAME.bpf.c (with vmlinux.h types) and by record/ (with
+ * <linux/types.h>), so both sides agree on one layout. Kernel records never
+ * reach the capture file as they are: each source's handler
+ * (record/source_NAME.c) turns them into the file format's records.
+ *
+ * Adding a source: give it a PERFCAP_SRC_* id, its kernel record types a
+ * PERFCAP_EV_* number, and define their layouts below; each layout starts
+ * with struct perfcap_event_header.
  */
 #ifndef PERFCAP_BPF_H
 #define PERFCAP_BPF_H
@@ -11,53 +17,134 @@
 #include <linux/types.h> /* user space: __u64 and friends */
 #endif
 
-/* Deepest stack bpf_get_stack() is asked for, per kind (kernel, user). A
- * stack that fills all of them is marked truncated in the capture. */
+/* ---- capacities (every map is bounded; hitting a bound is counted) ---- */
+
+/* Deepest stack captured, per kind (kernel, user). A stack that fills all
+ * of them is marked truncated in the capture. */
 #define PERFCAP_STACK_MAX_DEPTH 127
 
-/* Capacity of the `targets` map (processes followed when filtering). Forks
- * of followed processes that find it full are counted, not silently lost. */
+/* `targets`: processes followed when filtering by pid. A fork of a
+ * followed process that finds it full is counted (proc.map_full). */
 #define PERFCAP_TARGETS_MAX 16384
 
-/* Default ring buffer size; user space resizes it before loading. */
-#define PERFCAP_RINGBUF_DEFAULT (4u << 20)
+/* `stacks`: the BPF_MAP_TYPE_STACK_TRACE the event sources share. Each
+ * entry holds PERFCAP_STACK_MAX_DEPTH ips (about 1 KiB), so this is about
+ * 16 MiB of kernel memory. It is a hash table without chaining: a new stack
+ * whose bucket holds another stack is not stored (-EEXIST, counted as a
+ * stack error of the source); entries are never deleted, so a stack id
+ * keeps naming the same stack for the whole recording. */
+#define PERFCAP_STACKMAP_ENTRIES 16384
+
+/* Ring buffers: one per CPU up to this many; CPU c writes to ring
+ * c % nr_rings (so on larger machines a ring serves a group of CPUs). */
+#define PERFCAP_RINGS_MAX 32
+
+/* sched: threads switched out and not yet back (about 40 bytes each). A
+ * switch-out that finds it full is counted (sched.map_full): that
+ * interval gets no OFFCPU record. */
+#define PERFCAP_OFFCPU_MAX 32768
+
+/* ---- sources, record types, loss reasons ------------------------------ */
+
+enum perfcap_source_id {
+	PERFCAP_SRC_PROC  = 0,  /* process lifecycle (always on) */
+	PERFCAP_SRC_CPU   = 1,  /* CPU stack samples */
+	PERFCAP_SRC_SCHED = 2,  /* context switches, wakeups, off-CPU, forks */
+	PERFCAP_SRC_SYSCALL = 3, /* completed system calls (syscall.bpf.c) */
+	PERFCAP_SRC_BLOCK = 4,  /* block I/O requests (block.bpf.c) */
+	PERFCAP_SRC_NET   = 5,  /* socket tuples, TCP states, retransmits (net.bpf.c) */
+	PERFCAP_SRC_LOCK  = 6,  /* kernel lock contention, user mutex waits (lock.bpf.c) */
+	PERFCAP_SRC_MUX   = 7,  /* epoll/poll/select waits (syscall.bpf.c's set) */
+	PERFCAP_SRC_MEM   = 8,  /* sampled user page faults, exec mappings (mem.bpf.c) */
+	PERFCAP_SRC_MAX   = 16, /* room for syscall, block, net, lock, mux, mem */
+};
 
 enum perfcap_event_type {
-	PERFCAP_EV_SAMPLE = 1, /* struct perfcap_sample */
-	PERFCAP_EV_EXEC   = 2, /* struct perfcap_proc_event */
-	PERFCAP_EV_EXIT   = 3, /* struct perfcap_proc_event */
+	PERFCAP_EV_SAMPLE = 1, /* cpu:   struct perfcap_sample */
+	PERFCAP_EV_EXEC   = 2, /* proc:  struct perfcap_proc_event */
+	PERFCAP_EV_EXIT   = 3, /* proc:  struct perfcap_proc_event */
+	PERFCAP_EV_FORK   = 4, /* sched: struct perfcap_fork */
+	PERFCAP_EV_SWITCH = 5, /* sched: struct perfcap_switch */
+	PERFCAP_EV_WAKEUP = 6, /* sched: struct perfcap_wakeup */
+	PERFCAP_EV_OFFCPU = 7, /* sched: struct perfcap_offcpu */
+	PERFCAP_EV_SYSCALL = 8, /* syscall (and mux/net/lock/mem sets): struct perfcap_syscall */
+	PERFCAP_EV_BLOCK       = 20, /* block: struct perfcap_block */
+	PERFCAP_EV_SOCKET      = 21, /* net: struct perfcap_socket */
+	PERFCAP_EV_TCP_STATE   = 22, /* net: struct perfcap_tcp_event */
+	PERFCAP_EV_TCP_RETRANS = 23, /* net: struct perfcap_tcp_event */
+	PERFCAP_EV_LOCK        = 30, /* lock: struct perfcap_lock */
+	PERFCAP_EV_MUTEX       = 31, /* lock: struct perfcap_mutex */
+	PERFCAP_EV_FAULT       = 36, /* mem: struct perfcap_fault */
+	PERFCAP_EV_EXEC_MAP    = 37, /* mem: struct perfcap_exec_map */
+	PERFCAP_EV_MAX    = 64,
 };
 
-/* Indexes of the per-CPU `losses` array: why the kernel side dropped
- * something. User space sums them over CPUs at the end. */
+/* Why the kernel side did not deliver something. The shared per-CPU
+ * `losses` array is indexed by PERFCAP_LOSS_INDEX(source, reason). */
 enum perfcap_loss_reason {
-	PERFCAP_LOSS_SAMPLE_RINGBUF = 0, /* sample: ring buffer full */
-	PERFCAP_LOSS_PROC_RINGBUF   = 1, /* exec/exit event: ring buffer full */
-	PERFCAP_LOSS_TARGETS_FULL   = 2, /* fork of a target: targets map full */
-	PERFCAP_LOSS_SCRATCH        = 3, /* per-CPU scratch buffer missing */
-	PERFCAP_LOSS_NR             = 4,
+	PERFCAP_LOSS_RINGBUF     = 0, /* ring buffer full: record dropped */
+	PERFCAP_LOSS_NO_RING     = 1, /* no ring for this CPU: record dropped */
+	PERFCAP_LOSS_SCRATCH     = 2, /* per-CPU scratch missing: record dropped */
+	PERFCAP_LOSS_SAMPLED_OUT = 3, /* not chosen by --sample 1-in-N */
+	PERFCAP_LOSS_RATE_CAPPED = 4, /* over --rate-cap on this CPU */
+	PERFCAP_LOSS_STACK_EXIST = 5, /* stack map bucket taken (-EEXIST) */
+	PERFCAP_LOSS_STACK_ERROR = 6, /* bpf_get_stackid failed otherwise */
+	PERFCAP_LOSS_MAP_FULL    = 7, /* the source's state map was full */
+	PERFCAP_LOSS_NR          = 8,
 };
 
-/* perfcap_sample.flags */
+#define PERFCAP_LOSS_INDEX(source, reason) ((source) * PERFCAP_LOSS_NR + (reason))
+#define PERFCAP_LOSS_SLOTS (PERFCAP_SRC_MAX * PERFCAP_LOSS_NR)
+
+/* ---- configuration shared by every BPF object ------------------------- */
+
+#define PERFCAP_COMM_LEN 16
+
+/* Set by user space in each object's read-only data before load (the
+ * `pc_config` variable of perfcap_common.bpf.h). */
+struct perfcap_config {
+	__u32 nr_rings;        /* rings in `rings`; CPU c uses c % nr_rings */
+	__u32 sample_one_in;   /* event sources keep 1 record in N (1: all) */
+	__u64 sample_seed;     /* seeds the 1-in-N choice */
+	__u64 rate_cap;        /* records per second per CPU per source; 0: none */
+	__u64 wakeup_bytes;    /* wake the consumer once a ring holds this much */
+	__u64 cgroup_id;       /* cgroup v2 id when filter_cgroup */
+	__u32 cgroup_level;    /* its depth below the root cgroup */
+	__u8  filter_pids;     /* only processes in `targets` */
+	__u8  filter_cgroup;   /* only tasks in cgroup_id or below */
+	__u8  filter_comm;     /* only processes named comm */
+	__u8  reserved;
+	char  comm[PERFCAP_COMM_LEN];
+};
+
+/* ---- kernel records ----------------------------------------------------- */
+
+/* Every kernel record starts with this. */
+struct perfcap_event_header {
+	__u16 type;             /* enum perfcap_event_type */
+	__u16 flags;            /* per type */
+	__u32 cpu;
+	__u64 ts;               /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+};
+
+/* perfcap_sample flags */
 #define PERFCAP_SAMPLE_F_KSTACK_ERR 0x1 /* bpf_get_stack(kernel) < 0 */
 #define PERFCAP_SAMPLE_F_USTACK_ERR 0x2 /* bpf_get_stack(user) < 0 */
 
 /* One CPU sample: the kernel stack (kstack_nr ips) followed by the user
  * stack (ustack_nr ips), innermost frame first. Only the used part of ips[]
  * is sent, so the record length is offsetof(ips) + 8 * (kstack_nr +
- * ustack_nr). */
+ * ustack_nr). CPU samples carry raw stacks (no stack map): a sample is
+ * never lost to a stack map collision. */
 struct perfcap_sample {
-	__u16 type;             /* PERFCAP_EV_SAMPLE */
-	__u16 flags;            /* PERFCAP_SAMPLE_F_* */
-	__u32 cpu;
-	__u64 ts;               /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	struct perfcap_event_header h; /* PERFCAP_EV_SAMPLE, PERFCAP_SAMPLE_F_* */
 	__u32 pid;              /* tgid */
 	__u32 tid;
 	__u16 kstack_nr;
 	__u16 ustack_nr;
 	__s16 kstack_err;       /* negative errno when KSTACK_ERR, else 0 */
 	__s16 ustack_err;       /* negative errno when USTACK_ERR, else 0 */
-	char  comm[16];         /* thread name at the time of the sample */
+	char  comm[PERFCAP_COMM_LEN]; /* thread name at the time of the sample */
 	__u64 ips[2 * PERFCAP_STACK_MAX_DEPTH];
 };
 
@@ -65,13 +152,295 @@ struct perfcap_sample {
 
 /* A followed process called exec, or its last thread exited. */
 struct perfcap_proc_event {
-	__u16 type;             /* PERFCAP_EV_EXEC or PERFCAP_EV_EXIT */
-	__u16 flags;            /* 0 */
-	__u32 cpu;
-	__u64 ts;
+	struct perfcap_event_header h; /* PERFCAP_EV_EXEC or PERFCAP_EV_EXIT */
 	__u32 pid;              /* tgid */
 	__u32 tid;              /* the thread that called exec / exited last */
-	char  comm[16];         /* comm after exec; at exit, the last thread's */
+	char  comm[PERFCAP_COMM_LEN]; /* after exec; at exit, the last thread's */
+};
+
+/* Task state bits kept from the kernel's (see PC_TASK_* in the format):
+ * the report bits S D T t X Z P, TASK_DEAD and TASK_NOLOAD. */
+#define PERFCAP_TASK_STATE_MASK 0x04ffu /* = PC_TASK_STATE_MASK */
+#define PERFCAP_TASK_DEAD       0x0080u
+
+struct perfcap_switch {
+	struct perfcap_event_header h;
+	__u32 prev_pid, prev_tid;
+	__u32 next_pid, next_tid;
+	__u32 prev_state;       /* PERFCAP_TASK_STATE_MASK bits; 0: preempted */
+	__s32 prev_prio, next_prio;
+	__u32 reserved;
+	char  prev_comm[PERFCAP_COMM_LEN];
+	char  next_comm[PERFCAP_COMM_LEN];
+};
+
+#define PERFCAP_WAKEUP_F_NEW 0x1 /* sched_wakeup_new */
+
+struct perfcap_wakeup {
+	struct perfcap_event_header h;
+	__u32 pid, tid;         /* woken */
+	__u32 waker_pid, waker_tid; /* current task; 0 in interrupt or idle */
+	__u32 target_cpu;
+	__u32 reserved;
+	char  comm[PERFCAP_COMM_LEN];
+	char  waker_comm[PERFCAP_COMM_LEN];
+};
+
+/* perfcap_offcpu flags */
+#define PERFCAP_OFFCPU_F_KSTACK_ERR 0x1 /* bpf_get_task_stack() < 0 */
+
+/* An off-CPU interval: h.ts is the switch-in. The user stack is an id in
+ * the `stacks` map taken at switch-out (negative: none: not blocked, a
+ * kernel thread, or the errno of the try). The kernel stack is raw, kips[0
+ * .. kstack_nr), read at switch-in from the still sleeping task, so only
+ * intervals that are recorded pay for it. Sent at its used length:
+ * PERFCAP_OFFCPU_HEADER_SIZE + 8 * kstack_nr. */
+struct perfcap_offcpu {
+	struct perfcap_event_header h; /* PERFCAP_OFFCPU_F_* */
+	__u64 duration;
+	__u32 pid, tid;
+	__u32 state;            /* prev_state at switch-out */
+	__u32 waker_tid;        /* last waker, 0 if none seen */
+	__s32 ustack;
+	__u16 kstack_nr;
+	__s16 kstack_err;       /* negative errno when KSTACK_ERR, else 0 */
+	char  comm[PERFCAP_COMM_LEN];
+	__u64 kips[PERFCAP_STACK_MAX_DEPTH];
+};
+
+#define PERFCAP_OFFCPU_HEADER_SIZE 56 /* offsetof(struct perfcap_offcpu, kips) */
+
+#define PERFCAP_FORK_F_THREAD 0x1 /* a new thread, not a new process */
+
+struct perfcap_fork {
+	struct perfcap_event_header h;
+	__u32 parent_pid, parent_tid;
+	__u32 child_pid, child_tid;
+	char  comm[PERFCAP_COMM_LEN]; /* the child's (inherited) name */
+};
+
+/* ---- syscall (bpf/syscall.bpf.c, shared by syscall/mux/net/lock/mem) ---- */
+
+/* Syscall numbers traced: 0 .. PERFCAP_SYSCALL_NR_MAX-1 (x86_64 has about
+ * 460). Calls with other numbers (-1, x32) are counted (syscall.bad_nr). */
+#define PERFCAP_SYSCALL_NR_MAX 512
+
+/* `syscall_pending`: one entry per traced thread that made a system call
+ * (about 100 bytes each with the hash overhead: 6.5 MiB preallocated),
+ * deleted when the thread exits. A thread that finds it full is not paired
+ * (syscall.map_full). */
+#define PERFCAP_SYSCALL_THREADS_MAX 65536
+
+/* syscall_set[nr]: which source emits calls of nr (0: none, the call is
+ * only counted) and how. */
+#define PERFCAP_SYSCALL_F_STACK 0x1 /* capture the user stack */
+
+struct perfcap_syscall_sel {
+	__u8 source;            /* enum perfcap_source_id, 0: not emitted */
+	__u8 flags;             /* PERFCAP_SYSCALL_F_* */
+};
+
+/* `syscall_totals[nr]` (per CPU): every completed call of a traced task. */
+struct perfcap_syscall_total {
+	__u64 calls;
+	__u64 ns;
+};
+
+/* `syscall_counters` (per CPU). */
+enum perfcap_syscall_counter {
+	PERFCAP_SC_EMITTED         = 0, /* records submitted */
+	PERFCAP_SC_FILTERED_MIN    = 1, /* in the set, shorter than syscall_min_ns */
+	PERFCAP_SC_UNMATCHED_ENTER = 2, /* an entry whose call never exited */
+	PERFCAP_SC_UNMATCHED_EXIT  = 3, /* an exit without its entry */
+	PERFCAP_SC_MAP_FULL        = 4, /* syscall_pending full: not paired */
+	PERFCAP_SC_BAD_NR          = 5, /* number >= PERFCAP_SYSCALL_NR_MAX */
+	PERFCAP_SC_NR              = 6,
+};
+
+/* One completed call; h.ts is the entry, h.cpu the CPU of the exit. */
+struct perfcap_syscall {
+	struct perfcap_event_header h; /* PERFCAP_EV_SYSCALL */
+	__u64 duration;
+	__u32 pid, tid;
+	__u32 nr;
+	__s32 ustack;           /* id in `stacks`; negative: none */
+	__s64 ret;
+	__u64 args[3];
+	char  comm[PERFCAP_COMM_LEN];
+};
+
+/* ---- block (block.bpf.c) ------------------------------------------------ */
+
+/* Block requests between their start (bio turned into a request) and
+ * completion, keyed by request: an LRU of about 130 bytes per entry with
+ * the map's own overhead (2 MiB). A live request evicted (more than this
+ * many in flight) completes as block.unmatched. */
+#define PERFCAP_BLOCK_INFLIGHT_MAX 16384
+
+/* perfcap_block flags */
+#define PERFCAP_BLOCK_F_NO_ISSUE  0x1 /* completed without an issue seen
+					 (flush machinery): service_ns runs
+					 from insert, or from the start */
+#define PERFCAP_BLOCK_F_INSERTED  0x2 /* went through the I/O scheduler */
+
+/* Slots of block.bpf.c's `block_counts` per-CPU array. */
+enum perfcap_block_count {
+	PERFCAP_BLOCK_CNT_STARTED,   /* requests followed from their start */
+	PERFCAP_BLOCK_CNT_UNTRACED,  /* completed; the submitter was filtered out */
+	PERFCAP_BLOCK_CNT_UNMATCHED, /* completed; start not seen (in flight before) */
+	PERFCAP_BLOCK_CNT_FLUSH,     /* the flush machinery's own requests */
+	PERFCAP_BLOCK_CNT_MERGED,    /* merged into another request, freed */
+	PERFCAP_BLOCK_CNT_PARTIAL,   /* partial completions (the request goes on) */
+	PERFCAP_BLOCK_CNT_REQUEUED,
+	PERFCAP_BLOCK_CNT_NR,
+};
+
+/* One completed request, attributed to the task that started it. */
+struct perfcap_block {
+	struct perfcap_event_header h; /* PERFCAP_EV_BLOCK; h.ts: completion */
+	__u64 queue_ns;         /* insert -> issue; 0 if not inserted */
+	__u64 service_ns;       /* issue -> completion */
+	__u64 sector;
+	__u32 pid, tid;         /* the submitting task */
+	__u32 dev;              /* major << 20 | minor */
+	__u32 op;               /* cmd_flags: REQ_OP_* | REQ_* */
+	__u32 bytes;
+	__u32 status;           /* blk_status_t (0: ok); user space maps it to -errno */
+	char  comm[PERFCAP_COMM_LEN]; /* the submitter's thread name */
+};
+
+/* ---- net (net.bpf.c) ------------------------------------------------------ */
+
+/* TCP sockets owned by traced tasks (sock address -> owner; about 64 bytes
+ * each with the map's overhead, 4 MiB) and listening ports of traced tasks:
+ * LRUs, so the oldest are forgotten when full (an insert failure counts as
+ * net.map_full). */
+#define PERFCAP_NET_SOCKS_MAX 65536
+#define PERFCAP_NET_PORTS_MAX 4096
+/* (tgid, fd) pairs already classified (socket described, or not a socket):
+ * an LRU (4 MiB); an evicted pair is classified again at its next use. */
+#define PERFCAP_NET_FDS_MAX   65536
+
+/* perfcap_socket flags: the same bits as the format's PC_SOCK_F_* */
+#define PERFCAP_SOCK_F_ACCEPTED   0x1 /* fd from accept/accept4 */
+#define PERFCAP_SOCK_F_CONNECTED  0x2 /* fd from connect */
+#define PERFCAP_SOCK_F_DISCOVERED 0x4 /* open before, first seen in use */
+
+/* Slots of net.bpf.c's `net_counts` per-CPU array. */
+enum perfcap_net_count {
+	PERFCAP_NET_CNT_NOT_SOCKET,      /* fds classified as not a socket */
+	PERFCAP_NET_CNT_NO_FILE,         /* fd not open when looked at (e.g. EBADF) */
+	PERFCAP_NET_CNT_STATE_SKIPPED,   /* TCP state changes of sockets not followed */
+	PERFCAP_NET_CNT_RETRANS_SKIPPED, /* retransmits of sockets not followed */
+	PERFCAP_NET_CNT_NR,
+};
+
+/* The tuple of a socket fd; h.flags: PERFCAP_SOCK_F_*. */
+struct perfcap_socket {
+	struct perfcap_event_header h; /* PERFCAP_EV_SOCKET */
+	__u32 pid, tid;
+	__s32 fd;
+	__u16 family, protocol;
+	__u64 cookie;           /* struct sock address */
+	__u8  saddr[16], daddr[16]; /* network order; IPv4 in the first 4 */
+	__u16 sport, dport;     /* host order */
+	__u32 reserved;
+	char  comm[PERFCAP_COMM_LEN];
+};
+
+/* A TCP state change (PERFCAP_EV_TCP_STATE) or retransmit
+ * (PERFCAP_EV_TCP_RETRANS: newstate is the state, oldstate 0). */
+struct perfcap_tcp_event {
+	struct perfcap_event_header h;
+	__u32 pid, tid;         /* current task: may be unrelated (softirq) */
+	__u64 cookie;
+	__u16 family, oldstate, newstate, reserved;
+	__u16 sport, dport;     /* host order */
+	__u8  saddr[16], daddr[16];
+	__u32 reserved2;
+};
+
+/* ---- lock (lock.bpf.c) ---------------------------------------------------- */
+
+/* `lock_waits`: threads inside a kernel lock contention (contention_begin
+ * seen, contention_end not yet), two nesting levels each (about 80 bytes
+ * with the hash overhead). A begin that finds it full is counted
+ * (lock.map_full) and gets no record. */
+#define PERFCAP_LOCK_WAITERS_MAX 16384
+/* `mutex_calls`: threads inside the uprobed lock function (entry seen,
+ * return not yet). */
+#define PERFCAP_MUTEX_CALLS_MAX 16384
+
+/* `lock_counters` (per CPU): every contention and lock call of a traced
+ * task, also those below the minimum duration, so totals stay true. */
+enum perfcap_lock_counter {
+	PERFCAP_LOCK_C_CONTENDED    = 0, /* kernel contentions ended */
+	PERFCAP_LOCK_C_CONTENDED_NS = 1, /* their total duration */
+	PERFCAP_LOCK_C_SHORT        = 2, /* ... shorter than lock_min_ns: no record */
+	PERFCAP_LOCK_C_UNMATCHED    = 3, /* contention_end without its begin */
+	PERFCAP_LOCK_C_TOO_DEEP     = 4, /* a third nested contention: not timed */
+	PERFCAP_LOCK_C_MUTEX_CALLS  = 5, /* returns from the lock function */
+	PERFCAP_LOCK_C_MUTEX_NS     = 6, /* their total duration */
+	PERFCAP_LOCK_C_MUTEX_SHORT  = 7, /* ... shorter than mutex_min_ns: no record */
+	PERFCAP_LOCK_C_NR           = 8,
+};
+
+/* A kernel lock contention interval; h.ts is its end. */
+struct perfcap_lock {
+	struct perfcap_event_header h; /* PERFCAP_EV_LOCK */
+	__u64 duration;
+	__u64 lock;             /* kernel address of the lock */
+	__u32 pid, tid;
+	__u32 flags;            /* LCB_F_* of contention_begin */
+	__s32 ret;              /* contention_end's ret (0, or -EINTR ...) */
+	__s32 kstack;           /* id in `stacks`; negative: none */
+	__u32 reserved;
+	char  comm[PERFCAP_COMM_LEN];
+};
+
+/* A wait in the user lock function (pthread_mutex_lock), from its call to
+ * its return; h.ts is the return. */
+struct perfcap_mutex {
+	struct perfcap_event_header h; /* PERFCAP_EV_MUTEX */
+	__u64 duration;
+	__u64 addr;             /* the mutex (first argument) */
+	__u32 pid, tid;
+	__s32 ustack;           /* id in `stacks`; negative: none */
+	__s32 ret;              /* the function's return value */
+	char  comm[PERFCAP_COMM_LEN];
+};
+
+/* ---- mem (mem.bpf.c) ------------------------------------------------------- */
+
+/* `mem_counters` (per CPU). */
+enum perfcap_mem_counter {
+	PERFCAP_MEM_C_FAULTS    = 0, /* page faults of traced tasks, all */
+	PERFCAP_MEM_C_SAMPLED   = 1, /* ... chosen by the 1-in-N (records tried) */
+	PERFCAP_MEM_C_EXEC_MAPS = 2, /* mmap/mprotect with PROT_EXEC that succeeded */
+	PERFCAP_MEM_C_NR        = 3,
+};
+
+/* A sampled user page fault: 1 in fault_one_in is sent; weight says how
+ * many faults it stands for. */
+struct perfcap_fault {
+	struct perfcap_event_header h; /* PERFCAP_EV_FAULT */
+	__u64 addr;             /* faulting address */
+	__u64 ip;               /* user instruction pointer */
+	__u32 pid, tid;
+	__u32 error_code;       /* x86 page fault error code (X86_PF_*) */
+	__u32 weight;
+	char  comm[PERFCAP_COMM_LEN];
+};
+
+/* A traced process made memory executable (mmap or mprotect with
+ * PROT_EXEC succeeded): user space re-reads its maps. Never sampled. */
+struct perfcap_exec_map {
+	struct perfcap_event_header h; /* PERFCAP_EV_EXEC_MAP */
+	__u64 start, len;
+	__u32 pid, tid;
+	__u32 nr;               /* the system call */
+	__u32 prot;
+	char  comm[PERFCAP_COMM_LEN];
 };
 
 #endif /* PERFCAP_BPF_H */

@@ -235,6 +235,9 @@ struct pc_rec_exit {
 #define PC_TASK_RUNNING         0x0000u
 #define PC_TASK_INTERRUPTIBLE   0x0001u
 #define PC_TASK_UNINTERRUPTIBLE 0x0002u
+#define PC_TASK_DEAD            0x0080u /* the task's last switch-out */
+#define PC_TASK_NOLOAD          0x0400u /* with UNINTERRUPTIBLE: an idle wait ("I"), not I/O */
+#define PC_TASK_STATE_MASK      0x04ffu /* the bits prev_state may hold (SPEC 2.3) */
 
 struct pc_rec_switch {
 	struct pc_rec h;

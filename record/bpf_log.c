@@ -36,6 +36,12 @@ void bpf_log_capture(void)
 	libbpf_set_print(capture_print);
 }
 
+void bpf_log_reset(void)
+{
+	log_len = 0;
+	log_text[0] = '\0';
+}
+
 static bool reports_failure(const char *line, size_t len)
 {
 	static const char *const words[] = { "failed", "error", "invalid", "denied",

@@ -9,6 +9,10 @@
 /* Installs the capture (libbpf_set_print). */
 void bpf_log_capture(void);
 
+/* Forgets what was captured so far (before each source's load/attach, so
+ * a failure is summarized with its own messages). */
+void bpf_log_reset(void);
+
 /* The most telling line of what libbpf said (the first one reporting a
  * failure, else the last one), without the "libbpf: " prefix, or "" . */
 const char *bpf_log_summary(char *buf, size_t len);

@@ -7,26 +7,53 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
+#include "cgroup.h"
 #include "cli.h"
 #include "perfcap_version.h"
+#include "source.h"
+#include "syscall_sets.h"
 #include "target.h"
 #include "util.h"
 
 #define MAX_DURATION_S (365.0 * 24 * 3600)
+#define MAX_OFFCPU_MIN_NS (3600ull * 1000 * 1000 * 1000) /* 1 hour */
+#define MAX_SYSCALL_MIN_NS (3600ull * 1000 * 1000 * 1000) /* 1 hour */
+#define MAX_SAMPLE_ONE_IN 1000000
+#define MAX_RATE_CAP 100000000 /* per CPU per second */
+
+enum long_only_option {
+	OPT_LIST_EVENTS = 0x100,
+	OPT_STRICT,
+	OPT_OFFCPU_MIN,
+	OPT_COMM,
+	OPT_CGROUP,
+	OPT_SAMPLE,
+	OPT_RATE_CAP,
+	OPT_MUTEX_UPROBES,
+	OPT_LOCK_MIN,
+	OPT_FAULT_SAMPLE,
+	OPT_SYSCALLS,
+	OPT_SYSCALL_MIN,
+};
 
 const char *argp_program_version =
 	"perfcap-record " PERFCAP_VERSION " (git " PERFCAP_GIT_HASH ")";
 
 static const char doc[] =
-"Record CPU stack samples (user and kernel) into a perfcap capture file.\n"
+"Record CPU stack samples and kernel events (context switches, off-CPU time, "
+"...) into a perfcap capture file.\n"
 "\n"
 "EXAMPLES:\n"
-"    perfcap-record -- ./myprog arg      # a command and its children, 99 Hz\n"
+"    perfcap-record -- ./myprog arg      # a command and its children\n"
 "    perfcap-record -F 999 -- make -j4   # 999 samples/s on each CPU\n"
 "    perfcap-record -p 1234 -d 30        # a running process, for 30 s\n"
-"    perfcap-record -p 1234,5678         # until both exit, or Ctrl-C\n"
+"    perfcap-record -e sched --offcpu-min 5ms -p 1234   # off-CPU >= 5 ms only\n"
+"    perfcap-record -e syscall,mux --syscalls read,write --syscall-min 1ms -p 1234\n"
+"    perfcap-record -a --comm nginx -d 10     # every process named nginx\n"
 "    perfcap-record -a -d 10 -o all.perfcap   # the whole system, 10 s\n"
+"    perfcap-record --list-events        # the event sources\n"
 "    perfcap-analyze report run.perfcap  # then read it, on any machine"
 "\v"
 "Give exactly one target: -p, -a, or a command after the options (put -- "
@@ -35,9 +62,15 @@ static const char doc[] =
 "all -p processes have exited, after -d SECONDS (a command still running then "
 "gets SIGTERM), or on Ctrl-C / SIGTERM; the capture is complete in every case.\n"
 "\n"
+"Filters (--comm, --cgroup) apply in the kernel to every source; --sample and "
+"--rate-cap thin out event sources, never CPU samples; every filter and "
+"sampling setting is stored in the capture. Durations take a unit: 500us, "
+"1ms, 2s.\n"
+"\n"
 "Needs root, or CAP_BPF and CAP_PERFMON, and a kernel with BTF "
-"(/sys/kernel/btf/vmlinux). Exit status: 0 when the capture was written, 1 on "
-"any error.";
+"(/sys/kernel/btf/vmlinux). After attaching, the recorder drops every "
+"capability it no longer needs; under sudo the command runs as the invoking "
+"user. Exit status: 0 when the capture was written, 1 on any error.";
 
 static const struct argp_option options[] = {
 	{ "freq", 'F', "HZ", 0, "Samples per second on each CPU (default 99)", 0 },
@@ -47,6 +80,31 @@ static const struct argp_option options[] = {
 	{ "pid", 'p', "PID[,PID...]", 0, "Record these running processes", 0 },
 	{ "all-cpus", 'a', NULL, 0, "Record the whole system", 0 },
 	{ "verbose", 'v', NULL, 0, "Print progress and libbpf's messages", 0 },
+	{ NULL, 0, NULL, 0, "Event sources:", 1 },
+	{ "events", 'e', "LIST", 0, "Sources to record, comma-separated (default cpu,sched)", 1 },
+	{ "list-events", OPT_LIST_EVENTS, NULL, 0, "List the event sources and exit", 1 },
+	{ "strict", OPT_STRICT, NULL, 0, "Fail if a selected source cannot be attached", 1 },
+	{ "offcpu-min", OPT_OFFCPU_MIN, "DURATION", 0,
+	  "sched: shortest off-CPU interval recorded (default 1ms)", 1 },
+	{ "syscalls", OPT_SYSCALLS, "LIST", 0,
+	  "syscall: calls to record, names or numbers (default: read/write, send/recv, "
+	  "accept/connect/close, futex, poll/epoll/select, sleeps, fsync, openat)", 1 },
+	{ "syscall-min", OPT_SYSCALL_MIN, "DURATION", 0,
+	  "syscall, mux, net, lock, mem: shortest call recorded (default 0; shorter "
+	  "ones are still counted)", 1 },
+	{ "mutex-uprobes", OPT_MUTEX_UPROBES, NULL, 0,
+	  "lock: also time pthread_mutex_lock in the targets (uprobes; not with -a)", 1 },
+	{ "lock-min", OPT_LOCK_MIN, "DURATION", 0,
+	  "lock: shortest lock contention or mutex wait recorded (default 10us)", 1 },
+	{ "fault-sample", OPT_FAULT_SAMPLE, "N", 0,
+	  "mem: record 1 in N user page faults, each weighing N (default 100)", 1 },
+	{ NULL, 0, NULL, 0, "Filters and sampling:", 2 },
+	{ "comm", OPT_COMM, "NAME", 0, "Only processes named NAME (15 characters at most)", 2 },
+	{ "cgroup", OPT_CGROUP, "PATH", 0, "Only tasks in this cgroup v2 directory or below", 2 },
+	{ "sample", OPT_SAMPLE, "N[:SEED]", 0,
+	  "Keep 1 in N records of event sources (seeded; not CPU samples)", 2 },
+	{ "rate-cap", OPT_RATE_CAP, "N", 0,
+	  "At most N records per second per CPU per event source", 2 },
 	{ NULL, 0, NULL, 0, NULL, 0 },
 };
 
@@ -55,6 +113,12 @@ struct parse_state {
 	const char *freq_arg;
 	const char *duration_arg;
 	const char *pid_arg;
+	const char *offcpu_min_arg;
+	const char *syscall_min_arg;
+	const char *sample_arg;
+	const char *rate_cap_arg;
+	const char *lock_min_arg;
+	const char *fault_sample_arg;
 	int ntargets;
 };
 
@@ -88,6 +152,45 @@ static error_t parse_option(int key, char *arg, struct argp_state *state)
 		break;
 	case 'v':
 		o->verbose = true;
+		break;
+	case 'e':
+		o->events = arg;
+		break;
+	case OPT_LIST_EVENTS:
+		o->list_events = true;
+		break;
+	case OPT_STRICT:
+		o->strict = true;
+		break;
+	case OPT_OFFCPU_MIN:
+		ps->offcpu_min_arg = arg;
+		break;
+	case OPT_SYSCALLS:
+		o->syscalls = arg;
+		break;
+	case OPT_SYSCALL_MIN:
+		ps->syscall_min_arg = arg;
+		break;
+	case OPT_COMM:
+		o->comm = arg;
+		break;
+	case OPT_CGROUP:
+		o->cgroup_path = arg;
+		break;
+	case OPT_SAMPLE:
+		ps->sample_arg = arg;
+		break;
+	case OPT_RATE_CAP:
+		ps->rate_cap_arg = arg;
+		break;
+	case OPT_MUTEX_UPROBES:
+		o->mutex_uprobes = true;
+		break;
+	case OPT_LOCK_MIN:
+		ps->lock_min_arg = arg;
+		break;
+	case OPT_FAULT_SAMPLE:
+		ps->fault_sample_arg = arg;
 		break;
 	case ARGP_KEY_ARGS:
 		o->command = state->argv + state->next;
@@ -154,6 +257,148 @@ static int validate_duration(struct record_options *o, const char *arg)
 	return 0;
 }
 
+static int validate_offcpu_min(struct record_options *o, const char *arg)
+{
+	if (!arg)
+		return 0;
+	if (!parse_duration_ns(arg, MAX_OFFCPU_MIN_NS, &o->offcpu_min_ns)) {
+		error_line("invalid --offcpu-min '%s': expected a duration such as 500us, 1ms "
+			   "or 2s (at most 1 hour)", arg);
+		return 1;
+	}
+	return 0;
+}
+
+static int validate_syscalls(struct record_options *o, const char *min_arg)
+{
+	struct syscall_set set;
+	char why[200];
+
+	if (o->syscalls && syscall_set_parse(o->syscalls, &set, why, sizeof(why))) {
+		error_line("invalid --syscalls '%s': %s", o->syscalls, why);
+		return 1;
+	}
+	if (min_arg && !parse_duration_ns(min_arg, MAX_SYSCALL_MIN_NS, &o->syscall_min_ns)) {
+		error_line("invalid --syscall-min '%s': expected a duration such as 10us, 1ms "
+			   "or 2s (at most 1 hour)", min_arg);
+		return 1;
+	}
+	if (o->syscalls && !o->selected[PERFCAP_SRC_SYSCALL])
+		warning_line("--syscalls has no effect without the syscall source (-e syscall)");
+	return 0;
+}
+
+static int validate_comm(const struct record_options *o)
+{
+	if (!o->comm)
+		return 0;
+	if (!o->comm[0] || strlen(o->comm) >= PERFCAP_COMM_LEN) {
+		error_line("invalid --comm '%s': expected a process name of 1 to %d characters "
+			   "(the kernel keeps %d)", o->comm, PERFCAP_COMM_LEN - 1, PERFCAP_COMM_LEN - 1);
+		return 1;
+	}
+	return 0;
+}
+
+static int validate_cgroup(struct record_options *o)
+{
+	char why[512];
+
+	if (!o->cgroup_path)
+		return 0;
+	if (cgroup_resolve(o->cgroup_path, &o->cgroup_id, &o->cgroup_level, why, sizeof(why))) {
+		error_line("invalid --cgroup: %s", why);
+		return 1;
+	}
+	return 0;
+}
+
+static uint64_t random_seed(void)
+{
+	uint64_t seed = 0;
+
+	if (getrandom(&seed, sizeof(seed), 0) != (ssize_t)sizeof(seed))
+		seed = monotonic_ns() ^ realtime_ns();
+	return seed;
+}
+
+/* "N" or "N:SEED" */
+static int validate_sample(struct record_options *o, const char *arg)
+{
+	char n_text[32];
+	const char *colon;
+	size_t n_len;
+
+	o->sample_one_in = 1;
+	o->sample_seed = 0;
+	if (!arg)
+		return 0;
+	colon = strchr(arg, ':');
+	n_len = colon ? (size_t)(colon - arg) : strlen(arg);
+	if (n_len < sizeof(n_text)) {
+		memcpy(n_text, arg, n_len);
+		n_text[n_len] = '\0';
+	}
+	if (n_len >= sizeof(n_text) ||
+	    !parse_u64_in_range(n_text, 1, MAX_SAMPLE_ONE_IN, &o->sample_one_in) ||
+	    (colon && !parse_u64_in_range(colon + 1, 0, UINT64_MAX, &o->sample_seed))) {
+		error_line("invalid --sample '%s': expected N[:SEED], N from 1 to %d (keep 1 "
+			   "record in N), SEED a whole number", arg, MAX_SAMPLE_ONE_IN);
+		return 1;
+	}
+	if (!colon)
+		o->sample_seed = random_seed();
+	return 0;
+}
+
+static int validate_rate_cap(struct record_options *o, const char *arg)
+{
+	if (!arg)
+		return 0;
+	if (!parse_u64_in_range(arg, 1, MAX_RATE_CAP, &o->rate_cap)) {
+		error_line("invalid --rate-cap '%s': expected records per second per CPU, "
+			   "from 1 to %d", arg, MAX_RATE_CAP);
+		return 1;
+	}
+	return 0;
+}
+
+static int validate_sources(struct record_options *o, const struct parse_state *ps)
+{
+	if (sources_select(o->events, o->selected))
+		return 1;
+	if (o->events && !o->selected[PERFCAP_SRC_SCHED] && ps->offcpu_min_arg)
+		warning_line("--offcpu-min has no effect without the sched source");
+	return 0;
+}
+
+/* --mutex-uprobes, --lock-min (lock) and --fault-sample (mem). */
+static int validate_lock_mem(struct record_options *o, const struct parse_state *ps)
+{
+	if (ps->lock_min_arg && !parse_duration_ns(ps->lock_min_arg, MAX_OFFCPU_MIN_NS,
+						    &o->lock_min_ns)) {
+		error_line("invalid --lock-min '%s': expected a duration such as 0, 10us or 1ms "
+			   "(at most 1 hour)", ps->lock_min_arg);
+		return 1;
+	}
+	if (ps->fault_sample_arg && !parse_u64_in_range(ps->fault_sample_arg, 1,
+							 MAX_SAMPLE_ONE_IN, &o->fault_one_in)) {
+		error_line("invalid --fault-sample '%s': expected N from 1 to %d (record 1 page "
+			   "fault in N)", ps->fault_sample_arg, MAX_SAMPLE_ONE_IN);
+		return 1;
+	}
+	if (o->mutex_uprobes && o->mode == TARGET_ALL) {
+		error_line("--mutex-uprobes needs -p PID or a command: the uprobes go on the "
+			   "library each target maps, never on every process");
+		return 1;
+	}
+	if ((o->mutex_uprobes || ps->lock_min_arg) && !o->selected[PERFCAP_SRC_LOCK])
+		warning_line("--mutex-uprobes and --lock-min have no effect without -e lock");
+	if (ps->fault_sample_arg && !o->selected[PERFCAP_SRC_MEM])
+		warning_line("--fault-sample has no effect without -e mem");
+	return 0;
+}
+
 static int validate_target(struct record_options *o, struct parse_state *ps)
 {
 	int err;
@@ -217,6 +462,10 @@ int cli_parse(int argc, char **argv, struct record_options *opts)
 	memset(opts, 0, sizeof(*opts));
 	opts->freq_hz = DEFAULT_FREQ_HZ;
 	opts->output = DEFAULT_OUTPUT;
+	opts->offcpu_min_ns = DEFAULT_OFFCPU_MIN_NS;
+	opts->lock_min_ns = DEFAULT_LOCK_MIN_NS;
+	opts->fault_one_in = DEFAULT_FAULT_ONE_IN;
+	opts->sample_one_in = 1;
 	opts->argc = argc;
 	opts->argv = argv;
 	argp_err_exit_status = 1;
@@ -224,8 +473,15 @@ int cli_parse(int argc, char **argv, struct record_options *opts)
 	if (err)
 		return 1;
 	verbose_enabled = opts->verbose;
-	if (validate_freq(opts, ps.freq_arg) || validate_duration(opts, ps.duration_arg))
+	if (validate_freq(opts, ps.freq_arg) || validate_duration(opts, ps.duration_arg) ||
+	    validate_offcpu_min(opts, ps.offcpu_min_arg) || validate_sources(opts, &ps) ||
+	    validate_syscalls(opts, ps.syscall_min_arg) ||
+	    validate_comm(opts) || validate_cgroup(opts) ||
+	    validate_sample(opts, ps.sample_arg) || validate_rate_cap(opts, ps.rate_cap_arg) ||
+	    validate_lock_mem(opts, &ps))
 		return 1;
+	if (opts->list_events)
+		return 0;
 	if (!opts->output[0]) {
 		error_line("the output file name is empty");
 		return 1;

@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "perfcap_bpf.h"
+
 enum target_mode {
 	TARGET_NONE = 0,
 	TARGET_COMMAND,       /* -- CMD ARGS */
@@ -16,6 +18,9 @@ enum target_mode {
 };
 
 #define DEFAULT_FREQ_HZ    99
+#define DEFAULT_OFFCPU_MIN_NS (1000ull * 1000) /* 1 ms */
+#define DEFAULT_LOCK_MIN_NS   (10ull * 1000)   /* 10 us */
+#define DEFAULT_FAULT_ONE_IN  100
 #define DEFAULT_OUTPUT     "run.perfcap"
 #define FALLBACK_MAX_FREQ  100000
 
@@ -29,12 +34,33 @@ struct record_options {
 	size_t npids;
 	char **command;           /* TARGET_COMMAND: NULL-terminated argv */
 	bool verbose;
+	/* event sources */
+	const char *events;       /* -e as given; NULL: the default set */
+	bool selected[PERFCAP_SRC_MAX]; /* by source id, always-on ones included */
+	bool list_events;         /* --list-events: print them and exit */
+	bool strict;              /* fail if a selected source cannot attach */
+	uint64_t offcpu_min_ns;   /* sched: shortest off-CPU interval recorded */
+	const char *syscalls;     /* syscall: --syscalls LIST; NULL: the default set */
+	bool mutex_uprobes;       /* lock: --mutex-uprobes on pthread_mutex_lock */
+	uint64_t lock_min_ns;     /* lock: shortest contention / mutex wait emitted */
+	uint64_t fault_one_in;    /* mem: --fault-sample N, keep 1 page fault in N */
+	uint64_t syscall_min_ns;  /* syscall sets: shortest call emitted (all counted) */
+	/* in-kernel filters (besides the pid filter of -p / a command) */
+	const char *comm;         /* --comm: process name, NULL: any */
+	const char *cgroup_path;  /* --cgroup: NULL: any */
+	uint64_t cgroup_id;       /* resolved from cgroup_path */
+	uint32_t cgroup_level;
+	/* sampling of event sources (never of CPU samples) */
+	uint64_t sample_one_in;   /* keep 1 record in N; 1: all */
+	uint64_t sample_seed;     /* given or drawn at random; in the META */
+	uint64_t rate_cap;        /* records/s per CPU per source; 0: none */
 	int argc;                 /* perfcap-record's own argv, for the META */
 	char **argv;
 };
 
 /* Parses and validates argv. On any error prints one line and returns
- * non-zero (the exit status to use). */
+ * non-zero (the exit status to use). With --list-events set, no target is
+ * required (the caller prints the list). */
 int cli_parse(int argc, char **argv, struct record_options *opts);
 
 const char *target_mode_name(enum target_mode mode);

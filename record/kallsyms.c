@@ -5,7 +5,9 @@
  * the capture stores only the symbols that samples hit and "extends to the
  * next symbol" would otherwise mean the next *stored* one. Names of module
  * symbols carry the module: "ext4_file_read_iter [ext4]". The kernel's
- * build-id comes from the GNU note in /sys/kernel/notes.
+ * build-id comes from the GNU note in /sys/kernel/notes. The kernel decides
+ * whether /proc/kallsyms shows addresses by the credentials of the opener,
+ * so it is opened before the recorder drops its capabilities.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -161,6 +163,23 @@ static void read_kernel_build_id(struct pc_elf_module *m)
 	free(notes);
 }
 
+static FILE *preopened;
+
+void kallsyms_preopen(void)
+{
+	if (!preopened)
+		preopened = fopen("/proc/kallsyms", "re");
+}
+
+/* The preopened file (read once), else a fresh one. */
+static FILE *open_kallsyms(void)
+{
+	FILE *f = preopened;
+
+	preopened = NULL;
+	return f ? f : fopen("/proc/kallsyms", "re");
+}
+
 int kallsyms_load(struct pc_elf_module *m, bool *hidden)
 {
 	struct symbol_list l = { 0 };
@@ -176,7 +195,7 @@ int kallsyms_load(struct pc_elf_module *m, bool *hidden)
 	if (!m->path)
 		return -ENOMEM;
 	read_kernel_build_id(m);
-	f = fopen("/proc/kallsyms", "re");
+	f = open_kallsyms();
 	if (!f)
 		return -errno;
 	while (!err && getline(&line, &cap, f) > 0)

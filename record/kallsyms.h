@@ -8,6 +8,10 @@
 
 #include "elf_module.h"
 
+/* Opens /proc/kallsyms now, while the recorder may still see addresses
+ * (CAP_SYSLOG); kallsyms_load reads this file later. */
+void kallsyms_preopen(void);
+
 /* Fills m (free with pc_elf_module_free). Sets *hidden when kallsyms shows
  * only zero addresses (kernel.kptr_restrict): m then has no symbols.
  * Returns 0 or -errno. */

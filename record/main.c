@@ -1,16 +1,20 @@
-/* main.c - perfcap-record: records CPU stack samples of a command, of
- * running processes, or of the whole system into one capture file.
+/* main.c - perfcap-record: records CPU stack samples and kernel events of
+ * a command, of running processes, or of the whole system into one capture
+ * file.
  *
  * The order of a recording:
  *   1. validate the command line, check privileges and BTF;
  *   2. fork the command, held at a gate before exec;
  *   3. create the output file (an unwritable path fails here, before any
- *      BPF is loaded) and start the writer thread;
- *   4. load the BPF programs, put the target pids in the filter, attach;
- *   5. write the META chunk, open the gate;
- *   6. consume the ring buffer until the target ends, -d elapses, a signal
+ *      BPF is loaded);
+ *   4. create the shared maps, load the selected sources, put the target
+ *      pids in the filter, attach (a source that cannot is named);
+ *   5. drop the capabilities no longer needed, start the writer thread
+ *      (it inherits the reduced set), write the META chunk, open the gate;
+ *   6. consume the rings until the target ends, -d elapses, a signal
  *      arrives or the disk fills;
- *   7. stop sampling, drain, write SYMBOLS, STATS and END, print a summary.
+ *   7. stop the sources, drain, write SYMBOLS, STATS and END, print a
+ *      summary with the losses of each source.
  */
 #include <errno.h>
 #include <signal.h>
@@ -22,10 +26,12 @@
 
 #include "cli.h"
 #include "consumer.h"
+#include "kallsyms.h"
 #include "metadata.h"
 #include "perfcap_format.h"
 #include "preflight.h"
-#include "sampler.h"
+#include "privileges.h"
+#include "session.h"
 #include "stats.h"
 #include "symbols.h"
 #include "target.h"
@@ -53,14 +59,15 @@ struct recorder {
 	const struct record_options *opts;
 	struct command_child child;
 	bool have_child;
+	struct run_identity identity;    /* who the command runs as */
 	struct pc_writer *writer;
 	struct writer_thread *writer_thread;
-	struct sampler sampler;
-	bool sampler_loaded;
+	struct session session;
+	bool session_created;
 	struct consumer consumer;
 	bool consumer_ready;
 	struct run_info run;
-	char cpu_list[256];
+	char privileges_kept[256];
 	enum stop_reason reason;
 	uint64_t next_pid_check_ns;
 	uint64_t end_ns;
@@ -93,23 +100,30 @@ static int open_output(struct recorder *r)
 		error_line("%s already exists (use -f to overwrite it)", path);
 	else if (err)
 		error_line("cannot create %s: %s", path, strerror(-err));
-	if (err)
-		return err;
-	err = writer_thread_start(&r->writer_thread, r->writer);
+	return err;
+}
+
+static int start_writer(struct recorder *r)
+{
+	int err = writer_thread_start(&r->writer_thread, r->writer);
+
 	if (err)
 		error_line("cannot start the writer thread: %s", strerror(-err));
+	else
+		consumer_set_writer(&r->consumer, r->writer_thread);
 	return err;
 }
 
 static int add_initial_targets(struct recorder *r)
 {
 	const struct record_options *o = r->opts;
+	struct targets *t = &r->session.targets;
 	int err = 0;
 
 	if (o->mode == TARGET_COMMAND)
-		err = sampler_add_target(&r->sampler, (uint32_t)r->child.pid);
+		err = targets_add(t, (uint32_t)r->child.pid);
 	for (size_t i = 0; o->mode == TARGET_PIDS && i < o->npids && !err; i++)
-		err = sampler_add_target(&r->sampler, (uint32_t)o->pids[i]);
+		err = targets_add(t, (uint32_t)o->pids[i]);
 	if (err)
 		error_line("cannot fill the pid filter map: %s", strerror(-err));
 	return err;
@@ -122,36 +136,53 @@ static void on_target_exit(void *ctx, uint32_t pid, uint64_t ts)
 
 	(void)ts;
 	if (r->opts->mode != TARGET_ALL)
-		sampler_retire_target(&r->sampler, pid, monotonic_ns());
+		targets_retire(&r->session.targets, pid, monotonic_ns());
+}
+
+static bool filtering(const struct record_options *o)
+{
+	return o->mode != TARGET_ALL || o->comm || o->cgroup_path;
 }
 
 static int load_and_attach(struct recorder *r)
 {
-	const struct record_options *o = r->opts;
-	struct sampler_config cfg = {
-		.filter_pids = o->mode != TARGET_ALL,
-		.freq_hz = o->freq_hz,
-		.nr_online = (int)sysconf(_SC_NPROCESSORS_ONLN),
-	};
-	int err = sampler_load(&r->sampler, &cfg);
+	int err = session_create(&r->session, r->opts);
 
+	r->session_created = true;
+	if (!err)
+		err = session_load(&r->session);
+	if (!err)
+		err = add_initial_targets(r);
 	if (err)
 		return err;
-	r->sampler_loaded = true;
-	err = add_initial_targets(r);
-	if (err)
-		return err;
-	consumer_init(&r->consumer, r->writer_thread, o->mode != TARGET_ALL);
+	consumer_init(&r->consumer, r->session.maps.stacks_fd, filtering(r->opts));
 	r->consumer.on_exit = on_target_exit;
 	r->consumer.on_exit_ctx = r;
 	r->consumer_ready = true;
-	err = sampler_open_ring(&r->sampler, consumer_handle, &r->consumer);
+	err = session_open_reader(&r->session, &r->consumer);
 	if (err)
 		return err;
-	/* the start precedes every sample */
+	/* the start precedes every record */
 	r->run.start_monotonic_ns = monotonic_ns();
 	r->run.start_realtime_ns = realtime_ns();
-	return sampler_attach(&r->sampler, o->freq_hz);
+	return session_attach(&r->session, &r->consumer);
+}
+
+/* Everything is attached and the output is open: keep only what the rest
+ * of the recording needs (privileges.c says what and why). */
+static int drop_privileges(struct recorder *r)
+{
+	int err;
+
+	kallsyms_preopen(); /* read at the end; its addresses need CAP_SYSLOG now */
+	err = privileges_drop(r->privileges_kept, sizeof(r->privileges_kept));
+	if (err) {
+		error_line("cannot drop capabilities after attaching: %s", strerror(-err));
+		return err;
+	}
+	r->run.privileges_kept = r->privileges_kept;
+	verbose_line("capabilities kept: %s", r->privileges_kept[0] ? r->privileges_kept : "none");
+	return 0;
 }
 
 static int write_metadata(struct recorder *r)
@@ -159,11 +190,11 @@ static int write_metadata(struct recorder *r)
 	struct chunk_buffer meta = { 0 };
 	int err;
 
-	sampler_cpu_list(&r->sampler, r->cpu_list, sizeof(r->cpu_list));
-	r->run.cpu_list = r->cpu_list;
-	r->run.ringbuf_bytes = r->sampler.ringbuf_bytes;
 	r->run.command_pid = r->have_child ? r->child.pid : 0;
+	r->run.command_identity = &r->identity;
 	err = metadata_build(&meta, r->opts, &r->run);
+	if (!err)
+		err = session_meta(&r->session, &meta);
 	if (!err)
 		err = writer_thread_submit(r->writer_thread, PC_CHUNK_META, PC_META_VERSION, &meta);
 	chunk_buffer_free(&meta);
@@ -181,22 +212,40 @@ static int start_command(struct recorder *r)
 	return err;
 }
 
+static int spawn_command(struct recorder *r)
+{
+	int err = privileges_invoking_user(&r->identity);
+
+	if (err) {
+		error_line("SUDO_UID/SUDO_GID are not valid ids; cannot run the command as the "
+			   "invoking user");
+		return err;
+	}
+	err = command_spawn(&r->child, r->opts->command, &r->identity);
+	if (err) {
+		error_line("cannot start '%s': %s", r->opts->command[0], strerror(-err));
+		return err;
+	}
+	r->have_child = true;
+	return 0;
+}
+
 static int setup(struct recorder *r)
 {
 	int err = 0;
 
-	if (r->opts->mode == TARGET_COMMAND) {
-		err = command_spawn(&r->child, r->opts->command);
-		if (err) {
-			error_line("cannot start '%s': %s", r->opts->command[0], strerror(-err));
-			return err;
-		}
-		r->have_child = true;
-	}
+	if (r->opts->mode == TARGET_COMMAND)
+		err = spawn_command(r);
+	if (err)
+		return err;
 	raise_fd_limit(); /* after the fork: the command keeps its own limit */
 	err = open_output(r);
 	if (!err)
 		err = load_and_attach(r);
+	if (!err)
+		err = drop_privileges(r);
+	if (!err)
+		err = start_writer(r);
 	if (!err)
 		err = write_metadata(r);
 	if (!err && r->have_child)
@@ -208,8 +257,8 @@ static void abort_setup(struct recorder *r)
 {
 	if (r->have_child)
 		command_cancel(&r->child);
-	if (r->sampler_loaded)
-		sampler_destroy(&r->sampler);
+	if (r->session_created)
+		session_destroy(&r->session);
 	if (r->writer_thread)
 		writer_thread_stop(r->writer_thread);
 	if (r->consumer_ready)
@@ -278,11 +327,10 @@ static void announce(const struct recorder *r)
 	else
 		snprintf(what, sizeof(what), "%zu processes", o->npids);
 	if (o->duration_ns)
-		fprintf(stderr, "%s: recording %s at %llu Hz for %.3g s\n", PROGRAM_NAME, what,
-			(unsigned long long)o->freq_hz, (double)o->duration_ns / 1e9);
+		fprintf(stderr, "%s: recording %s for %.3g s\n", PROGRAM_NAME, what,
+			(double)o->duration_ns / 1e9);
 	else
-		fprintf(stderr, "%s: recording %s at %llu Hz; Ctrl-C to stop\n", PROGRAM_NAME,
-			what, (unsigned long long)o->freq_hz);
+		fprintf(stderr, "%s: recording %s; Ctrl-C to stop\n", PROGRAM_NAME, what);
 }
 
 static void record_until_stopped(struct recorder *r)
@@ -291,13 +339,13 @@ static void record_until_stopped(struct recorder *r)
 
 	announce(r);
 	while ((r->reason = check_stop(r, now)) == STOP_NONE) {
-		if (sampler_poll(&r->sampler, poll_timeout_ms(r, now))) {
+		if (ring_reader_poll(&r->session.reader, poll_timeout_ms(r, now))) {
 			r->reason = STOP_RING_ERROR;
 			break;
 		}
 		now = monotonic_ns();
 		consumer_tick(&r->consumer, now);
-		sampler_remove_retired(&r->sampler, now);
+		targets_remove_retired(&r->session.targets, now);
 	}
 }
 
@@ -314,22 +362,14 @@ static void stop_command(struct recorder *r)
 
 /* ---- finishing -------------------------------------------------------- */
 
-static void collect_totals(struct recorder *r, struct record_totals *t, uint64_t **per_cpu)
+static void collect_totals(struct recorder *r, struct record_totals *t)
 {
-	const struct process_table *pt = &r->consumer.processes;
-
-	t->consumer = r->consumer.stats;
-	t->stacks_unique = r->consumer.stack_table.n;
-	t->procs_seen = pt->procs_seen;
-	t->procs_unreadable = pt->procs_unreadable;
-	t->records_failed = pt->records_failed;
-	t->consumer.lost_user += pt->records_failed;
+	t->consumer = &r->consumer;
+	t->attached = r->session.attached;
 	t->start_ns = r->run.start_monotonic_ns;
 	t->end_ns = r->end_ns;
-	t->nr_possible = r->sampler.nr_possible;
-	if (sampler_read_losses(&r->sampler, t->kernel_losses, per_cpu))
+	if (shared_maps_read_losses(&r->session.maps, &t->losses))
 		warning_line("cannot read the kernel's loss counters");
-	t->sample_losses_per_cpu = *per_cpu;
 }
 
 static int write_stats(struct recorder *r, struct record_totals *t)
@@ -387,22 +427,20 @@ static int finish(struct recorder *r)
 {
 	struct record_totals totals = { 0 };
 	struct symbol_stats symbols = { 0 };
-	uint64_t *per_cpu = NULL;
 	int err, stop_err;
 
 	stop_command(r);
-	sampler_detach(&r->sampler);
+	session_detach(&r->session);
 	r->end_ns = monotonic_ns();
-	sampler_drain(&r->sampler);
+	ring_reader_drain(&r->session.reader);
 	err = consumer_flush(&r->consumer);
 	if (!err)
 		err = symbols_write(r->writer_thread, &r->consumer.stack_table,
 				    &r->consumer.processes, &symbols);
-	collect_totals(r, &totals, &per_cpu);
+	collect_totals(r, &totals);
 	totals.symbols = symbols;
 	if (!err)
 		err = write_stats(r, &totals);
-	free(per_cpu);
 	stop_err = writer_thread_stop(r->writer_thread);
 	r->writer_thread = NULL;
 	if (stop_err)
@@ -417,8 +455,9 @@ static int finish(struct recorder *r)
 		stats_print_summary(&totals, r->opts->output, file_size(r->opts->output));
 	}
 	report_command(r);
+	loss_counts_free(&totals.losses);
 	consumer_free(&r->consumer);
-	sampler_destroy(&r->sampler);
+	session_destroy(&r->session);
 	return err ? 1 : 0;
 }
 
@@ -430,6 +469,11 @@ int main(int argc, char **argv)
 
 	if (status)
 		return status;
+	if (opts.list_events) {
+		sources_print();
+		cli_free(&opts);
+		return 0;
+	}
 	if (preflight_check()) {
 		cli_free(&opts);
 		return 1;

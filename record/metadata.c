@@ -1,16 +1,22 @@
 /* metadata.c - the META chunk, the first chunk of every capture.
  *
- * Keys (all values are strings):
+ * Keys written here (all values are strings):
  *   perfcap.version perfcap.git
  *   host.hostname host.kernel.release host.kernel.version host.arch
  *   host.boot_id host.ncpus
  *   clock.monotonic_ns clock.realtime_ns   (read back to back at start)
  *   record.cmdline (shell-quoted argv) record.start_ns (monotonic)
  *   record.output record.duration_limit_ns (0: none)
+ *   record.privileges.kept (capabilities kept after attach)
  *   target.mode (command|pids|all) target.command target.pids
+ *   target.command.uid target.command.gid (when run as the sudo user)
  *   filter.pids ("none" or a comma list) filter.follow_children (yes|no)
- *   sampling.cpu.event sampling.cpu.freq_hz sampling.cpu.cpus
- *   sources stack.max_depth bpf.ringbuf_bytes bpf.sha256.<program>
+ *   filter.comm filter.cgroup ("none" or the value) filter.cgroup.id
+ *   sampling.events.one_in sampling.events.seed sampling.events.rate_cap
+ *   stack.max_depth bpf.sha256.<object>
+ * session_meta() adds: sources sources.selected sources.failed.<name>
+ *   bpf.rings bpf.ringbuf_bytes bpf.stackmap_entries bpf.targets_max and
+ *   each attached source's keys (sampling.cpu.*, sched.*).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -99,6 +105,10 @@ static int add_target(struct chunk_buffer *cb, const struct record_options *o,
 	err |= chunk_buffer_add_kv(cb, "filter.pids", pids.s ? pids.s : "none");
 	err |= chunk_buffer_add_kv(cb, "filter.follow_children",
 				   o->mode == TARGET_ALL ? "no" : "yes");
+	if (run->command_identity && run->command_identity->change) {
+		err |= add_u64(cb, "target.command.uid", run->command_identity->uid);
+		err |= add_u64(cb, "target.command.gid", run->command_identity->gid);
+	}
 	text_free(&command);
 	text_free(&pids);
 	return err ? -ENOMEM : 0;
@@ -116,22 +126,32 @@ static int add_recording(struct chunk_buffer *cb, const struct record_options *o
 	err |= add_u64(cb, "record.start_ns", run->start_monotonic_ns);
 	err |= chunk_buffer_add_kv(cb, "record.output", o->output);
 	err |= add_u64(cb, "record.duration_limit_ns", o->duration_ns);
+	err |= chunk_buffer_add_kv(cb, "record.privileges.kept",
+				   run->privileges_kept ? run->privileges_kept : "all");
 	text_free(&cmdline);
 	return err ? -ENOMEM : 0;
 }
 
-static int add_sampling(struct chunk_buffer *cb, const struct record_options *o,
-			const struct run_info *run)
+static int add_filters(struct chunk_buffer *cb, const struct record_options *o)
+{
+	int err = 0;
+
+	err |= chunk_buffer_add_kv(cb, "filter.comm", o->comm ? o->comm : "none");
+	err |= chunk_buffer_add_kv(cb, "filter.cgroup", o->cgroup_path ? o->cgroup_path : "none");
+	if (o->cgroup_path)
+		err |= add_u64(cb, "filter.cgroup.id", o->cgroup_id);
+	err |= add_u64(cb, "sampling.events.one_in", o->sample_one_in);
+	err |= add_u64(cb, "sampling.events.seed", o->sample_seed);
+	err |= add_u64(cb, "sampling.events.rate_cap", o->rate_cap);
+	return err ? -ENOMEM : 0;
+}
+
+static int add_bpf(struct chunk_buffer *cb)
 {
 	size_t nhashes = sizeof(perfcap_bpf_hashes) / sizeof(perfcap_bpf_hashes[0]);
 	int err = 0;
 
-	err |= chunk_buffer_add_kv(cb, "sampling.cpu.event", "cpu-clock");
-	err |= add_u64(cb, "sampling.cpu.freq_hz", o->freq_hz);
-	err |= chunk_buffer_add_kv(cb, "sampling.cpu.cpus", run->cpu_list);
-	err |= chunk_buffer_add_kv(cb, "sources", "cpu");
 	err |= add_u64(cb, "stack.max_depth", PERFCAP_STACK_MAX_DEPTH);
-	err |= add_u64(cb, "bpf.ringbuf_bytes", run->ringbuf_bytes);
 	for (size_t i = 0; i < nhashes && !err; i++) {
 		char key[128];
 
@@ -151,6 +171,7 @@ int metadata_build(struct chunk_buffer *cb, const struct record_options *o,
 	err |= add_host(cb);
 	err |= add_recording(cb, o, run);
 	err |= add_target(cb, o, run);
-	err |= add_sampling(cb, o, run);
+	err |= add_filters(cb, o);
+	err |= add_bpf(cb);
 	return err ? -ENOMEM : 0;
 }

@@ -8,16 +8,18 @@
 
 #include "chunk_buffer.h"
 #include "cli.h"
+#include "privileges.h"
 
 struct run_info {
 	uint64_t start_monotonic_ns;   /* read back to back with ... */
 	uint64_t start_realtime_ns;    /* ... this one */
 	pid_t    command_pid;          /* TARGET_COMMAND */
-	const char *cpu_list;          /* CPUs sampled, "0-3" */
-	uint32_t ringbuf_bytes;
+	const struct run_identity *command_identity; /* who the command runs as */
+	const char *privileges_kept;   /* capabilities kept after attach */
 };
 
-/* Fills cb with the META key/value pairs. 0 or -ENOMEM. */
+/* Fills cb with the META key/value pairs of the run (the sources' keys
+ * come from session_meta). 0 or -ENOMEM. */
 int metadata_build(struct chunk_buffer *cb, const struct record_options *o,
 		   const struct run_info *run);
 

@@ -1,11 +1,22 @@
 /* preflight.h - checks made before anything is attached, each failing with
- * one line that says what is missing and what to do. */
+ * one line that says what is missing and what to do, and the kernel facts
+ * the sources adapt to. Whether each source can attach is probed by
+ * attaching it (session.c names the source and the reason when not). */
 #ifndef RECORD_PREFLIGHT_H
 #define RECORD_PREFLIGHT_H
 
 /* Privileges (root, or CAP_BPF + CAP_PERFMON) and kernel BTF. Prints the
  * error and returns -1 when recording is impossible. */
 int preflight_check(void);
+
+/* Mounts tracefs at /sys/kernel/tracing unless it is mounted (for
+ * sources that attach to tracepoints through tracefs; tp_btf and raw_tp
+ * need none). 0, or -errno with a warning printed. */
+int preflight_mount_tracefs(void);
+
+/* The number of arguments of tracepoint tp (as the kernel's BTF types
+ * btf_trace_<tp>: the hidden first pointer not counted), or -errno. */
+int preflight_tracepoint_args(const char *tp);
 
 /* Raises the soft open-file limit to the hard one: one fd is kept per
  * mapped file that samples hit. */

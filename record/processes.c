@@ -367,6 +367,13 @@ uint32_t processes_on_sample(struct process_table *pt, uint32_t pid, uint32_t ti
 	return p->aspace;
 }
 
+void processes_on_thread(struct process_table *pt, uint32_t pid, uint32_t tid,
+			 const char *comm, uint64_t ts)
+{
+	if (pid != 0) /* idle tasks share tid 0 under per-CPU names */
+		note_thread(pt, pid, tid, comm, ts);
+}
+
 void processes_on_exec(struct process_table *pt, uint32_t pid, uint32_t tid,
 		       const char *comm, uint64_t ts, bool read_now)
 {
@@ -446,6 +453,23 @@ void processes_check_user_ips(struct process_table *pt, uint32_t aspace,
 		as->reread_interval_ns = REREAD_MIN_NS;
 	else if (as->reread_interval_ns < REREAD_MAX_NS)
 		as->reread_interval_ns *= 2;
+}
+
+bool processes_on_exec_mapping(struct process_table *pt, uint32_t pid, uint64_t start,
+			       uint64_t len, uint64_t ts)
+{
+	struct process *p = find_process(pt, pid);
+	uint32_t aspace;
+
+	if (!p || p->info_pending || p->exited || len == 0)
+		return false;
+	aspace = p->aspace;
+	if (pt->aspaces[aspace].gone || (processes_find_map(pt, aspace, start) &&
+					 processes_find_map(pt, aspace, start + len - 1)))
+		return false;
+	if (read_maps(pt, aspace, ts) > 0)
+		pt->aspaces[aspace].reread_interval_ns = REREAD_MIN_NS;
+	return true;
 }
 
 void processes_free(struct process_table *pt)

@@ -78,6 +78,12 @@ void processes_init(struct process_table *pt, struct chunk_buffer *out);
 uint32_t processes_on_sample(struct process_table *pt, uint32_t pid, uint32_t tid,
 			     const char *comm, uint64_t ts);
 
+/* A thread of a process that is not traced (the other side of a context
+ * switch, a waker): notes its name (a THREAD record when new or renamed),
+ * reads nothing from /proc. */
+void processes_on_thread(struct process_table *pt, uint32_t pid, uint32_t tid,
+			 const char *comm, uint64_t ts);
+
 /* pid called exec: a new address space starts. With read_now /proc is read
  * at once (short-lived processes), else at the pid's next sample. */
 void processes_on_exec(struct process_table *pt, uint32_t pid, uint32_t tid,
@@ -91,6 +97,13 @@ void processes_on_exit(struct process_table *pt, uint32_t pid);
  * finds nothing new, back to 100 ms when it does). */
 void processes_check_user_ips(struct process_table *pt, uint32_t aspace,
 			      const uint64_t *ips, uint32_t nr, uint64_t ts);
+
+/* pid made [start, start + len) executable at ts (mmap or mprotect with
+ * PROT_EXEC, seen by the mem source): re-reads its maps at once unless a
+ * known mapping covers the range, so code loaded late (dlopen, JIT) gets
+ * MAP records before it can be unmapped again. Returns true if it re-read. */
+bool processes_on_exec_mapping(struct process_table *pt, uint32_t pid, uint64_t start,
+			       uint64_t len, uint64_t ts);
 
 /* The mapping of aspace that covers ip, or NULL. */
 const struct proc_map *processes_find_map(const struct process_table *pt,

@@ -1,32 +1,29 @@
-/* stats.h - the STATS chunk (loss and quality counters of the recording),
- * the END totals, and the one-line summary printed at exit. */
+/* stats.h - the STATS chunk (loss and quality counters of the recording,
+ * per source and overall), the END totals, and the summary printed at
+ * exit. */
 #ifndef RECORD_STATS_H
 #define RECORD_STATS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "chunk_buffer.h"
 #include "consumer.h"
-#include "perfcap_bpf.h"
+#include "shared_maps.h"
 #include "symbols.h"
 
 struct record_totals {
-	struct consumer_stats consumer;
-	uint64_t stacks_unique;
-	uint64_t procs_seen;
-	uint64_t procs_unreadable;
-	uint64_t records_failed;          /* PROCS records lost to out-of-memory */
+	const struct consumer *consumer;
+	const bool *attached;             /* by source id */
+	struct loss_counts losses;        /* from the kernel side */
 	struct symbol_stats symbols;
-	uint64_t kernel_losses[PERFCAP_LOSS_NR];
-	const uint64_t *sample_losses_per_cpu; /* nr_possible entries, may be NULL */
-	int      nr_possible;
 	uint64_t backpressure_waits;
 	uint64_t start_ns;                /* monotonic */
 	uint64_t end_ns;
 };
 
-uint64_t totals_lost_kernel(const struct record_totals *t);
-uint64_t totals_lost_user(const struct record_totals *t);
+/* Records of source lost on the way (kernel drops + user-space drops). */
+uint64_t totals_lost(const struct record_totals *t, int source);
 
 /* STATS key/values. 0 or -ENOMEM. */
 int stats_build(struct chunk_buffer *cb, const struct record_totals *t);
@@ -34,8 +31,10 @@ int stats_build(struct chunk_buffer *cb, const struct record_totals *t);
 /* END key/values: chunks, events, record.end_ns. */
 int stats_build_end(struct chunk_buffer *cb, const struct record_totals *t, uint64_t chunks);
 
-/* "perfcap-record: wrote N samples (S stacks, P processes) to FILE (B bytes);
- * lost L of T events" on stderr. */
+/* On stderr:
+ * "perfcap-record: wrote N events (cpu a, sched b; S stacks, P processes)
+ *  to FILE (B bytes)", "perfcap-record: lost L of T events (cpu l/t, ...)"
+ * and, when any, what --sample and --rate-cap left out. */
 void stats_print_summary(const struct record_totals *t, const char *path, uint64_t bytes);
 
 #endif /* RECORD_STATS_H */

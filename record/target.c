@@ -3,8 +3,9 @@
  *
  * The command is forked first and held at a gate (a pipe it reads one byte
  * from) until its pid is in the targets map and sampling is attached, so
- * not one instruction of it runs unobserved. A second, close-on-exec pipe
- * reports a failed exec back to the recorder.
+ * not one instruction of it runs unobserved. Under sudo it then becomes
+ * the invoking user (SUDO_UID/SUDO_GID, with that user's groups). A second,
+ * close-on-exec pipe reports a failed exec back to the recorder.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -57,7 +58,8 @@ int command_check_runnable(const char *argv0)
 	return -ENOENT;
 }
 
-static void child_wait_and_exec(int gate_read, int error_write, char **argv)
+static void child_wait_and_exec(int gate_read, int error_write, char **argv,
+				const struct run_identity *identity)
 {
 	char go;
 	int err;
@@ -65,14 +67,17 @@ static void child_wait_and_exec(int gate_read, int error_write, char **argv)
 	if (read(gate_read, &go, 1) != 1)
 		_exit(127); /* the recorder gave up before starting us */
 	close(gate_read);
-	execvp(argv[0], argv);
-	err = errno;
+	err = -privileges_become(identity);
+	if (!err) {
+		execvp(argv[0], argv);
+		err = errno;
+	}
 	if (write(error_write, &err, sizeof(err)) < 0)
 		_exit(127);
 	_exit(127);
 }
 
-int command_spawn(struct command_child *c, char **argv)
+int command_spawn(struct command_child *c, char **argv, const struct run_identity *identity)
 {
 	int gate[2], exec_error[2];
 
@@ -100,7 +105,7 @@ int command_spawn(struct command_child *c, char **argv)
 	if (c->pid == 0) {
 		close(gate[1]);
 		close(exec_error[0]);
-		child_wait_and_exec(gate[0], exec_error[1], argv);
+		child_wait_and_exec(gate[0], exec_error[1], argv, identity);
 	}
 	close(gate[0]);
 	close(exec_error[1]);

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "privileges.h"
+
 struct command_child {
 	pid_t pid;
 	int   gate_fd;        /* write end: one byte lets the child exec */
@@ -20,11 +22,12 @@ struct command_child {
  * -ENOENT / -EACCES ... */
 int command_check_runnable(const char *argv0);
 
-/* Forks the child; it waits at the gate before calling execvp(argv). */
-int command_spawn(struct command_child *c, char **argv);
+/* Forks the child; it waits at the gate, takes on identity (the invoking
+ * user under sudo), then calls execvp(argv). */
+int command_spawn(struct command_child *c, char **argv, const struct run_identity *identity);
 
 /* Opens the gate. Returns 0 once the command runs, or -errno from its
- * failed exec (the child then exits 127). */
+ * failed identity change or exec (the child then exits 127). */
 int command_release(struct command_child *c);
 
 /* Closes the gate without running the command, and reaps the child. */

@@ -237,3 +237,37 @@ void *array_reserve(void *ptr, uint32_t *cap, uint32_t need, size_t elem_size)
 	*cap = new_cap;
 	return p;
 }
+
+static uint64_t unit_ns(const char *unit)
+{
+	static const struct { const char *name; uint64_t ns; } units[] = {
+		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000 * 1000 }, { "s", 1000 * 1000 * 1000 },
+	};
+
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(unit, units[i].name) == 0)
+			return units[i].ns;
+	}
+	return 0;
+}
+
+bool parse_duration_ns(const char *s, uint64_t max_ns, uint64_t *out)
+{
+	uint64_t per_unit;
+	double value;
+	char *end;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return false;
+	if (strcmp(s, "0") == 0) {
+		*out = 0;
+		return true;
+	}
+	errno = 0;
+	value = strtod(s, &end);
+	per_unit = unit_ns(end);
+	if (errno || end == s || (size_t)(end - s) != strspn(s, "0123456789.") || !per_unit || value * (double)per_unit > (double)max_ns)
+		return false;
+	*out = (uint64_t)(value * (double)per_unit + 0.5);
+	return true;
+}

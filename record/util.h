@@ -50,6 +50,10 @@ int read_first_line(const char *path, char *buf, size_t len);
  * out of memory (ptr is then still valid and unchanged). */
 void *array_reserve(void *ptr, uint32_t *cap, uint32_t need, size_t elem_size);
 
+/* Parses a duration with a unit, "500us", "1.5ms", "2s", "100ns" (or a
+ * bare "0"), into nanoseconds no larger than max_ns. */
+bool parse_duration_ns(const char *s, uint64_t max_ns, uint64_t *out);
+
 /* Parses a decimal integer in [min, max] with nothing after it. */
 bool parse_u64_in_range(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 

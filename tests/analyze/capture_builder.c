@@ -5,6 +5,7 @@
 
 #include "capture_builder.h"
 #include "elf_module.h"
+#include "event_builder.h"
 #include "perfcap_format.h"
 
 #define APP_SYM_START  0x1000
@@ -278,4 +279,68 @@ struct capture_spec capture_spec_basic(void)
 	struct capture_spec spec = { .a = 300, .b = 100 };
 
 	return spec;
+}
+
+static void add_event_meta(struct builder *b, const struct event_capture *ev)
+{
+	pc_buf_add_kv(&b->buf, "perfcap.version", "0.1.0");
+	pc_buf_add_kv(&b->buf, "host.hostname", "testhost");
+	pc_buf_add_kv(&b->buf, "sampling.cpu.freq_hz", "100");
+	if (ev->start_ns)
+		pc_buf_add_kv_u64(&b->buf, "record.start_ns", ev->start_ns);
+	if (ev->sources)
+		pc_buf_add_kv(&b->buf, "sources", ev->sources);
+	add_chunk(b, PC_CHUNK_META, 5, 0, 0);
+}
+
+/* ev's records, per_chunk to an EVENTS chunk, in their order. */
+static void add_event_chunks(struct builder *b, const struct event_capture *ev)
+{
+	struct pc_rec_iter it;
+	const struct pc_rec *rec;
+	uint64_t in_chunk = 0, t0 = ev->nevents ? ev->t_min : 0, t1 = ev->nevents ? ev->t_max : 0;
+
+	pc_rec_iter_init(&it, ev->events.data, ev->events.len);
+	while (pc_rec_next(&it, &rec) == 1) {
+		pc_buf_append(&b->buf, rec, rec->size);
+		if (++in_chunk == (uint64_t)ev->per_chunk) {
+			add_chunk(b, PC_CHUNK_EVENTS, in_chunk, t0, t1);
+			in_chunk = 0;
+		}
+	}
+	if (in_chunk)
+		add_chunk(b, PC_CHUNK_EVENTS, in_chunk, t0, t1);
+}
+
+static void add_event_stats(struct builder *b, const struct event_capture *ev)
+{
+	pc_buf_add_kv_u64(&b->buf, "cpu.lost.kernel", 0);
+	if (ev->end_ns)
+		pc_buf_add_kv_u64(&b->buf, "record.end_ns", ev->end_ns);
+	if (ev->stats.len)
+		pc_buf_append(&b->buf, ev->stats.data, ev->stats.len);
+	add_chunk(b, PC_CHUNK_STATS, 2, 0, 0);
+}
+
+int build_event_capture(const char *path, const struct event_capture *ev)
+{
+	struct builder b = { .ts = TS_BASE };
+	int err = pc_writer_open(&b.w, path, PC_WRITE_FORCE);
+
+	if (err)
+		return err;
+	add_event_meta(&b, ev);
+	add_procs(&b);
+	add_stacks(&b);
+	add_event_chunks(&b, ev);
+	add_app_module(&b);
+	add_kernel_module(&b);
+	add_chunk(&b, PC_CHUNK_SYMBOLS, 2, 0, 0);
+	add_event_stats(&b, ev);
+	if (b.err)
+		pc_writer_abort(b.w);
+	else
+		b.err = pc_writer_finish(b.w, NULL);
+	pc_buf_free(&b.buf);
+	return b.err;
 }

@@ -61,4 +61,11 @@ int build_capture(const char *path, const struct capture_spec *spec,
 /* The basic answer: 300 samples in A, 100 in B, through caller. */
 struct capture_spec capture_spec_basic(void);
 
+/* An event capture: META (record.start_ns and sources from ev, when set),
+ * the same PROCS, STACKS and SYMBOLS as above, ev's records in EVENTS
+ * chunks of ev->per_chunk records, STATS (record.end_ns when set, and
+ * ev->stats), END. Returns 0 or -errno. */
+struct event_capture;
+int build_event_capture(const char *path, const struct event_capture *ev);
+
 #endif /* TESTS_CAPTURE_BUILDER_H */

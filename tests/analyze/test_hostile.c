@@ -119,7 +119,8 @@ Test(hostile, inconsistent_records_are_counted_not_fatal)
 	scratch_remove(dir);
 }
 
-/* Random record streams inside valid chunks. */
+/* Random record streams inside valid chunks: every known record type
+ * (event sources included) and an unknown one. */
 static void write_random_capture(const char *path, unsigned seed)
 {
 	static const uint16_t chunk_types[] = { PC_CHUNK_PROCS, PC_CHUNK_STACKS,
@@ -135,7 +136,7 @@ static void write_random_capture(const char *path, unsigned seed)
 			size_t len = (size_t)(rand() % 64) * 8;
 			for (size_t j = 0; j < len; j++)
 				body[j] = (uint8_t)(rand() % 4 == 0 ? rand() : rand() % 3);
-			add_raw_record(&b, (uint16_t)(1 + rand() % 9), (uint32_t)(8 + len),
+			add_raw_record(&b, (uint16_t)(1 + rand() % 21), (uint32_t)(8 + len),
 				       body, len);
 		}
 		add_chunk(w, chunk_types[c % 4], &b);

@@ -67,8 +67,8 @@ Test(import, row_counts)
 	};
 	sqlite3 *db = imported_db(dir, &spec);
 
-	expect_count(db, "PRAGMA user_version", 1);
-	expect_count(db, "SELECT value FROM schema_info WHERE key='schema_version'", 1);
+	expect_count(db, "PRAGMA user_version", 2);
+	expect_count(db, "SELECT value FROM schema_info WHERE key='schema_version'", 2);
 	expect_count(db, "SELECT count(*) FROM samples", 507);
 	expect_count(db, "SELECT sum(count) FROM sample_counts", 507);
 	expect_count(db, "SELECT count(*) FROM samples WHERE ustack_id IS NULL", 7);

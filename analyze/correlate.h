@@ -1,0 +1,77 @@
+/* correlate.h - correlations computed while a capture is imported: thread
+ * states reconstructed from context switches and wakeups (thread_states),
+ * off-CPU intervals classified by the system call they waited in (offcpu),
+ * and per-thread time shares per window (thread_time_shares). The loader
+ * feeds it events as it reads them; they are put in time order by a
+ * timeline (timeline.h) and run through the state machines. docs/schema.md
+ * says exactly what each table holds. */
+#ifndef ANALYZE_CORRELATE_H
+#define ANALYZE_CORRELATE_H
+
+#include <stdint.h>
+#include <sqlite3.h>
+
+#include "timeline.h"
+
+#define CORRELATE_DEFAULT_WINDOW_NS 1000000000ull
+
+/* Events more than this before or after the capture start (META
+ * record.start_ns, else the first event) are left out of the correlations
+ * and counted: a damaged or hostile file must not make the time shares
+ * span years of windows. A capture whose META record.duration_limit_ns is
+ * longer gets that plus an hour. */
+#define CORRELATE_MAX_SPAN_NS (24ull * 3600 * 1000000000ull)
+
+/* What the correlations could not match, for the quality table. */
+struct correlate_counts {
+	uint64_t switch_in_unmatched;   /* switch-in of a thread believed on a CPU */
+	uint64_t switch_out_unmatched;  /* switch-out of a thread believed off CPU */
+	uint64_t wakeup_unmatched;      /* blocked thread switched in without a wakeup */
+	uint64_t waits_expired;         /* waits given up on before their syscall ended */
+	uint64_t intervals;             /* thread_states rows */
+	uint64_t intervals_partial;     /* ... cut by the capture's start or end */
+	uint64_t late_sched;            /* events past the reorder window, per source */
+	uint64_t late_syscall;
+	uint64_t late_block;
+	uint64_t late_net;
+	uint64_t offcpu_by_syscall;     /* off-CPU intervals classified by their syscall */
+	uint64_t offcpu_by_state;       /* ... by the task state alone */
+	uint64_t timeline_peak;         /* most events held for reordering */
+	uint64_t shares_dropped;        /* time share sums past SHARES_MAX_ROWS */
+	uint64_t out_of_range;          /* events too far from the capture start */
+};
+
+struct correlator;
+
+/* NULL on out-of-memory. window_ns: thread_time_shares window. */
+struct correlator *correlator_new(sqlite3 *db, uint64_t window_ns);
+void correlator_free(struct correlator *c);
+
+/* Capture facts, when known: recording start (META record.start_ns),
+ * end (STATS or END record.end_ns), sources (META sources), the duration
+ * limit the recorder was given (META record.duration_limit_ns). */
+void correlator_set_start(struct correlator *c, uint64_t ns);
+void correlator_set_duration_limit(struct correlator *c, uint64_t ns);
+void correlator_set_end(struct correlator *c, uint64_t ns);
+void correlator_set_sources(struct correlator *c, const char *sources);
+
+/* Writes thread_states and offcpu rows through the INSERT thread w. */
+struct sql_writer;
+void correlator_use_writer(struct correlator *c, struct sql_writer *w);
+
+/* Feeds one event (in capture order). 0 or -1. */
+int correlator_add(struct correlator *c, const struct tl_event *ev);
+
+/* Counts a CPU sample in its thread's window. 0 or -1. */
+int correlator_add_sample(struct correlator *c, uint32_t pid, uint32_t tid, uint64_t ts);
+
+/* After each chunk of events: releases what can no longer be reordered. */
+int correlator_chunk_done(struct correlator *c);
+
+/* After the last chunk: releases everything, closes the intervals still
+ * open at the capture's end and writes thread_time_shares. 0 or -1. */
+int correlator_finish(struct correlator *c);
+
+const struct correlate_counts *correlator_counts(const struct correlator *c);
+
+#endif /* ANALYZE_CORRELATE_H */

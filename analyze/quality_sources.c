@@ -1,0 +1,114 @@
+/* quality_sources.c - quality rows of the event sources: records imported
+ * per source and type, and what the correlations could not match
+ * (unmatched switches and wakeups, waits whose system call never came,
+ * events past the reorder window). A source gets rows when it has records
+ * or META "sources" names it. The recorder's own counters (STATS
+ * "<source>.lost.kernel" ...) stay in stats; the data_quality view puts
+ * both side by side. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "correlate.h"
+#include "db.h"
+#include "load_state.h"
+#include "quality.h"
+#include "record_names.h"
+#include "timeline.h"
+
+static const char *const sources[] = {
+	"cpu", "sched", "syscall", "block", "net", "lock", "mem",
+};
+
+/* Whether META "sources" names source (a comma-separated list). */
+static int source_listed(const char *list, const char *source)
+{
+	size_t n = strlen(source);
+
+	for (const char *p = list; p && *p;) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		while (len && *p == ' ') {
+			p++;
+			len--;
+		}
+		if (len == n && strncmp(p, source, n) == 0)
+			return 1;
+		p = end ? end + 1 : NULL;
+	}
+	return 0;
+}
+
+static uint64_t source_records(const struct loader *L, const char *source)
+{
+	uint64_t n = 0;
+
+	for (uint16_t type = 1; type <= RECORD_TYPE_MAX; type++) {
+		const char *s = record_type_source(type);
+		if (s && strcmp(s, source) == 0)
+			n += L->counts.records[type];
+	}
+	return n;
+}
+
+static void put_records(struct quality_writer *w, const struct loader *L, const char *source)
+{
+	char key[64];
+
+	quality_put_u64(w, source, "records", source_records(L, source));
+	if (strcmp(source, "cpu") == 0)
+		return;
+	for (uint16_t type = PC_REC_SWITCH; type <= RECORD_TYPE_MAX; type++) {
+		const char *s = record_type_source(type);
+		if (!s || strcmp(s, source) != 0)
+			continue;
+		snprintf(key, sizeof(key), "records.%s", record_type_name(type));
+		quality_put_u64(w, source, key, L->counts.records[type]);
+	}
+}
+
+static void put_correlations(struct quality_writer *w, const struct loader *L,
+			     const char *source)
+{
+	const struct correlate_counts *k = correlator_counts(L->corr);
+
+	if (strcmp(source, "sched") == 0) {
+		quality_put_u64(w, source, "switch_in.unmatched", k->switch_in_unmatched);
+		quality_put_u64(w, source, "switch_out.unmatched", k->switch_out_unmatched);
+		quality_put_u64(w, source, "wakeup.unmatched", k->wakeup_unmatched);
+		quality_put_u64(w, source, "waits.expired", k->waits_expired);
+		quality_put_u64(w, source, "intervals", k->intervals);
+		quality_put_u64(w, source, "intervals.partial", k->intervals_partial);
+		quality_put_u64(w, source, "offcpu.by_syscall", k->offcpu_by_syscall);
+		quality_put_u64(w, source, "offcpu.by_state", k->offcpu_by_state);
+		quality_put_u64(w, source, "late", k->late_sched);
+	} else if (strcmp(source, "syscall") == 0) {
+		quality_put_u64(w, source, "late", k->late_syscall);
+		quality_put_u64(w, source, "unknown_nr", L->syscalls_unknown_nr);
+	} else if (strcmp(source, "block") == 0) {
+		quality_put_u64(w, source, "late", k->late_block);
+	} else if (strcmp(source, "net") == 0) {
+		quality_put_u64(w, source, "late", k->late_net);
+	} else if (strcmp(source, "mem") == 0) {
+		quality_put_u64(w, source, "faults.weighted", L->fault_weight);
+	}
+}
+
+void quality_put_sources(struct quality_writer *w, struct loader *L)
+{
+	char *listed = db_lookup_text(L->db, "SELECT value FROM meta WHERE key = ?1",
+				      "sources", NULL);
+	const struct correlate_counts *k = correlator_counts(L->corr);
+
+	for (size_t i = 0; i < sizeof(sources) / sizeof(sources[0]); i++) {
+		if (source_records(L, sources[i]) == 0 && !source_listed(listed, sources[i]))
+			continue;
+		put_records(w, L, sources[i]);
+		put_correlations(w, L, sources[i]);
+	}
+	quality_put_u64(w, "timeline", "reorder_window_ns", TIMELINE_WINDOW_NS);
+	quality_put_u64(w, "timeline", "peak_events", k->timeline_peak);
+	quality_put_u64(w, "timeline", "shares.dropped", k->shares_dropped);
+	quality_put_u64(w, "timeline", "out_of_range", k->out_of_range);
+	free(listed);
+}

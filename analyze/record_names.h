@@ -1,0 +1,18 @@
+/* record_names.h - short names of the record types perfcap-analyze knows
+ * (format/SPEC.md 2.2), as info prints them and as the quality table keys
+ * them ("records.NAME"), and the event source each belongs to. */
+#ifndef ANALYZE_RECORD_NAMES_H
+#define ANALYZE_RECORD_NAMES_H
+
+#include <stdint.h>
+
+#define RECORD_TYPE_MAX 20   /* known types are 1..RECORD_TYPE_MAX */
+
+/* "sample", "stack", ... "fault"; NULL for an unknown type. */
+const char *record_type_name(uint16_t type);
+
+/* The recorder source that writes it: "cpu", "sched", "syscall", "block",
+ * "net", "lock", "mem"; NULL for process, stack and symbol records. */
+const char *record_type_source(uint16_t type);
+
+#endif /* ANALYZE_RECORD_NAMES_H */

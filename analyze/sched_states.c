@@ -1,0 +1,182 @@
+/* sched_states.c - thread states from context switches and wakeups.
+ *
+ * Each thread is running (switch-in -> switch-out), runnable (wakeup or a
+ * preempted switch-out -> switch-in) or blocked (a switch-out in a sleeping
+ * state -> wakeup), blocked being io, sleep or blocked by the task state.
+ * An interval is written when it ends; running and runnable ones at once,
+ * blocked ones through waits.c, which first learns the system call they
+ * happened in. What a thread did before its first event is known only in
+ * two cases: a switch-out (it was running) and a wakeup that is not a new
+ * task's (it was blocked); those intervals start at the capture start and
+ * are partial, as are the ones still open at the capture end. Events that
+ * contradict the state (a switch-in of a running thread...) are counted. */
+#include "correlate_state.h"
+#include "wait_class.h"
+
+/* Writes t's current state as an interval ending at end. switch_cpu >= 0:
+ * the CPU a runnable thread was switched in on. */
+static int close_state(struct correlator *c, struct thread *t, uint64_t end,
+		       int partial_end, int64_t switch_cpu)
+{
+	struct state_interval iv = {
+		.tid = t->tid, .pid = t->pid, .start = t->since, .end = end, .cpu = t->cpu,
+		.partial = t->partial_start || partial_end, .has_waker = t->has_waker,
+		.waker_tid = t->waker_tid, .waker_pid = t->waker_pid,
+	};
+
+	switch (t->state) {
+	case TH_RUNNING:
+		iv.state = ST_RUNNING;
+		iv.has_waker = 0;
+		break;
+	case TH_RUNNABLE:
+		iv.state = ST_RUNNABLE;
+		iv.reason = t->reason;
+		if (switch_cpu >= 0)
+			iv.cpu = switch_cpu;
+		break;
+	case TH_BLOCKED:
+		iv.state = t->blocked_kind;
+		break;
+	default:
+		return 0;
+	}
+	if (end < iv.start || (partial_end && end == iv.start))
+		return 0;
+	if (iv.state == ST_RUNNING || iv.state == ST_RUNNABLE)
+		return state_row_write(c, &iv, NULL, -1, -1);
+	return waits_add_state(c, t, &iv);
+}
+
+static void enter_state(struct thread *t, uint8_t state, uint64_t ts, int64_t cpu)
+{
+	t->state = state;
+	t->since = ts;
+	t->cpu = cpu;
+	t->partial_start = 0;
+	t->has_waker = 0;
+	t->reason = RR_NONE;
+}
+
+/* t was seen first doing something that proves it was in state since the
+ * capture start. 0 if the capture started at or after ts. */
+static int assume_since_start(struct correlator *c, struct thread *t, uint8_t state,
+			      uint64_t ts, int64_t cpu)
+{
+	uint64_t start = correlator_start(c);
+
+	if (ts <= start)
+		return 0;
+	enter_state(t, state, start, cpu);
+	t->partial_start = 1;
+	t->blocked_kind = ST_BLOCKED;   /* if blocked: how is not known */
+	return 1;
+}
+
+static int switch_out(struct correlator *c, const struct tl_event *ev)
+{
+	struct thread *t = threads_get(&c->threads, ev->tid);
+	int kind = task_state_kind(ev->u2);
+	int rc = 0;
+
+	if (!t)
+		return -1;
+	t->pid = ev->pid;
+	if (t->state == TH_RUNNING ||
+	    (t->state == TH_UNKNOWN &&
+	     assume_since_start(c, t, TH_RUNNING, ev->key, ev->u1)))
+		rc = close_state(c, t, ev->key, 0, -1);
+	else if (t->state != TH_UNKNOWN)
+		c->counts.switch_out_unmatched++;
+	if (kind == ST_RUNNABLE) {
+		enter_state(t, TH_RUNNABLE, ev->key, ev->u1);
+		t->reason = RR_PREEMPTED;
+	} else if (kind == ST_DEAD) {
+		enter_state(t, TH_DEAD, ev->key, ev->u1);
+		if (rc == 0)
+			rc = waits_flush_thread(c, t);
+	} else {
+		enter_state(t, TH_BLOCKED, ev->key, ev->u1);
+		t->blocked_kind = (uint8_t)kind;
+	}
+	return rc;
+}
+
+static int switch_in(struct correlator *c, const struct tl_event *ev)
+{
+	struct thread *t = threads_get(&c->threads, ev->tid2);
+	int rc = 0;
+
+	if (!t)
+		return -1;
+	t->pid = ev->pid2;
+	switch (t->state) {
+	case TH_RUNNABLE:
+		rc = close_state(c, t, ev->key, 0, ev->u1);
+		break;
+	case TH_BLOCKED:          /* its wakeup is missing */
+		c->counts.wakeup_unmatched++;
+		rc = close_state(c, t, ev->key, 0, -1);
+		break;
+	case TH_RUNNING:          /* its switch-out is missing */
+		c->counts.switch_in_unmatched++;
+		break;
+	default:                  /* first seen, or a new thread with a reused tid */
+		break;
+	}
+	enter_state(t, TH_RUNNING, ev->key, ev->u1);
+	return rc;
+}
+
+int sched_on_switch(struct correlator *c, const struct tl_event *ev)
+{
+	if (ev->tid && switch_out(c, ev) < 0)
+		return -1;
+	if (ev->tid2 && switch_in(c, ev) < 0)
+		return -1;
+	return 0;
+}
+
+static void set_waker(struct thread *t, const struct tl_event *ev)
+{
+	t->has_waker = 1;
+	t->waker_tid = ev->tid2;
+	t->waker_pid = ev->pid2;
+}
+
+int sched_on_wakeup(struct correlator *c, const struct tl_event *ev)
+{
+	struct thread *t = threads_get(&c->threads, ev->tid);
+	int is_new = (ev->flags & TL_F_NEW) != 0;
+	int rc = 0;
+
+	if (!t)
+		return -1;
+	t->pid = ev->pid;
+	if (t->state == TH_RUNNING || t->state == TH_RUNNABLE)
+		return 0;         /* woken before it got off the CPU: nothing changes */
+	if (t->state == TH_BLOCKED ||
+	    (t->state == TH_UNKNOWN && !is_new &&
+	     assume_since_start(c, t, TH_BLOCKED, ev->key, -1))) {
+		set_waker(t, ev);
+		rc = close_state(c, t, ev->key, 0, -1);
+	}
+	enter_state(t, TH_RUNNABLE, ev->key, ev->u1);
+	t->reason = is_new ? RR_NEW : RR_WAKEUP;
+	set_waker(t, ev);
+	return rc;
+}
+
+int sched_close_all(struct correlator *c)
+{
+	uint64_t end = c->end_ns;
+
+	for (uint32_t i = 0; i < c->threads.len; i++) {
+		struct thread *t = c->threads.v[i];
+		if (end > t->since && close_state(c, t, end, 1, -1) < 0)
+			return -1;
+		if (waits_flush_thread(c, t) < 0)
+			return -1;
+	}
+	return 0;
+}

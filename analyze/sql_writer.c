@@ -1,0 +1,111 @@
+/* sql_writer.c - the INSERT thread (see sql_writer.h): a bounded FIFO of
+ * (batch, slot) jobs under one mutex; the thread runs each job without the
+ * lock, then marks the slot free and wakes whoever waits. */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "batch_insert.h"
+#include "sql_writer.h"
+
+#define QUEUE_CAP 64
+
+struct sql_job {
+	struct batch_insert *b;
+	int slot;
+};
+
+struct sql_writer {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t changed;       /* a job was queued or finished, or stop */
+	struct sql_job queue[QUEUE_CAP];
+	int head, count;
+	int running;                  /* a job is being written */
+	int stop;
+};
+
+static void *writer_main(void *arg)
+{
+	struct sql_writer *w = arg;
+
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		struct sql_job job;
+
+		while (w->count == 0 && !w->stop)
+			pthread_cond_wait(&w->changed, &w->lock);
+		if (w->count == 0)
+			break;
+		job = w->queue[w->head];
+		w->head = (w->head + 1) % QUEUE_CAP;
+		w->count--;
+		w->running = 1;
+		pthread_mutex_unlock(&w->lock);
+		batch_run_slot(job.b, job.slot);
+		pthread_mutex_lock(&w->lock);
+		job.b->in_flight[job.slot] = 0;
+		w->running = 0;
+		pthread_cond_broadcast(&w->changed);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+struct sql_writer *sql_writer_start(void)
+{
+	struct sql_writer *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->changed, NULL);
+	if (pthread_create(&w->thread, NULL, writer_main, w) != 0) {
+		pthread_mutex_destroy(&w->lock);
+		pthread_cond_destroy(&w->changed);
+		free(w);
+		return NULL;
+	}
+	return w;
+}
+
+void sql_writer_submit(struct sql_writer *w, struct batch_insert *b, int slot)
+{
+	pthread_mutex_lock(&w->lock);
+	while (w->count == QUEUE_CAP)
+		pthread_cond_wait(&w->changed, &w->lock);
+	b->in_flight[slot] = 1;
+	w->queue[(w->head + w->count) % QUEUE_CAP] = (struct sql_job){ b, slot };
+	w->count++;
+	pthread_cond_broadcast(&w->changed);
+	pthread_mutex_unlock(&w->lock);
+}
+
+void sql_writer_wait_slot(struct sql_writer *w, struct batch_insert *b, int slot)
+{
+	pthread_mutex_lock(&w->lock);
+	while (b->in_flight[slot])
+		pthread_cond_wait(&w->changed, &w->lock);
+	pthread_mutex_unlock(&w->lock);
+}
+
+void sql_writer_drain(struct sql_writer *w)
+{
+	pthread_mutex_lock(&w->lock);
+	while (w->count > 0 || w->running)
+		pthread_cond_wait(&w->changed, &w->lock);
+	pthread_mutex_unlock(&w->lock);
+}
+
+void sql_writer_stop(struct sql_writer *w)
+{
+	if (!w)
+		return;
+	pthread_mutex_lock(&w->lock);
+	w->stop = 1;
+	pthread_cond_broadcast(&w->changed);
+	pthread_mutex_unlock(&w->lock);
+	pthread_join(w->thread, NULL);
+	pthread_mutex_destroy(&w->lock);
+	pthread_cond_destroy(&w->changed);
+	free(w);
+}

@@ -1,0 +1,30 @@
+/* sql_writer.h - a thread that runs the loader's full multi-row INSERT
+ * batches while the loading thread decodes and correlates the next
+ * records: SQLite work and the rest of the import overlap on two cores.
+ * The database must be opened in serialized mode (SQLITE_OPEN_FULLMUTEX),
+ * since the loading thread still runs its own small statements. A batch
+ * keeps BATCH_SLOTS buffers: it fills one while the writer empties others
+ * (batch_insert.c); rows of one table keep their order. */
+#ifndef ANALYZE_SQL_WRITER_H
+#define ANALYZE_SQL_WRITER_H
+
+struct batch_insert;
+struct sql_writer;
+
+/* Starts the thread. NULL on failure (the caller then inserts inline). */
+struct sql_writer *sql_writer_start(void);
+
+/* Queues slot of b (BATCH_ROWS rows) and returns; blocks while the queue
+ * is full. */
+void sql_writer_submit(struct sql_writer *w, struct batch_insert *b, int slot);
+
+/* Blocks until slot of b is no longer queued or being written. */
+void sql_writer_wait_slot(struct sql_writer *w, struct batch_insert *b, int slot);
+
+/* Blocks until every queued batch is written. */
+void sql_writer_drain(struct sql_writer *w);
+
+/* Drains, stops and frees the thread. NULL is accepted. */
+void sql_writer_stop(struct sql_writer *w);
+
+#endif /* ANALYZE_SQL_WRITER_H */

@@ -1,0 +1,162 @@
+/* timeline.c - reorder buffer releasing events in key order (see
+ * timeline.h). Events added between two advances are sorted with a stable
+ * merge sort that skips merges of already ordered halves, so the usual,
+ * nearly sorted input costs about one pass; they are then merged into the
+ * pending events, which are already sorted, usually by a plain append. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "timeline.h"
+
+void timeline_init(struct timeline *t)
+{
+	memset(t, 0, sizeof(*t));
+}
+
+void timeline_free(struct timeline *t)
+{
+	free(t->pending);
+	free(t->incoming);
+	free(t->scratch);
+	memset(t, 0, sizeof(*t));
+}
+
+static int reserve(struct tl_event **buf, size_t *cap, size_t need)
+{
+	size_t new_cap = *cap ? *cap : 4096;
+	struct tl_event *grown;
+
+	if (need <= *cap)
+		return 0;
+	while (new_cap < need)
+		new_cap *= 2;
+	grown = realloc(*buf, new_cap * sizeof(**buf));
+	if (!grown)
+		return -ENOMEM;
+	*buf = grown;
+	*cap = new_cap;
+	return 0;
+}
+
+int timeline_add(struct timeline *t, const struct tl_event *ev, tl_sink sink, void *ctx)
+{
+	if (t->released_any && ev->key < t->released_key) {
+		struct tl_event late = *ev;
+
+		late.flags |= TL_F_LATE;
+		t->late++;
+		return sink(ctx, &late);
+	}
+	if (reserve(&t->incoming, &t->in_cap, t->in_len + 1) < 0)
+		return -ENOMEM;
+	t->incoming[t->in_len++] = *ev;
+	if (ev->key > t->max_key)
+		t->max_key = ev->key;
+	return 0;
+}
+
+/* Stable merge of a[0..na) and b[0..nb) into out. */
+static void merge(struct tl_event *out, const struct tl_event *a, size_t na,
+		  const struct tl_event *b, size_t nb)
+{
+	size_t i = 0, j = 0, k = 0;
+
+	while (i < na && j < nb)
+		out[k++] = b[j].key < a[i].key ? b[j++] : a[i++];
+	memcpy(out + k, a + i, (na - i) * sizeof(*a));
+	memcpy(out + k + (na - i), b + j, (nb - j) * sizeof(*b));
+}
+
+/* Sorts v[0..n) by key, stable; tmp holds n events. */
+static void sort_events(struct tl_event *v, size_t n, struct tl_event *tmp)
+{
+	size_t half = n / 2;
+
+	if (n < 2)
+		return;
+	sort_events(v, half, tmp);
+	sort_events(v + half, n - half, tmp);
+	if (v[half - 1].key <= v[half].key)
+		return;
+	merge(tmp, v, half, v + half, n - half);
+	memcpy(v, tmp, n * sizeof(*v));
+}
+
+/* Drops the released events at the front once they are the larger half,
+ * so each event is moved O(1) times on average. */
+static void compact_pending(struct timeline *t)
+{
+	if (t->head == 0 || t->head < t->len - t->head)
+		return;
+	memmove(t->pending, t->pending + t->head, (t->len - t->head) * sizeof(*t->pending));
+	t->len -= t->head;
+	t->head = 0;
+}
+
+/* Moves the sorted incoming events into pending, keeping it sorted. */
+static int merge_incoming(struct timeline *t)
+{
+	size_t n = t->in_len, split;
+
+	if (reserve(&t->scratch, &t->scratch_cap, n) < 0)
+		return -ENOMEM;
+	sort_events(t->incoming, n, t->scratch);
+	compact_pending(t);
+	if (reserve(&t->pending, &t->cap, t->len + n) < 0)
+		return -ENOMEM;
+	/* pending events after the first incoming key must be merged */
+	split = t->len;
+	while (split > t->head && t->pending[split - 1].key > t->incoming[0].key)
+		split--;
+	if (split < t->len) {
+		size_t tail = t->len - split;
+		if (reserve(&t->scratch, &t->scratch_cap, tail + n) < 0)
+			return -ENOMEM;
+		merge(t->scratch, t->pending + split, tail, t->incoming, n);
+		memcpy(t->pending + split, t->scratch, (tail + n) * sizeof(*t->pending));
+	} else {
+		memcpy(t->pending + t->len, t->incoming, n * sizeof(*t->pending));
+	}
+	t->len += n;
+	t->in_len = 0;
+	if (t->len > t->peak)
+		t->peak = t->len;
+	return 0;
+}
+
+static int release_until(struct timeline *t, uint64_t limit, int all, tl_sink sink,
+			 void *ctx)
+{
+	while (t->head < t->len && (all || t->pending[t->head].key <= limit)) {
+		const struct tl_event *ev = &t->pending[t->head++];
+		int rc;
+
+		t->released_key = ev->key;
+		t->released_any = 1;
+		rc = sink(ctx, ev);
+		if (rc < 0)
+			return rc;
+	}
+	if (t->head == t->len)
+		t->head = t->len = 0;
+	return 0;
+}
+
+int timeline_advance(struct timeline *t, tl_sink sink, void *ctx)
+{
+	int rc = t->in_len ? merge_incoming(t) : 0;
+
+	if (rc < 0)
+		return rc;
+	if (t->max_key < TIMELINE_WINDOW_NS)
+		return 0;
+	return release_until(t, t->max_key - TIMELINE_WINDOW_NS, 0, sink, ctx);
+}
+
+int timeline_finish(struct timeline *t, tl_sink sink, void *ctx)
+{
+	int rc = t->in_len ? merge_incoming(t) : 0;
+
+	return rc < 0 ? rc : release_until(t, 0, 1, sink, ctx);
+}

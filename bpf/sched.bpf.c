@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* sched.bpf.c - kernel side of the sched source: context switches, wakeups
+ * and off-CPU intervals. (FORK records come from proc.bpf.c, the one owner
+ * of sched_process_fork.)
+ *
+ * sched_switch: a SWITCH record when prev or next is traced. A traced prev
+ * leaves {time, state, user stack id} in `offcpu_starts` under its tid;
+ * when that tid is switched in again and was off CPU for at least
+ * offcpu_min_ns, an OFFCPU record carries the interval, the user stack
+ * from the switch-out, the kernel stack where it slept and the last waker.
+ * The user stack can only be walked while the task is current (at
+ * switch-out); the kernel stack of a sleeping task is still intact at its
+ * switch-in, so it is read then, and only for intervals that are recorded
+ * (a kernel stack walk costs about a microsecond; most sleeps are short).
+ * Stacks are taken only when prev blocks (state != 0): a preempted task is
+ * still runnable, its interval is run-queue time and its stack is the CPU
+ * samples' business.
+ * sched_wakeup / sched_wakeup_new: a WAKEUP record for a traced task, with
+ * the waker (the current task; 0 in interrupt context or when idle).
+ *
+ * The kernel side stays dumb: no aggregation, only pairing switch-out with
+ * switch-in. Only tp_btf programs: no tracefs, kprobes or trampolines.
+ */
+#include "perfcap_common.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define PF_KTHREAD        0x00200000
+#define PAGE_BYTES        4096
+#define THREAD_BYTES      (4 * PAGE_BYTES) /* x86-64 task stack without KASAN */
+#define NO_STACK          (-1)
+
+/* Set by user space before load. */
+const volatile __u64 offcpu_min_ns = 1000000;
+/* sched_switch has the prev_state argument (Linux 5.18+), read from the
+ * kernel's BTF by user space: it is the state __schedule() acted on, while
+ * prev->__state may already have been changed by a concurrent wakeup. */
+const volatile bool switch_has_prev_state = false;
+
+struct offcpu_start {
+	__u64 ts;               /* switch-out */
+	__u32 state;
+	__u32 waker_tid;        /* last waker seen since */
+	__s32 ustack;
+	__u32 reserved;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PERFCAP_OFFCPU_MAX);
+	__type(key, __u32);     /* tid */
+	__type(value, struct offcpu_start);
+} offcpu_starts SEC(".maps");
+
+/* An OFFCPU record is built here, then copied to the ring at its size. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct perfcap_offcpu);
+} offcpu_scratch SEC(".maps");
+
+/* Where the tracepoint's arguments live: written as a pointer, read back
+ * as a number (see in_interrupt_context). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} frame_address SEC(".maps");
+
+/* ---- task facts, CO-RE safe ----------------------------------------------- */
+
+struct task_struct___pre518 {
+	long state;
+} __attribute__((preserve_access_index));
+
+struct task_struct___cpu {
+	unsigned int cpu;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u32 task_state(struct task_struct *t)
+{
+	struct task_struct___pre518 *old = (void *)t;
+
+	if (bpf_core_field_exists(t->__state))
+		return BPF_CORE_READ(t, __state);
+	return (__u32)BPF_CORE_READ(old, state);
+}
+
+static __always_inline __u32 task_cpu(struct task_struct *t)
+{
+	struct task_struct___cpu *other = (void *)t;
+
+	if (bpf_core_field_exists(t->thread_info.cpu))
+		return BPF_CORE_READ(t, thread_info.cpu);
+	return BPF_CORE_READ(other, cpu);
+}
+
+/* The state prev was switched out in: 0 when preempted (still runnable),
+ * else the kernel's state bits, masked to PERFCAP_TASK_STATE_MASK. */
+static __always_inline __u32 switch_out_state(bool preempt, struct task_struct *prev,
+					      unsigned long long *ctx)
+{
+	__u32 state;
+
+	if (preempt)
+		return 0;
+	if (switch_has_prev_state)
+		state = (__u32)ctx[3];
+	else
+		state = task_state(prev);
+	return state & PERFCAP_TASK_STATE_MASK;
+}
+
+/* Hard and soft interrupts run on the per-CPU interrupt stack (x86-64). A
+ * tp_btf program's ctx is the argument array the tracepoint built on the
+ * stack it runs on, so a ctx outside the current task's stack means
+ * interrupt context, where "current" is merely the interrupted task. (The
+ * preempt count would say so directly, but reading a per-CPU kernel
+ * variable needs it in kallsyms, which CONFIG_KALLSYMS_ALL=n kernels lack;
+ * the program's own frame may be on a private BPF stack.) The address is
+ * laundered through a map: privileged programs may store pointers there. */
+static __always_inline bool in_interrupt_context(void *ctx, struct task_struct *task)
+{
+	__u32 zero = 0;
+	__u64 *slot = bpf_map_lookup_elem(&frame_address, &zero);
+	__u64 here, low, size = THREAD_BYTES;
+	struct vm_struct *area;
+
+	if (!slot)
+		return false;
+	*(void *volatile *)slot = ctx;
+	here = *(volatile __u64 *)slot;
+	low = (__u64)task->stack;
+	area = task->stack_vm_area;
+	if (area) /* vmap'ed stack: its size less the guard page */
+		size = area->size - PAGE_BYTES;
+	return here < low || here >= low + size;
+}
+
+/* Direct loads from a task the program was given (cheaper than a
+ * bpf_probe_read_kernel call). */
+static __always_inline void copy_task_comm(char *dst, struct task_struct *task)
+{
+	__builtin_memcpy(dst, task->comm, PERFCAP_COMM_LEN);
+}
+
+/* ---- off-CPU intervals ------------------------------------------------------ */
+
+/* A thread's entry lives from its first switch-out to its last (TASK_DEAD)
+ * and is updated in place: ts 0 means "on CPU now". */
+static __always_inline void note_switch_out(void *ctx, struct task_struct *prev, __u32 state,
+					    __u64 now)
+{
+	struct offcpu_start fresh = { .ts = now, .state = state, .ustack = NO_STACK };
+	__u32 tid = prev->pid;
+	struct offcpu_start *start;
+
+	if (tid == 0) /* idle */
+		return;
+	if (state & PERFCAP_TASK_DEAD) { /* gone for good */
+		bpf_map_delete_elem(&offcpu_starts, &tid);
+		return;
+	}
+	if (state && !(prev->flags & PF_KTHREAD))
+		fresh.ustack = pc_stack_id(ctx, PERFCAP_SRC_SCHED, BPF_F_USER_STACK);
+	start = bpf_map_lookup_elem(&offcpu_starts, &tid);
+	if (start)
+		*start = fresh;
+	else if (bpf_map_update_elem(&offcpu_starts, &tid, &fresh, BPF_NOEXIST))
+		pc_count(PERFCAP_SRC_SCHED, PERFCAP_LOSS_MAP_FULL);
+}
+
+/* The kernel stack next slept in, into e->kips; its length in frames. */
+static __always_inline __u64 sleeping_kernel_stack(struct task_struct *next,
+						   struct perfcap_offcpu *e)
+{
+	long ret = bpf_get_task_stack(next, e->kips, sizeof(e->kips), 0);
+	__u64 nr;
+
+	e->kstack_err = 0;
+	if (ret < 0) {
+		e->h.flags |= PERFCAP_OFFCPU_F_KSTACK_ERR;
+		e->kstack_err = ret;
+		pc_count(PERFCAP_SRC_SCHED, PERFCAP_LOSS_STACK_ERROR);
+		return 0;
+	}
+	nr = ret / sizeof(__u64);
+	return nr > PERFCAP_STACK_MAX_DEPTH ? PERFCAP_STACK_MAX_DEPTH : nr;
+}
+
+static __always_inline void emit_offcpu(struct task_struct *next,
+					const struct offcpu_start *start, __u64 now)
+{
+	void *ring = pc_ring(PERFCAP_SRC_SCHED);
+	struct perfcap_offcpu *e;
+	__u32 zero = 0;
+	__u64 nr = 0, size;
+
+	if (!ring)
+		return;
+	e = bpf_map_lookup_elem(&offcpu_scratch, &zero);
+	if (!e) {
+		pc_count(PERFCAP_SRC_SCHED, PERFCAP_LOSS_SCRATCH);
+		return;
+	}
+	pc_header(&e->h, PERFCAP_EV_OFFCPU, now);
+	e->duration = now - start->ts;
+	e->pid = next->tgid;
+	e->tid = next->pid;
+	e->state = start->state;
+	e->waker_tid = start->waker_tid;
+	e->ustack = start->ustack;
+	copy_task_comm(e->comm, next);
+	if (start->state) /* blocked: where in the kernel */
+		nr = sleeping_kernel_stack(next, e);
+	else
+		e->kstack_err = 0;
+	e->kstack_nr = nr;
+	size = PERFCAP_OFFCPU_HEADER_SIZE + nr * sizeof(__u64);
+	if (size > sizeof(*e)) /* cannot happen; keeps the verifier sure */
+		size = sizeof(*e);
+	if (bpf_ringbuf_output(ring, e, size, pc_wakeup_flag(ring)))
+		pc_count(PERFCAP_SRC_SCHED, PERFCAP_LOSS_RINGBUF);
+}
+
+static __always_inline void note_switch_in(struct task_struct *next, __u64 now)
+{
+	__u32 tid = next->pid;
+	struct offcpu_start *start = bpf_map_lookup_elem(&offcpu_starts, &tid);
+
+	if (!start || !start->ts) /* off CPU since before the recording */
+		return;
+	if (now - start->ts >= offcpu_min_ns && pc_admit_unsampled(PERFCAP_SRC_SCHED, now))
+		emit_offcpu(next, start, now);
+	start->ts = 0;
+}
+
+/* ---- records ------------------------------------------------------------------ */
+
+static __always_inline void emit_switch(struct task_struct *prev, struct task_struct *next,
+					__u32 state, __u64 now)
+{
+	void *ring = pc_ring(PERFCAP_SRC_SCHED);
+	struct perfcap_switch *e;
+
+	if (!ring)
+		return;
+	e = pc_reserve(ring, PERFCAP_SRC_SCHED, sizeof(*e));
+	if (!e)
+		return;
+	pc_header(&e->h, PERFCAP_EV_SWITCH, now);
+	e->prev_pid = prev->tgid;
+	e->prev_tid = prev->pid;
+	e->next_pid = next->tgid;
+	e->next_tid = next->pid;
+	e->prev_state = state;
+	e->prev_prio = prev->prio;
+	e->next_prio = next->prio;
+	e->reserved = 0;
+	copy_task_comm(e->prev_comm, prev);
+	copy_task_comm(e->next_comm, next);
+	pc_submit(ring, e);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	bool prev_traced = pc_task_traced(prev);
+	bool next_traced = pc_task_traced(next);
+	__u32 state;
+	__u64 now;
+
+	if (!prev_traced && !next_traced)
+		return 0;
+	now = bpf_ktime_get_ns();
+	state = switch_out_state(preempt, prev, ctx);
+	if (prev_traced)
+		note_switch_out(ctx, prev, state, now);
+	if (next_traced)
+		note_switch_in(next, now);
+	if (pc_admit(PERFCAP_SRC_SCHED, now))
+		emit_switch(prev, next, state, now);
+	return 0;
+}
+
+static __always_inline void emit_wakeup(struct task_struct *p, struct task_struct *waker,
+					__u32 waker_tid, __u16 flags, __u64 now)
+{
+	void *ring = pc_ring(PERFCAP_SRC_SCHED);
+	struct perfcap_wakeup *e;
+
+	if (!ring)
+		return;
+	e = pc_reserve(ring, PERFCAP_SRC_SCHED, sizeof(*e));
+	if (!e)
+		return;
+	pc_header(&e->h, PERFCAP_EV_WAKEUP, now);
+	e->h.flags = flags;
+	e->pid = p->tgid;
+	e->tid = p->pid;
+	e->waker_pid = waker_tid ? waker->tgid : 0;
+	e->waker_tid = waker_tid;
+	e->target_cpu = task_cpu(p);
+	e->reserved = 0;
+	copy_task_comm(e->comm, p);
+	if (waker_tid)
+		copy_task_comm(e->waker_comm, waker);
+	else
+		__builtin_memset(e->waker_comm, 0, sizeof(e->waker_comm));
+	pc_submit(ring, e);
+}
+
+static __always_inline void handle_wakeup(void *ctx, struct task_struct *p, __u16 flags)
+{
+	struct task_struct *waker = bpf_get_current_task_btf();
+	struct offcpu_start *start;
+	__u32 tid, waker_tid = 0;
+	__u64 now;
+
+	if (!pc_task_traced(p))
+		return;
+	now = bpf_ktime_get_ns();
+	if (!in_interrupt_context(ctx, waker))
+		waker_tid = waker->pid; /* 0 when idle */
+	tid = p->pid;
+	start = bpf_map_lookup_elem(&offcpu_starts, &tid);
+	if (start && start->ts)
+		start->waker_tid = waker_tid;
+	if (pc_admit(PERFCAP_SRC_SCHED, now))
+		emit_wakeup(p, waker, waker_tid, flags, now);
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(on_wakeup, struct task_struct *p)
+{
+	handle_wakeup(ctx, p, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(on_wakeup_new, struct task_struct *p)
+{
+	handle_wakeup(ctx, p, PERFCAP_WAKEUP_F_NEW);
+	return 0;
+}

@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* syscall.bpf.c - kernel side of the syscall source (and of the syscall
+ * sets of mux, net, lock and mem): every system call of a traced task is
+ * paired in the kernel, sys_enter -> sys_exit, and
+ *   - counted per syscall number (calls and total ns) in `syscall_totals`,
+ *     whatever the filters, so totals stay true;
+ *   - emitted as ONE record per completed call when its number is in the
+ *     syscall set and it lasted at least syscall_min_ns.
+ *
+ * Pairing: `syscall_pending` holds, per thread id, the entry time, number
+ * and first three arguments of the call in progress. The entry of a thread
+ * is written in place at every sys_enter (inserted once, on the thread's
+ * first traced call) and marked done (ts = 0) at sys_exit; it is deleted
+ * when the thread exits (sched_process_exit). So the hot path is one hash
+ * lookup on entry and one on exit, with no insert/delete churn. The map is
+ * bounded (PERFCAP_SYSCALL_THREADS_MAX); a thread that finds it full is not
+ * paired, counted as map_full.
+ *
+ * The set (which numbers are emitted, by which source, with a user stack
+ * or not) is read-only data filled by user space before load
+ * (record/syscall_sets.c). Only tp_btf programs: no tracefs, kprobes or
+ * trampolines.
+ */
+#include "perfcap_common.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Set by user space before load. */
+const volatile struct perfcap_syscall_sel syscall_set[PERFCAP_SYSCALL_NR_MAX];
+const volatile __u64 syscall_min_ns = 0;
+
+struct pending_call {
+	__u64 ts;               /* entry; 0: no call in progress */
+	__u64 args[3];
+	__u32 nr;
+	__u32 reserved;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PERFCAP_SYSCALL_THREADS_MAX);
+	__type(key, __u32);     /* tid */
+	__type(value, struct pending_call);
+} syscall_pending SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PERFCAP_SYSCALL_NR_MAX);
+	__type(key, __u32);     /* syscall number */
+	__type(value, struct perfcap_syscall_total);
+} syscall_totals SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PERFCAP_SC_NR);
+	__type(key, __u32);     /* enum perfcap_syscall_counter */
+	__type(value, __u64);
+} syscall_counters SEC(".maps");
+
+/* Atomic: a preemptible program may be interleaved with another task's
+ * run of the same program on this CPU. */
+static __always_inline void count(__u32 counter)
+{
+	__u64 *n = bpf_map_lookup_elem(&syscall_counters, &counter);
+
+	if (n)
+		__sync_fetch_and_add(n, 1);
+}
+
+static __always_inline void add_total(__u32 nr, __u64 ns)
+{
+	struct perfcap_syscall_total *t = bpf_map_lookup_elem(&syscall_totals, &nr);
+
+	if (!t)
+		return;
+	__sync_fetch_and_add(&t->calls, 1);
+	__sync_fetch_and_add(&t->ns, ns);
+}
+
+/* ---- entry ------------------------------------------------------------- */
+
+static __always_inline void fill_pending(struct pending_call *p, struct pt_regs *regs,
+					 __u32 nr, __u64 now)
+{
+	p->args[0] = regs->di; /* BTF pointer: direct (probe-mem) loads, no helper */
+	p->args[1] = regs->si;
+	p->args[2] = regs->dx;
+	p->nr = nr;
+	p->ts = now;            /* last: marks the entry as in progress */
+}
+
+/* First traced call of this thread: insert its entry. */
+static __always_inline void insert_pending(__u32 tid, struct pt_regs *regs, __u32 nr, __u64 now)
+{
+	struct pending_call fresh = {};
+
+	fill_pending(&fresh, regs, nr, now);
+	if (bpf_map_update_elem(&syscall_pending, &tid, &fresh, BPF_NOEXIST) == 0)
+		return;
+	count(PERFCAP_SC_MAP_FULL);
+	pc_count(PERFCAP_SRC_SYSCALL, PERFCAP_LOSS_MAP_FULL);
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 tid = task->pid;
+	struct pending_call *p;
+	__u64 now;
+
+	if (!pc_task_traced(task))
+		return 0;
+	if ((unsigned long)id >= PERFCAP_SYSCALL_NR_MAX) /* -1, x32: paired, not counted */
+		count(PERFCAP_SC_BAD_NR);
+	now = bpf_ktime_get_ns();
+	p = bpf_map_lookup_elem(&syscall_pending, &tid);
+	if (!p) {
+		insert_pending(tid, regs, (__u32)id, now);
+		return 0;
+	}
+	if (p->ts) /* the previous call never reached sys_exit */
+		count(PERFCAP_SC_UNMATCHED_ENTER);
+	fill_pending(p, regs, (__u32)id, now);
+	return 0;
+}
+
+/* ---- exit -------------------------------------------------------------- */
+
+static __always_inline void emit_call(void *ctx, const struct pending_call *p, __u32 source,
+				      __u8 flags, long ret, __u64 now)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	void *ring = pc_ring(source);
+	struct perfcap_syscall *e;
+
+	if (!ring)
+		return;
+	e = pc_reserve(ring, source, sizeof(*e));
+	if (!e)
+		return;
+	pc_header(&e->h, PERFCAP_EV_SYSCALL, p->ts);
+	e->duration = now - p->ts;
+	e->pid = pid_tgid >> 32;
+	e->tid = (__u32)pid_tgid;
+	e->nr = p->nr;
+	e->ustack = -1;
+	if (flags & PERFCAP_SYSCALL_F_STACK)
+		e->ustack = pc_stack_id(ctx, source, BPF_F_USER_STACK);
+	e->ret = ret;
+	e->args[0] = p->args[0];
+	e->args[1] = p->args[1];
+	e->args[2] = p->args[2];
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	pc_submit(ring, e);
+	count(PERFCAP_SC_EMITTED);
+}
+
+/* Is a completed call of duration ns emitted? Counts why not. */
+static __always_inline bool wanted(__u32 source, __u64 ns, __u64 now)
+{
+	if (!source)
+		return false; /* not in the set: counted in the totals only */
+	if (ns < syscall_min_ns) {
+		count(PERFCAP_SC_FILTERED_MIN);
+		return false;
+	}
+	return pc_admit(source, now);
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct pending_call *p = bpf_map_lookup_elem(&syscall_pending, &tid);
+	__u64 now, ns;
+	__u32 nr;
+
+	if (!p || !p->ts) {
+		/* entered before the recording (or the map was full) */
+		if (pc_task_traced(bpf_get_current_task_btf()))
+			count(PERFCAP_SC_UNMATCHED_EXIT);
+		return 0;
+	}
+	now = bpf_ktime_get_ns();
+	ns = now - p->ts;
+	nr = p->nr;
+	if (nr < PERFCAP_SYSCALL_NR_MAX) {
+		add_total(nr, ns);
+		if (wanted(syscall_set[nr].source, ns, now))
+			emit_call(ctx, p, syscall_set[nr].source, syscall_set[nr].flags, ret, now);
+	}
+	p->ts = 0;
+	return 0;
+}
+
+/* ---- cleanup ------------------------------------------------------------ */
+
+/* Every exiting thread: its entry goes (exit and exit_group never return,
+ * so this is also where those calls end). */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_thread_exit, struct task_struct *task)
+{
+	__u32 tid = task->pid;
+
+	bpf_map_delete_elem(&syscall_pending, &tid);
+	return 0;
+}

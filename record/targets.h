@@ -1,0 +1,33 @@
+/* targets.h - the processes being followed when recording by pid or
+ * command: the shared `targets` map, filled with the initial pids (forks
+ * are added by proc.bpf.c), and emptied of exited processes a little after
+ * their exit, so records of their last moments still pass the filter. */
+#ifndef RECORD_TARGETS_H
+#define RECORD_TARGETS_H
+
+#include <stdint.h>
+
+struct retired_target {
+	uint32_t pid;
+	uint64_t at_ns;
+};
+
+struct targets {
+	int map_fd;                  /* the shared `targets` map */
+	struct retired_target *retired; /* exited, leaving the map (FIFO) */
+	uint32_t nretired;
+	uint32_t retired_cap;
+};
+
+void targets_init(struct targets *t, int map_fd);
+
+/* Adds pid to the map. 0 or -errno. */
+int targets_add(struct targets *t, uint32_t pid);
+
+/* pid exited at now_ns: it leaves the map RETIRE_DELAY later. */
+void targets_retire(struct targets *t, uint32_t pid, uint64_t now_ns);
+void targets_remove_retired(struct targets *t, uint64_t now_ns);
+
+void targets_free(struct targets *t);
+
+#endif /* RECORD_TARGETS_H */

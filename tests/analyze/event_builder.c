@@ -1,0 +1,191 @@
+/* event_builder.c - appends event source records (see event_builder.h). */
+#include <arpa/inet.h>
+#include <string.h>
+
+#include "event_builder.h"
+
+void ev_init(struct event_capture *c, uint64_t start_ns, uint64_t end_ns,
+	     const char *sources)
+{
+	memset(c, 0, sizeof(*c));
+	c->start_ns = start_ns;
+	c->end_ns = end_ns;
+	c->sources = sources;
+	c->t_min = UINT64_MAX;
+}
+
+void ev_free(struct event_capture *c)
+{
+	pc_buf_free(&c->events);
+	pc_buf_free(&c->stats);
+}
+
+static void add(struct event_capture *c, void *rec, size_t len, uint16_t type,
+		uint16_t flags, uint64_t ts)
+{
+	struct pc_rec *h = rec;
+
+	h->type = type;
+	h->flags = flags;
+	pc_buf_add_rec(&c->events, rec, len, NULL, 0, NULL, 0);
+	c->nevents++;
+	if (ts < c->t_min)
+		c->t_min = ts;
+	if (ts > c->t_max)
+		c->t_max = ts;
+}
+
+void ev_switch(struct event_capture *c, uint64_t ts, uint32_t cpu, uint32_t prev_pid,
+	       uint32_t prev_tid, uint32_t prev_state, uint32_t next_pid, uint32_t next_tid)
+{
+	struct pc_rec_switch r = {
+		.ts = ts, .cpu = cpu, .prev_state = prev_state, .prev_pid = prev_pid,
+		.prev_tid = prev_tid, .next_pid = next_pid, .next_tid = next_tid,
+		.prev_prio = 120, .next_prio = 120,
+	};
+
+	add(c, &r, sizeof(r), PC_REC_SWITCH, 0, ts);
+}
+
+void ev_wakeup(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid,
+	       uint32_t waker_pid, uint32_t waker_tid, uint32_t cpu, int is_new)
+{
+	struct pc_rec_wakeup r = {
+		.ts = ts, .pid = pid, .tid = tid, .waker_pid = waker_pid,
+		.waker_tid = waker_tid, .target_cpu = cpu,
+	};
+
+	add(c, &r, sizeof(r), PC_REC_WAKEUP, is_new ? PC_WAKEUP_F_NEW : 0, ts);
+}
+
+void ev_offcpu(struct event_capture *c, uint64_t end, uint64_t duration, uint32_t pid,
+	       uint32_t tid, uint32_t state, uint32_t ustack, uint32_t kstack,
+	       uint32_t waker_tid)
+{
+	struct pc_rec_offcpu r = {
+		.ts = end, .duration = duration, .pid = pid, .tid = tid, .state = state,
+		.ustack = ustack, .kstack = kstack, .waker_tid = waker_tid,
+	};
+
+	add(c, &r, sizeof(r), PC_REC_OFFCPU, 0, end);
+}
+
+void ev_fork(struct event_capture *c, uint64_t ts, uint32_t parent_pid,
+	     uint32_t parent_tid, uint32_t child_pid, uint32_t child_tid, int thread)
+{
+	struct pc_rec_fork r = {
+		.ts = ts, .parent_pid = parent_pid, .parent_tid = parent_tid,
+		.child_pid = child_pid, .child_tid = child_tid,
+	};
+
+	add(c, &r, sizeof(r), PC_REC_FORK, thread ? PC_FORK_F_THREAD : 0, ts);
+}
+
+void ev_syscall(struct event_capture *c, uint64_t ts, uint64_t duration, uint32_t pid,
+		uint32_t tid, uint32_t nr, int64_t ret, uint64_t a0, uint64_t a1,
+		uint64_t a2)
+{
+	struct pc_rec_syscall r = {
+		.ts = ts, .duration = duration, .pid = pid, .tid = tid, .nr = nr,
+		.ustack = PC_STACK_NONE, .ret = ret, .args = { a0, a1, a2 },
+	};
+
+	add(c, &r, sizeof(r), PC_REC_SYSCALL, 0, ts + duration);
+}
+
+void ev_block(struct event_capture *c, uint64_t ts, uint64_t queue_ns,
+	      uint64_t service_ns, uint32_t pid, uint32_t tid, uint32_t dev, uint32_t op,
+	      uint64_t sector, uint32_t bytes)
+{
+	struct pc_rec_block r = {
+		.ts = ts, .queue_ns = queue_ns, .service_ns = service_ns, .pid = pid,
+		.tid = tid, .dev = dev, .op = op, .sector = sector, .bytes = bytes,
+	};
+
+	add(c, &r, sizeof(r), PC_REC_BLOCK, 0, ts);
+}
+
+void ev_socket_v4(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid,
+		  int32_t fd, uint16_t flags, const char *saddr, uint16_t sport,
+		  const char *daddr, uint16_t dport, uint64_t cookie)
+{
+	struct pc_rec_socket r = {
+		.ts = ts, .pid = pid, .tid = tid, .fd = fd, .family = 2, .protocol = 6,
+		.cookie = cookie, .sport = sport, .dport = dport,
+	};
+
+	inet_pton(AF_INET, saddr, r.saddr);
+	inet_pton(AF_INET, daddr, r.daddr);
+	add(c, &r, sizeof(r), PC_REC_SOCKET, flags, ts);
+}
+
+void ev_tcp_state_v6(struct event_capture *c, uint64_t ts, uint64_t cookie,
+		     const char *saddr, uint16_t sport, const char *daddr, uint16_t dport,
+		     uint16_t oldstate, uint16_t newstate)
+{
+	struct pc_rec_tcp_state r = {
+		.ts = ts, .cookie = cookie, .family = 10, .oldstate = oldstate,
+		.newstate = newstate, .sport = sport, .dport = dport,
+	};
+
+	inet_pton(AF_INET6, saddr, r.saddr);
+	inet_pton(AF_INET6, daddr, r.daddr);
+	add(c, &r, sizeof(r), PC_REC_TCP_STATE, 0, ts);
+}
+
+void ev_tcp_retrans_v4(struct event_capture *c, uint64_t ts, uint64_t cookie,
+		       const char *saddr, uint16_t sport, const char *daddr, uint16_t dport,
+		       uint16_t state)
+{
+	struct pc_rec_tcp_retrans r = {
+		.ts = ts, .cookie = cookie, .family = 2, .state = state,
+		.sport = sport, .dport = dport,
+	};
+
+	inet_pton(AF_INET, saddr, r.saddr);
+	inet_pton(AF_INET, daddr, r.daddr);
+	add(c, &r, sizeof(r), PC_REC_TCP_RETRANS, 0, ts);
+}
+
+void ev_lock(struct event_capture *c, uint64_t ts, uint64_t duration, uint32_t pid,
+	     uint32_t tid, uint64_t lock, uint32_t kstack)
+{
+	struct pc_rec_lock r = {
+		.ts = ts, .duration = duration, .pid = pid, .tid = tid, .lock = lock,
+		.flags = 1, .kstack = kstack,
+	};
+
+	add(c, &r, sizeof(r), PC_REC_LOCK, 0, ts);
+}
+
+void ev_mutex(struct event_capture *c, uint64_t ts, uint64_t duration, uint32_t pid,
+	      uint32_t tid, uint64_t addr, uint32_t ustack)
+{
+	struct pc_rec_mutex r = {
+		.ts = ts, .duration = duration, .pid = pid, .tid = tid, .addr = addr,
+		.ustack = ustack,
+	};
+
+	add(c, &r, sizeof(r), PC_REC_MUTEX, 0, ts);
+}
+
+void ev_fault(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid,
+	      uint64_t addr, uint64_t ip, uint32_t weight)
+{
+	struct pc_rec_fault r = {
+		.ts = ts, .pid = pid, .tid = tid, .addr = addr, .ip = ip,
+		.error_code = 4, .weight = weight,
+	};
+
+	add(c, &r, sizeof(r), PC_REC_FAULT, 0, ts);
+}
+
+void ev_sample(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid)
+{
+	struct pc_rec_sample r = {
+		.ts = ts, .pid = pid, .tid = tid, .ustack = PC_STACK_NONE,
+		.kstack = PC_STACK_NONE,
+	};
+
+	add(c, &r, sizeof(r), PC_REC_SAMPLE, 0, ts);
+}

@@ -1,0 +1,62 @@
+/* event_builder.h - event source records (format/SPEC.md 2.3) for
+ * synthetic captures: tests append records in the order a recorder would
+ * have written them, then build_event_capture (capture_builder.h) wraps
+ * them in a complete capture. Times are ns; pids/tids are free. */
+#ifndef TESTS_EVENT_BUILDER_H
+#define TESTS_EVENT_BUILDER_H
+
+#include <stdint.h>
+
+#include "perfcap_format.h"
+
+#define MS 1000000ull
+#define SEC 1000000000ull
+
+struct event_capture {
+	struct pc_buf events;     /* the records, in order */
+	uint64_t nevents;
+	uint64_t t_min, t_max;
+	uint64_t start_ns;        /* META record.start_ns; 0: not written */
+	uint64_t end_ns;          /* STATS record.end_ns; 0: not written */
+	const char *sources;      /* META sources; NULL: not written */
+	int per_chunk;            /* records per EVENTS chunk; 0: all in one */
+	struct pc_buf stats;      /* extra STATS pairs (pc_buf_add_kv) */
+};
+
+void ev_init(struct event_capture *c, uint64_t start_ns, uint64_t end_ns,
+	     const char *sources);
+void ev_free(struct event_capture *c);
+
+void ev_switch(struct event_capture *c, uint64_t ts, uint32_t cpu, uint32_t prev_pid,
+	       uint32_t prev_tid, uint32_t prev_state, uint32_t next_pid, uint32_t next_tid);
+void ev_wakeup(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid,
+	       uint32_t waker_pid, uint32_t waker_tid, uint32_t cpu, int is_new);
+void ev_offcpu(struct event_capture *c, uint64_t end, uint64_t duration, uint32_t pid,
+	       uint32_t tid, uint32_t state, uint32_t ustack, uint32_t kstack,
+	       uint32_t waker_tid);
+void ev_fork(struct event_capture *c, uint64_t ts, uint32_t parent_pid,
+	     uint32_t parent_tid, uint32_t child_pid, uint32_t child_tid, int thread);
+void ev_syscall(struct event_capture *c, uint64_t ts, uint64_t duration, uint32_t pid,
+		uint32_t tid, uint32_t nr, int64_t ret, uint64_t a0, uint64_t a1,
+		uint64_t a2);
+void ev_block(struct event_capture *c, uint64_t ts, uint64_t queue_ns,
+	      uint64_t service_ns, uint32_t pid, uint32_t tid, uint32_t dev, uint32_t op,
+	      uint64_t sector, uint32_t bytes);
+void ev_socket_v4(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid,
+		  int32_t fd, uint16_t flags, const char *saddr, uint16_t sport,
+		  const char *daddr, uint16_t dport, uint64_t cookie);
+void ev_tcp_state_v6(struct event_capture *c, uint64_t ts, uint64_t cookie,
+		     const char *saddr, uint16_t sport, const char *daddr, uint16_t dport,
+		     uint16_t oldstate, uint16_t newstate);
+void ev_tcp_retrans_v4(struct event_capture *c, uint64_t ts, uint64_t cookie,
+		       const char *saddr, uint16_t sport, const char *daddr, uint16_t dport,
+		       uint16_t state);
+void ev_lock(struct event_capture *c, uint64_t ts, uint64_t duration, uint32_t pid,
+	     uint32_t tid, uint64_t lock, uint32_t kstack);
+void ev_mutex(struct event_capture *c, uint64_t ts, uint64_t duration, uint32_t pid,
+	      uint32_t tid, uint64_t addr, uint32_t ustack);
+void ev_fault(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid,
+	      uint64_t addr, uint64_t ip, uint32_t weight);
+void ev_sample(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid);
+
+#endif /* TESTS_EVENT_BUILDER_H */

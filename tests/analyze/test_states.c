@@ -1,0 +1,214 @@
+/* test_states.c - thread_states, runq_latency and thread_time_shares
+ * rebuilt from synthetic context switches and wakeups with known answers:
+ * exact intervals, partial intervals at the capture's edges, unmatched
+ * events counted, records out of order put back in order, late records
+ * counted, time shares split at window edges. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db_check.h"
+#include "event_builder.h"
+#include "run_tool.h"
+
+#define T(ms) (SEC + (uint64_t)(ms) * MS)  /* capture starts at 1 s */
+#define PID 100
+#define TID 101      /* the thread under test */
+#define WAKER 102
+#define NR_FUTEX 202
+#define FUTEX_WAIT_PRIVATE 128
+
+/* run 10 ms, sleep in futex 50 ms (woken by WAKER), runnable 5 ms, run
+ * 10 ms, then sleep until the capture ends at 200 ms. */
+static void known_thread(struct event_capture *ev)
+{
+	ev_init(ev, T(0), T(200), "cpu,sched,syscall");
+	ev_switch(ev, T(100), 0, 0, 0, 0, PID, TID);
+	ev_switch(ev, T(110), 0, PID, TID, PC_TASK_INTERRUPTIBLE, 0, 0);
+	ev_wakeup(ev, T(160), PID, TID, PID, WAKER, 1, 0);
+	ev_switch(ev, T(165), 1, 0, 0, 0, PID, TID);
+	ev_syscall(ev, T(109), 52 * MS, PID, TID, NR_FUTEX, 0, 0x7000, FUTEX_WAIT_PRIVATE, 0);
+	ev_switch(ev, T(175), 1, PID, TID, PC_TASK_INTERRUPTIBLE, 0, 0);
+}
+
+Test(states, known_intervals)
+{
+	char *dir = scratch_dir();
+	struct event_capture ev;
+	sqlite3 *db;
+
+	known_thread(&ev);
+	db = import_events(dir, "known", &ev, NULL);
+	expect_int(db, "SELECT count(*) FROM thread_states WHERE tid=101", 5);
+	expect_text(db, "SELECT group_concat(state || ':' || (duration / 1000000) || ':' || partial,"
+		    " ' ') FROM (SELECT * FROM thread_states WHERE tid=101 ORDER BY start_ts)",
+		    "running:10:0 sleep:50:0 runnable:5:0 running:10:0 sleep:25:1");
+	expect_int(db, "SELECT start_ts FROM thread_states WHERE tid=101 AND state='sleep'"
+		   " AND partial=0", T(110));
+	expect_int(db, "SELECT waker_tid FROM thread_states WHERE tid=101 AND state='sleep'"
+		   " AND partial=0", WAKER);
+	expect_int(db, "SELECT syscall_nr FROM thread_states WHERE tid=101 AND state='sleep'"
+		   " AND partial=0", NR_FUTEX);
+	expect_text(db, "SELECT wait_class FROM thread_states WHERE tid=101 AND state='sleep'"
+		    " AND partial=0", "futex");
+	expect_text(db, "SELECT wait_class FROM thread_states WHERE tid=101 AND partial=1",
+		    "sleep");
+	expect_int(db, "SELECT count(*) FROM thread_states WHERE tid=101 AND partial=1"
+		   " AND waker_tid IS NULL AND syscall_nr IS NULL", 1);
+	expect_text(db, "SELECT reason || ':' || waker_tid || ':' || cpu FROM thread_states"
+		    " WHERE tid=101 AND state='runnable'", "wakeup:102:1");
+	expect_int(db, "SELECT cpu FROM thread_states WHERE tid=101 AND start_ts=" "1100000000",
+		   0);
+	expect_int(db, "SELECT count(*) FROM thread_states WHERE tid<>101", 0);
+	sqlite3_close(db);
+	ev_free(&ev);
+	scratch_remove(dir);
+}
+
+Test(states, runq_latency_and_time_shares)
+{
+	char *dir = scratch_dir();
+	struct event_capture ev;
+	sqlite3 *db;
+
+	known_thread(&ev);
+	db = import_events(dir, "shares", &ev, NULL);
+	expect_text(db, "SELECT latency || ':' || reason || ':' || waker_tid FROM runq_latency"
+		    " WHERE tid=101", "5000000:wakeup:102");
+	expect_int(db, "SELECT count(*) FROM thread_time_shares WHERE tid=101", 1);
+	expect_text(db, "SELECT window_start || '-' || window_end FROM thread_time_shares"
+		    " WHERE tid=101", "1000000000-2000000000");
+	expect_text(db, "SELECT running_ns || ' ' || runnable_ns || ' ' || io_wait_ns || ' ' ||"
+		    " sleep_ns || ' ' || futex_wait_ns || ' ' || poll_wait_ns || ' ' ||"
+		    " futex_waits || ' ' || syscalls || ' ' || syscall_ns"
+		    " FROM thread_time_shares WHERE tid=101",
+		    "20000000 5000000 0 75000000 50000000 0 1 1 52000000");
+	sqlite3_close(db);
+	ev_free(&ev);
+	scratch_remove(dir);
+}
+
+Test(states, windows_cut_intervals)
+{
+	char *dir = scratch_dir();
+	struct event_capture ev;
+	sqlite3 *db;
+
+	known_thread(&ev);
+	db = import_events(dir, "window", &ev, "--window", "10ms", NULL);
+	expect_int(db, "SELECT value FROM schema_info WHERE key='window_ns'", 10 * MS);
+	/* the 50 ms sleep from 110 to 160 ms: five full windows */
+	expect_int(db, "SELECT count(*) FROM thread_time_shares WHERE tid=101"
+		   " AND sleep_ns=10000000 AND futex_wait_ns=10000000", 5);
+	expect_int(db, "SELECT sum(running_ns) FROM thread_time_shares WHERE tid=101", 20 * MS);
+	expect_int(db, "SELECT sum(sleep_ns) FROM thread_time_shares WHERE tid=101", 75 * MS);
+	/* the futex call from 109 to 161 ms: 1 + 50 + 1 ms */
+	expect_int(db, "SELECT syscall_ns FROM thread_time_shares WHERE tid=101"
+		   " AND window_start=1100000000", 1 * MS);
+	expect_int(db, "SELECT sum(syscall_ns) FROM thread_time_shares WHERE tid=101", 52 * MS);
+	expect_int(db, "SELECT min(window_start) FROM thread_time_shares", T(100));
+	expect_int(db, "SELECT max(window_end) FROM thread_time_shares", T(200));
+	sqlite3_close(db);
+	ev_free(&ev);
+	scratch_remove(dir);
+}
+
+/* A thread already running when the capture starts, preempted; one already
+ * sleeping, woken; one switched in twice; one switched in while blocked. */
+static void edge_cases(struct event_capture *ev)
+{
+	ev_init(ev, T(0), T(200), "sched");
+	ev_switch(ev, T(50), 0, 200, 200, PC_TASK_RUNNING, 0, 0);      /* ran since 0 */
+	ev_switch(ev, T(60), 0, 0, 0, 0, 200, 200);                    /* runnable 10 */
+	ev_wakeup(ev, T(20), 300, 300, 200, 200, 1, 0);                /* slept since 0 */
+	ev_switch(ev, T(30), 1, 0, 0, 0, 300, 300);                    /* runnable 10 */
+	ev_switch(ev, T(70), 1, 300, 300, PC_TASK_UNINTERRUPTIBLE, 0, 0);
+	ev_switch(ev, T(90), 1, 0, 0, 0, 300, 300);                    /* no wakeup */
+	ev_switch(ev, T(95), 0, 0, 0, 0, 200, 200);   /* already on: 60-95 is unknown */
+	ev_wakeup(ev, T(100), 400, 400, 0, 0, 1, 1);                   /* a new thread */
+	ev_switch(ev, T(104), 1, 300, 300, PC_TASK_INTERRUPTIBLE, 400, 400);
+}
+
+static void check_edge_cases(sqlite3 *db)
+{
+	expect_text(db, "SELECT group_concat(state || ':' || ((start_ts - 1000000000) / 1000000)"
+		    " || '-' || ((end_ts - 1000000000) / 1000000) || ':' || partial, ' ')"
+		    " FROM (SELECT * FROM thread_states WHERE tid=200 ORDER BY start_ts)",
+		    "running:0-50:1 runnable:50-60:0 running:95-200:1");
+	expect_text(db, "SELECT group_concat(state || ':' || ((start_ts - 1000000000) / 1000000)"
+		    " || '-' || ((end_ts - 1000000000) / 1000000) || ':' || partial, ' ')"
+		    " FROM (SELECT * FROM thread_states WHERE tid=300 ORDER BY start_ts)",
+		    "blocked:0-20:1 runnable:20-30:0 running:30-70:0 io:70-90:0"
+		    " running:90-104:0 sleep:104-200:1");
+	expect_text(db, "SELECT reason || ':' || latency FROM runq_latency WHERE tid=400",
+		    "new:4000000");
+	expect_text(db, "SELECT group_concat(reason || ':' || (latency / 1000000), ' ') FROM"
+		    " (SELECT * FROM runq_latency WHERE tid IN (200, 300) ORDER BY ready_ts)",
+		    "wakeup:10 preempted:10");
+	expect_int(db, "SELECT waker_tid IS NULL FROM thread_states WHERE tid=300 AND state='io'",
+		   1);
+	expect_int(db, "SELECT value FROM quality WHERE source='sched'"
+		   " AND key='switch_in.unmatched'", 1);
+	expect_int(db, "SELECT value FROM quality WHERE source='sched'"
+		   " AND key='wakeup.unmatched'", 1);
+	expect_int(db, "SELECT value FROM quality WHERE source='sched'"
+		   " AND key='intervals.partial'", 5);
+	expect_int(db, "SELECT unmatched FROM data_quality WHERE source='sched'", 2);
+}
+
+Test(states, capture_edges_and_unmatched_events)
+{
+	char *dir = scratch_dir();
+	struct event_capture ev;
+	sqlite3 *db;
+
+	edge_cases(&ev);
+	db = import_events(dir, "edges", &ev, NULL);
+	check_edge_cases(db);
+	sqlite3_close(db);
+	ev_free(&ev);
+	scratch_remove(dir);
+}
+
+Test(states, small_chunks_give_the_same_answer)
+{
+	char *dir = scratch_dir();
+	struct event_capture ev;
+	sqlite3 *db;
+
+	edge_cases(&ev);
+	ev.per_chunk = 2;
+	db = import_events(dir, "chunks", &ev, NULL);
+	check_edge_cases(db);
+	expect_int(db, "SELECT value FROM quality WHERE source='sched' AND key='late'", 0);
+	sqlite3_close(db);
+	ev_free(&ev);
+	scratch_remove(dir);
+}
+
+Test(states, records_later_than_the_reorder_window_are_counted)
+{
+	char *dir = scratch_dir();
+	struct event_capture ev;
+	sqlite3 *db;
+
+	ev_init(&ev, T(0), 0, "sched");
+	ev.per_chunk = 3;
+	ev_switch(&ev, T(100), 0, 0, 0, 0, PID, TID);
+	ev_switch(&ev, T(300), 0, PID, TID, PC_TASK_RUNNING, 0, 0);
+	ev_switch(&ev, T(5000), 0, 0, 0, 0, PID, TID);
+	/* the first chunk released everything before 3 s: this one is late */
+	ev_switch(&ev, T(200), 1, 0, 0, 0, PID, WAKER);
+	ev_switch(&ev, T(5100), 0, PID, TID, PC_TASK_RUNNING, 0, 0);
+	db = import_events(dir, "late", &ev, NULL);
+	expect_int(db, "SELECT value FROM quality WHERE source='sched' AND key='late'", 1);
+	expect_int(db, "SELECT late FROM data_quality WHERE source='sched'", 1);
+	expect_int(db, "SELECT count(*) FROM switches", 5);
+	expect_int(db, "SELECT count(*) FROM thread_states WHERE tid=102", 0);
+	expect_text(db, "SELECT group_concat(state || ':' || (duration / 1000000), ' ') FROM"
+		    " (SELECT * FROM thread_states WHERE tid=101 ORDER BY start_ts)",
+		    "running:200 runnable:4700 running:100");
+	sqlite3_close(db);
+	ev_free(&ev);
+	scratch_remove(dir);
+}
