@@ -76,10 +76,14 @@ struct capture {
 	struct type_size sizes[MAX_TYPES];
 };
 
+/* Room for element n of an array grown by doubling (sizes 1, 2, 4 ...). */
 static void *grow(void *p, size_t n, size_t size)
 {
-	void *q = realloc(p, (n + 1) * size);
+	void *q;
 
+	if (n & (n - 1)) /* not a power of two: there is room */
+		return p;
+	q = realloc(p, (n ? 2 * n : 1) * size);
 	if (!q) {
 		fprintf(stderr, "capcheck: out of memory\n");
 		exit(2);

@@ -4,7 +4,8 @@
 # must hold ~1 s (+-20%) of OFFCPU time for that thread, about 20 intervals,
 # and a user stack at switch-out that names nap_50ms (through the symbols
 # inside the capture, after the binary is deleted). Also checks the META
-# of the sched source and its loss counters.
+# of the sched source, its loss counters, and the wakers (interrupt context
+# is waker 0).
 set -u
 . "$(dirname "$0")/lib.sh"
 : "${PERFCAP_RECORD:?}" "${SLEEPER:?}" "${CAPCHECK:?}"
@@ -31,6 +32,16 @@ within "$intervals" 20 24 || fail "$intervals OFFCPU records, want about 20"
 "$CAPCHECK" offcpu-stack "$TMP/run.perfcap" "$tid" nap_50ms > "$TMP/stack" \
 	|| { cat "$TMP/stack"; fail "no OFFCPU user stack of the napper names nap_50ms"; }
 tail -1 "$TMP/stack"
+
+# wakers: the napper's naps end in a timer interrupt (waker 0); the main
+# thread, joining it, is woken by the napper itself as it exits
+"$CAPCHECK" wakers "$TMP/run.perfcap" "$tid" > "$TMP/wakers"
+from_irq=$(awk '$1 == 0 { print $2 }' "$TMP/wakers")
+within "${from_irq:-0}" 18 100 || { cat "$TMP/wakers"; fail "napper: ${from_irq:-0} wakeups from interrupt context, want about 20"; }
+pid=$(echo "$line" | awk '{ print $2 }')
+"$CAPCHECK" wakers "$TMP/run.perfcap" "$pid" | awk -v t="$tid" '$1 == t { found = 1 } END { exit !found }' \
+	|| fail "the main thread's wakeup by the exiting napper (tid $tid) is missing"
+echo "wakers: napper woken $from_irq times from interrupt context; main thread woken by the napper"
 
 [ "$("$CAPCHECK" meta "$TMP/run.perfcap" sources)" = "proc,sched" ] \
 	|| fail "META sources is not 'proc,sched'"
