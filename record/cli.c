@@ -12,6 +12,7 @@
 #include "cgroup.h"
 #include "cli.h"
 #include "perfcap_version.h"
+#include "size_limit.h"
 #include "source.h"
 #include "syscall_sets.h"
 #include "target.h"
@@ -22,6 +23,8 @@
 #define MAX_SYSCALL_MIN_NS (3600ull * 1000 * 1000 * 1000) /* 1 hour */
 #define MAX_SAMPLE_ONE_IN 1000000
 #define MAX_RATE_CAP 100000000 /* per CPU per second */
+#define MAX_MAX_SIZE (1ull << 40)     /* 1 TiB */
+#define MAX_FLIGHT_SIZE (16ull << 30) /* held in memory */
 
 enum long_only_option {
 	OPT_LIST_EVENTS = 0x100,
@@ -36,6 +39,8 @@ enum long_only_option {
 	OPT_FAULT_SAMPLE,
 	OPT_SYSCALLS,
 	OPT_SYSCALL_MIN,
+	OPT_MAX_SIZE,
+	OPT_FLIGHT_RECORDER,
 };
 
 const char *argp_program_version =
@@ -53,6 +58,8 @@ static const char doc[] =
 "    perfcap-record -e syscall,mux --syscalls read,write --syscall-min 1ms -p 1234\n"
 "    perfcap-record -a --comm nginx -d 10     # every process named nginx\n"
 "    perfcap-record -a -d 10 -o all.perfcap   # the whole system, 10 s\n"
+"    perfcap-record -a --max-size 64M    # stop before the file passes 64 MiB\n"
+"    perfcap-record -a --flight-recorder 64M   # keep the last ~64 MiB; kill -USR1 writes it\n"
 "    perfcap-record --list-events        # the event sources\n"
 "    perfcap-analyze report run.perfcap  # then read it, on any machine"
 "\v"
@@ -80,6 +87,11 @@ static const struct argp_option options[] = {
 	{ "pid", 'p', "PID[,PID...]", 0, "Record these running processes", 0 },
 	{ "all-cpus", 'a', NULL, 0, "Record the whole system", 0 },
 	{ "verbose", 'v', NULL, 0, "Print progress and libbpf's messages", 0 },
+	{ "max-size", OPT_MAX_SIZE, "SIZE", 0,
+	  "Stop before the file would pass SIZE (500K, 64M, 2G; at least 64K)", 0 },
+	{ "flight-recorder", OPT_FLIGHT_RECORDER, "SIZE", 0,
+	  "Keep only the most recent ~SIZE of compressed events in memory; write the "
+	  "file on SIGUSR1 (then stop) or at the normal stop", 0 },
 	{ NULL, 0, NULL, 0, "Event sources:", 1 },
 	{ "events", 'e', "LIST", 0, "Sources to record, comma-separated (default cpu,sched)", 1 },
 	{ "list-events", OPT_LIST_EVENTS, NULL, 0, "List the event sources and exit", 1 },
@@ -119,6 +131,8 @@ struct parse_state {
 	const char *rate_cap_arg;
 	const char *lock_min_arg;
 	const char *fault_sample_arg;
+	const char *max_size_arg;
+	const char *flight_arg;
 	int ntargets;
 };
 
@@ -191,6 +205,12 @@ static error_t parse_option(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_FAULT_SAMPLE:
 		ps->fault_sample_arg = arg;
+		break;
+	case OPT_MAX_SIZE:
+		ps->max_size_arg = arg;
+		break;
+	case OPT_FLIGHT_RECORDER:
+		ps->flight_arg = arg;
 		break;
 	case ARGP_KEY_ARGS:
 		o->command = state->argv + state->next;
@@ -399,6 +419,36 @@ static int validate_lock_mem(struct record_options *o, const struct parse_state 
 	return 0;
 }
 
+static int validate_size(const char *opt, const char *arg, uint64_t max, uint64_t *out)
+{
+	char low[32], high[32];
+
+	if (!arg)
+		return 0;
+	if (!parse_size_bytes(arg, max, out) || *out < SIZE_LIMIT_MIN) {
+		error_line("invalid %s '%s': expected a size such as 500K, 64M or 2G, from %s "
+			   "(room for the header, the metadata and the closing chunks) to %s",
+			   opt, arg, format_size(SIZE_LIMIT_MIN, low, sizeof(low)),
+			   format_size(max, high, sizeof(high)));
+		return 1;
+	}
+	return 0;
+}
+
+/* --max-size and --flight-recorder */
+static int validate_limits(struct record_options *o, const struct parse_state *ps)
+{
+	if (validate_size("--max-size", ps->max_size_arg, MAX_MAX_SIZE, &o->max_size) ||
+	    validate_size("--flight-recorder", ps->flight_arg, MAX_FLIGHT_SIZE, &o->flight_size))
+		return 1;
+	if (o->max_size && o->flight_size) {
+		error_line("--max-size and --flight-recorder cannot be combined (the flight "
+			   "recorder already bounds what it keeps)");
+		return 1;
+	}
+	return 0;
+}
+
 static int validate_target(struct record_options *o, struct parse_state *ps)
 {
 	int err;
@@ -478,7 +528,7 @@ int cli_parse(int argc, char **argv, struct record_options *opts)
 	    validate_syscalls(opts, ps.syscall_min_arg) ||
 	    validate_comm(opts) || validate_cgroup(opts) ||
 	    validate_sample(opts, ps.sample_arg) || validate_rate_cap(opts, ps.rate_cap_arg) ||
-	    validate_lock_mem(opts, &ps))
+	    validate_lock_mem(opts, &ps) || validate_limits(opts, &ps))
 		return 1;
 	if (opts->list_events)
 		return 0;

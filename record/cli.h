@@ -29,6 +29,8 @@ struct record_options {
 	const char *output;
 	bool force;
 	uint64_t duration_ns;     /* 0: until the target ends or a signal */
+	uint64_t max_size;        /* --max-size: bytes, 0: none (size_limit.h) */
+	uint64_t flight_size;     /* --flight-recorder: bytes of events kept, 0: off */
 	enum target_mode mode;
 	pid_t *pids;              /* TARGET_PIDS */
 	size_t npids;

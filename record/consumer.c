@@ -19,6 +19,7 @@ void consumer_init(struct consumer *c, int stacks_map_fd, bool read_proc_at_exec
 	memset(c, 0, sizeof(*c));
 	c->read_proc_at_exec = read_proc_at_exec;
 	c->last_flush_ns = monotonic_ns();
+	c->flush_event_bytes = FLUSH_EVENT_BYTES;
 	c->stackmap.stacks_fd = stacks_map_fd;
 	processes_init(&c->processes, &c->procs);
 }
@@ -142,7 +143,7 @@ int consumer_handle(void *ctx, void *data, size_t size)
 	else
 		c->stats.unknown_records++;
 
-	if (c->events.buf.len >= FLUSH_EVENT_BYTES ||
+	if (c->events.buf.len >= c->flush_event_bytes ||
 	    c->stacks.buf.len + c->procs.buf.len >= FLUSH_OTHER_BYTES)
 		consumer_flush(c);
 	return 0;

@@ -12,7 +12,8 @@
  *   5. drop the capabilities no longer needed, start the writer thread
  *      (it inherits the reduced set), write the META chunk, open the gate;
  *   6. consume the rings until the target ends, -d elapses, a signal
- *      arrives or the disk fills;
+ *      arrives, the disk fills or --max-size is reached (SIGUSR1 too with
+ *      --flight-recorder);
  *   7. stop the sources, drain, write SYMBOLS, STATS and END, print a
  *      summary with the losses of each source.
  */
@@ -32,6 +33,7 @@
 #include "preflight.h"
 #include "privileges.h"
 #include "session.h"
+#include "size_limit.h"
 #include "stats.h"
 #include "symbols.h"
 #include "target.h"
@@ -53,6 +55,8 @@ enum stop_reason {
 	STOP_PIDS_GONE,
 	STOP_WRITE_ERROR,
 	STOP_RING_ERROR,
+	STOP_MAX_SIZE,
+	STOP_FLIGHT_DUMP,
 };
 
 struct recorder {
@@ -74,19 +78,55 @@ struct recorder {
 };
 
 static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t flight_dump; /* SIGUSR1 with --flight-recorder */
 
 static void on_stop_signal(int sig)
 {
 	stop_signal = sig;
 }
 
-static void install_signal_handlers(void)
+static void on_dump_signal(int sig)
+{
+	(void)sig;
+	flight_dump = 1;
+}
+
+static void install_signal_handlers(const struct record_options *o)
 {
 	struct sigaction sa = { .sa_handler = on_stop_signal };
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	if (o->flight_size) {
+		sa.sa_handler = on_dump_signal;
+		sigaction(SIGUSR1, &sa, NULL);
+	}
+}
+
+/* STATS record.stop_reason */
+static const char *stop_reason_name(enum stop_reason reason, int write_error)
+{
+	switch (reason) {
+	case STOP_SIGNAL:
+		return "signal";
+	case STOP_DURATION:
+		return "duration";
+	case STOP_COMMAND_EXITED:
+		return "command-exit";
+	case STOP_PIDS_GONE:
+		return "pids-exited";
+	case STOP_WRITE_ERROR:
+		return write_error == -ENOSPC ? "disk-full" : "write-error";
+	case STOP_RING_ERROR:
+		return "ring-error";
+	case STOP_MAX_SIZE:
+		return "max-size";
+	case STOP_FLIGHT_DUMP:
+		return "flight-dump";
+	default:
+		return "none";
+	}
 }
 
 /* ---- setup ------------------------------------------------------------ */
@@ -103,15 +143,34 @@ static int open_output(struct recorder *r)
 	return err;
 }
 
+/* Smaller EVENTS chunks under a size budget: the budget is then filled
+ * (or the flight window kept) at a finer grain than 4 MiB. */
+static size_t event_chunk_bytes(const struct record_options *o)
+{
+	uint64_t n = FLUSH_EVENT_BYTES;
+
+	if (o->max_size && o->max_size / 16 < n)
+		n = o->max_size / 16;
+	if (o->flight_size && o->flight_size / 4 < n)
+		n = o->flight_size / 4;
+	return (size_t)n;
+}
+
 static int start_writer(struct recorder *r)
 {
-	int err = writer_thread_start(&r->writer_thread, r->writer);
+	struct writer_policy policy = {
+		.max_size = r->opts->max_size,
+		.flight_size = r->opts->flight_size,
+	};
+	int err = writer_thread_start(&r->writer_thread, r->writer, &policy);
 
-	if (err)
+	if (err) {
 		error_line("cannot start the writer thread: %s", strerror(-err));
-	else
-		consumer_set_writer(&r->consumer, r->writer_thread);
-	return err;
+		return err;
+	}
+	consumer_set_writer(&r->consumer, r->writer_thread);
+	r->consumer.flush_event_bytes = event_chunk_bytes(r->opts);
+	return 0;
 }
 
 static int add_initial_targets(struct recorder *r)
@@ -299,8 +358,12 @@ static enum stop_reason check_stop(struct recorder *r, uint64_t now)
 
 	if (r->consumer.write_error)
 		return STOP_WRITE_ERROR;
+	if (o->max_size && writer_thread_limit_hit(r->writer_thread))
+		return STOP_MAX_SIZE;
 	if (stop_signal)
 		return STOP_SIGNAL;
+	if (flight_dump)
+		return STOP_FLIGHT_DUMP;
 	if (o->duration_ns && now - r->run.start_monotonic_ns >= o->duration_ns)
 		return STOP_DURATION;
 	if (o->mode == TARGET_COMMAND && command_has_exited(&r->child))
@@ -349,6 +412,20 @@ static void record_until_stopped(struct recorder *r)
 	}
 }
 
+/* The stops the user did not ask for directly are said on stderr. */
+static void report_stop(const struct recorder *r)
+{
+	double seconds = (double)(monotonic_ns() - r->run.start_monotonic_ns) / 1e9;
+	char size[32];
+
+	if (r->reason == STOP_MAX_SIZE)
+		fprintf(stderr, "%s: stopped at --max-size %s after %.1f s\n", PROGRAM_NAME,
+			format_size(r->opts->max_size, size, sizeof(size)), seconds);
+	else if (r->reason == STOP_FLIGHT_DUMP)
+		fprintf(stderr, "%s: SIGUSR1: writing the flight recorder's window after %.1f s "
+			"and stopping\n", PROGRAM_NAME, seconds);
+}
+
 /* A command still running when recording stops is asked to stop too. */
 static void stop_command(struct recorder *r)
 {
@@ -356,7 +433,8 @@ static void stop_command(struct recorder *r)
 
 	if (!r->have_child || command_has_exited(&r->child))
 		return;
-	if (r->reason == STOP_SIGNAL || r->reason == STOP_DURATION)
+	if (r->reason == STOP_SIGNAL || r->reason == STOP_DURATION ||
+	    r->reason == STOP_MAX_SIZE || r->reason == STOP_FLIGHT_DUMP)
 		command_stop(&r->child, sig, COMMAND_STOP_TIMEOUT_MS);
 }
 
@@ -368,6 +446,7 @@ static void collect_totals(struct recorder *r, struct record_totals *t)
 	t->attached = r->session.attached;
 	t->start_ns = r->run.start_monotonic_ns;
 	t->end_ns = r->end_ns;
+	t->stop_reason = stop_reason_name(r->reason, r->consumer.write_error);
 	if (shared_maps_read_losses(&r->session.maps, &t->losses))
 		warning_line("cannot read the kernel's loss counters");
 }
@@ -385,11 +464,27 @@ static int write_stats(struct recorder *r, struct record_totals *t)
 	return err;
 }
 
+/* --max-size: the END chunk must fit too (the reserve makes sure it does). */
+static bool end_fits(const struct recorder *r, const struct chunk_buffer *end)
+{
+	uint64_t max = r->opts->max_size;
+
+	return !max || pc_writer_bytes(r->writer) + PC_CHUNK_HEADER_SIZE + end->buf.len <= max;
+}
+
 static int write_end(struct recorder *r, const struct record_totals *t)
 {
 	struct chunk_buffer end = { 0 };
 	int err = stats_build_end(&end, t, pc_writer_chunks(r->writer)) ? -ENOMEM : 0;
 
+	if (!err && !end_fits(r, &end)) {
+		warning_line("no room left for the END chunk within --max-size: the capture "
+			     "reads as not finished cleanly");
+		pc_writer_abort(r->writer);
+		r->writer = NULL;
+		chunk_buffer_free(&end);
+		return 0;
+	}
 	err = err ? err : pc_writer_finish(r->writer, &end.buf);
 	r->writer = NULL; /* pc_writer_finish freed it */
 	chunk_buffer_free(&end);
@@ -478,7 +573,7 @@ int main(int argc, char **argv)
 		cli_free(&opts);
 		return 1;
 	}
-	install_signal_handlers();
+	install_signal_handlers(&opts);
 	if (setup(&r)) {
 		abort_setup(&r);
 		cli_free(&opts);
@@ -487,6 +582,7 @@ int main(int argc, char **argv)
 	record_until_stopped(&r);
 	if (r.reason == STOP_RING_ERROR)
 		error_line("reading the ring buffer failed; finishing the capture");
+	report_stop(&r);
 	status = finish(&r);
 	cli_free(&opts);
 	return status;

@@ -7,6 +7,8 @@
  *   clock.monotonic_ns clock.realtime_ns   (read back to back at start)
  *   record.cmdline (shell-quoted argv) record.start_ns (monotonic)
  *   record.output record.duration_limit_ns (0: none)
+ *   record.mode (normal|flight-recorder) record.max_size (0: none)
+ *   flight.size (flight recorder only)
  *   record.privileges.kept (capabilities kept after attach)
  *   target.mode (command|pids|all) target.command target.pids
  *   target.command.uid target.command.gid (when run as the sudo user)
@@ -126,6 +128,10 @@ static int add_recording(struct chunk_buffer *cb, const struct record_options *o
 	err |= add_u64(cb, "record.start_ns", run->start_monotonic_ns);
 	err |= chunk_buffer_add_kv(cb, "record.output", o->output);
 	err |= add_u64(cb, "record.duration_limit_ns", o->duration_ns);
+	err |= chunk_buffer_add_kv(cb, "record.mode", o->flight_size ? "flight-recorder" : "normal");
+	err |= add_u64(cb, "record.max_size", o->max_size);
+	if (o->flight_size)
+		err |= add_u64(cb, "flight.size", o->flight_size);
 	err |= chunk_buffer_add_kv(cb, "record.privileges.kept",
 				   run->privileges_kept ? run->privileges_kept : "all");
 	text_free(&cmdline);

@@ -35,6 +35,8 @@
  *   writer.backpressure_waits  times the consumer waited for the writer
  *   record.end_ns              monotonic end of the recording
  *   record.duration_ns         end - start
+ *   record.stop_reason         why recording stopped (a word, main.c)
+ * The writer thread appends flight.* and record.max_size.* (writer_thread.c).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -167,6 +169,8 @@ int stats_build(struct chunk_buffer *cb, const struct record_totals *t)
 	err |= chunk_buffer_add_kv_u64(cb, "writer.backpressure_waits", t->backpressure_waits);
 	err |= chunk_buffer_add_kv_u64(cb, "record.end_ns", t->end_ns);
 	err |= chunk_buffer_add_kv_u64(cb, "record.duration_ns", t->end_ns - t->start_ns);
+	if (t->stop_reason)
+		err |= chunk_buffer_add_kv(cb, "record.stop_reason", t->stop_reason);
 	return err ? -ENOMEM : 0;
 }
 

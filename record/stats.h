@@ -20,6 +20,7 @@ struct record_totals {
 	uint64_t backpressure_waits;
 	uint64_t start_ns;                /* monotonic */
 	uint64_t end_ns;
+	const char *stop_reason;          /* record.stop_reason (main.c) */
 };
 
 /* Records of source lost on the way (kernel drops + user-space drops). */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -270,4 +271,52 @@ bool parse_duration_ns(const char *s, uint64_t max_ns, uint64_t *out)
 		return false;
 	*out = (uint64_t)(value * (double)per_unit + 0.5);
 	return true;
+}
+
+static uint64_t size_unit(const char *u)
+{
+	if (!*u)
+		return 1;
+	if (u[1] && strcasecmp(u + 1, "iB") && strcasecmp(u + 1, "B"))
+		return 0;
+	switch (*u) {
+	case 'k': case 'K':
+		return 1ull << 10;
+	case 'm': case 'M':
+		return 1ull << 20;
+	case 'g': case 'G':
+		return 1ull << 30;
+	default:
+		return 0;
+	}
+}
+
+bool parse_size_bytes(const char *s, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	uint64_t unit;
+	char *end;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return false;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	unit = size_unit(end);
+	if (errno || !unit || v > max / unit)
+		return false;
+	*out = v * unit;
+	return true;
+}
+
+const char *format_size(uint64_t bytes, char *buf, size_t len)
+{
+	if (bytes && bytes % (1ull << 30) == 0)
+		snprintf(buf, len, "%llu GiB", (unsigned long long)(bytes >> 30));
+	else if (bytes && bytes % (1ull << 20) == 0)
+		snprintf(buf, len, "%llu MiB", (unsigned long long)(bytes >> 20));
+	else if (bytes && bytes % (1ull << 10) == 0)
+		snprintf(buf, len, "%llu KiB", (unsigned long long)(bytes >> 10));
+	else
+		snprintf(buf, len, "%llu bytes", (unsigned long long)bytes);
+	return buf;
 }

@@ -54,6 +54,13 @@ void *array_reserve(void *ptr, uint32_t *cap, uint32_t need, size_t elem_size);
  * bare "0"), into nanoseconds no larger than max_ns. */
 bool parse_duration_ns(const char *s, uint64_t max_ns, uint64_t *out);
 
+/* Parses a size, "65536", "500K", "64M", "2G" (binary units; "KiB", "MB"
+ * accepted too), into bytes no larger than max. */
+bool parse_size_bytes(const char *s, uint64_t max, uint64_t *out);
+
+/* "64 MiB", "200 KiB" or "1234 bytes" (the largest exact binary unit). */
+const char *format_size(uint64_t bytes, char *buf, size_t len);
+
 /* Parses a decimal integer in [min, max] with nothing after it. */
 bool parse_u64_in_range(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 

@@ -5,6 +5,7 @@
 #ifndef RECORD_WRITER_THREAD_H
 #define RECORD_WRITER_THREAD_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "chunk_buffer.h"
@@ -12,8 +13,19 @@
 
 struct writer_thread;
 
-/* Starts the thread writing to w (which stays owned by the caller). */
-int writer_thread_start(struct writer_thread **out, struct pc_writer *w);
+/* What reaches the file (see writer_thread.c); zeros: everything. */
+struct writer_policy {
+	uint64_t max_size;    /* --max-size: bytes the file may reach, 0: none */
+	uint64_t flight_size; /* --flight-recorder: compressed EVENTS bytes kept, 0: off */
+};
+
+/* Starts the thread writing to w (which stays owned by the caller).
+ * policy may be NULL. */
+int writer_thread_start(struct writer_thread **out, struct pc_writer *w,
+			const struct writer_policy *policy);
+
+/* --max-size: a data chunk did not fit; recording should stop. */
+bool writer_thread_limit_hit(struct writer_thread *wt);
 
 /* Queues cb's payload as one chunk of the given type and leaves cb empty
  * (with a recycled buffer). An empty cb is not written. Blocks while the
