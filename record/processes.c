@@ -62,12 +62,12 @@ static void emit_thread(struct process_table *pt, const struct thread *t, uint64
 static void note_thread(struct process_table *pt, uint32_t pid, uint32_t tid,
 			const char *comm, uint64_t ts)
 {
-	uint32_t idx = u32_table_get(&pt->thread_by_tid, tid);
+	uint32_t idx = u64_table_get(&pt->thread_by_tid, tid);
 	struct thread *t;
 	char name[16];
 
 	copy_comm(name, comm);
-	if (idx != U32_TABLE_EMPTY) {
+	if (idx != U64_TABLE_EMPTY) {
 		t = &pt->threads[idx];
 		if (t->pid == pid && memcmp(t->comm, name, sizeof(name)) == 0)
 			return;
@@ -80,7 +80,7 @@ static void note_thread(struct process_table *pt, uint32_t pid, uint32_t tid,
 		}
 		pt->threads = threads;
 		idx = pt->nthreads;
-		if (u32_table_put(&pt->thread_by_tid, tid, idx)) {
+		if (u64_table_put(&pt->thread_by_tid, tid, idx)) {
 			pt->records_failed++;
 			return;
 		}
@@ -114,7 +114,7 @@ static uint32_t new_address_space(struct process_table *pt, uint32_t pid)
 	struct address_space *as = array_reserve(pt->aspaces, &pt->aspaces_cap,
 						 pt->naspaces + 1, sizeof(*as));
 	if (!as)
-		return U32_TABLE_EMPTY;
+		return U64_TABLE_EMPTY;
 	pt->aspaces = as;
 	as = &pt->aspaces[pt->naspaces];
 	memset(as, 0, sizeof(*as));
@@ -309,7 +309,7 @@ static struct process *add_process(struct process_table *pt, uint32_t pid)
 		return NULL;
 	pt->procs = procs;
 	aspace = new_address_space(pt, pid);
-	if (aspace == U32_TABLE_EMPTY || u32_table_put(&pt->proc_by_pid, pid, pt->nprocs))
+	if (aspace == U64_TABLE_EMPTY || u64_table_put(&pt->proc_by_pid, pid, pt->nprocs))
 		return NULL;
 	p = &pt->procs[pt->nprocs++];
 	memset(p, 0, sizeof(*p));
@@ -322,9 +322,9 @@ static struct process *add_process(struct process_table *pt, uint32_t pid)
 
 static struct process *find_process(struct process_table *pt, uint32_t pid)
 {
-	uint32_t idx = u32_table_get(&pt->proc_by_pid, pid);
+	uint32_t idx = u64_table_get(&pt->proc_by_pid, pid);
 
-	return idx == U32_TABLE_EMPTY ? NULL : &pt->procs[idx];
+	return idx == U64_TABLE_EMPTY ? NULL : &pt->procs[idx];
 }
 
 /* After an exit event, a later sample of the same pid is either a late
@@ -338,7 +338,7 @@ static void check_pid_reuse(struct process_table *pt, struct process *p)
 	if (procinfo_read_stat(p->pid, &st) || st.start_ns == p->start_ns)
 		return;
 	aspace = new_address_space(pt, p->pid);
-	if (aspace == U32_TABLE_EMPTY)
+	if (aspace == U64_TABLE_EMPTY)
 		return;
 	p->aspace = aspace;
 	p->exited = false;
@@ -355,7 +355,7 @@ uint32_t processes_on_sample(struct process_table *pt, uint32_t pid, uint32_t ti
 		p = add_process(pt, pid);
 		if (!p) {
 			pt->records_failed++;
-			return U32_TABLE_EMPTY;
+			return U64_TABLE_EMPTY;
 		}
 	} else if (p->exited) {
 		check_pid_reuse(pt, p);
@@ -390,7 +390,7 @@ void processes_on_exec(struct process_table *pt, uint32_t pid, uint32_t tid,
 		}
 	} else {
 		aspace = new_address_space(pt, pid);
-		if (aspace == U32_TABLE_EMPTY) {
+		if (aspace == U64_TABLE_EMPTY) {
 			pt->records_failed++;
 			return;
 		}
@@ -479,8 +479,8 @@ void processes_free(struct process_table *pt)
 	free(pt->aspaces);
 	free(pt->procs);
 	free(pt->threads);
-	u32_table_free(&pt->proc_by_pid);
-	u32_table_free(&pt->thread_by_tid);
+	u64_table_free(&pt->proc_by_pid);
+	u64_table_free(&pt->thread_by_tid);
 	modules_free(&pt->modules);
 	memset(pt, 0, sizeof(*pt));
 }

@@ -20,7 +20,7 @@
 
 #include "chunk_buffer.h"
 #include "modules.h"
-#include "u32_table.h"
+#include "u64_table.h"
 
 struct proc_map {
 	uint64_t start;
@@ -56,12 +56,12 @@ struct thread {
 struct process_table {
 	struct process *procs;
 	uint32_t nprocs, procs_cap;
-	struct u32_table proc_by_pid;
+	struct u64_table proc_by_pid;
 	struct address_space *aspaces;
 	uint32_t naspaces, aspaces_cap;
 	struct thread *threads;
 	uint32_t nthreads, threads_cap;
-	struct u32_table thread_by_tid;
+	struct u64_table thread_by_tid;
 	struct module_registry modules;
 	struct chunk_buffer *out;   /* PROCS chunk being filled */
 	/* statistics */

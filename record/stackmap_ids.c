@@ -70,7 +70,7 @@ uint32_t consumer_user_stack_id(struct consumer *c, int source, int32_t id,
 {
 	uint64_t key = (uint64_t)aspace << 32 | (uint32_t)id;
 
-	if (id < 0 || aspace == U32_TABLE_EMPTY)
+	if (id < 0 || aspace == U64_TABLE_EMPTY)
 		return PC_STACK_NONE;
 	return translate(c, &c->stackmap.user, key, source, PC_STACK_USER, id, aspace, pid, ts);
 }

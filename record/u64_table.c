@@ -1,5 +1,6 @@
-/* u64_table.c - an open-addressing hash table from a u64 key to a u32
- * value, with linear probing. Entries are never removed. */
+/* u64_table.c - an open-addressing hash table from a u64 key (pid, tid,
+ * kernel stack id) to a u32 value, with linear probing. Entries are never
+ * removed: the recorder only learns more as it runs. */
 #include <errno.h>
 #include <stdlib.h>
 
