@@ -15,6 +15,7 @@
 # Needs root. Use a build without sanitizers. Not a test: numbers are
 # reported, not judged; on a shared machine compare modes, not absolutes.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 build=${1:-build}
 writes=${2:-1000}
 runs=${3:-3}
@@ -51,16 +52,5 @@ for ((round = 1; round <= runs; round++)); do
 done
 
 echo "fsync_writes writes/s, $runs rounds of $writes writes per mode (mean +- sd), $(nproc) CPUs"
-awk -v modes="$modes" '
-	{ n[$1]++; s[$1] += $2; ss[$1] += $2 * $2 }
-	END {
-		split(modes, m, " ")
-		base = s["none"] / n["none"]
-		for (i = 1; i in m; i++) {
-			k = m[i]; mean = s[k] / n[k]
-			var = n[k] > 1 ? (ss[k] - n[k] * mean * mean) / (n[k] - 1) : 0
-			printf "  %-8s %8.1f +- %6.1f   overhead %5.1f%%\n", k, mean,
-				sqrt(var > 0 ? var : 0), 100 * (1 - mean / base)
-		}
-	}' "$tmp/rates"
+summarize_rates "$tmp/rates" "$modes"
 grep -E "wrote|lost" "$tmp/block.err" | sed 's/^/  last block run: /'

@@ -15,6 +15,7 @@
 # Usage: bench/net_overhead.sh [BUILD_DIR] [REQUESTS] [RUNS]   (build 50000 3)
 # Needs root, a build without sanitizers and bpftool. Not a test.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 build=${1:-build}
 requests=${2:-50000}
 runs=${3:-3}
@@ -44,18 +45,7 @@ for ((round = 1; round <= runs; round++)); do
 done
 
 echo "tcp_echo pairs/s, $runs rounds of $requests pairs per mode (mean +- sd), $(nproc) CPUs"
-awk -v modes="$modes" '
-	{ n[$1]++; s[$1] += $2; ss[$1] += $2 * $2 }
-	END {
-		split(modes, m, " ")
-		base = s["none"] / n["none"]
-		for (i = 1; i in m; i++) {
-			k = m[i]; mean = s[k] / n[k]
-			var = n[k] > 1 ? (ss[k] - n[k] * mean * mean) / (n[k] - 1) : 0
-			printf "  %-6s %9.0f +- %7.0f   overhead %5.1f%%\n", k, mean,
-				sqrt(var > 0 ? var : 0), 100 * (1 - mean / base)
-		}
-	}' "$tmp/rates"
+summarize_rates "$tmp/rates" "$modes"
 grep -E "wrote|lost" "$tmp/net.err" | sed 's/^/  last net run: /'
 
 # ns per call of net.bpf.c's sys_exit program (bpftool: run_time_ns / run_cnt)

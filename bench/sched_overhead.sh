@@ -23,6 +23,7 @@
 # Needs root. Use a build without sanitizers (meson setup -Db_sanitize=none).
 # Not a test: numbers are reported, not judged.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 build=${1:-build}
 secs=${2:-5}
 runs=${3:-3}
@@ -59,18 +60,7 @@ for ((round = 1; round <= runs; round++)); do
 done
 
 echo "pingpong round trips/s on CPU $pin, $runs rounds of ${secs}s per mode (mean +- sd), $(nproc) CPUs"
-awk -v modes="$modes" '
-	{ n[$1]++; s[$1] += $2; ss[$1] += $2 * $2 }
-	END {
-		split(modes, m, " ")
-		base = s["none"] / n["none"]
-		for (i = 1; i in m; i++) {
-			k = m[i]; mean = s[k] / n[k]
-			var = n[k] > 1 ? (ss[k] - n[k] * mean * mean) / (n[k] - 1) : 0
-			printf "  %-10s %10.0f +- %7.0f   overhead %5.1f%%\n", k, mean,
-				sqrt(var > 0 ? var : 0), 100 * (1 - mean / base)
-		}
-	}' "$tmp/rates"
+summarize_rates "$tmp/rates" "$modes"
 
 if [ -f "$tmp/perf.data" ]; then
 	perf_records=$(grep -o '([0-9]* samples)' "$tmp/perf.err" | tr -dc 0-9)
