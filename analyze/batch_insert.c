@@ -49,11 +49,13 @@ int batch_init(struct batch_insert *b, sqlite3 *db, const char *table_and_column
 	for (int s = 0; s < BATCH_SLOTS; s++) {
 		b->slot_values[s] = calloc(n, sizeof(int64_t));
 		b->slot_kinds[s] = calloc(n, 1);
-		if (!b->slot_values[s] || !b->slot_kinds[s])
+		b->slot_text[s] = malloc((size_t)BATCH_ROWS * BATCH_TEXT_PER_ROW);
+		if (!b->slot_values[s] || !b->slot_kinds[s] || !b->slot_text[s])
 			return -1;
 	}
 	b->values = b->slot_values[0];
 	b->kinds = b->slot_kinds[0];
+	b->text = b->slot_text[0];
 	b->full = prepare_rows(b, BATCH_ROWS);
 	return b->full ? 0 : -1;
 }
@@ -70,6 +72,32 @@ int64_t *batch_row(struct batch_insert *b, uint8_t **kind)
 	memset(b->kinds + first, BATCH_INT, (size_t)b->ncols);
 	*kind = b->kinds + first;
 	return b->values + first;
+}
+
+void batch_text_copy(struct batch_insert *b, int64_t *row, uint8_t *kind, int col,
+		     const char *text)
+{
+	size_t row_end = (size_t)(b->pending + 1) * BATCH_TEXT_PER_ROW;
+	size_t room, len;
+	char *copy;
+
+	if (!text) {
+		kind[col] = BATCH_NULL;
+		return;
+	}
+	if (b->text_used < (size_t)b->pending * BATCH_TEXT_PER_ROW)
+		b->text_used = (size_t)b->pending * BATCH_TEXT_PER_ROW;
+	room = row_end - b->text_used;
+	if (room == 0) {      /* the row's text space is used up */
+		batch_text(row, kind, col, "");
+		return;
+	}
+	len = strnlen(text, room - 1);
+	copy = b->text + b->text_used;
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	b->text_used += len + 1;
+	batch_text(row, kind, col, copy);
 }
 
 static int run_rows(struct batch_insert *b, sqlite3_stmt *st, int rows,
@@ -109,6 +137,7 @@ static int hand_over(struct batch_insert *b)
 	sql_writer_wait_slot(b->writer, b, b->slot);
 	b->values = b->slot_values[b->slot];
 	b->kinds = b->slot_kinds[b->slot];
+	b->text = b->slot_text[b->slot];
 	return 0;
 }
 
@@ -117,6 +146,7 @@ int batch_commit_row(struct batch_insert *b)
 	if (++b->pending < BATCH_ROWS)
 		return 0;
 	b->pending = 0;
+	b->text_used = 0;
 	if (b->writer)
 		return hand_over(b);
 	return run_rows(b, b->full, BATCH_ROWS, b->values, b->kinds);
@@ -133,7 +163,8 @@ int batch_flush(struct batch_insert *b)
 	sqlite3_stmt *st;
 	int rc;
 
-	wait_all_slots(b);
+	if (b->writer)    /* the connection is ours alone only once it is idle */
+		sql_writer_drain(b->writer);
 	if (b->pending == 0)
 		return b->failed ? -1 : 0;
 	st = prepare_rows(b, b->pending);
@@ -142,6 +173,7 @@ int batch_flush(struct batch_insert *b)
 	rc = run_rows(b, st, b->pending, b->values, b->kinds);
 	sqlite3_finalize(st);
 	b->pending = 0;
+	b->text_used = 0;
 	return rc < 0 || b->failed ? -1 : 0;
 }
 
@@ -153,6 +185,7 @@ void batch_free(struct batch_insert *b)
 	for (int s = 0; s < BATCH_SLOTS; s++) {
 		free(b->slot_values[s]);
 		free(b->slot_kinds[s]);
+		free(b->slot_text[s]);
 	}
 	memset(b, 0, sizeof(*b));
 }

@@ -1,18 +1,21 @@
 /* batch_insert.h - fast bulk insertion of rows: rows are buffered and
  * written with one multi-row INSERT ... VALUES (...),(...) statement per
  * batch, which costs SQLite far less per row than one statement per row.
- * Values are integers, NULL, or static text (string constants that outlive
- * the batch: state names, classes). Used for every big table. A batch
- * given a writer thread (batch_use_writer) hands full batches to it and
- * goes on filling another of its BATCH_SLOTS buffers. */
+ * Values are integers, NULL, static text (string constants that outlive
+ * the batch: state names, classes) or short text copied into the batch
+ * (addresses, names). Used for every big table. A batch given a writer
+ * thread (batch_use_writer) hands full batches to it and goes on filling
+ * another of its BATCH_SLOTS buffers. */
 #ifndef ANALYZE_BATCH_INSERT_H
 #define ANALYZE_BATCH_INSERT_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sqlite3.h>
 
-#define BATCH_ROWS  128
+#define BATCH_ROWS  256
 #define BATCH_SLOTS 4
+#define BATCH_TEXT_PER_ROW 128    /* bytes of copied text a row may hold */
 
 /* Kinds of a buffered value. */
 #define BATCH_INT  0
@@ -32,6 +35,9 @@ struct batch_insert {
 	int slot;                 /* the slot being filled */
 	int64_t *slot_values[BATCH_SLOTS];
 	uint8_t *slot_kinds[BATCH_SLOTS];
+	char *slot_text[BATCH_SLOTS]; /* copied text of each slot */
+	char *text;                   /* the current slot's */
+	size_t text_used;
 	int in_flight[BATCH_SLOTS];   /* queued or being written (writer's lock) */
 	struct sql_writer *writer;    /* NULL: insert inline */
 	int failed;
@@ -56,7 +62,13 @@ static inline void batch_text(int64_t *row, uint8_t *kind, int col, const char *
 	kind[col] = text ? BATCH_TEXT : BATCH_NULL;
 }
 
-/* Writes the buffered rows (waiting for the writer's). 0 or -1 (reported). */
+/* Sets column col of the row being filled to a copy of text (NULL: SQL
+ * NULL); the row's copies share BATCH_TEXT_PER_ROW bytes, longer text is
+ * cut. */
+void batch_text_copy(struct batch_insert *b, int64_t *row, uint8_t *kind, int col,
+		     const char *text);
+
+/* Writes the buffered rows (draining the writer first). 0 or -1 (reported). */
 int batch_flush(struct batch_insert *b);
 
 /* Frees without writing what is still buffered (waits for the writer). */

@@ -64,7 +64,7 @@ static error_t parse_import(int key, char *arg, struct argp_state *state)
 	case OPT_SYMFS: args->load.symfs = arg; return 0;
 	case OPT_NO_LOCAL_FILES: args->load.local_files = 0; return 0;
 	case OPT_WINDOW:
-		if (parse_duration(arg, 1000000ull, 86400000000000ull, &args->load.window_ns) < 0)
+		if (parse_window(arg, &args->load.window_ns) < 0)
 			argp_error(state, "--window: '%s' is not a duration from 1ms to 1 day", arg);
 		return 0;
 	case ARGP_KEY_ARG:

@@ -61,7 +61,7 @@ static error_t parse_query(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--format: '%s' is not tab, csv or json", arg);
 		return 0;
 	case OPT_WINDOW:
-		if (parse_duration(arg, 1000000ull, 86400000000000ull, &args->load.window_ns) < 0)
+		if (parse_window(arg, &args->load.window_ns) < 0)
 			argp_error(state, "--window: '%s' is not a duration from 1ms to 1 day", arg);
 		args->load_options_given = 1;
 		return 0;

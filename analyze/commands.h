@@ -35,4 +35,7 @@ int parse_number(const char *text, unsigned long long min, unsigned long long ma
 int parse_duration(const char *text, unsigned long long min_ns,
 		   unsigned long long max_ns, unsigned long long *out_ns);
 
+/* messages.c: --window, a duration from 1 ms to 1 day. 0 or -1. */
+int parse_window(const char *text, unsigned long long *out_ns);
+
 #endif /* ANALYZE_COMMANDS_H */

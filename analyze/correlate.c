@@ -23,9 +23,9 @@ struct correlator *correlator_new(sqlite3 *db, uint64_t window_ns)
 	threads_init(&c->threads);
 	shares_init(&c->shares, window_ns ? window_ns : CORRELATE_DEFAULT_WINDOW_NS);
 	hmap_init(&c->socket_fds);
-	if (batch_init(&c->state_rows, db, "thread_states (tid, pid, state, start_ts,"
-		       " end_ts, duration, cpu, reason, waker_tid, waker_pid, wait_class,"
-		       " syscall_nr, syscall_id, partial)", 14) < 0 ||
+	if (batch_init(&c->state_rows, db, "thread_state_rows (tid, pid, state_code, start_ts,"
+		       " duration, cpu, reason_code, waker_tid, waker_pid, wait_class_code,"
+		       " syscall_nr, syscall_id, partial)", 13) < 0 ||
 	    batch_init(&c->offcpu_rows, db, "offcpu (offcpu_id, ts, duration, pid, tid,"
 		       " state, ustack_id, kstack_id, waker_tid, wait_class, class_source,"
 		       " syscall_id, syscall_nr)", 13) < 0) {
@@ -75,20 +75,25 @@ void correlator_set_end(struct correlator *c, uint64_t ns)
 	c->has_end = 1;
 }
 
-/* Sources whose records include SYSCALL (format/SPEC.md 2.3). */
+/* Whether source writes SYSCALL records (format/SPEC.md 2.3). */
+static int writes_syscalls(const char *source)
+{
+	static const char *const names[] = { "syscall", "mux", "net", "lock", "mem" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(source, names[i]) == 0)
+			return 1;
+	return 0;
+}
+
 void correlator_set_sources(struct correlator *c, const char *sources)
 {
-	static const char *const syscall_sources[] = { "syscall", "mux", "net", "lock", "mem" };
 	char *copy = strdup(sources), *save = NULL;
 
-	c->wait_for_syscalls = 0;
+	c->wait_for_syscalls = copy == NULL;   /* out of memory: assume so */
 	for (char *s = copy ? strtok_r(copy, ", ", &save) : NULL; s;
 	     s = strtok_r(NULL, ", ", &save))
-		for (size_t i = 0; i < sizeof(syscall_sources) / sizeof(syscall_sources[0]); i++)
-			if (strcmp(s, syscall_sources[i]) == 0)
-				c->wait_for_syscalls = 1;
-	if (!copy)
-		c->wait_for_syscalls = 1;
+		c->wait_for_syscalls |= writes_syscalls(s);
 	free(copy);
 }
 
@@ -231,13 +236,22 @@ int correlator_chunk_done(struct correlator *c)
 	return c->failed ? -1 : 0;
 }
 
-int correlator_finish(struct correlator *c)
+int correlator_release_all(struct correlator *c)
 {
 	if (c->failed || timeline_finish(&c->timeline, dispatch, c) < 0)
 		return -1;
 	if (!c->has_end || c->end_ns < c->last_key)
 		c->end_ns = c->last_key;
-	if (sched_close_all(c) < 0 || batch_flush(&c->state_rows) < 0 ||
+	if (sched_close_all(c) < 0) {
+		c->failed = 1;
+		return -1;
+	}
+	return 0;
+}
+
+int correlator_finish(struct correlator *c)
+{
+	if (c->failed || batch_flush(&c->state_rows) < 0 ||
 	    batch_flush(&c->offcpu_rows) < 0 || shares_store(&c->shares, c->db) < 0) {
 		c->failed = 1;
 		return -1;

@@ -68,8 +68,13 @@ int correlator_add_sample(struct correlator *c, uint32_t pid, uint32_t tid, uint
 /* After each chunk of events: releases what can no longer be reordered. */
 int correlator_chunk_done(struct correlator *c);
 
-/* After the last chunk: releases everything, closes the intervals still
- * open at the capture's end and writes thread_time_shares. 0 or -1. */
+/* After the last chunk: releases everything and closes the intervals
+ * still open at the capture's end (rows go through the batches, and so
+ * through the INSERT thread if there is one). 0 or -1. */
+int correlator_release_all(struct correlator *c);
+
+/* Then, with the database to itself: writes the last rows and
+ * thread_time_shares. 0 or -1. */
 int correlator_finish(struct correlator *c);
 
 const struct correlate_counts *correlator_counts(const struct correlator *c);

@@ -15,7 +15,8 @@
 #include "time_shares.h"
 #include "timeline.h"
 
-/* thread_states.state */
+
+/* thread_state_rows.state_code (the view thread_states decodes it) */
 enum state_kind {
 	ST_RUNNING = 0,
 	ST_RUNNABLE,
@@ -25,7 +26,7 @@ enum state_kind {
 	ST_DEAD,      /* exited: no interval follows */
 };
 
-/* thread_states.reason of runnable intervals */
+/* thread_state_rows.reason_code of runnable intervals (decoded likewise) */
 enum runnable_reason { RR_NONE = 0, RR_WAKEUP, RR_PREEMPTED, RR_NEW };
 
 /* One thread_states row. */
@@ -71,15 +72,17 @@ int sched_on_wakeup(struct correlator *c, const struct tl_event *ev);
 int sched_close_all(struct correlator *c);
 
 /* waits.c: intervals off CPU waiting to learn which syscall they were in. */
-int waits_add_state(struct correlator *c, struct thread *t, const struct state_interval *iv);
+int waits_add_state(struct correlator *c, struct thread *t,
+		    const struct state_interval *iv);
 int waits_add_offcpu(struct correlator *c, const struct tl_event *ev);
 int waits_on_syscall(struct correlator *c, const struct tl_event *ev);
 int waits_flush_thread(struct correlator *c, struct thread *t);
 
 /* state_rows.c: writes one finished thread_states row and sums it into
- * the time shares. syscall_nr/syscall_id < 0: none. */
+ * the time shares. wait_class: enum wait_class, < 0 for none;
+ * syscall_nr/syscall_id < 0: none. */
 int state_row_write(struct correlator *c, const struct state_interval *iv,
-		    const char *wait_class, int64_t syscall_nr, int64_t syscall_id);
+		    int wait_class, int64_t syscall_nr, int64_t syscall_id);
 
 /* io_shares.c: time shares of system calls and block requests. */
 int shares_on_syscall(struct correlator *c, const struct tl_event *ev);

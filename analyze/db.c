@@ -14,8 +14,7 @@ void db_report_error(sqlite3 *db, const char *what)
 sqlite3 *db_open_for_load(const char *path)
 {
 	sqlite3 *db = NULL;
-	/* serialized: the loader's INSERT thread shares the connection */
-	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX;
+	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
 
 	if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
 		db_report_error(db, path);

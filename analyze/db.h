@@ -8,8 +8,8 @@
 #include <sqlite3.h>
 
 /* Opens (creating) a database to load into; path ":memory:" for an
- * in-memory one. Serialized mode (usable from two threads), 64 KiB pages,
- * the bulk-load pragmas. NULL on error (reported). */
+ * in-memory one. 64 KiB pages and the bulk-load pragmas. NULL on error
+ * (reported). */
 sqlite3 *db_open_for_load(const char *path);
 
 /* Opens an existing database read-only. NULL on error (reported). */

@@ -90,13 +90,15 @@ int shares_on_syscall(struct correlator *c, const struct tl_event *ev)
 int shares_on_block(struct correlator *c, const struct tl_event *ev)
 {
 	struct time_shares *s = &c->shares;
+	uint32_t pid = ev->pid, tid = ev->tid;
+	uint64_t at = ev->key;
 
-	if (ev->tid == 0)
+	if (tid == 0)
 		return 0;
-	if (shares_add_count(s, ev->pid, ev->tid, ev->key, SH_BLOCK_REQUESTS, 1) ||
-	    shares_add_count(s, ev->pid, ev->tid, ev->key, SH_BLOCK_BYTES, ev->u1) ||
-	    shares_add_count(s, ev->pid, ev->tid, ev->key, SH_BLOCK_QUEUE, ev->arg) ||
-	    shares_add_count(s, ev->pid, ev->tid, ev->key, SH_BLOCK_SERVICE, (uint64_t)ev->ret))
+	if (shares_add_count(s, pid, tid, at, SH_BLOCK_REQUESTS, 1) ||
+	    shares_add_count(s, pid, tid, at, SH_BLOCK_BYTES, ev->u1) ||
+	    shares_add_count(s, pid, tid, at, SH_BLOCK_QUEUE, ev->arg) ||
+	    shares_add_count(s, pid, tid, at, SH_BLOCK_SERVICE, (uint64_t)ev->ret))
 		return -1;
 	return 0;
 }

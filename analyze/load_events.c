@@ -5,11 +5,9 @@
  * written by the correlator once classified (waits.c). Records whose
  * interval would start before time 0 are counted as malformed. */
 #include <arpa/inet.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "correlate.h"
-#include "db.h"
 #include "load_state.h"
 #include "syscalls.h"
 
@@ -25,35 +23,33 @@ static const struct {
 	  " next_tid, prev_prio, next_prio)", 9 },
 	{ ET_WAKEUPS, "wakeups (ts, pid, tid, waker_pid, waker_tid, target_cpu, new)", 7 },
 	{ ET_FORKS, "forks (ts, parent_pid, parent_tid, child_pid, child_tid, is_thread)", 6 },
-	{ ET_SYSCALLS, "syscalls (syscall_id, ts, duration, pid, tid, nr, ret, arg0, arg1,"
-	  " arg2, ustack_id)", 11 },
+	/* syscall_id is left to SQLite: rows come in id order, and an appended
+	 * rowid needs no uniqueness probe (much faster than binding it) */
+	{ ET_SYSCALLS, "syscalls (ts, duration, pid, tid, nr, ret, arg0, arg1, arg2,"
+	  " ustack_id)", 10 },
 	{ ET_BLOCK_IO, "block_io (ts, pid, tid, dev, op, sector, bytes, queue_ns,"
 	  " service_ns, error)", 10 },
 	{ ET_KERNEL_LOCKS, "kernel_locks (ts, duration, pid, tid, lock_addr, flags, ret,"
 	  " kstack_id)", 8 },
 	{ ET_USER_MUTEXES, "user_mutexes (ts, duration, pid, tid, addr, ustack_id)", 6 },
 	{ ET_PAGE_FAULTS, "page_faults (ts, pid, tid, addr, ip, error_code, weight)", 7 },
+	{ ET_SOCKETS, "sockets (ts, pid, tid, fd, origin, family, protocol, cookie, saddr,"
+	  " sport, daddr, dport)", 12 },
+	{ ET_TCP_STATES, "tcp_states (ts, pid, tid, cookie, family, saddr, sport, daddr,"
+	  " dport, oldstate, newstate)", 11 },
+	{ ET_TCP_RETRANSMITS, "tcp_retransmits (ts, pid, tid, cookie, family, saddr, sport,"
+	  " daddr, dport, state)", 10 },
+	{ ET_PROCESS_EVENTS, "process_events (ts, kind, pid, tid, comm)", 5 },
 };
 
 int load_events_prepare(struct loader *L)
 {
-	struct load_statements *s = &L->st;
-	const char *addr_cols = "ts, pid, tid, cookie, family, saddr, sport, daddr, dport";
-	char sql[512];
-
-	for (size_t i = 0; i < sizeof(batch_tables) / sizeof(batch_tables[0]); i++)
-		if (batch_init(&s->ev[batch_tables[i].table], L->db, batch_tables[i].columns,
-			       batch_tables[i].ncols) < 0)
+	for (size_t i = 0; i < sizeof(batch_tables) / sizeof(batch_tables[0]); i++) {
+		struct batch_insert *b = &L->st.ev[batch_tables[i].table];
+		if (batch_init(b, L->db, batch_tables[i].columns, batch_tables[i].ncols) < 0)
 			return -1;
-	s->socket = db_prepare(L->db, "INSERT INTO sockets (ts, pid, tid, fd, origin, family,"
-		" protocol, cookie, saddr, sport, daddr, dport) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
-	snprintf(sql, sizeof(sql), "INSERT INTO tcp_states (%s, oldstate, newstate)"
-		 " VALUES (?,?,?,?,?,?,?,?,?,?,?)", addr_cols);
-	s->tcp_state = db_prepare(L->db, sql);
-	snprintf(sql, sizeof(sql), "INSERT INTO tcp_retransmits (%s, state)"
-		 " VALUES (?,?,?,?,?,?,?,?,?,?)", addr_cols);
-	s->tcp_retrans = db_prepare(L->db, sql);
-	return (s->socket && s->tcp_state && s->tcp_retrans) ? 0 : -1;
+	}
+	return 0;
 }
 
 int load_events_flush(struct loader *L)
@@ -68,10 +64,6 @@ void load_events_finalize(struct loader *L)
 {
 	for (int i = 0; i < ET_COUNT; i++)
 		batch_free(&L->st.ev[i]);
-	sqlite3_finalize(L->st.socket);
-	sqlite3_finalize(L->st.tcp_state);
-	sqlite3_finalize(L->st.tcp_retrans);
-	L->st.socket = L->st.tcp_state = L->st.tcp_retrans = NULL;
 }
 
 static void commit(struct loader *L, struct batch_insert *b)
@@ -197,17 +189,17 @@ static void load_syscall(struct loader *L, const struct pc_rec *rec)
 	if (!syscall_info(s.nr)->name)
 		L->syscalls_unknown_nr++;
 	row = batch_row(&L->st.ev[ET_SYSCALLS], &kind);
-	row[0] = (int64_t)++L->nsyscalls;
-	row[1] = (int64_t)s.ts;
-	row[2] = (int64_t)s.duration;
-	row[3] = s.pid;
-	row[4] = s.tid;
-	row[5] = s.nr;
-	row[6] = s.ret;
-	row[7] = (int64_t)s.args[0];
-	row[8] = (int64_t)s.args[1];
-	row[9] = (int64_t)s.args[2];
-	stack_column(L, row, kind, 10, s.ustack, s.ts, s.pid);
+	L->nsyscalls++;    /* its syscall_id */
+	row[0] = (int64_t)s.ts;
+	row[1] = (int64_t)s.duration;
+	row[2] = s.pid;
+	row[3] = s.tid;
+	row[4] = s.nr;
+	row[5] = s.ret;
+	row[6] = (int64_t)s.args[0];
+	row[7] = (int64_t)s.args[1];
+	row[8] = (int64_t)s.args[2];
+	stack_column(L, row, kind, 9, s.ustack, s.ts, s.pid);
 	commit(L, &L->st.ev[ET_SYSCALLS]);
 	correlate(L, &(struct tl_event){
 		.type = TL_SYSCALL, .key = s.ts + s.duration, .start = s.ts, .tid = s.tid,
@@ -249,17 +241,18 @@ static const char *format_addr(char *buf, size_t len, uint16_t family, const uin
 	return NULL;
 }
 
-/* Binds (family, saddr, sport, daddr, dport) from column col on. */
-static void bind_endpoints(sqlite3_stmt *st, int col, uint16_t family, const uint8_t *saddr,
-			   uint16_t sport, const uint8_t *daddr, uint16_t dport)
+/* Sets (family, saddr, sport, daddr, dport) from column col on. */
+static void endpoint_columns(struct batch_insert *b, int64_t *row, uint8_t *kind, int col,
+			     uint16_t family, const uint8_t *saddr, uint16_t sport,
+			     const uint8_t *daddr, uint16_t dport)
 {
 	char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN];
 
-	sqlite3_bind_int(st, col, family);
-	db_bind_text(st, col + 1, format_addr(s, sizeof(s), family, saddr));
-	sqlite3_bind_int(st, col + 2, sport);
-	db_bind_text(st, col + 3, format_addr(d, sizeof(d), family, daddr));
-	sqlite3_bind_int(st, col + 4, dport);
+	row[col] = family;
+	batch_text_copy(b, row, kind, col + 1, format_addr(s, sizeof(s), family, saddr));
+	row[col + 2] = sport;
+	batch_text_copy(b, row, kind, col + 3, format_addr(d, sizeof(d), family, daddr));
+	row[col + 4] = dport;
 }
 
 static const char *socket_origin(uint16_t flags)
@@ -273,33 +266,29 @@ static const char *socket_origin(uint16_t flags)
 	return NULL;
 }
 
-static void run(struct loader *L, sqlite3_stmt *st)
-{
-	if (db_run(st) < 0)
-		L->failed = 1;
-}
-
 static void load_socket(struct loader *L, const struct pc_rec *rec)
 {
 	struct pc_rec_socket s;
 	size_t tail;
-	sqlite3_stmt *st = L->st.socket;
+	struct batch_insert *b = &L->st.ev[ET_SOCKETS];
+	uint8_t *kind;
+	int64_t *row = batch_row(b, &kind);
 	char sa[INET6_ADDRSTRLEN], da[INET6_ADDRSTRLEN];
 
 	pc_rec_copy(rec, &s, sizeof(s), &tail);
-	db_bind_u64(st, 1, s.ts);
-	sqlite3_bind_int64(st, 2, s.pid);
-	sqlite3_bind_int64(st, 3, s.tid);
-	sqlite3_bind_int64(st, 4, s.fd);
-	db_bind_text(st, 5, socket_origin(rec->flags));
-	sqlite3_bind_int(st, 6, s.family);
-	sqlite3_bind_int(st, 7, s.protocol);
-	db_bind_u64(st, 8, s.cookie);
-	db_bind_text(st, 9, format_addr(sa, sizeof(sa), s.family, s.saddr));
-	sqlite3_bind_int(st, 10, s.sport);
-	db_bind_text(st, 11, format_addr(da, sizeof(da), s.family, s.daddr));
-	sqlite3_bind_int(st, 12, s.dport);
-	run(L, st);
+	row[0] = (int64_t)s.ts;
+	row[1] = s.pid;
+	row[2] = s.tid;
+	row[3] = s.fd;
+	batch_text(row, kind, 4, socket_origin(rec->flags));
+	row[5] = s.family;
+	row[6] = s.protocol;
+	row[7] = (int64_t)s.cookie;
+	batch_text_copy(b, row, kind, 8, format_addr(sa, sizeof(sa), s.family, s.saddr));
+	row[9] = s.sport;
+	batch_text_copy(b, row, kind, 10, format_addr(da, sizeof(da), s.family, s.daddr));
+	row[11] = s.dport;
+	commit(L, b);
 	correlate(L, &(struct tl_event){
 		.type = TL_SOCKET, .key = s.ts, .start = s.ts, .tid = s.tid, .pid = s.pid,
 		.u1 = (uint32_t)s.fd });
@@ -309,33 +298,37 @@ static void load_tcp_state(struct loader *L, const struct pc_rec *rec)
 {
 	struct pc_rec_tcp_state t;
 	size_t tail;
-	sqlite3_stmt *st = L->st.tcp_state;
+	struct batch_insert *b = &L->st.ev[ET_TCP_STATES];
+	uint8_t *kind;
+	int64_t *row = batch_row(b, &kind);
 
 	pc_rec_copy(rec, &t, sizeof(t), &tail);
-	db_bind_u64(st, 1, t.ts);
-	sqlite3_bind_int64(st, 2, t.pid);
-	sqlite3_bind_int64(st, 3, t.tid);
-	db_bind_u64(st, 4, t.cookie);
-	bind_endpoints(st, 5, t.family, t.saddr, t.sport, t.daddr, t.dport);
-	sqlite3_bind_int(st, 10, t.oldstate);
-	sqlite3_bind_int(st, 11, t.newstate);
-	run(L, st);
+	row[0] = (int64_t)t.ts;
+	row[1] = t.pid;
+	row[2] = t.tid;
+	row[3] = (int64_t)t.cookie;
+	endpoint_columns(b, row, kind, 4, t.family, t.saddr, t.sport, t.daddr, t.dport);
+	row[9] = t.oldstate;
+	row[10] = t.newstate;
+	commit(L, b);
 }
 
 static void load_tcp_retrans(struct loader *L, const struct pc_rec *rec)
 {
 	struct pc_rec_tcp_retrans t;
 	size_t tail;
-	sqlite3_stmt *st = L->st.tcp_retrans;
+	struct batch_insert *b = &L->st.ev[ET_TCP_RETRANSMITS];
+	uint8_t *kind;
+	int64_t *row = batch_row(b, &kind);
 
 	pc_rec_copy(rec, &t, sizeof(t), &tail);
-	db_bind_u64(st, 1, t.ts);
-	sqlite3_bind_int64(st, 2, t.pid);
-	sqlite3_bind_int64(st, 3, t.tid);
-	db_bind_u64(st, 4, t.cookie);
-	bind_endpoints(st, 5, t.family, t.saddr, t.sport, t.daddr, t.dport);
-	sqlite3_bind_int(st, 10, t.state);
-	run(L, st);
+	row[0] = (int64_t)t.ts;
+	row[1] = t.pid;
+	row[2] = t.tid;
+	row[3] = (int64_t)t.cookie;
+	endpoint_columns(b, row, kind, 4, t.family, t.saddr, t.sport, t.daddr, t.dport);
+	row[9] = t.state;
+	commit(L, b);
 }
 
 static void load_lock(struct loader *L, const struct pc_rec *rec)

@@ -10,6 +10,7 @@
 #include "db.h"
 #include "elf_module.h"
 #include "load_state.h"
+#include "sql_writer.h"
 #include "symbolize.h"
 #include "text.h"
 
@@ -27,8 +28,6 @@ int load_prepare_statements(struct loader *L)
 		" comm, exe, cmdline) VALUES (?,?,?,?,?,?,?)");
 	s->thread = db_prepare(L->db,
 		"INSERT INTO threads (ts, pid, tid, comm) VALUES (?,?,?,?)");
-	s->process_event = db_prepare(L->db, "INSERT INTO process_events (ts, kind, pid,"
-		" tid, comm) VALUES (?,?,?,?,?)");
 	s->map = db_prepare(L->db, "INSERT INTO maps (map_id, ts, pid, start_addr,"
 		" end_addr, pgoff, prot, inode, dev_major, dev_minor, build_id, path)"
 		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
@@ -38,7 +37,7 @@ int load_prepare_statements(struct loader *L)
 		       "samples (ts, pid, tid, cpu, ustack_id, kstack_id)", 6) < 0)
 		return -1;
 	if (!s->chunk || !s->meta || !s->stat || !s->process || !s->thread ||
-	    !s->process_event || !s->map || !s->module)
+	    !s->map || !s->module)
 		return -1;
 	return load_events_prepare(L);
 }
@@ -54,7 +53,7 @@ void load_finalize_statements(struct loader *L)
 {
 	struct load_statements *s = &L->st;
 	sqlite3_stmt *all[] = { s->chunk, s->meta, s->stat, s->process, s->thread,
-				s->process_event, s->map, s->module };
+				s->map, s->module };
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		sqlite3_finalize(all[i]);
@@ -179,35 +178,41 @@ static void load_thread(struct loader *L, const struct pc_rec *rec)
 	run_insert(L, st);
 }
 
+/* process_events rows (a batch: EXEC and EXIT come in EVENTS chunks). */
+static void add_process_event(struct loader *L, uint64_t ts, const char *kind_name,
+			      uint32_t pid, uint32_t tid, const char *comm)
+{
+	struct batch_insert *b = &L->st.ev[ET_PROCESS_EVENTS];
+	uint8_t *kind;
+	int64_t *row = batch_row(b, &kind);
+
+	row[0] = (int64_t)ts;
+	batch_text(row, kind, 1, kind_name);
+	row[2] = pid;
+	row[3] = tid;
+	batch_text_copy(b, row, kind, 4, comm);
+	if (batch_commit_row(b) < 0)
+		L->failed = 1;
+}
+
 static void load_exec(struct loader *L, const struct pc_rec *rec)
 {
 	struct pc_rec_exec e;
 	size_t tail_len;
 	char comm[sizeof(e.comm) + 1];
-	sqlite3_stmt *st = L->st.process_event;
 
 	pc_rec_copy(rec, &e, sizeof(e), &tail_len);
-	db_bind_u64(st, 1, e.ts);
-	db_bind_text(st, 2, "exec");
-	sqlite3_bind_int64(st, 3, e.pid);
-	sqlite3_bind_int64(st, 4, e.tid);
-	db_bind_text(st, 5, text_copy_printable(comm, sizeof(comm), e.comm, sizeof(e.comm)));
-	run_insert(L, st);
+	add_process_event(L, e.ts, "exec", e.pid, e.tid,
+			  text_copy_printable(comm, sizeof(comm), e.comm, sizeof(e.comm)));
 }
 
 static void load_exit(struct loader *L, const struct pc_rec *rec)
 {
 	struct pc_rec_exit e;
 	size_t tail_len;
-	sqlite3_stmt *st = L->st.process_event;
 
 	pc_rec_copy(rec, &e, sizeof(e), &tail_len);
-	db_bind_u64(st, 1, e.ts);
-	db_bind_text(st, 2, "exit");
-	sqlite3_bind_int64(st, 3, e.pid);
-	sqlite3_bind_int64(st, 4, e.tid);
-	sqlite3_bind_null(st, 5);
-	run_insert(L, st);
+	add_process_event(L, e.ts, "exit", e.pid, e.tid, NULL);
 }
 
 static void insert_map_row(struct loader *L, int64_t map_id, const struct pc_rec_map *m,
@@ -309,10 +314,20 @@ static void count_unknown_record(struct loader *L, uint16_t chunk_type, uint16_t
 	L->counts.records_unknown++;
 }
 
+/* Records stored with the loader's own statements: the INSERT thread must
+ * be idle (it is, except when a damaged capture puts them in EVENTS). */
+static int uses_direct_statements(uint16_t type)
+{
+	return type == PC_REC_PROC || type == PC_REC_THREAD || type == PC_REC_MAP ||
+	       type == PC_REC_MODULE;
+}
+
 void load_record(struct loader *L, uint16_t chunk_type, const struct pc_rec *rec)
 {
 	if (rec->type >= PC_REC_SAMPLE && rec->type < KNOWN_RECORD_TYPES)
 		L->counts.records[rec->type]++;
+	if (L->writer && uses_direct_statements(rec->type))
+		sql_writer_drain(L->writer);
 	switch (rec->type) {
 	case PC_REC_SAMPLE: load_sample(L, rec); break;
 	case PC_REC_STACK:  load_stack(L, rec); break;

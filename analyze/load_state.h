@@ -8,6 +8,7 @@
 #include <sqlite3.h>
 
 #include "batch_insert.h"
+#include "perfcap_format.h"
 #include "hashmap.h"
 #include "map_index.h"
 #include "sample_groups.h"
@@ -37,7 +38,8 @@ struct load_counters {
 /* Event tables written through batches. */
 enum event_table {
 	ET_SWITCHES = 0, ET_WAKEUPS, ET_FORKS, ET_SYSCALLS, ET_BLOCK_IO,
-	ET_KERNEL_LOCKS, ET_USER_MUTEXES, ET_PAGE_FAULTS,
+	ET_KERNEL_LOCKS, ET_USER_MUTEXES, ET_PAGE_FAULTS, ET_SOCKETS, ET_TCP_STATES,
+	ET_TCP_RETRANSMITS, ET_PROCESS_EVENTS,
 	ET_COUNT,
 };
 
@@ -47,14 +49,15 @@ struct load_statements {
 	sqlite3_stmt *stat;
 	sqlite3_stmt *process;
 	sqlite3_stmt *thread;
-	sqlite3_stmt *process_event;
 	sqlite3_stmt *map;
 	sqlite3_stmt *module;
 	struct batch_insert samples;
-	struct batch_insert ev[ET_COUNT];  /* event tables (load_events.c) */
-	sqlite3_stmt *socket;
-	sqlite3_stmt *tcp_state;
-	sqlite3_stmt *tcp_retrans;
+	struct batch_insert ev[ET_COUNT];  /* tables of EVENTS records (load_events.c) */
+};
+
+struct chunk_row {
+	struct pc_chunk_header hdr;
+	uint64_t offset;
 };
 
 struct loader {
@@ -74,6 +77,8 @@ struct loader {
 	uint64_t fault_weight;        /* page faults the FAULT records stand for */
 	uint64_t syscalls_unknown_nr; /* SYSCALL records whose number has no name */
 	int has_record_end;           /* record.end_ns seen in STATS or END */
+	struct chunk_row *chunk_rows; /* headers of the chunks read, in order */
+	size_t nchunk_rows, chunk_rows_cap;
 	uint64_t first_ts;
 	uint64_t last_ts;
 	int failed;                   /* database or memory error: stop */

@@ -2,7 +2,10 @@
  * in file order, stores key/value chunks and chunk headers itself, hands
  * records to load_records.c, lets the correlator release events after each
  * chunk, and after the last chunk finishes the correlations, resolves
- * frames (resolve.c) and summarizes data quality (quality.c). */
+ * frames (resolve.c) and summarizes data quality (quality.c). The big
+ * tables' rows go to the database on an INSERT thread (sql_writer.h) while
+ * this one reads on; before it uses the database itself, it waits for that
+ * thread to be idle. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,23 +35,43 @@ static int is_known_chunk(uint16_t type)
 	return type >= PC_CHUNK_META && type <= PC_CHUNK_END;
 }
 
-static void store_chunk_header(struct loader *L, const struct pc_chunk *c)
+/* Chunk headers are kept and written after the last chunk, so that EVENTS
+ * chunks touch the database only through batches (sql_writer.h). */
+static void keep_chunk_header(struct loader *L, const struct pc_chunk *c)
+{
+	if (L->nchunk_rows == L->chunk_rows_cap) {
+		size_t cap = L->chunk_rows_cap ? L->chunk_rows_cap * 2 : 64;
+		struct chunk_row *grown = realloc(L->chunk_rows, cap * sizeof(*grown));
+		if (!grown) {
+			L->failed = 1;
+			return;
+		}
+		L->chunk_rows = grown;
+		L->chunk_rows_cap = cap;
+	}
+	L->chunk_rows[L->nchunk_rows++] = (struct chunk_row){ c->hdr, c->offset };
+}
+
+static int store_chunk_headers(struct loader *L)
 {
 	sqlite3_stmt *st = L->st.chunk;
-	const struct pc_chunk_header *h = &c->hdr;
 
-	db_bind_u64(st, 1, h->seq);
-	db_bind_u64(st, 2, c->offset);
-	sqlite3_bind_int64(st, 3, h->type);
-	db_bind_text(st, 4, pc_chunk_type_name(h->type));
-	sqlite3_bind_int64(st, 5, h->version);
-	db_bind_u64(st, 6, h->payload_size);
-	db_bind_u64(st, 7, h->raw_size);
-	db_bind_u64(st, 8, h->count);
-	db_bind_u64(st, 9, h->t_start);
-	db_bind_u64(st, 10, h->t_end);
-	if (db_run(st) < 0)
-		L->failed = 1;
+	for (size_t i = 0; i < L->nchunk_rows; i++) {
+		const struct pc_chunk_header *h = &L->chunk_rows[i].hdr;
+		db_bind_u64(st, 1, h->seq);
+		db_bind_u64(st, 2, L->chunk_rows[i].offset);
+		sqlite3_bind_int64(st, 3, h->type);
+		db_bind_text(st, 4, pc_chunk_type_name(h->type));
+		sqlite3_bind_int64(st, 5, h->version);
+		db_bind_u64(st, 6, h->payload_size);
+		db_bind_u64(st, 7, h->raw_size);
+		db_bind_u64(st, 8, h->count);
+		db_bind_u64(st, 9, h->t_start);
+		db_bind_u64(st, 10, h->t_end);
+		if (db_run(st) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 static int parse_u64(const char *text, uint64_t *out)
@@ -150,8 +173,10 @@ static void load_chunk(struct loader *L, const struct pc_chunk *c)
 {
 	uint16_t type = c->hdr.type;
 
-	store_chunk_header(L, c);
+	keep_chunk_header(L, c);
 	count_chunk(L, type);
+	if (type != PC_CHUNK_EVENTS && L->writer)
+		sql_writer_drain(L->writer);   /* this chunk uses the database directly */
 	if (type == PC_CHUNK_META || type == PC_CHUNK_STATS || type == PC_CHUNK_END)
 		load_kv_chunk(L, c);
 	else if (is_record_chunk(type))
@@ -203,6 +228,33 @@ static int open_capture(struct pc_reader **reader, const char *path,
 	return -1;
 }
 
+static void attach_writer(struct loader *L, struct sql_writer *w)
+{
+	batch_use_writer(&L->st.samples, w);
+	for (int i = 0; i < ET_COUNT; i++)
+		batch_use_writer(&L->st.ev[i], w);
+	if (L->corr)
+		correlator_use_writer(L->corr, w);
+}
+
+/* Big tables go through an INSERT thread; without one, inline. */
+static void use_writer_thread(struct loader *L)
+{
+	L->writer = sql_writer_start();
+	if (L->writer)
+		attach_writer(L, L->writer);
+}
+
+/* Waits for the INSERT thread to finish its batches, then stops it. */
+static void stop_writer_thread(struct loader *L)
+{
+	if (!L->writer)
+		return;
+	sql_writer_stop(L->writer);
+	L->writer = NULL;
+	attach_writer(L, NULL);
+}
+
 static void loader_init(struct loader *L, sqlite3 *db)
 {
 	memset(L, 0, sizeof(*L));
@@ -216,14 +268,14 @@ static void loader_init(struct loader *L, sqlite3 *db)
 
 static void loader_free(struct loader *L)
 {
-	sql_writer_stop(L->writer);
-	L->writer = NULL;
+	stop_writer_thread(L);
 	load_finalize_statements(L);
 	stack_store_free(&L->stacks);
 	map_index_free(&L->maps);
 	sample_groups_free(&L->groups);
 	hmap_free(&L->counts.unknown_chunk_types);
 	hmap_free(&L->counts.unknown_record_types);
+	free(L->chunk_rows);
 	symbolizer_free(L->sym);
 	correlator_free(L->corr);
 }
@@ -258,23 +310,12 @@ static int load_all_chunks(struct loader *L, struct pc_reader *reader, int progr
 				chunk.hdr.payload_size, L->nevents);
 	}
 	progress_done(&bar);
-	if (!L->failed && (load_flush_statements(L) < 0 || correlator_finish(L->corr) < 0))
+	if (!L->failed && (correlator_release_all(L->corr) < 0 || load_flush_statements(L) < 0))
 		L->failed = 1;
-	sql_writer_stop(L->writer);
-	L->writer = NULL;
+	stop_writer_thread(L);
+	if (!L->failed && (correlator_finish(L->corr) < 0 || store_chunk_headers(L) < 0))
+		L->failed = 1;
 	return L->failed ? -1 : 0;
-}
-
-/* Big tables go through an INSERT thread; without one, inline. */
-static void use_writer_thread(struct loader *L)
-{
-	L->writer = sql_writer_start();
-	if (!L->writer)
-		return;
-	batch_use_writer(&L->st.samples, L->writer);
-	for (int i = 0; i < ET_COUNT; i++)
-		batch_use_writer(&L->st.ev[i], L->writer);
-	correlator_use_writer(L->corr, L->writer);
 }
 
 static int out_of_memory(void)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sqlite3.h>
 
 #include "commands.h"
 #include "perfcap_version.h"
@@ -123,6 +124,8 @@ int main(int argc, char **argv)
 	char **rest;
 
 	argp_err_exit_status = EXIT_USAGE;
+	/* no global memory statistics: they cost a global mutex per allocation */
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 	if (argp_parse(&main_argp, argc, argv, ARGP_IN_ORDER, NULL, &args) != 0)
 		return EXIT_USAGE;
 	rest = argv + args.command_index;

@@ -77,3 +77,8 @@ int parse_duration(const char *text, unsigned long long min_ns,
 	*out_ns = (unsigned long long)(ns + 0.5);
 	return 0;
 }
+
+int parse_window(const char *text, unsigned long long *out_ns)
+{
+	return parse_duration(text, 1000000ull, 86400ull * 1000000000ull, out_ns);
+}

@@ -17,7 +17,7 @@
 #include "timeline.h"
 
 static const char *const sources[] = {
-	"cpu", "sched", "syscall", "block", "net", "lock", "mem",
+	"cpu", "proc", "sched", "syscall", "block", "net", "lock", "mem",
 };
 
 /* Whether META "sources" names source (a comma-separated list). */
@@ -51,14 +51,15 @@ static uint64_t source_records(const struct loader *L, const char *source)
 	return n;
 }
 
-static void put_records(struct quality_writer *w, const struct loader *L, const char *source)
+static void put_records(struct quality_writer *w, const struct loader *L,
+			const char *source)
 {
 	char key[64];
 
 	quality_put_u64(w, source, "records", source_records(L, source));
 	if (strcmp(source, "cpu") == 0)
 		return;
-	for (uint16_t type = PC_REC_SWITCH; type <= RECORD_TYPE_MAX; type++) {
+	for (uint16_t type = PC_REC_EXEC; type <= RECORD_TYPE_MAX; type++) {
 		const char *s = record_type_source(type);
 		if (!s || strcmp(s, source) != 0)
 			continue;

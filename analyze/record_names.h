@@ -11,8 +11,9 @@
 /* "sample", "stack", ... "fault"; NULL for an unknown type. */
 const char *record_type_name(uint16_t type);
 
-/* The recorder source that writes it: "cpu", "sched", "syscall", "block",
- * "net", "lock", "mem"; NULL for process, stack and symbol records. */
+/* The recorder source that writes it: "cpu", "proc" (EXEC, EXIT), "sched",
+ * "syscall", "block", "net", "lock", "mem"; NULL for the process, map,
+ * stack and symbol records of PROCS, STACKS and SYMBOLS chunks. */
 const char *record_type_source(uint16_t type);
 
 #endif /* ANALYZE_RECORD_NAMES_H */

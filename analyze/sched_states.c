@@ -44,7 +44,7 @@ static int close_state(struct correlator *c, struct thread *t, uint64_t end,
 	if (end < iv.start || (partial_end && end == iv.start))
 		return 0;
 	if (iv.state == ST_RUNNING || iv.state == ST_RUNNABLE)
-		return state_row_write(c, &iv, NULL, -1, -1);
+		return state_row_write(c, &iv, -1, -1, -1);
 	return waits_add_state(c, t, &iv);
 }
 

@@ -93,11 +93,14 @@ static const char create_event_tables_sql[] =
 	"CREATE TABLE page_faults (ts INTEGER, pid INTEGER, tid INTEGER,"
 	"  addr INTEGER, ip INTEGER, error_code INTEGER, weight INTEGER);";
 
-/* Correlations computed at import (analyze/correlate.c and friends). */
+/* Correlations computed at import (analyze/correlate.c and friends).
+ * thread_state_rows stores small codes (enum state_kind, enum
+ * runnable_reason, enum wait_class); the view thread_states (schema_views.c)
+ * decodes them: rows are smaller and cheaper to write. */
 static const char create_derived_tables_sql[] =
-	"CREATE TABLE thread_states (tid INTEGER, pid INTEGER, state TEXT,"
-	"  start_ts INTEGER, end_ts INTEGER, duration INTEGER, cpu INTEGER,"
-	"  reason TEXT, waker_tid INTEGER, waker_pid INTEGER, wait_class TEXT,"
+	"CREATE TABLE thread_state_rows (tid INTEGER, pid INTEGER, state_code INTEGER,"
+	"  start_ts INTEGER, duration INTEGER, cpu INTEGER, reason_code INTEGER,"
+	"  waker_tid INTEGER, waker_pid INTEGER, wait_class_code INTEGER,"
 	"  syscall_nr INTEGER, syscall_id INTEGER, partial INTEGER);"
 	"CREATE TABLE thread_time_shares (window_start INTEGER, window_end INTEGER,"
 	"  pid INTEGER, tid INTEGER, running_ns INTEGER, runnable_ns INTEGER,"

@@ -1,6 +1,7 @@
 /* schema_views.c - the views of the perfcap schema: correlations that are
  * cheap to compute at query time from the tables the loader fills
- * (syscall_intervals, runq_latency, offcpu_intervals) and the per-source
+ * (syscall_intervals, thread_states, runq_latency, offcpu_intervals) and
+ * the per-source
  * data-quality summary (data_quality). docs/schema.md documents each. */
 #include <stddef.h>
 
@@ -22,6 +23,23 @@ static const char syscall_intervals_sql[] =
 	"  CASE WHEN s.ret BETWEEN -4095 AND -1 THEN -s.ret END AS errno,"
 	"  s.arg0, s.arg1, s.arg2, s.ustack_id"
 	" FROM syscalls s LEFT JOIN syscall_names n USING (nr);";
+
+/* The codes are those of enum state_kind, enum runnable_reason and enum
+ * wait_class (correlate_state.h, wait_class.h). */
+static const char thread_states_sql[] =
+	"CREATE VIEW thread_states AS"
+	" SELECT tid, pid,"
+	"  CASE state_code WHEN 0 THEN 'running' WHEN 1 THEN 'runnable' WHEN 2 THEN 'io'"
+	"   WHEN 3 THEN 'sleep' ELSE 'blocked' END AS state,"
+	"  start_ts, start_ts + duration AS end_ts, duration, cpu,"
+	"  CASE reason_code WHEN 1 THEN 'wakeup' WHEN 2 THEN 'preempted'"
+	"   WHEN 3 THEN 'new' END AS reason,"
+	"  waker_tid, waker_pid,"
+	"  CASE wait_class_code WHEN 0 THEN 'preempted' WHEN 1 THEN 'block_io'"
+	"   WHEN 2 THEN 'futex' WHEN 3 THEN 'poll' WHEN 4 THEN 'sleep' WHEN 5 THEN 'net'"
+	"   WHEN 6 THEN 'other' END AS wait_class,"
+	"  syscall_nr, syscall_id, partial"
+	" FROM thread_state_rows;";
 
 static const char runq_latency_sql[] =
 	"CREATE VIEW runq_latency AS"
@@ -80,7 +98,7 @@ static const char data_quality_sql[] =
 
 int schema_create_views(sqlite3 *db)
 {
-	const char *all[] = { syscall_intervals_sql, runq_latency_sql,
+	const char *all[] = { syscall_intervals_sql, thread_states_sql, runq_latency_sql,
 			      offcpu_intervals_sql, data_quality_sql };
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)

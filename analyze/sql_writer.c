@@ -1,6 +1,7 @@
 /* sql_writer.c - the INSERT thread (see sql_writer.h): a bounded FIFO of
  * (batch, slot) jobs under one mutex; the thread runs each job without the
- * lock, then marks the slot free and wakes whoever waits. */
+ * lock, then marks the slot free. Each side is woken only when it sleeps,
+ * so a busy pipeline costs no wakeups. */
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -17,12 +18,22 @@ struct sql_job {
 struct sql_writer {
 	pthread_t thread;
 	pthread_mutex_t lock;
-	pthread_cond_t changed;       /* a job was queued or finished, or stop */
+	pthread_cond_t work;          /* a job was queued, or stop */
+	pthread_cond_t done;          /* a job finished */
 	struct sql_job queue[QUEUE_CAP];
 	int head, count;
 	int running;                  /* a job is being written */
+	int writer_sleeps;            /* the thread waits on work */
+	int loader_sleeps;            /* the loading thread waits on done */
 	int stop;
 };
+
+static void wait_done(struct sql_writer *w)
+{
+	w->loader_sleeps = 1;
+	pthread_cond_wait(&w->done, &w->lock);
+	w->loader_sleeps = 0;
+}
 
 static void *writer_main(void *arg)
 {
@@ -32,8 +43,11 @@ static void *writer_main(void *arg)
 	for (;;) {
 		struct sql_job job;
 
-		while (w->count == 0 && !w->stop)
-			pthread_cond_wait(&w->changed, &w->lock);
+		while (w->count == 0 && !w->stop) {
+			w->writer_sleeps = 1;
+			pthread_cond_wait(&w->work, &w->lock);
+			w->writer_sleeps = 0;
+		}
 		if (w->count == 0)
 			break;
 		job = w->queue[w->head];
@@ -45,7 +59,8 @@ static void *writer_main(void *arg)
 		pthread_mutex_lock(&w->lock);
 		job.b->in_flight[job.slot] = 0;
 		w->running = 0;
-		pthread_cond_broadcast(&w->changed);
+		if (w->loader_sleeps)
+			pthread_cond_signal(&w->done);
 	}
 	pthread_mutex_unlock(&w->lock);
 	return NULL;
@@ -58,10 +73,12 @@ struct sql_writer *sql_writer_start(void)
 	if (!w)
 		return NULL;
 	pthread_mutex_init(&w->lock, NULL);
-	pthread_cond_init(&w->changed, NULL);
+	pthread_cond_init(&w->work, NULL);
+	pthread_cond_init(&w->done, NULL);
 	if (pthread_create(&w->thread, NULL, writer_main, w) != 0) {
 		pthread_mutex_destroy(&w->lock);
-		pthread_cond_destroy(&w->changed);
+		pthread_cond_destroy(&w->work);
+		pthread_cond_destroy(&w->done);
 		free(w);
 		return NULL;
 	}
@@ -72,11 +89,12 @@ void sql_writer_submit(struct sql_writer *w, struct batch_insert *b, int slot)
 {
 	pthread_mutex_lock(&w->lock);
 	while (w->count == QUEUE_CAP)
-		pthread_cond_wait(&w->changed, &w->lock);
+		wait_done(w);
 	b->in_flight[slot] = 1;
 	w->queue[(w->head + w->count) % QUEUE_CAP] = (struct sql_job){ b, slot };
 	w->count++;
-	pthread_cond_broadcast(&w->changed);
+	if (w->writer_sleeps)
+		pthread_cond_signal(&w->work);
 	pthread_mutex_unlock(&w->lock);
 }
 
@@ -84,7 +102,7 @@ void sql_writer_wait_slot(struct sql_writer *w, struct batch_insert *b, int slot
 {
 	pthread_mutex_lock(&w->lock);
 	while (b->in_flight[slot])
-		pthread_cond_wait(&w->changed, &w->lock);
+		wait_done(w);
 	pthread_mutex_unlock(&w->lock);
 }
 
@@ -92,7 +110,7 @@ void sql_writer_drain(struct sql_writer *w)
 {
 	pthread_mutex_lock(&w->lock);
 	while (w->count > 0 || w->running)
-		pthread_cond_wait(&w->changed, &w->lock);
+		wait_done(w);
 	pthread_mutex_unlock(&w->lock);
 }
 
@@ -102,10 +120,11 @@ void sql_writer_stop(struct sql_writer *w)
 		return;
 	pthread_mutex_lock(&w->lock);
 	w->stop = 1;
-	pthread_cond_broadcast(&w->changed);
+	pthread_cond_signal(&w->work);
 	pthread_mutex_unlock(&w->lock);
 	pthread_join(w->thread, NULL);
 	pthread_mutex_destroy(&w->lock);
-	pthread_cond_destroy(&w->changed);
+	pthread_cond_destroy(&w->work);
+	pthread_cond_destroy(&w->done);
 	free(w);
 }

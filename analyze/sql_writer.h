@@ -1,10 +1,12 @@
 /* sql_writer.h - a thread that runs the loader's full multi-row INSERT
  * batches while the loading thread decodes and correlates the next
  * records: SQLite work and the rest of the import overlap on two cores.
- * The database must be opened in serialized mode (SQLITE_OPEN_FULLMUTEX),
- * since the loading thread still runs its own small statements. A batch
- * keeps BATCH_SLOTS buffers: it fills one while the writer empties others
- * (batch_insert.c); rows of one table keep their order. */
+ * The connection is not serialized (no mutex per SQLite call): the loading
+ * thread must call sql_writer_drain before it uses the database itself
+ * (the loader does before every chunk that is not EVENTS; EVENTS go through
+ * batches only). A batch keeps BATCH_SLOTS buffers: it fills one while the
+ * writer empties others (batch_insert.c); rows of one table keep their
+ * order. */
 #ifndef ANALYZE_SQL_WRITER_H
 #define ANALYZE_SQL_WRITER_H
 

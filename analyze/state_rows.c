@@ -5,23 +5,6 @@
 #include "correlate_state.h"
 #include "syscalls.h"
 
-static const char *state_name(uint8_t state)
-{
-	static const char *const names[] = { "running", "runnable", "io", "sleep", "blocked" };
-
-	return state < sizeof(names) / sizeof(names[0]) ? names[state] : "blocked";
-}
-
-static const char *reason_name(uint8_t reason)
-{
-	switch (reason) {
-	case RR_WAKEUP:    return "wakeup";
-	case RR_PREEMPTED: return "preempted";
-	case RR_NEW:       return "new";
-	default:           return NULL;
-	}
-}
-
 static enum share_column state_column(uint8_t state)
 {
 	switch (state) {
@@ -48,29 +31,32 @@ static int add_shares(struct correlator *c, const struct state_interval *iv,
 	return 0;
 }
 
+/* Columns: tid, pid, state_code, start_ts, duration, cpu, reason_code,
+ * waker_tid, waker_pid, wait_class_code, syscall_nr, syscall_id, partial. */
 int state_row_write(struct correlator *c, const struct state_interval *iv,
-		    const char *wait_class, int64_t syscall_nr, int64_t syscall_id)
+		    int wait_class, int64_t syscall_nr, int64_t syscall_id)
 {
 	uint8_t *kind;
 	int64_t *row = batch_row(&c->state_rows, &kind);
 
 	row[0] = iv->tid;
 	row[1] = iv->pid;
-	batch_text(row, kind, 2, state_name(iv->state));
+	row[2] = iv->state;
 	row[3] = (int64_t)iv->start;
-	row[4] = (int64_t)iv->end;
-	row[5] = (int64_t)(iv->end - iv->start);
-	row[6] = iv->cpu;
-	kind[6] = iv->cpu < 0 ? BATCH_NULL : BATCH_INT;
-	batch_text(row, kind, 7, reason_name(iv->reason));
-	row[8] = iv->waker_tid;
-	row[9] = iv->waker_pid;
-	kind[8] = kind[9] = iv->has_waker ? BATCH_INT : BATCH_NULL;
-	batch_text(row, kind, 10, wait_class);
-	row[11] = syscall_nr;
-	row[12] = syscall_id;
-	kind[11] = kind[12] = syscall_nr < 0 ? BATCH_NULL : BATCH_INT;
-	row[13] = iv->partial;
+	row[4] = (int64_t)(iv->end - iv->start);
+	row[5] = iv->cpu;
+	kind[5] = iv->cpu < 0 ? BATCH_NULL : BATCH_INT;
+	row[6] = iv->reason;
+	kind[6] = iv->reason == RR_NONE ? BATCH_NULL : BATCH_INT;
+	row[7] = iv->waker_tid;
+	row[8] = iv->waker_pid;
+	kind[7] = kind[8] = iv->has_waker ? BATCH_INT : BATCH_NULL;
+	row[9] = wait_class;
+	kind[9] = wait_class < 0 ? BATCH_NULL : BATCH_INT;
+	row[10] = syscall_nr;
+	row[11] = syscall_id;
+	kind[10] = kind[11] = syscall_nr < 0 ? BATCH_NULL : BATCH_INT;
+	row[12] = iv->partial;
 	c->counts.intervals++;
 	c->counts.intervals_partial += iv->partial != 0;
 	if (batch_commit_row(&c->state_rows) < 0)

@@ -1,8 +1,9 @@
 /* timeline.c - reorder buffer releasing events in key order (see
- * timeline.h). Events added between two advances are sorted with a stable
- * merge sort that skips merges of already ordered halves, so the usual,
- * nearly sorted input costs about one pass; they are then merged into the
- * pending events, which are already sorted, usually by a plain append. */
+ * timeline.h). Pending events are kept sorted: an event in order is
+ * appended, one a little out of order is inserted by shifting at most
+ * NEAR_SHIFT events. Others wait in "incoming" until the next advance,
+ * which sorts them with a stable merge sort (skipping merges of already
+ * ordered halves) and merges them in. Ties keep their capture order. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,8 +40,34 @@ static int reserve(struct tl_event **buf, size_t *cap, size_t need)
 	return 0;
 }
 
+#define NEAR_SHIFT 64
+
+/* Puts ev in pending if it is in order or nearly. 1 if done, 0 if not. */
+static int add_near(struct timeline *t, const struct tl_event *ev)
+{
+	size_t floor = t->len - t->head > NEAR_SHIFT ? t->len - NEAR_SHIFT : t->head;
+	size_t pos = t->len;
+
+	if (t->in_len)    /* earlier events wait in incoming: keep the order */
+		return 0;
+	while (pos > floor && t->pending[pos - 1].key > ev->key)
+		pos--;
+	if (pos > t->head && pos == floor && t->pending[pos - 1].key > ev->key)
+		return 0;
+	if (reserve(&t->pending, &t->cap, t->len + 1) < 0)
+		return -ENOMEM;
+	memmove(t->pending + pos + 1, t->pending + pos, (t->len - pos) * sizeof(*ev));
+	t->pending[pos] = *ev;
+	t->len++;
+	if (t->len - t->head > t->peak)
+		t->peak = t->len - t->head;
+	return 1;
+}
+
 int timeline_add(struct timeline *t, const struct tl_event *ev, tl_sink sink, void *ctx)
 {
+	int rc;
+
 	if (t->released_any && ev->key < t->released_key) {
 		struct tl_event late = *ev;
 
@@ -48,11 +75,14 @@ int timeline_add(struct timeline *t, const struct tl_event *ev, tl_sink sink, vo
 		t->late++;
 		return sink(ctx, &late);
 	}
+	if (ev->key > t->max_key)
+		t->max_key = ev->key;
+	rc = add_near(t, ev);
+	if (rc != 0)
+		return rc < 0 ? rc : 0;
 	if (reserve(&t->incoming, &t->in_cap, t->in_len + 1) < 0)
 		return -ENOMEM;
 	t->incoming[t->in_len++] = *ev;
-	if (ev->key > t->max_key)
-		t->max_key = ev->key;
 	return 0;
 }
 
@@ -120,8 +150,8 @@ static int merge_incoming(struct timeline *t)
 	}
 	t->len += n;
 	t->in_len = 0;
-	if (t->len > t->peak)
-		t->peak = t->len;
+	if (t->len - t->head > t->peak)
+		t->peak = t->len - t->head;
 	return 0;
 }
 
@@ -140,6 +170,7 @@ static int release_until(struct timeline *t, uint64_t limit, int all, tl_sink si
 	}
 	if (t->head == t->len)
 		t->head = t->len = 0;
+	compact_pending(t);
 	return 0;
 }
 

@@ -21,7 +21,8 @@ enum tl_type {
 	TL_WAKEUP,      /* tid/pid: woken; tid2/pid2: waker; u1: target cpu; flags: new */
 	TL_OFFCPU,      /* [start, key]; u1: state; u2: waker; arg: ustack << 32 | kstack; id */
 	TL_SYSCALL,     /* [start, key]; u1: nr; u2: args[1]; arg: args[0]; ret; id */
-	TL_BLOCK,       /* key: completion; tid/pid: submitter; u1: bytes; arg: queue_ns; ret: service_ns */
+	TL_BLOCK,       /* key: completion; tid/pid: submitter; u1: bytes;
+			 * arg: queue_ns; ret: service_ns */
 	TL_SOCKET,      /* tid/pid; u1: fd */
 };
 

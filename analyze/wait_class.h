@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+/* thread_state_rows.wait_class_code (the view thread_states decodes it) */
 enum wait_class {
 	WC_PREEMPTED = 0,  /* still runnable: waited for a CPU */
 	WC_BLOCK_IO,

@@ -79,7 +79,7 @@ static int finish_wait(struct correlator *c, const struct pending_wait *w,
 		.has_waker = w->has_waker, .start = w->start, .end = w->end,
 		.cpu = w->cpu, .waker_tid = w->waker_tid, .waker_pid = w->waker_pid,
 	};
-	return state_row_write(c, &iv, wait_class_name(wc),
+	return state_row_write(c, &iv, (int)wc,
 			       call ? (int64_t)call->ev->u1 : -1,
 			       call ? (int64_t)call->ev->id : -1);
 }
@@ -97,7 +97,8 @@ static int add_wait(struct correlator *c, struct thread *t, const struct pending
 	return thread_push_wait(t, w) < 0 ? -1 : 0;
 }
 
-int waits_add_state(struct correlator *c, struct thread *t, const struct state_interval *iv)
+int waits_add_state(struct correlator *c, struct thread *t,
+		    const struct state_interval *iv)
 {
 	struct pending_wait w = {
 		.start = iv->start, .end = iv->end, .cpu = iv->cpu,

@@ -177,5 +177,7 @@ Test(import, refuses_to_overwrite_without_force)
 	run_analyze(&r, "import", "-f", cap, "-o", cap, NULL);
 	cr_expect_eq(r.status, 1, "never overwrites the input");
 	tool_result_free(&r);
+	free(cap);
+	free(db_path);
 	scratch_remove(dir);
 }

@@ -81,6 +81,7 @@ Test(report, self_and_total_shares)
 	cr_expect(strstr(r.out, "intact, end marker present"));
 	cr_expect_str_empty(r.err);
 	tool_result_free(&r);
+	free(cap);
 	scratch_remove(dir);
 }
 
@@ -103,6 +104,7 @@ Test(report, kernel_frames_are_innermost)
 	cr_expect_str_eq(row.self_pct, "75.0%");
 	cr_expect_str_eq(row.total_pct, "100.0%");
 	tool_result_free(&r);
+	free(cap);
 	scratch_remove(dir);
 }
 
@@ -122,6 +124,7 @@ Test(report, unresolved_frames_show_module_and_offset)
 	/* 2 unresolved frames of 4 in 10 of 20 samples: 10 / 80 sampled frames */
 	cr_expect(strstr(r.out, "Unresolved frames:   12.5% of sampled frames"), "%s", r.out);
 	tool_result_free(&r);
+	free(cap);
 	scratch_remove(dir);
 }
 
@@ -147,6 +150,7 @@ Test(report, pid_and_comm_filters)
 	cr_expect_str_eq(row.self_pct, "100.0%");
 	cr_expect_str_eq(row.self, "10");
 	tool_result_free(&r);
+	free(cap);
 	scratch_remove(dir);
 }
 
@@ -167,6 +171,7 @@ Test(report, top_limits_rows_and_thousands_separators)
 	cr_expect(!find_function(r.out, "_start", "[app]", &row), "--top 2 shows 2 rows");
 	cr_expect(strstr(r.out, "samples     2,000\n"));
 	tool_result_free(&r);
+	free(cap);
 	scratch_remove(dir);
 }
 
@@ -196,6 +201,8 @@ Test(report, database_and_capture_reports_are_identical)
 	tool_result_free(&from_capture);
 	tool_result_free(&from_db);
 	tool_result_free(&imported);
+	free(cap);
+	free(db);
 	scratch_remove(dir);
 }
 
@@ -214,5 +221,6 @@ Test(report, data_quality_counts)
 	cr_expect(strstr(r.out, "Probably truncated:  6.0% of samples (distinct stacks: 1;"));
 	cr_expect(strstr(r.out, "Stack errors:        0.0% of samples"));
 	tool_result_free(&r);
+	free(cap);
 	scratch_remove(dir);
 }
