@@ -1,8 +1,10 @@
 /* schema_views.c - the views of the perfcap schema: correlations that are
  * cheap to compute at query time from the tables the loader fills
  * (syscall_intervals, thread_states, runq_latency, offcpu_intervals) and
- * the per-source
- * data-quality summary (data_quality). docs/schema.md documents each. */
+ * futex waits per address (futex_calls, futex_waits, futex_contention),
+ * block I/O per device and thread (block_io_by_device, block_io_by_thread),
+ * request spans on socket fds (request_spans)
+ * and the per-source data-quality summary (data_quality). docs/schema.md documents each. */
 #include <stddef.h>
 
 #include "db.h"
@@ -96,10 +98,143 @@ static const char data_quality_sql[] =
 	"     (imported + lost_kernel + lost_user), 6) END AS lost_share"
 	" FROM q ORDER BY source;";
 
+/* Nearest-rank percentile P (integer percent) of column V over rows
+ * numbered RK (row_number, ascending V) of N rows: the value at rank
+ * ceil(P * N / 100). */
+#define PCTL(p, rk, n, v) \
+	"max(CASE WHEN " rk " = (" n " * " #p " + 99) / 100 THEN " v " END)"
+
+/* futex(2) calls (x86_64 nr 202): the address and the command
+ * (FUTEX_PRIVATE_FLAG 128 and FUTEX_CLOCK_REALTIME 256 masked off). */
+static const char futex_calls_sql[] =
+	"CREATE VIEW futex_calls AS"
+	" SELECT syscall_id, ts AS start_ts, ts + duration AS end_ts, duration, pid, tid,"
+	"  arg0 AS addr, arg1 & 127 AS op,"
+	"  CASE arg1 & 127 WHEN 0 THEN 'FUTEX_WAIT' WHEN 1 THEN 'FUTEX_WAKE'"
+	"   WHEN 9 THEN 'FUTEX_WAIT_BITSET' WHEN 10 THEN 'FUTEX_WAKE_BITSET'"
+	"   ELSE 'op_' || (arg1 & 127) END AS op_name,"
+	"  CASE WHEN arg1 & 127 IN (0, 9) THEN 'wait' WHEN arg1 & 127 IN (1, 10) THEN 'wake'"
+	"   ELSE 'other' END AS kind,"
+	"  (arg1 & 128) <> 0 AS private, ret, ustack_id"
+	" FROM syscalls WHERE nr = 202;";
+
+static const char futex_waits_sql[] =
+	"CREATE VIEW futex_waits AS"
+	" WITH r AS (SELECT *, row_number() OVER (PARTITION BY pid, addr, op ORDER BY duration)"
+	"   AS rk, count(*) OVER (PARTITION BY pid, addr, op) AS n FROM futex_calls),"
+	" t AS (SELECT pid, addr, op, group_concat(tid) AS tids FROM (SELECT DISTINCT pid, addr,"
+	"   op, tid FROM futex_calls ORDER BY pid, addr, op, tid) GROUP BY pid, addr, op),"
+	" s AS (SELECT pid, addr, op, group_concat(ustack_id) AS ids FROM (SELECT DISTINCT pid,"
+	"   addr, op, ustack_id FROM futex_calls WHERE ustack_id IS NOT NULL"
+	"   ORDER BY pid, addr, op, ustack_id) GROUP BY pid, addr, op)"
+	" SELECT r.pid, r.addr, r.op, min(r.op_name) AS op_name, min(r.kind) AS kind,"
+	"  count(*) AS calls, t.tids,"
+	"  sum(r.kind = 'wait') AS waits,"
+	"  CASE WHEN min(r.kind) = 'wait' THEN sum(r.duration) END AS wait_ns,"
+	"  CASE WHEN min(r.kind) = 'wait' THEN " PCTL(50, "rk", "n", "r.duration") " END AS wait_p50,"
+	"  CASE WHEN min(r.kind) = 'wait' THEN " PCTL(99, "rk", "n", "r.duration") " END AS wait_p99,"
+	"  CASE WHEN min(r.kind) = 'wait' THEN max(r.duration) END AS wait_max,"
+	"  sum(r.kind = 'wake') AS wake_calls,"
+	"  CASE WHEN min(r.kind) = 'wake' THEN sum(max(r.ret, 0)) END AS woken,"
+	"  sum(r.ret BETWEEN -4095 AND -1) AS errors,"
+	"  s.ids AS ustack_ids"
+	" FROM r JOIN t USING (pid, addr, op) LEFT JOIN s USING (pid, addr, op)"
+	" GROUP BY r.pid, r.addr, r.op ORDER BY r.pid, r.addr, r.op;";
+
+static const char futex_contention_sql[] =
+	"CREATE VIEW futex_contention AS"
+	" WITH a AS (SELECT DISTINCT pid, addr FROM futex_calls WHERE kind <> 'other'),"
+	" w AS (SELECT *, row_number() OVER (PARTITION BY pid, addr ORDER BY duration) AS rk,"
+	"   count(*) OVER (PARTITION BY pid, addr) AS n FROM futex_calls WHERE kind = 'wait'),"
+	" ws AS (SELECT pid, addr, count(DISTINCT tid) AS waiters, count(*) AS waits,"
+	"   sum(duration) AS wait_ns, " PCTL(50, "rk", "n", "duration") " AS wait_p50,"
+	"   " PCTL(99, "rk", "n", "duration") " AS wait_p99, max(duration) AS wait_max"
+	"   FROM w GROUP BY pid, addr),"
+	" wk AS (SELECT pid, addr, count(*) AS wake_calls, sum(max(ret, 0)) AS woken"
+	"   FROM futex_calls WHERE kind = 'wake' GROUP BY pid, addr),"
+	" wt AS (SELECT pid, addr, group_concat(tid) AS tids FROM (SELECT DISTINCT pid, addr, tid"
+	"   FROM futex_calls WHERE kind = 'wait' ORDER BY pid, addr, tid) GROUP BY pid, addr),"
+	" kt AS (SELECT pid, addr, group_concat(tid) AS tids FROM (SELECT DISTINCT pid, addr, tid"
+	"   FROM futex_calls WHERE kind = 'wake' ORDER BY pid, addr, tid) GROUP BY pid, addr),"
+	" st AS (SELECT pid, addr, group_concat(ustack_id) AS ids FROM (SELECT DISTINCT pid, addr,"
+	"   ustack_id FROM futex_calls WHERE kind = 'wait' AND ustack_id IS NOT NULL"
+	"   ORDER BY pid, addr, ustack_id) GROUP BY pid, addr)"
+	" SELECT a.pid, a.addr, COALESCE(ws.waiters, 0) AS waiters, wt.tids AS waiter_tids,"
+	"  COALESCE(ws.waits, 0) AS waits, COALESCE(ws.wait_ns, 0) AS wait_ns,"
+	"  ws.wait_p50, ws.wait_p99, ws.wait_max,"
+	"  COALESCE(wk.wake_calls, 0) AS wake_calls, COALESCE(wk.woken, 0) AS woken,"
+	"  kt.tids AS waker_tids, st.ids AS wait_ustack_ids"
+	" FROM a LEFT JOIN ws USING (pid, addr) LEFT JOIN wk USING (pid, addr)"
+	"  LEFT JOIN wt USING (pid, addr) LEFT JOIN kt USING (pid, addr)"
+	"  LEFT JOIN st USING (pid, addr)"
+	" ORDER BY wait_ns DESC, a.pid, a.addr;";
+
+/* Block I/O per device and per submitting thread and device. KEYS is the
+ * grouping; queue and service time are ranked separately. */
+#define BLOCK_IO_VIEW(name, keys) \
+	"CREATE VIEW " name " AS" \
+	" WITH r AS (SELECT *," \
+	"   row_number() OVER (PARTITION BY " keys " ORDER BY queue_ns) AS rq," \
+	"   row_number() OVER (PARTITION BY " keys " ORDER BY service_ns) AS rs," \
+	"   count(*) OVER (PARTITION BY " keys ") AS n FROM block_io)" \
+	" SELECT " keys ", min(dev_name) AS dev_name, count(*) AS requests," \
+	"  sum(op & 255 = 0) AS reads, sum(op & 255 = 1) AS writes, sum(bytes) AS bytes," \
+	"  sum(queue_ns) AS queue_ns, " PCTL(50, "rq", "n", "queue_ns") " AS queue_p50," \
+	"  " PCTL(99, "rq", "n", "queue_ns") " AS queue_p99," \
+	"  sum(service_ns) AS service_ns, " PCTL(50, "rs", "n", "service_ns") " AS service_p50," \
+	"  " PCTL(99, "rs", "n", "service_ns") " AS service_p99," \
+	"  sum(error <> 0) AS errors" \
+	" FROM r GROUP BY " keys " ORDER BY " keys ";"
+
+static const char block_io_by_device_sql[] =
+	BLOCK_IO_VIEW("block_io_by_device", "dev");
+static const char block_io_by_thread_sql[] =
+	BLOCK_IO_VIEW("block_io_by_thread", "pid, tid, dev");
+
+/* Request spans on socket fds: connections are the sockets rows of a
+ * (pid, fd), each until the next one or the fd's first successful close;
+ * a request is a run of reads (ret > 0) and the run of writes (ret >= 0)
+ * after it, in entry order. docs/schema.md, request_spans. */
+static const char request_spans_sql[] =
+	"CREATE VIEW request_spans AS"
+	" WITH c AS (SELECT pid, fd, ts AS conn_ts, cookie,"
+	"   lead(ts) OVER (PARTITION BY pid, fd ORDER BY ts, rowid) AS next_ts FROM sockets),"
+	" cc AS (SELECT c.*, min(COALESCE(c.next_ts, 9223372036854775807), COALESCE((SELECT"
+	"   min(x.start_ts) FROM syscall_intervals x WHERE x.nr = 3 AND x.ret = 0"
+	"   AND x.pid = c.pid AND x.fd = c.fd AND x.start_ts >= c.conn_ts),"
+	"   9223372036854775807)) AS conn_end FROM c),"
+	" k AS (SELECT cc.pid, cc.fd, cc.cookie, cc.conn_ts, s.tid, s.start_ts, s.end_ts,"
+	"   s.syscall_id, s.io, s.bytes_transferred AS bytes"
+	"   FROM syscall_intervals s JOIN cc ON s.pid = cc.pid AND s.fd = cc.fd"
+	"   AND s.start_ts >= cc.conn_ts AND s.start_ts < cc.conn_end"
+	"   WHERE (s.io = 'read' AND s.ret > 0) OR (s.io = 'write' AND s.ret >= 0)),"
+	" b AS (SELECT *, CASE WHEN io = 'read' AND COALESCE(lag(io) OVER w, 'write') = 'write'"
+	"   THEN 1 ELSE 0 END AS starts FROM k"
+	"   WINDOW w AS (PARTITION BY pid, fd, conn_ts ORDER BY start_ts, syscall_id)),"
+	" n AS (SELECT *, sum(starts) OVER (PARTITION BY pid, fd, conn_ts"
+	"   ORDER BY start_ts, syscall_id) AS request FROM b),"
+	" t AS (SELECT pid, fd, conn_ts, request, group_concat(tid) AS tids FROM (SELECT DISTINCT"
+	"   pid, fd, conn_ts, request, tid FROM n ORDER BY pid, fd, conn_ts, request, tid)"
+	"   GROUP BY pid, fd, conn_ts, request)"
+	" SELECT n.pid, n.fd, min(n.cookie) AS cookie, n.conn_ts, n.request, t.tids,"
+	"  min(n.start_ts) AS start_ts,"
+	"  min(CASE WHEN n.io = 'write' THEN n.start_ts END) AS first_write_ts,"
+	"  max(n.end_ts) AS end_ts, max(n.end_ts) - min(n.start_ts) AS service_ns,"
+	"  sum(CASE WHEN n.io = 'read' THEN n.bytes ELSE 0 END) AS bytes_in,"
+	"  sum(CASE WHEN n.io = 'write' THEN n.bytes ELSE 0 END) AS bytes_out,"
+	"  sum(n.io = 'read') AS reads, sum(n.io = 'write') AS writes"
+	" FROM n JOIN t USING (pid, fd, conn_ts, request)"
+	" WHERE n.request > 0"
+	" GROUP BY n.pid, n.fd, n.conn_ts, n.request"
+	" HAVING sum(n.io = 'write') > 0"
+	" ORDER BY start_ts, n.pid, n.fd;";
+
 int schema_create_views(sqlite3 *db)
 {
 	const char *all[] = { syscall_intervals_sql, thread_states_sql, runq_latency_sql,
-			      offcpu_intervals_sql, data_quality_sql };
+			      offcpu_intervals_sql, data_quality_sql, futex_calls_sql,
+			      futex_waits_sql, futex_contention_sql, block_io_by_device_sql,
+			      block_io_by_thread_sql, request_spans_sql };
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		if (db_exec(db, all[i]) < 0)

@@ -81,16 +81,23 @@ void ev_fork(struct event_capture *c, uint64_t ts, uint32_t parent_pid,
 	add(c, &r, sizeof(r), PC_REC_FORK, thread ? PC_FORK_F_THREAD : 0, ts);
 }
 
+void ev_syscall_stack(struct event_capture *c, uint64_t ts, uint64_t duration,
+		      uint32_t pid, uint32_t tid, uint32_t nr, int64_t ret, uint64_t a0,
+		      uint64_t a1, uint64_t a2, uint32_t ustack)
+{
+	struct pc_rec_syscall r = {
+		.ts = ts, .duration = duration, .pid = pid, .tid = tid, .nr = nr,
+		.ustack = ustack, .ret = ret, .args = { a0, a1, a2 },
+	};
+
+	add(c, &r, sizeof(r), PC_REC_SYSCALL, 0, ts + duration);
+}
+
 void ev_syscall(struct event_capture *c, uint64_t ts, uint64_t duration, uint32_t pid,
 		uint32_t tid, uint32_t nr, int64_t ret, uint64_t a0, uint64_t a1,
 		uint64_t a2)
 {
-	struct pc_rec_syscall r = {
-		.ts = ts, .duration = duration, .pid = pid, .tid = tid, .nr = nr,
-		.ustack = PC_STACK_NONE, .ret = ret, .args = { a0, a1, a2 },
-	};
-
-	add(c, &r, sizeof(r), PC_REC_SYSCALL, 0, ts + duration);
+	ev_syscall_stack(c, ts, duration, pid, tid, nr, ret, a0, a1, a2, PC_STACK_NONE);
 }
 
 void ev_block(struct event_capture *c, uint64_t ts, uint64_t queue_ns,

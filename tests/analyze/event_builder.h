@@ -39,6 +39,10 @@ void ev_fork(struct event_capture *c, uint64_t ts, uint32_t parent_pid,
 void ev_syscall(struct event_capture *c, uint64_t ts, uint64_t duration, uint32_t pid,
 		uint32_t tid, uint32_t nr, int64_t ret, uint64_t a0, uint64_t a1,
 		uint64_t a2);
+/* ev_syscall with a user stack id (PC_STACK_NONE: none). */
+void ev_syscall_stack(struct event_capture *c, uint64_t ts, uint64_t duration,
+		      uint32_t pid, uint32_t tid, uint32_t nr, int64_t ret, uint64_t a0,
+		      uint64_t a1, uint64_t a2, uint32_t ustack);
 void ev_block(struct event_capture *c, uint64_t ts, uint64_t queue_ns,
 	      uint64_t service_ns, uint32_t pid, uint32_t tid, uint32_t dev, uint32_t op,
 	      uint64_t sector, uint32_t bytes);
