@@ -108,7 +108,7 @@ static void load_switch(struct loader *L, const struct pc_rec *rec)
 	row[8] = s.next_prio;
 	commit(L, &L->st.ev[ET_SWITCHES]);
 	correlate(L, &(struct tl_event){
-		.type = TL_SWITCH, .key = s.ts, .start = s.ts, .tid = s.prev_tid,
+		.type = TL_SWITCH, .flags = rec->flags, .key = s.ts, .start = s.ts, .tid = s.prev_tid,
 		.pid = s.prev_pid, .tid2 = s.next_tid, .pid2 = s.next_pid,
 		.u1 = s.cpu, .u2 = s.prev_state });
 }

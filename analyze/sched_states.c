@@ -11,6 +11,7 @@
  * are partial, as are the ones still open at the capture end. Events that
  * contradict the state (a switch-in of a running thread...) are counted. */
 #include "correlate_state.h"
+#include "perfcap_format.h"
 #include "wait_class.h"
 
 /* Writes t's current state as an interval ending at end. switch_cpu >= 0:
@@ -128,11 +129,17 @@ static int switch_in(struct correlator *c, const struct tl_event *ev)
 	return rc;
 }
 
+/* Only the sides the recorder traced get states: an untraced task seen on
+ * the other side of a switch has no stream of its own (flags 0: older
+ * captures, both sides traced). */
 int sched_on_switch(struct correlator *c, const struct tl_event *ev)
 {
-	if (ev->tid && switch_out(c, ev) < 0)
+	int prev_traced = !ev->flags || (ev->flags & PC_SWITCH_F_PREV_TRACED);
+	int next_traced = !ev->flags || (ev->flags & PC_SWITCH_F_NEXT_TRACED);
+
+	if (ev->tid && prev_traced && switch_out(c, ev) < 0)
 		return -1;
-	if (ev->tid2 && switch_in(c, ev) < 0)
+	if (ev->tid2 && next_traced && switch_in(c, ev) < 0)
 		return -1;
 	return 0;
 }

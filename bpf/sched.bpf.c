@@ -240,7 +240,7 @@ static __always_inline void note_switch_in(struct task_struct *next, __u64 now)
 /* ---- records ------------------------------------------------------------------ */
 
 static __always_inline void emit_switch(struct task_struct *prev, struct task_struct *next,
-					__u32 state, __u64 now)
+					__u32 state, __u16 traced, __u64 now)
 {
 	void *ring = pc_ring(PERFCAP_SRC_SCHED);
 	struct perfcap_switch *e;
@@ -251,6 +251,7 @@ static __always_inline void emit_switch(struct task_struct *prev, struct task_st
 	if (!e)
 		return;
 	pc_header(&e->h, PERFCAP_EV_SWITCH, now);
+	e->h.flags = traced; /* PC_SWITCH_F_PREV_TRACED | PC_SWITCH_F_NEXT_TRACED */
 	e->prev_pid = prev->tgid;
 	e->prev_tid = prev->pid;
 	e->next_pid = next->tgid;
@@ -281,7 +282,8 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	if (next_traced)
 		note_switch_in(next, now);
 	if (pc_admit(PERFCAP_SRC_SCHED, now))
-		emit_switch(prev, next, state, now);
+		emit_switch(prev, next, state,
+			    (prev_traced ? 0x1 : 0) | (next_traced ? 0x2 : 0), now);
 	return 0;
 }
 

@@ -239,8 +239,15 @@ struct pc_rec_exit {
 #define PC_TASK_NOLOAD          0x0400u /* with UNINTERRUPTIBLE: an idle wait ("I"), not I/O */
 #define PC_TASK_STATE_MASK      0x04ffu /* the bits prev_state may hold (SPEC 2.3) */
 
+/* SWITCH h.flags: which side passed the recorder's filters. With a filter,
+ * the switch stream is complete only for traced tasks; the other side of a
+ * switch is named but its own switches are not recorded. 0 = not recorded
+ * (captures before perfcap 0.1.1): treat both sides as traced. */
+#define PC_SWITCH_F_PREV_TRACED 0x1u
+#define PC_SWITCH_F_NEXT_TRACED 0x2u
+
 struct pc_rec_switch {
-	struct pc_rec h;
+	struct pc_rec h;          /* h.flags: PC_SWITCH_F_* */
 	uint64_t ts;
 	uint32_t cpu;
 	uint32_t prev_state;      /* PC_TASK_* bits of the task switched out */

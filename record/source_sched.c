@@ -79,6 +79,7 @@ static void handle_switch(struct consumer *c, const struct perfcap_switch *e)
 {
 	struct pc_rec_switch rec = {
 		.h.type = PC_REC_SWITCH,
+		.h.flags = e->h.flags & (PC_SWITCH_F_PREV_TRACED | PC_SWITCH_F_NEXT_TRACED),
 		.ts = e->h.ts,
 		.cpu = e->h.cpu,
 		.prev_state = e->prev_state,

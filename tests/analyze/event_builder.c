@@ -35,8 +35,9 @@ static void add(struct event_capture *c, void *rec, size_t len, uint16_t type,
 		c->t_max = ts;
 }
 
-void ev_switch(struct event_capture *c, uint64_t ts, uint32_t cpu, uint32_t prev_pid,
-	       uint32_t prev_tid, uint32_t prev_state, uint32_t next_pid, uint32_t next_tid)
+void ev_switch_flags(struct event_capture *c, uint64_t ts, uint32_t cpu, uint32_t prev_pid,
+		     uint32_t prev_tid, uint32_t prev_state, uint32_t next_pid,
+		     uint32_t next_tid, uint16_t flags)
 {
 	struct pc_rec_switch r = {
 		.ts = ts, .cpu = cpu, .prev_state = prev_state, .prev_pid = prev_pid,
@@ -44,7 +45,13 @@ void ev_switch(struct event_capture *c, uint64_t ts, uint32_t cpu, uint32_t prev
 		.prev_prio = 120, .next_prio = 120,
 	};
 
-	add(c, &r, sizeof(r), PC_REC_SWITCH, 0, ts);
+	add(c, &r, sizeof(r), PC_REC_SWITCH, flags, ts);
+}
+
+void ev_switch(struct event_capture *c, uint64_t ts, uint32_t cpu, uint32_t prev_pid,
+	       uint32_t prev_tid, uint32_t prev_state, uint32_t next_pid, uint32_t next_tid)
+{
+	ev_switch_flags(c, ts, cpu, prev_pid, prev_tid, prev_state, next_pid, next_tid, 0);
 }
 
 void ev_wakeup(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid,

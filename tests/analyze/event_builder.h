@@ -29,6 +29,10 @@ void ev_free(struct event_capture *c);
 
 void ev_switch(struct event_capture *c, uint64_t ts, uint32_t cpu, uint32_t prev_pid,
 	       uint32_t prev_tid, uint32_t prev_state, uint32_t next_pid, uint32_t next_tid);
+/* ev_switch with the record's PC_SWITCH_F_* flags (which side was traced). */
+void ev_switch_flags(struct event_capture *c, uint64_t ts, uint32_t cpu, uint32_t prev_pid,
+		     uint32_t prev_tid, uint32_t prev_state, uint32_t next_pid,
+		     uint32_t next_tid, uint16_t flags);
 void ev_wakeup(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid,
 	       uint32_t waker_pid, uint32_t waker_tid, uint32_t cpu, int is_new);
 void ev_offcpu(struct event_capture *c, uint64_t end, uint64_t duration, uint32_t pid,

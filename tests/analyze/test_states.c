@@ -212,3 +212,27 @@ Test(states, records_later_than_the_reorder_window_are_counted)
 	ev_free(&ev);
 	scratch_remove(dir);
 }
+
+/* With a pid filter the recorder marks which side of a switch was traced;
+ * an untraced task on the other side (here the recorder, tid 900) gets no
+ * states, instead of a "running" interval that never ends. */
+Test(states, untraced_side_of_a_switch_gets_no_states)
+{
+	char *dir = scratch_dir();
+	struct event_capture ev;
+	sqlite3 *db;
+
+	ev_init(&ev, T(0), T(200), "cpu,sched");
+	ev_switch_flags(&ev, T(10), 0, 900, 900, 0, PID, TID, PC_SWITCH_F_NEXT_TRACED);
+	ev_switch_flags(&ev, T(30), 0, PID, TID, 1, 900, 900, PC_SWITCH_F_PREV_TRACED);
+	ev_wakeup(&ev, T(80), PID, TID, 0, 0, 0, 0);
+	ev_switch_flags(&ev, T(85), 0, 0, 0, 0, PID, TID, PC_SWITCH_F_NEXT_TRACED);
+	db = import_events(dir, "flags", &ev, NULL);
+	expect_int(db, "SELECT count(*) FROM thread_states WHERE tid=900", 0);
+	expect_text(db, "SELECT group_concat(state || ':' || (duration / 1000000), ' ') FROM"
+		    " (SELECT * FROM thread_states WHERE tid=" "101" " ORDER BY start_ts)",
+		    "running:20 sleep:50 runnable:5 running:115");
+	sqlite3_close(db);
+	ev_free(&ev);
+	scratch_remove(dir);
+}
