@@ -11,7 +11,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "perfcap_format.h"
+#include "dump_main.h"
 
 static void dump_block(const struct pc_rec *rec)
 {
@@ -23,50 +23,13 @@ static void dump_block(const struct pc_rec *rec)
 	       b.dev, b.op, b.sector, b.bytes, b.queue_ns, b.service_ns, b.error);
 }
 
-static void dump_events(const struct pc_chunk *c)
+static void dump_record(const struct pc_rec *rec)
 {
-	struct pc_rec_iter it;
-	const struct pc_rec *rec;
-
-	pc_rec_iter_init(&it, c->data, c->size);
-	while (pc_rec_next(&it, &rec) == 1) {
-		if (rec->type == PC_REC_BLOCK)
-			dump_block(rec);
-	}
-}
-
-static void dump_kv(const struct pc_chunk *c, const char *what)
-{
-	struct pc_kv_iter it;
-	const char *key, *value;
-
-	pc_kv_iter_init(&it, c->data, c->size);
-	while (pc_kv_next(&it, &key, &value) == 1)
-		printf("%s %s %s\n", what, key, value);
+	if (rec->type == PC_REC_BLOCK)
+		dump_block(rec);
 }
 
 int main(int argc, char **argv)
 {
-	struct pc_reader *r;
-	struct pc_chunk c;
-	char err[256];
-
-	if (argc != 2) {
-		fprintf(stderr, "usage: block_check CAPTURE\n");
-		return 2;
-	}
-	if (pc_reader_open(&r, argv[1], err, sizeof(err))) {
-		fprintf(stderr, "block_check: %s\n", err);
-		return 1;
-	}
-	while (pc_reader_next(r, &c) == 1) {
-		if (c.hdr.type == PC_CHUNK_EVENTS)
-			dump_events(&c);
-		else if (c.hdr.type == PC_CHUNK_META)
-			dump_kv(&c, "meta");
-		else if (c.hdr.type == PC_CHUNK_STATS)
-			dump_kv(&c, "stats");
-	}
-	pc_reader_close(r);
-	return 0;
+	return dump_main(argc, argv, "block_check", dump_record);
 }

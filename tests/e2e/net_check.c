@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <sys/socket.h>
 
-#include "perfcap_format.h"
+#include "dump_main.h"
 
 static const char *addr(uint16_t family, const uint8_t a[16], char *buf, size_t len)
 {
@@ -73,54 +73,17 @@ static void dump_syscall(const struct pc_rec *rec)
 	       s.ts, s.pid, s.tid, s.nr, s.args[0], s.args[1], s.args[2], s.ret);
 }
 
-static void dump_events(const struct pc_chunk *c)
+static void dump_record(const struct pc_rec *rec)
 {
-	struct pc_rec_iter it;
-	const struct pc_rec *rec;
-
-	pc_rec_iter_init(&it, c->data, c->size);
-	while (pc_rec_next(&it, &rec) == 1) {
-		switch (rec->type) {
-		case PC_REC_SOCKET:      dump_socket(rec); break;
-		case PC_REC_TCP_STATE:   dump_state(rec); break;
-		case PC_REC_TCP_RETRANS: dump_retrans(rec); break;
-		case PC_REC_SYSCALL:     dump_syscall(rec); break;
-		}
+	switch (rec->type) {
+	case PC_REC_SOCKET:      dump_socket(rec); break;
+	case PC_REC_TCP_STATE:   dump_state(rec); break;
+	case PC_REC_TCP_RETRANS: dump_retrans(rec); break;
+	case PC_REC_SYSCALL:     dump_syscall(rec); break;
 	}
-}
-
-static void dump_kv(const struct pc_chunk *c, const char *what)
-{
-	struct pc_kv_iter it;
-	const char *key, *value;
-
-	pc_kv_iter_init(&it, c->data, c->size);
-	while (pc_kv_next(&it, &key, &value) == 1)
-		printf("%s %s %s\n", what, key, value);
 }
 
 int main(int argc, char **argv)
 {
-	struct pc_reader *r;
-	struct pc_chunk c;
-	char err[256];
-
-	if (argc != 2) {
-		fprintf(stderr, "usage: net_check CAPTURE\n");
-		return 2;
-	}
-	if (pc_reader_open(&r, argv[1], err, sizeof(err))) {
-		fprintf(stderr, "net_check: %s\n", err);
-		return 1;
-	}
-	while (pc_reader_next(r, &c) == 1) {
-		if (c.hdr.type == PC_CHUNK_EVENTS)
-			dump_events(&c);
-		else if (c.hdr.type == PC_CHUNK_META)
-			dump_kv(&c, "meta");
-		else if (c.hdr.type == PC_CHUNK_STATS)
-			dump_kv(&c, "stats");
-	}
-	pc_reader_close(r);
-	return 0;
+	return dump_main(argc, argv, "net_check", dump_record);
 }
