@@ -13,6 +13,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "json_writer.h"
 #include "query_output.h"
 
 int query_format_parse(const char *name, enum query_format *out)
@@ -67,44 +68,6 @@ static void csv_text(FILE *out, const char *s)
 
 /* ---- json ---- */
 
-/* Length of the valid UTF-8 sequence at s, or 0 if it is not one. */
-static int utf8_length(const unsigned char *s)
-{
-	int n = s[0] < 0x80 ? 1 : s[0] >= 0xc2 && s[0] <= 0xdf ? 2 :
-		(s[0] & 0xf0) == 0xe0 ? 3 : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
-
-	for (int i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	if (n == 3 && ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0)))
-		return 0;   /* overlong, or a UTF-16 surrogate */
-	if (n == 4 && ((s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90)))
-		return 0;   /* overlong, or past U+10FFFF */
-	return n;
-}
-
-static void json_string(FILE *out, const char *text)
-{
-	const unsigned char *s = (const unsigned char *)text;
-
-	fputc('"', out);
-	while (*s) {
-		int n = utf8_length(s);
-		if (n == 0) {
-			fputs("\\ufffd", out);
-			s++;
-		} else if (*s == '"' || *s == '\\') {
-			fprintf(out, "\\%c", *s++);
-		} else if (*s < 0x20) {
-			fprintf(out, "\\u%04x", *s++);
-		} else {
-			fwrite(s, 1, (size_t)n, out);
-			s += n;
-		}
-	}
-	fputc('"', out);
-}
-
 static void json_value(FILE *out, sqlite3_stmt *st, int col)
 {
 	switch (sqlite3_column_type(st, col)) {
@@ -118,7 +81,7 @@ static void json_value(FILE *out, sqlite3_stmt *st, int col)
 			fputs("null", out);
 		break;
 	case SQLITE_TEXT:
-		json_string(out, (const char *)sqlite3_column_text(st, col));
+		json_write_string(out, (const char *)sqlite3_column_text(st, col));
 		break;
 	case SQLITE_BLOB:
 		fputc('"', out);
@@ -139,7 +102,7 @@ static void json_row(FILE *out, sqlite3_stmt *st, int nrows)
 	for (int c = 0; c < ncols; c++) {
 		if (c)
 			fputc(',', out);
-		json_string(out, sqlite3_column_name(st, c));
+		json_write_string(out, sqlite3_column_name(st, c));
 		fputc(':', out);
 		json_value(out, st, c);
 	}
