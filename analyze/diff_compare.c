@@ -265,7 +265,7 @@ static void compare_latency(struct builder *b, const char *key)
 
 		f->p_value = stats_rate_ratio(pool[0]->n, b->s[0].exposure, pool[1]->n,
 					      b->s[1].exposure, &r, &lo, &hi);
-		f->noise_floor = INFINITY;
+		f->noise_floor = NAN;   /* present on one side only: no floor to clear */
 		f->test = "Poisson rate ratio of calls";
 		if (f->disappeared)
 			relative(f, f->base, -f->base, -f->base, -f->base);
@@ -584,7 +584,7 @@ static void decide(struct builder *b)
 		int big_enough, ci_clear, impact_ok;
 
 		f->q_value = q[i];
-		if (f->appeared) {
+		if (f->appeared || f->disappeared) {
 			big_enough = ci_clear = 1;
 		} else {
 			big_enough = fabs(f->effect) >= res->opts.min_effect &&

@@ -28,11 +28,13 @@
 	" ORDER BY t.ts DESC, t.rowid DESC LIMIT 1), (SELECT comm FROM processes p WHERE " \
 	"p.pid = " pid " ORDER BY p.ts DESC, p.rowid DESC LIMIT 1), '[pid ' || " pid " || ']')"
 
-/* A process's name: its latest PROC record, else its main thread's. */
+/* A process's name: the base name of its executable (stable across
+ * runs; comm can be caught before exec), else its latest comm. */
 #define PROCESS_COMM(pid) \
-	"coalesce((SELECT comm FROM processes p WHERE p.pid = " pid \
-	" ORDER BY p.ts DESC, p.rowid DESC LIMIT 1), (SELECT comm FROM threads t WHERE " \
-	"t.tid = " pid " ORDER BY t.ts DESC, t.rowid DESC LIMIT 1), '[pid ' || " pid " || ']')"
+	"coalesce((SELECT replace(p.exe, rtrim(p.exe, replace(p.exe, '/', '')), '') FROM " \
+	"processes p WHERE p.pid = " pid " AND p.exe <> '' ORDER BY p.ts DESC, p.rowid DESC " \
+	"LIMIT 1), (SELECT comm FROM threads t WHERE t.tid = " pid " ORDER BY t.ts DESC, " \
+	"t.rowid DESC LIMIT 1), '[pid ' || " pid " || ']')"
 
 /* Function identity: name, the source file's base name when known (a
  * static function of the same name in two files stays two functions),

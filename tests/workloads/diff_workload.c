@@ -8,7 +8,8 @@
  *   --sleep-ms N            each request sleeps N ms in slow_path()
  *
  * Threads (named, so runs align by comm): "client" sends a 64-byte
- * request over loopback TCP, waits for the answer, thinks --think-us;
+ * request over loopback TCP, waits for the answer, thinks --think-us
+ * (0.5 to 1.5 times, varied so it does not beat with the sampling timer);
  * "server" reads it, runs handle_request (parse_request, hot_func, the
  * injected work) and answers. "locker" every 20 ms takes a mutex, lets
  * three "waiter" threads queue on it (take_shared_lock), holds it
@@ -164,10 +165,17 @@ static void client_main(uint16_t port)
 		perror("diff_workload: connect");
 		exit(1);
 	}
+	uint64_t rnd = 88172645463325252ull;
+
 	while (now_ns() < end) {
 		if (full_io(fd, buf, 1) < 0 || full_io(fd, buf, 0) < 0)
 			break;
-		sleep_ns_for((uint64_t)opt.think_us * 1000);
+		/* think 0.5x to 1.5x --think-us (xorshift, fixed seed): a fixed
+		 * period would alias with the sampling timer */
+		rnd ^= rnd << 13;
+		rnd ^= rnd >> 7;
+		rnd ^= rnd << 17;
+		sleep_ns_for((uint64_t)opt.think_us * (500 + rnd % 1001));
 	}
 	close(fd);
 }
