@@ -46,17 +46,20 @@ static const char diff_doc[] =
 "  func:NAME:+P%          NAME's self CPU time grew by P% or more\n"
 "  p99:request:+P%        request latency p99 grew by P% or more\n"
 "  p99:syscall:NAME:+P%   system call NAME's p99 grew by P% or more\n"
-"  lock:+P%, lock:SITE:+P%  a lock's mean wait grew by P% or more\n"
+"  lock:+P%, lock:SITE:+P% a lock's median wait grew by P% or more\n"
 "  any:significant        any significant finding that adds time\n"
 "\n"
 "EXAMPLES:\n"
 "  perfcap-analyze diff base.perfcap new.perfcap\n"
-"  perfcap-analyze diff --base b1.perfcap b2.perfcap b3.perfcap --new n1.perfcap n2.perfcap n3.perfcap\n"
+"  perfcap-analyze diff --base b1.perfcap b2.perfcap b3.perfcap \\\n"
+"                       --new n1.perfcap n2.perfcap n3.perfcap\n"
 "  perfcap-analyze diff --json base.db new.db > diff.json\n"
-"  perfcap-analyze diff --folded base.perfcap new.perfcap | difffolded.pl ... \n"
+"  perfcap-analyze diff --folded base.perfcap new.perfcap > pairs.folded\n"
+"  flamegraph.pl pairs.folded > differential.svg\n"
 "  perfcap-analyze diff --html diff.html base.perfcap new.perfcap\n"
-"  perfcap-analyze diff --fail-on 'func:parse_json:+5%' --fail-on 'p99:request:+10%' base.perfcap new.perfcap\n"
-"  perfcap-analyze diff --fail-on any:significant base.perfcap new.perfcap || echo regression\n";
+"  perfcap-analyze diff --fail-on 'func:parse_json:+5%' \\\n"
+"                       --fail-on 'p99:request:+10%' base.perfcap new.perfcap\n"
+"  perfcap-analyze diff --fail-on any:significant base.db new.db || exit 1\n";
 
 enum { OPT_BASE = 0x100, OPT_NEW, OPT_JSON, OPT_FOLDED, OPT_HTML, OPT_FAIL_ON, OPT_ALPHA,
        OPT_MIN_EFFECT, OPT_MIN_IMPACT, OPT_ALL, OPT_SYMFS, OPT_NO_LOCAL_FILES };
@@ -161,12 +164,14 @@ static error_t parse_diff(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--fail-on '%s': %s", arg, why);
 		args->nrules++;
 		return 0;
-	case OPT_ALPHA:
-		if (parse_percent(arg, &args->opts.alpha) < 0 || args->opts.alpha * 100 <= 0 ||
-		    args->opts.alpha * 100 >= 1)
+	case OPT_ALPHA: {
+		char *end;
+
+		args->opts.alpha = strtod(arg, &end);
+		if (end == arg || *end || !(args->opts.alpha > 0 && args->opts.alpha < 1))
 			argp_error(state, "--alpha: '%s' is not a number between 0 and 1", arg);
-		args->opts.alpha *= 100;
 		return 0;
+	}
 	case OPT_MIN_EFFECT:
 		if (parse_percent(arg, &args->opts.min_effect) < 0)
 			argp_error(state, "--min-effect: '%s' is not a percentage (10%%)", arg);

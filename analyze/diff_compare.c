@@ -568,7 +568,7 @@ static void decide(struct builder *b)
 	struct diff_result *res = b->res;
 	double *p = malloc((res->nfindings + 1) * sizeof(double));
 	double *q = malloc((res->nfindings + 1) * sizeof(double));
-	double floor_impact = min_impact(b);
+	double floor_impact = min_impact(b), events_base = 0;
 
 	if (!p || !q) {
 		b->oom = 1;
@@ -576,8 +576,11 @@ static void decide(struct builder *b)
 		free(q);
 		return;
 	}
-	for (size_t i = 0; i < res->nfindings; i++)
+	for (size_t i = 0; i < res->nfindings; i++) {
 		p[i] = res->findings[i].p_value;
+		if (strcmp(res->findings[i].kind, "rate") == 0)
+			events_base += res->findings[i].base;
+	}
 	stats_bh_adjust(p, q, res->nfindings);
 	for (size_t i = 0; i < res->nfindings; i++) {
 		struct diff_finding *f = &res->findings[i];
@@ -591,7 +594,12 @@ static void decide(struct builder *b)
 				     (isnan(f->noise_floor) || fabs(f->effect) >= f->noise_floor);
 			ci_clear = f->ci_low > 0 || f->ci_high < 0;
 		}
-		impact_ok = strcmp(f->kind, "rate") == 0 || fabs(f->impact) >= floor_impact;
+		/* event rates add no time: their practical minimum is a change of
+		 * min_impact_share of all the events per unit of exposure */
+		if (strcmp(f->kind, "rate") == 0)
+			impact_ok = fabs(f->delta) >= res->opts.min_impact_share * events_base;
+		else
+			impact_ok = fabs(f->impact) >= floor_impact;
 		f->significant = f->q_value < res->opts.alpha && big_enough && ci_clear &&
 				 impact_ok;
 	}
