@@ -36,6 +36,11 @@
 	"LIMIT 1), (SELECT comm FROM threads t WHERE t.tid = " pid " ORDER BY t.ts DESC, " \
 	"t.rowid DESC LIMIT 1), '[pid ' || " pid " || ']')"
 
+/* Each calling thread's name, computed once per thread, not per call. */
+#define THREAD_NAMES(table) \
+	"names AS MATERIALIZED (SELECT s.pid, s.tid, " COMM_OF("s.pid", "s.tid") " AS comm" \
+	" FROM (SELECT DISTINCT pid, tid FROM " table ") s)"
+
 /* Function identity: name, the source file's base name when known (a
  * static function of the same name in two files stays two functions),
  * " [k]" for kernel functions. */
@@ -162,8 +167,10 @@ static int load_counts(sqlite3 *db, const char *sql, struct dtable *t)
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
-/* Rows of (key TEXT, value INTEGER) pushed as values. */
-static int load_values(sqlite3 *db, const char *sql, const char *prefix, struct dtable *t)
+/* Rows of (key TEXT, value INTEGER[, alternative INTEGER]) pushed as
+ * values under prefix, or under alt_prefix when the third column is 1. */
+static int load_values2(sqlite3 *db, const char *sql, const char *prefix,
+			const char *alt_prefix, struct dtable *t)
 {
 	sqlite3_stmt *st = try_prepare(db, sql);
 	char key[512];
@@ -174,9 +181,10 @@ static int load_values(sqlite3 *db, const char *sql, const char *prefix, struct 
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *name = (const char *)sqlite3_column_text(st, 0);
 		int64_t v = sqlite3_column_int64(st, 1);
+		int alt = alt_prefix && sqlite3_column_int(st, 2) == 1;
 		struct dseries *s;
 
-		snprintf(key, sizeof(key), "%s%s", prefix, name ? name : "?");
+		snprintf(key, sizeof(key), "%s%s", alt ? alt_prefix : prefix, name ? name : "?");
 		s = diff_table_get(t, key);
 		if (!s || diff_series_push(s, v > 0 ? (uint64_t)v : 0) < 0) {
 			sqlite3_finalize(st);
@@ -191,6 +199,11 @@ static int load_values(sqlite3 *db, const char *sql, const char *prefix, struct 
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
+static int load_values(sqlite3 *db, const char *sql, const char *prefix, struct dtable *t)
+{
+	return load_values2(db, sql, prefix, NULL, t);
+}
+
 static int load_functions(struct diff_run *run, sqlite3 *db)
 {
 	static const char self_sql[] =
@@ -199,11 +212,18 @@ static int load_functions(struct diff_run *run, sqlite3 *db)
 		" (SELECT frame_id FROM stack_frames WHERE stack_id = c.ustack_id AND position = 0))"
 		" AS frame_id FROM sample_counts c)"
 		" SELECT " FUNCTION_KEY ", sum(n) FROM leaf JOIN frames f USING (frame_id) GROUP BY 1";
+	/* per sampled stack its distinct functions, then counts per stack: a
+	 * function is on a sample's user or kernel stack, never both (kernel
+	 * keys end in " [k]"), so summing over both stacks counts it once */
 	static const char total_sql[] =
-		"SELECT key, sum(n) FROM (SELECT DISTINCT c.rowid AS r, c.count AS n, "
-		FUNCTION_KEY " AS key FROM sample_counts c"
-		" JOIN stack_frames sf ON sf.stack_id IN (c.ustack_id, c.kstack_id)"
-		" JOIN frames f USING (frame_id)) GROUP BY key";
+		"WITH sc AS MATERIALIZED (SELECT stack_id, sum(n) AS n FROM (SELECT ustack_id AS"
+		" stack_id, count AS n FROM sample_counts UNION ALL SELECT kstack_id, count FROM"
+		" sample_counts) WHERE stack_id IS NOT NULL GROUP BY stack_id),"
+		" sk AS MATERIALIZED (SELECT DISTINCT sc.stack_id, " FUNCTION_KEY " AS key FROM sc"
+		" JOIN stack_frames sf ON sf.stack_id = sc.stack_id"
+		" JOIN frames f ON f.frame_id = sf.frame_id)"
+		" SELECT sk.key, sum(sc.n) FROM sk JOIN sc ON sc.stack_id = sk.stack_id"
+		" GROUP BY sk.key";
 
 	if (load_counts(db, self_sql, &run->self) < 0)
 		return -1;
@@ -363,8 +383,10 @@ static int load_locks(struct diff_run *run, sqlite3 *db)
 	if (!sf.frames)
 		return 0;
 	hmap_init(&sf.cache);
-	rc |= load_lock_waits(db, &sf, "SELECT " COMM_OF("s.pid", "s.tid") ", ustack_id, duration"
-			      " FROM futex_calls s WHERE kind = 'wait'", "futex", &run->latency);
+	rc |= load_lock_waits(db, &sf, "WITH " THREAD_NAMES("syscalls") " SELECT n.comm,"
+			      " s.ustack_id, s.duration FROM futex_calls s JOIN names n ON"
+			      " n.pid = s.pid AND n.tid = s.tid WHERE s.kind = 'wait'", "futex",
+			      &run->latency);
 	rc |= load_lock_waits(db, &sf, "SELECT " COMM_OF("s.pid", "s.tid") ", ustack_id, duration"
 			      " FROM user_mutexes s", "mutex", &run->latency);
 	rc |= load_lock_waits(db, &sf, "SELECT " COMM_OF("s.pid", "s.tid") ", kstack_id, duration"
@@ -378,21 +400,22 @@ static int load_locks(struct diff_run *run, sqlite3 *db)
 }
 
 /* A system call that waits for a peer rather than doing the program's
- * own work: readiness waits (poll family), net calls, and reads/writes on
- * an fd known to be a socket. */
-#define PEER_WAIT \
-	"(family IN ('poll', 'net') OR (io IS NOT NULL AND EXISTS (SELECT 1 FROM sockets k" \
-	" WHERE k.pid = s.pid AND k.fd = s.fd AND k.ts <= s.start_ts)))"
+ * own work (third column 1): readiness waits (poll family), net calls, and
+ * reads/writes on an fd that was a socket (a sockets row at or before the
+ * call). */
+static const char syscalls_sql[] =
+	"WITH " THREAD_NAMES("syscalls") ", socks AS MATERIALIZED (SELECT pid, fd,"
+	" min(ts) AS first_ts FROM sockets GROUP BY pid, fd)"
+	" SELECT n.comm || ':' || s.name, s.duration, s.family IN ('poll', 'net') OR"
+	" (s.io IS NOT NULL AND k.first_ts IS NOT NULL AND k.first_ts <= s.start_ts)"
+	" FROM syscall_intervals s JOIN names n ON n.pid = s.pid AND n.tid = s.tid"
+	" LEFT JOIN socks k ON k.pid = s.pid AND k.fd = s.fd"
+	" WHERE s.family IS NOT 'futex'";
 
 static int load_latencies(struct diff_run *run, sqlite3 *db)
 {
 	/* futex calls are compared as locks, not as system calls */
-	if (load_values(db, "SELECT " COMM_OF("s.pid", "s.tid") " || ':' || name, duration FROM "
-			"syscall_intervals s WHERE family IS NOT 'futex' AND NOT " PEER_WAIT,
-			DIFF_SYSCALL, &run->latency) < 0 ||
-	    load_values(db, "SELECT " COMM_OF("s.pid", "s.tid") " || ':' || name, duration FROM "
-			"syscall_intervals s WHERE family IS NOT 'futex' AND " PEER_WAIT,
-			DIFF_PEER_WAIT, &run->latency) < 0 ||
+	if (load_values2(db, syscalls_sql, DIFF_SYSCALL, DIFF_PEER_WAIT, &run->latency) < 0 ||
 	    load_values(db, "SELECT " PROCESS_COMM("s.pid") ", service_ns FROM request_spans s"
 			" WHERE " SERVED, DIFF_REQUEST, &run->latency) < 0 ||
 	    load_values(db, "SELECT dev_name, queue_ns + service_ns FROM block_io",
