@@ -86,8 +86,11 @@ static void relative(struct diff_finding *f, double base, double diff, double lo
 
 /* ---- counts: CPU samples per function or stack ------------------------ */
 
+/* Compares the series named keys[0] on the base side with keys[1] on the
+ * new side (the same name, or a function with and without its source
+ * file), reported under the name display. */
 static void compare_counts(struct builder *b, const char *kind, int tier,
-			   size_t table_offset, const char *key)
+			   size_t table_offset, const char *const keys[2], const char *display)
 {
 	enum diff_norm norm = b->res->norm;
 	uint64_t c[2] = { 0, 0 };
@@ -99,7 +102,7 @@ static void compare_counts(struct builder *b, const char *kind, int tier,
 		for (size_t i = 0; i < b->s[side].n; i++) {
 			const struct diff_run *r = &b->s[side].runs[i];
 			const struct dtable *t = (const struct dtable *)((const char *)r + table_offset);
-			const struct dseries *row = diff_table_find(t, key);
+			const struct dseries *row = diff_table_find(t, keys[side]);
 			uint64_t n = row ? row->count : 0;
 			double e = run_exposure(r, norm) * run_freq(r);
 
@@ -108,7 +111,7 @@ static void compare_counts(struct builder *b, const char *kind, int tier,
 				perrun[side][nper[side]++] = (double)n / e * 1e9;
 		}
 	}
-	f = new_finding(b, kind, key, tier, norm == DIFF_PER_REQUEST ? "ns/request" : "ns/s");
+	f = new_finding(b, kind, display, tier, norm == DIFF_PER_REQUEST ? "ns/request" : "ns/s");
 	if (!f)
 		return;
 	f->base = b->s[0].cpu_exposure > 0 ? (double)c[0] / b->s[0].cpu_exposure * 1e9 : 0;
@@ -143,24 +146,102 @@ static void compare_counts(struct builder *b, const char *kind, int tier,
 	}
 }
 
-static void compare_count_table(struct builder *b, const char *kind, int tier,
-				size_t table_offset)
+/* The keys of a table over a side's runs. */
+static void side_keys(struct builder *b, int side, size_t table_offset, struct dtable *keys)
 {
-	struct dtable keys;
+	for (size_t i = 0; i < b->s[side].n; i++) {
+		const struct dtable *t = (const struct dtable *)
+			((const char *)&b->s[side].runs[i] + table_offset);
 
-	diff_table_init(&keys);
-	for (int side = 0; side < 2; side++)
-		for (size_t i = 0; i < b->s[side].n; i++) {
-			const struct dtable *t = (const struct dtable *)
-				((const char *)&b->s[side].runs[i] + table_offset);
+		for (size_t k = 0; k < t->len; k++)
+			if (!diff_table_get(keys, t->rows[k].key))
+				b->oom = 1;
+	}
+}
 
-			for (size_t k = 0; k < t->len; k++)
-				if (!diff_table_get(&keys, t->rows[k].key))
-					b->oom = 1;
+/* Keys of t that are name with a source file: "name (file.c)". Sets
+ * *first to one of them. */
+static int keys_with_file(const struct dtable *t, const char *name, size_t len,
+			  const char **first)
+{
+	int n = 0;
+
+	for (size_t k = 0; k < t->len; k++) {
+		const char *o = t->rows[k].key;
+
+		if (strncmp(o, name, len) == 0 && strncmp(o + len, " (", 2) == 0 &&
+		    o[strlen(o) - 1] == ')') {
+			*first = o;
+			n++;
 		}
-	for (size_t k = 0; k < keys.len && !b->oom; k++)
-		compare_counts(b, kind, tier, table_offset, keys.rows[k].key);
-	diff_table_free(&keys);
+	}
+	return n;
+}
+
+/* A function known with its source file on one side only ("f (a.c)"
+ * against "f": one build had debug info, the other not) is the same
+ * function when the name is unambiguous: one "f (file)" on the side with
+ * files, and the bare "f" absent from it. Returns the matching key of
+ * other, or NULL. */
+static const char *same_function(const char *key, const struct dtable *mine,
+				 const struct dtable *other)
+{
+	const char *paren = strstr(key, " ("), *match = NULL;
+	size_t len = strlen(key);
+
+	if (len >= 4 && strcmp(key + len - 4, " [k]") == 0)
+		return NULL;   /* kernel functions have no file */
+	if (paren && key[len - 1] == ')') {
+		size_t n = (size_t)(paren - key);
+		const struct dseries *bare;
+		char name[512];
+
+		if (n >= sizeof(name))
+			return NULL;
+		memcpy(name, key, n);
+		name[n] = '\0';
+		bare = diff_table_find(other, name);
+		if (!bare || diff_table_find(mine, name) ||
+		    keys_with_file(mine, name, n, &match) != 1 ||
+		    keys_with_file(other, name, n, &match) != 0)
+			return NULL;
+		return bare->key;
+	}
+	if (diff_table_find(other, key) || keys_with_file(mine, key, len, &match) != 0 ||
+	    keys_with_file(other, key, len, &match) != 1)
+		return NULL;
+	return match;
+}
+
+static void compare_count_table(struct builder *b, const char *kind, int tier,
+				size_t table_offset, int by_function)
+{
+	struct dtable keys[2], done;
+
+	diff_table_init(&keys[0]);
+	diff_table_init(&keys[1]);
+	diff_table_init(&done);
+	side_keys(b, 0, table_offset, &keys[0]);
+	side_keys(b, 1, table_offset, &keys[1]);
+	for (int side = 0; side < 2 && !b->oom; side++)
+		for (size_t k = 0; k < keys[side].len && !b->oom; k++) {
+			const char *key = keys[side].rows[k].key, *pair[2], *alias = NULL;
+
+			if (diff_table_find(&done, key))
+				continue;
+			if (by_function && !diff_table_find(&keys[!side], key))
+				alias = same_function(key, &keys[side], &keys[!side]);
+			pair[side] = key;
+			pair[!side] = alias ? alias : key;
+			/* report under the name that has the file */
+			compare_counts(b, kind, tier, table_offset, pair,
+				       alias && strlen(alias) > strlen(key) ? alias : key);
+			if (!diff_table_get(&done, key) || (alias && !diff_table_get(&done, alias)))
+				b->oom = 1;
+		}
+	diff_table_free(&keys[0]);
+	diff_table_free(&keys[1]);
+	diff_table_free(&done);
 }
 
 /* ---- latency distributions ------------------------------------------ */
@@ -743,9 +824,9 @@ int diff_compare(const struct diff_run *base, size_t nbase, const struct diff_ru
 					s->count += t->rows[k].count;
 			}
 		}
-	compare_count_table(&b, "function", 1, offsetof(struct diff_run, self));
-	compare_count_table(&b, "function_total", 2, offsetof(struct diff_run, total));
-	compare_count_table(&b, "stack", 2, offsetof(struct diff_run, stacks));
+	compare_count_table(&b, "function", 1, offsetof(struct diff_run, self), 1);
+	compare_count_table(&b, "function_total", 2, offsetof(struct diff_run, total), 1);
+	compare_count_table(&b, "stack", 2, offsetof(struct diff_run, stacks), 0);
 	compare_latencies(&b);
 	compare_threads(&b);
 	compare_rates(&b);

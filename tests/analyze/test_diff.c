@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sqlite3.h>
+
 #include "run_tool.h"
 #include "test_diff_capture.h"
 
@@ -87,6 +89,61 @@ Test(diff, aligns_functions_by_name_across_builds)
 	tool_result_free(&r);
 	free(pa);
 	free(pb);
+}
+
+/* Imports capture into a database and runs sql on it. */
+static char *import_and_edit(const char *capture_path, const char *name, const char *sql)
+{
+	char *db_path = scratch_path(dir, name);
+	struct tool_result r;
+	sqlite3 *db;
+
+	run_analyze(&r, "import", capture_path, "-o", db_path, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	tool_result_free(&r);
+	cr_assert_eq(sqlite3_open(db_path, &db), SQLITE_OK);
+	cr_assert_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK, "%s", sqlite3_errmsg(db));
+	sqlite3_close(db);
+	return db_path;
+}
+
+Test(diff, aligns_a_function_with_and_without_its_source_file)
+{
+	struct diff_capture a = diff_capture_basic(), b = a;
+	struct tool_result r;
+	char *pa, *pb, *da, *db;
+
+	b.shift = 0x300;
+	b.hot = 600;
+	pa = capture("a.perfcap", &a);
+	pb = capture("b.perfcap", &b);
+	/* the base build had debug info for hot (as if DWARF gave its file) */
+	da = import_and_edit(pa, "a.db", "UPDATE frames SET file = '/src/app/hot.c', line = 7"
+			     " WHERE function = 'hot'");
+	db = import_and_edit(pb, "b.db", "SELECT 1");
+	run_analyze(&r, "diff", "--json", da, db, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "\"name\": \"hot (hot.c)\""), "%s", r.out);
+	cr_expect(fabs(json_number(r.out, "\"name\": \"hot (hot.c)\"", "effect") - 1.0) < 1e-9);
+	cr_expect(strstr(r.out, "\"appeared\": []"), "hot did not appear: %s", r.out);
+	cr_expect(strstr(r.out, "\"disappeared\": []"), "hot did not disappear");
+	tool_result_free(&r);
+	/* two static functions named hot in two files (cold renamed): neither
+	 * is merged with the bare hot of the other side */
+	free(da);
+	da = import_and_edit(pa, "a2.db", "UPDATE frames SET file = '/src/x.c' WHERE function"
+			     " = 'hot'; UPDATE frames SET function = 'hot', name = 'hot', file ="
+			     " '/src/y.c' WHERE function = 'cold'");
+	run_analyze(&r, "diff", "--json", "--all", da, db, NULL);
+	cr_expect(json_has(r.out, "\"name\": \"hot\"", "appeared", "true"),
+		  "bare hot stays apart: %s", r.out);
+	cr_expect(json_has(r.out, "\"name\": \"hot (x.c)\"", "disappeared", "true"));
+	cr_expect(json_has(r.out, "\"name\": \"hot (y.c)\"", "disappeared", "true"));
+	tool_result_free(&r);
+	free(pa);
+	free(pb);
+	free(da);
+	free(db);
 }
 
 Test(diff, doubled_function_is_a_ranked_regression)
