@@ -2,8 +2,7 @@
 # diff_sleep.sh - a 2 ms sleep added in one code path (--sleep-ms 2, in
 # slow_path): diff ranks the server's clock_nanosleep first, appeared,
 # adding per request within 25% of the sleep the workload measured;
-# swapped, gone; --fail-on any:significant exits 1, and the request
-# latency p99 rule sees the request slow down.
+# swapped, gone; --fail-on any:significant exits 1 and names the rule.
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/diff_lib.sh"
