@@ -1,12 +1,14 @@
 /* diff.h - "perfcap-analyze diff": compares a baseline (one run or a
  * group of runs) with a new run or group.
  *
- * diff_load.c reads each run's database into named series (diff_table.c),
- * aligned across runs and builds by name, never by address;
- * diff_compare.c turns the two sides into findings with a test, an effect
- * size, a confidence interval and an impact, and into warnings when the
- * sides were not recorded alike; diff_output.c prints text, JSON and
- * folded pairs; diff_rules.c parses and evaluates --fail-on rules. */
+ * diff_load.c (and diff_load_locks.c) read each run's database into named
+ * series (diff_table.c), aligned across runs and builds by name, never by
+ * address; diff_compare.c turns the two sides into findings with a test,
+ * an effect size, a confidence interval and an impact (diff_counts.c,
+ * diff_latency.c, diff_context.c), and into warnings when the sides were
+ * not recorded alike (diff_warnings.c); diff_text.c and diff_json.c print
+ * text, JSON and folded pairs; diff_rules.c parses and evaluates --fail-on
+ * rules. */
 #ifndef ANALYZE_DIFF_H
 #define ANALYZE_DIFF_H
 
@@ -138,7 +140,7 @@ void diff_result_free(struct diff_result *res);
 /* --html: a page around the JSON (diff_html.c). 0 or -1. */
 int diff_html(FILE *out, const char *title, const char *json, size_t len);
 
-/* Outputs (diff_output.c). diff_json writes the document described in
+/* Outputs (diff_text.c, diff_json.c). diff_json writes the document described in
  * docs/diff-json.md to out; 0 or -1 on a write error. */
 int diff_text(const struct diff_result *res, FILE *out);
 int diff_json(const struct diff_result *res, FILE *out, int pretty);

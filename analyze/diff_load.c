@@ -10,6 +10,7 @@
 
 #include "db.h"
 #include "diff.h"
+#include "diff_sql.h"
 #include "report.h"
 
 /* A request this program served: its connection was accepted (or was
@@ -19,39 +20,7 @@
 	"NOT EXISTS (SELECT 1 FROM sockets k WHERE k.pid = s.pid AND k.fd = s.fd AND " \
 	"k.ts = s.conn_ts AND k.origin = 'connected')"
 
-/* pid and tid must be qualified (s.pid): inside the subqueries a bare
- * name would mean the threads table's own column. */
-/* The latest name of a thread, else of its process: the same rule as
- * names.h, in SQL so queries can group by it. */
-#define COMM_OF(pid, tid) \
-	"coalesce((SELECT comm FROM threads t WHERE t.tid = " tid " AND t.pid = " pid \
-	" ORDER BY t.ts DESC, t.rowid DESC LIMIT 1), (SELECT comm FROM processes p WHERE " \
-	"p.pid = " pid " ORDER BY p.ts DESC, p.rowid DESC LIMIT 1), '[pid ' || " pid " || ']')"
-
-/* A process's name: the base name of its executable (stable across
- * runs; comm can be caught before exec), else its latest comm. */
-#define PROCESS_COMM(pid) \
-	"coalesce((SELECT replace(p.exe, rtrim(p.exe, replace(p.exe, '/', '')), '') FROM " \
-	"processes p WHERE p.pid = " pid " AND p.exe <> '' ORDER BY p.ts DESC, p.rowid DESC " \
-	"LIMIT 1), (SELECT comm FROM threads t WHERE t.tid = " pid " ORDER BY t.ts DESC, " \
-	"t.rowid DESC LIMIT 1), '[pid ' || " pid " || ']')"
-
-/* Each calling thread's name, computed once per thread, not per call. */
-#define THREAD_NAMES(table) \
-	"names AS MATERIALIZED (SELECT s.pid, s.tid, " COMM_OF("s.pid", "s.tid") " AS comm" \
-	" FROM (SELECT DISTINCT pid, tid FROM " table ") s)"
-
-/* Function identity: name, the source file's base name when known (a
- * static function of the same name in two files stays two functions),
- * " [k]" for kernel functions. */
-#define FUNCTION_KEY \
-	"f.name || CASE WHEN f.file IS NULL THEN '' ELSE ' (' || " \
-	"substr(f.file, length(rtrim(f.file, replace(f.file, '/', ''))) + 1) || ')' END" \
-	" || CASE WHEN f.kind = 'kernel' THEN ' [k]' ELSE '' END"
-
-/* Prepares sql quietly: NULL when a table or view is missing (an older
- * schema), so that series is simply empty. */
-static sqlite3_stmt *try_prepare(sqlite3 *db, const char *sql)
+sqlite3_stmt *diff_try_prepare(sqlite3 *db, const char *sql)
 {
 	sqlite3_stmt *st = NULL;
 
@@ -64,7 +33,7 @@ static sqlite3_stmt *try_prepare(sqlite3 *db, const char *sql)
 
 static double query_double(sqlite3 *db, const char *sql, double fallback)
 {
-	sqlite3_stmt *st = try_prepare(db, sql);
+	sqlite3_stmt *st = diff_try_prepare(db, sql);
 	double v = fallback;
 
 	if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
@@ -75,7 +44,7 @@ static double query_double(sqlite3 *db, const char *sql, double fallback)
 
 static char *query_string(sqlite3 *db, const char *sql)
 {
-	sqlite3_stmt *st = try_prepare(db, sql);
+	sqlite3_stmt *st = diff_try_prepare(db, sql);
 	const unsigned char *text;
 	char *s = NULL;
 
@@ -146,7 +115,7 @@ static void load_scalars(struct diff_run *run, sqlite3 *db)
 /* Rows of (key TEXT, n INTEGER) summed into table counts. */
 static int load_counts(sqlite3 *db, const char *sql, struct dtable *t)
 {
-	sqlite3_stmt *st = try_prepare(db, sql);
+	sqlite3_stmt *st = diff_try_prepare(db, sql);
 	int rc;
 
 	if (!st)
@@ -172,7 +141,7 @@ static int load_counts(sqlite3 *db, const char *sql, struct dtable *t)
 static int load_values2(sqlite3 *db, const char *sql, const char *prefix,
 			const char *alt_prefix, struct dtable *t)
 {
-	sqlite3_stmt *st = try_prepare(db, sql);
+	sqlite3_stmt *st = diff_try_prepare(db, sql);
 	char key[512];
 	int rc;
 
@@ -264,141 +233,6 @@ static int load_stacks(struct diff_run *run, sqlite3 *db)
 	return rc;
 }
 
-/* The function a lock wait came from: the first frame of its stack that
- * is not in the C library (pthread_mutex_lock, __lll_lock_wait, syscall
- * wrappers), or for kernel stacks the first not named *lock* or
- * *contention*. Results cached per stack id. */
-struct site_finder {
-	sqlite3_stmt *frames;
-	struct hmap cache;        /* (stack id, 0) -> index + 1 into names */
-	char **names;
-	size_t len, cap;
-};
-
-static int is_libc_module(const char *module)
-{
-	const char *base = strrchr(module, '/');
-
-	base = base ? base + 1 : module;
-	return strncmp(base, "libc.", 5) == 0 || strncmp(base, "libc-", 5) == 0 ||
-	       strncmp(base, "libpthread", 10) == 0 || strncmp(base, "ld-linux", 8) == 0;
-}
-
-static char *find_site(struct site_finder *sf, int64_t stack_id)
-{
-	char *site = NULL, *first = NULL;
-
-	sqlite3_bind_int64(sf->frames, 1, stack_id);
-	while (!site && sqlite3_step(sf->frames) == SQLITE_ROW) {
-		const char *name = (const char *)sqlite3_column_text(sf->frames, 0);
-		const char *module = (const char *)sqlite3_column_text(sf->frames, 1);
-		int kernel = sqlite3_column_int(sf->frames, 2);
-
-		if (!name || !module)
-			continue;
-		if (!first)
-			first = strdup(name);
-		if (kernel ? !strstr(name, "lock") && !strstr(name, "contention")
-			   : !is_libc_module(module))
-			site = strdup(name);
-	}
-	sqlite3_reset(sf->frames);
-	if (!site) {
-		site = first;
-		first = NULL;
-	}
-	free(first);
-	return site;
-}
-
-static const char *site_of(struct site_finder *sf, int64_t stack_id)
-{
-	uint64_t *slot = hmap_find(&sf->cache, (uint64_t)stack_id, 0);
-	char *site;
-
-	if (slot)
-		return sf->names[*slot - 1];
-	site = find_site(sf, stack_id);
-	if (!site)
-		return NULL;
-	if (sf->len == sf->cap) {
-		size_t cap = sf->cap ? sf->cap * 2 : 32;
-		char **names = realloc(sf->names, cap * sizeof(*names));
-
-		if (!names) {
-			free(site);
-			return NULL;
-		}
-		sf->names = names;
-		sf->cap = cap;
-	}
-	sf->names[sf->len++] = site;
-	hmap_upsert(&sf->cache, (uint64_t)stack_id, 0, sf->len, NULL);
-	return site;
-}
-
-/* Rows of (comm, stack id or NULL, duration): lock waits by site. */
-static int load_lock_waits(sqlite3 *db, struct site_finder *sf, const char *sql,
-			   const char *kind, struct dtable *t)
-{
-	sqlite3_stmt *st = try_prepare(db, sql);
-	char key[512];
-	int rc;
-
-	if (!st)
-		return 0;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *comm = (const char *)sqlite3_column_text(st, 0);
-		const char *site = NULL;
-		int64_t v = sqlite3_column_int64(st, 2);
-		struct dseries *s;
-
-		if (sqlite3_column_type(st, 1) != SQLITE_NULL)
-			site = site_of(sf, sqlite3_column_int64(st, 1));
-		if (site)
-			snprintf(key, sizeof(key), DIFF_LOCK "%s:%s", kind, site);
-		else
-			snprintf(key, sizeof(key), DIFF_LOCK "%s:[no stack] %s", kind,
-				 comm ? comm : "?");
-		s = diff_table_get(t, key);
-		if (!s || diff_series_push(s, v > 0 ? (uint64_t)v : 0) < 0) {
-			sqlite3_finalize(st);
-			return -1;
-		}
-		s->count++;
-		s->sum += (double)(v > 0 ? v : 0);
-	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : -1;
-}
-
-static int load_locks(struct diff_run *run, sqlite3 *db)
-{
-	struct site_finder sf = { 0 };
-	int rc = 0;
-
-	sf.frames = try_prepare(db, "SELECT f.name, f.module, f.kind = 'kernel' FROM "
-				"stack_frames sf JOIN frames f USING (frame_id) WHERE "
-				"sf.stack_id = ?1 ORDER BY sf.position");
-	if (!sf.frames)
-		return 0;
-	hmap_init(&sf.cache);
-	rc |= load_lock_waits(db, &sf, "WITH " THREAD_NAMES("syscalls") " SELECT n.comm,"
-			      " s.ustack_id, s.duration FROM futex_calls s JOIN names n ON"
-			      " n.pid = s.pid AND n.tid = s.tid WHERE s.kind = 'wait'", "futex",
-			      &run->latency);
-	rc |= load_lock_waits(db, &sf, "SELECT " COMM_OF("s.pid", "s.tid") ", ustack_id, duration"
-			      " FROM user_mutexes s", "mutex", &run->latency);
-	rc |= load_lock_waits(db, &sf, "SELECT " COMM_OF("s.pid", "s.tid") ", kstack_id, duration"
-			      " FROM kernel_locks s", "kernel", &run->latency);
-	for (size_t i = 0; i < sf.len; i++)
-		free(sf.names[i]);
-	free(sf.names);
-	hmap_free(&sf.cache);
-	sqlite3_finalize(sf.frames);
-	return rc ? -1 : 0;
-}
-
 /* A system call that waits for a peer rather than doing the program's
  * own work (third column 1): readiness waits (poll family), net calls, and
  * reads/writes on an fd that was a socket (a sockets row at or before the
@@ -420,7 +254,7 @@ static int load_latencies(struct diff_run *run, sqlite3 *db)
 			" WHERE " SERVED, DIFF_REQUEST, &run->latency) < 0 ||
 	    load_values(db, "SELECT dev_name, queue_ns + service_ns FROM block_io",
 			DIFF_DEVICE, &run->latency) < 0 ||
-	    load_locks(run, db) < 0)
+	    diff_load_locks(run, db) < 0)
 		return -1;
 	diff_table_sort_values(&run->latency);
 	return 0;
@@ -444,7 +278,7 @@ static int load_threads(struct diff_run *run, sqlite3 *db)
 		" window_end - window_start AS window_len, running_ns, runnable_ns, io_wait_ns,"
 		" sleep_ns, futex_wait_ns, poll_wait_ns FROM thread_time_shares s)"
 		" GROUP BY comm, window_start ORDER BY comm, window_start";
-	sqlite3_stmt *st = try_prepare(db, sql);
+	sqlite3_stmt *st = diff_try_prepare(db, sql);
 	char key[512];
 
 	if (!st)
