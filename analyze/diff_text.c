@@ -106,28 +106,47 @@ static void text_finding(const struct diff_result *res, const struct diff_findin
 	}
 }
 
+static uint64_t side_count(const struct diff_finding *f)
+{
+	return f->appeared ? f->count_new : f->count_base;
+}
+
+static int by_count(const void *x, const void *y)
+{
+	const struct diff_finding *a = *(const struct diff_finding *const *)x;
+	const struct diff_finding *b = *(const struct diff_finding *const *)y;
+
+	if (side_count(a) != side_count(b))
+		return side_count(a) > side_count(b) ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+/* The functions found on one side only, most samples first. */
 static void text_changed_functions(const struct diff_result *res, FILE *out, int appeared)
 {
-	int shown = 0, total = 0;
+	const struct diff_finding **list = malloc((res->nfindings + 1) * sizeof(*list));
+	size_t n = 0;
 
+	if (!list)
+		return;
 	for (size_t i = 0; i < res->nfindings; i++) {
 		const struct diff_finding *f = &res->findings[i];
 
-		if (strcmp(f->kind, "function_total") != 0 ||
-		    !(appeared ? f->appeared : f->disappeared))
-			continue;
-		if (total++ == 0)
-			fprintf(out, "\n%s functions (on a stack of one side only):\n",
-				appeared ? "APPEARED" : "DISAPPEARED");
-		if (shown < 20) {
-			fprintf(out, "  %-50s %llu samples%s\n", f->name,
-				(unsigned long long)(appeared ? f->count_new : f->count_base),
-				f->significant ? " (significant)" : "");
-			shown++;
-		}
+		if (strcmp(f->kind, "function_total") == 0 &&
+		    (appeared ? f->appeared : f->disappeared))
+			list[n++] = f;
 	}
-	if (total > shown)
-		fprintf(out, "  ... and %d more\n", total - shown);
+	qsort(list, n, sizeof(*list), by_count);
+	if (n)
+		fprintf(out, "\n%s functions (on a stack of one side only), %zu:\n",
+			appeared ? "APPEARED" : "DISAPPEARED", n);
+	for (size_t i = 0; i < n && i < 20; i++)
+		fprintf(out, "  %-50s %llu samples%s\n", list[i]->name,
+			(unsigned long long)side_count(list[i]),
+			list[i]->significant ? " (significant)" : "");
+	if (n > 20)
+		fprintf(out, "  ... and %zu more\n", n - 20);
+	free(list);
 }
 
 int diff_text(const struct diff_result *res, FILE *out)
