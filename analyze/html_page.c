@@ -81,6 +81,10 @@ int html_page_write(FILE *out, const char *title, const char *json, size_t json_
 {
 	if (report_unavailable() < 0)
 		return -1;
+	if (!json || json_len == 0) {
+		errno = EINVAL;
+		return -1;
+	}
 	if (write_bytes(out, html_page_parts[0], html_page_part_lengths[0]) < 0 ||
 	    write_html_text(out, title ? title : DEFAULT_TITLE) < 0 ||
 	    write_bytes(out, html_page_parts[1], html_page_part_lengths[1]) < 0 ||

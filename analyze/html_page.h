@@ -25,8 +25,8 @@ int html_page_available(const char **why);
  * default) and json, json_len bytes of one JSON document (from
  * json_writer.h). Every '<' in the JSON is written as \u003c, so no text in
  * it can end the <script> element. Returns 0, or -1: without HTML support
- * (after printing the line above), or on a write error (errno set, nothing
- * printed: the caller knows the file's name). */
+ * (after printing the line above), or on a write error or empty json
+ * (errno set, nothing printed: the caller knows the file's name). */
 int html_page_write(FILE *out, const char *title, const char *json, size_t json_len);
 
 /* Writes the page into the file path, through path.tmp renamed at the end,

@@ -139,9 +139,10 @@ def check_report(page, data):
           "diagnosis lists every cause (%d)" % causes)
 
 
-def change_signs(pairs):
-    """{frame name: +1/-1/0} of the share change base -> new, for names that
-    sit at one stack position only (so a drawn frame maps to one node)."""
+def change_signs(pairs, shares=True):
+    """{frame name: +1/-1/0} of the change base -> new (of the frame's share
+    of its side's samples, or of its raw count), for names that sit at one
+    stack position only (so a drawn frame maps to one node)."""
     totals = {"base": sum(p["base"] for p in pairs), "new": sum(p["new"] for p in pairs)}
     nodes = {}
     for p in pairs:
@@ -158,7 +159,10 @@ def change_signs(pairs):
         if len(list_) != 1:
             continue
         c = list_[0]
-        delta = c["new"] / totals["new"] - c["base"] / totals["base"]
+        if shares:
+            delta = c["new"] / totals["new"] - c["base"] / totals["base"]
+        else:
+            delta = c["new"] - c["base"]
         signs[name] = (delta > 0) - (delta < 0)
     return signs, by_name
 
@@ -209,6 +213,14 @@ def check_diff(page, data):
     backward = check_colours(page, signs, "new -> base")
     check(only_base <= backward, "new -> base shows frames gone from new %s" % sorted(only_base))
     check(not (only_new & backward), "new -> base hides frames absent from base %s" % sorted(only_new))
+    raw_signs, _ = change_signs(data["folded_pairs"], shares=False)
+    check(raw_signs != signs, "the fixture has frames whose raw count and share move apart")
+    page.evaluate("document.getElementById('diff-normalize').click()")
+    page.settle(0.9)
+    check_colours(page, raw_signs, "new -> base, raw counts")
+    page.evaluate("document.getElementById('diff-normalize').click()")
+    page.settle(0.9)
+    check_colours(page, signs, "new -> base, shares again")
     hostile = [n for n in by_name if "<" in n]
     for name in hostile:
         check(name in backward, "frame named %r drawn as text" % name)

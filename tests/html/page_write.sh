@@ -26,6 +26,11 @@ require_html_support
 [ "$(wc -l < "$TMP/bad.err")" = 1 ] && grep -q "missing-dir" "$TMP/bad.err" \
 	|| fail "unexpected error: $(cat "$TMP/bad.err")"
 
+: > "$TMP/empty.json"
+"$WRITE_PAGE" "$TMP/empty.json" "$TMP/empty.html" 2> "$TMP/empty.err" && fail "an empty JSON made a page"
+[ ! -e "$TMP/empty.html" ] && [ ! -e "$TMP/empty.html.tmp" ] || fail "empty JSON left a file"
+grep -q "empty.html: Invalid argument" "$TMP/empty.err" || fail "unexpected error: $(cat "$TMP/empty.err")"
+
 title='orders <api> & "v2" '\''x'\'''
 for fixture in report.json diff.json; do
 	"$WRITE_PAGE" "$HTML_FIXTURES/$fixture" "$TMP/page.html" "$title" || fail "write_page $fixture"
