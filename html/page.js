@@ -105,6 +105,16 @@
 		return JSON.stringify(value);
 	}
 
+	/* Lists as "a, b", objects as "key: value; ...", empty ones as "none". */
+	function fmtStructured(v) {
+		if (Array.isArray(v)) return v.length ? v.map(fmtStructured).join(", ") : "none";
+		if (v && typeof v === "object") {
+			var keys = Object.keys(v);
+			return keys.length ? keys.map(function (k) { return k + ": " + fmtStructured(v[k]); }).join("; ") : "none";
+		}
+		return fmtAny(v);
+	}
+
 	function fmtP(p) {
 		if (typeof p !== "number" || !isFinite(p)) return "–";
 		if (p < 0.001) return "< 0.001";
@@ -565,8 +575,7 @@
 	function renderScope(body, scope) {
 		var rows = Object.keys(scope).map(function (key) {
 			var v = scope[key];
-			var text = /_ns$/.test(key) && typeof v === "number" ? fmtNs(v) :
-				typeof v === "object" && v !== null ? JSON.stringify(v) : fmtAny(v);
+			var text = /_ns$/.test(key) && typeof v === "number" ? fmtNs(v) : fmtStructured(v);
 			return cellsOf([key, text]);
 		});
 		if (!rows.length) { empty(body, "No scope in this report."); return; }
@@ -627,8 +636,7 @@
 		if (keys.length) {
 			body.appendChild(table(["", ""], keys.map(function (k) {
 				var v = verdict[k];
-				return cellsOf([k, Array.isArray(v) ? v.join(", ") :
-					typeof v === "object" && v !== null ? JSON.stringify(v) : fmtAny(v)]);
+				return cellsOf([k, fmtStructured(v)]);
 			})));
 		}
 	}
