@@ -152,7 +152,8 @@
 		var trs = rows.map(function (row) {
 			var tr = el("tr", {"class": row.className || null});
 			row.cells.forEach(function (cell, i) {
-				var td = el("td", {"class": (numeric && numeric[i] ? "num " : "") + (cell.className || "")});
+				var td = el("td", {"class": (numeric && numeric[i] ? "num " : "") + (cell.className || ""),
+					title: cell.title || null});
 				if (cell.node) td.appendChild(cell.node);
 				else td.textContent = cell.text === undefined ? String(cell) : cell.text;
 				tr.appendChild(td);
@@ -241,7 +242,11 @@
 		if (options.label) chart.setLabelHandler(options.label);
 		if (options.color) chart.setColorMapper(options.color);
 		if (options.getValue) chart.getValue(options.getValue);
+		/* The first drawing is not animated, so a page printed or captured
+		 * at once shows every frame; zoom and search animate. */
+		chart.transitionDuration(0);
 		d3.select(holder).datum(data).call(chart);
+		chart.transitionDuration(300);
 
 		function search() {
 			var term = input.value.trim();
@@ -265,7 +270,8 @@
 	/* series: [{label, color, values: [number per bucket]}]; values are drawn
 	 * as shares of each series' total when asShares, else as counts. */
 	function histogramChart(title, buckets, series, asShares) {
-		var width = 420, height = 190, left = 44, bottom = 34, top = 22;
+		var left = 44, bottom = 34, top = 22, height = 190;
+		var width = Math.max(420, left + 8 + 64 * buckets.length);   /* room for each label */
 		var plotW = width - left - 8, plotH = height - top - bottom;
 		var totals = series.map(function (s) {
 			return s.values.reduce(function (a, b) { return a + b; }, 0);
@@ -288,14 +294,14 @@
 				var v = shown[i][b];
 				var h = plotH * v / max;
 				var raw = s.values[b];
-				var tip = s.label + " ≤ " + fmtNs(bucket.le_ns) + ": " + fmtCount(raw) +
+				var tip = s.label + " " + bucketLabel(bucket.le_ns, b > 0 ? buckets[b - 1].le_ns : null) + ": " + fmtCount(raw) +
 					(totals[i] > 0 ? " (" + fmtPct(100 * raw / totals[i]) + ")" : "");
 				svg.appendChild(svgEl("rect", {"class": "bar", x: x + 2, y: top + plotH - h,
 					width: Math.max(1, slot - 4), height: Math.max(0, h), fill: s.color},
 					[svgTitle(tip)]));
 			});
 			svg.appendChild(svgEl("text", {x: x + slot / 2, y: top + plotH + 13, "text-anchor": "middle",
-				text: "≤" + fmtNs(bucket.le_ns)}));
+				text: bucketLabel(bucket.le_ns, b > 0 ? buckets[b - 1].le_ns : null)}));
 		});
 		svg.appendChild(svgEl("line", {x1: left, y1: top + plotH, x2: left + plotW, y2: top + plotH,
 			stroke: "#999"}));
@@ -305,6 +311,12 @@
 		svg.appendChild(svgEl("text", {x: left + plotW / 2, y: height - 4, "text-anchor": "middle",
 			text: "latency bucket (upper bound)" + (asShares ? ", bars = % of each side's total" : "")}));
 		return el("div", {"class": "chart"}, [svg]);
+	}
+
+	/* The last bucket of a histogram may be open-ended (le_ns = 2^64 - 1). */
+	function bucketLabel(le, previousLe) {
+		if (le < 9e18) return "≤" + fmtNs(le);
+		return typeof previousLe === "number" ? ">" + fmtNs(previousLe) : "all";
 	}
 
 	function sortedBuckets(histogram) {
@@ -608,35 +620,78 @@
 
 	/* ---- diff ---- */
 
+	/* The diff JSON comes in the shape html/README.md documents; `verdict`
+	 * may be an object ({regression, conditional, ...}) or a word
+	 * ("regression", "improvement", "mixed", "no significant change") with
+	 * `conditional` beside it, and findings may carry base/new values in a
+	 * `unit`, in which case `effect` is the relative change new/base - 1. */
 	function renderDiff(data) {
-		setHeader("perfcap diff", "base → new");
+		setHeader("perfcap diff", "base → new" + sideSummary(data));
 		addSection("summary", "Verdict", function (body) { renderDiffVerdict(body, data); });
 		addSection("warnings", "Warnings", function (body) { renderWarnings(body, data.warnings); });
-		addSection("findings", "Findings", function (body) { renderFindings(body, data.findings); });
+		addSection("findings", "Findings", function (body) {
+			renderFindings(body, data.findings);
+			renderAppeared(body, data.appeared, data.disappeared);
+		});
 		addSection("flamegraph", "Differential flame graph", function (body) {
 			renderDiffFlame(body, data.folded_pairs);
 		});
 		addSection("latency", "Latency histograms", function (body) { renderDiffHistograms(body, data.histograms); });
+		if (data.normalization || data.thresholds) {
+			addSection("method", "Method", function (body) {
+				var rows = [];
+				Object.keys(data.normalization || {}).forEach(function (k) {
+					rows.push(cellsOf(["normalized " + k, fmtStructured(data.normalization[k])]));
+				});
+				Object.keys(data.thresholds || {}).forEach(function (k) {
+					rows.push(cellsOf([k, fmtStructured(data.thresholds[k])]));
+				});
+				body.appendChild(table(["", ""], rows));
+			});
+		}
 	}
 
-	function renderDiffVerdict(body, data) {
-		var verdict = data.verdict || {};
-		var box = el("div", {"class": "verdict", id: "verdict"});
-		if (verdict.regression === true) {
-			box.className = "verdict bad";
-			box.appendChild(el("span", {"class": "badge bad", text: "regression"}));
-		} else if (verdict.regression === false) {
-			box.className = "verdict good";
-			box.appendChild(el("span", {"class": "badge ok", text: "no regression"}));
+	function sideSummary(data) {
+		function side(name) {
+			var s = data[name];
+			if (!s || typeof s !== "object") return "";
+			var parts = [];
+			if (typeof s.runs === "number") parts.push(fmtCount(s.runs) + (s.runs === 1 ? " run" : " runs"));
+			if (typeof s.seconds === "number") parts.push(fmtNs(s.seconds * 1e9));
+			if (typeof s.requests === "number" && s.requests > 0) parts.push(fmtCount(s.requests) + " requests");
+			return parts.length ? name + ": " + parts.join(", ") : "";
 		}
-		if (verdict.conditional) box.appendChild(el("span", {"class": "badge conditional", text: "conditional"}));
+		var text = [side("base"), side("new")].filter(Boolean).join(" · ");
+		return text ? " · " + text : "";
+	}
+
+	var VERDICT_BADGES = {regression: "bad", improvement: "ok", mixed: "conditional",
+		"no significant change": "ok"};
+
+	function renderDiffVerdict(body, data) {
+		var verdict = data.verdict;
+		var details = verdict && typeof verdict === "object" ? verdict : {};
+		var word = typeof verdict === "string" ? verdict :
+			details.regression === true ? "regression" : details.regression === false ? "no regression" : null;
+		var conditional = data.conditional === true || details.conditional === true;
+		var box = el("div", {"class": "verdict", id: "verdict"});
+		if (word) {
+			var badge = VERDICT_BADGES[word] || (word === "no regression" ? "ok" : "");
+			box.className = "verdict " + (badge === "bad" ? "bad" : badge === "ok" ? "good" : "");
+			box.appendChild(el("span", {"class": "badge " + badge, id: "verdict-word", text: word}));
+		}
+		if (conditional) {
+			box.appendChild(el("span", {"class": "badge conditional", title: "the two sides differ in how they were recorded; see the warnings",
+				text: "conditional"}));
+		}
 		box.appendChild(el("span", {id: "verdict-text", text: data.summary || "No summary in this diff."}));
 		body.appendChild(box);
-		var keys = Object.keys(verdict).filter(function (k) { return k !== "regression" && k !== "conditional"; });
+		var keys = Object.keys(details).filter(function (k) { return k !== "regression" && k !== "conditional"; });
+		if (typeof data.significant === "number") keys.push("significant");
 		if (keys.length) {
 			body.appendChild(table(["", ""], keys.map(function (k) {
-				var v = verdict[k];
-				return cellsOf([k, fmtStructured(v)]);
+				return cellsOf([k === "significant" && !(k in details) ? "significant findings" : k,
+					fmtStructured(k in details ? details[k] : data[k])]);
 			})));
 		}
 	}
@@ -646,19 +701,65 @@
 		body.appendChild(el("ul", {"class": "warnings"}, warnings.map(function (w) { return el("li", {text: w}); })));
 	}
 
+	/* A value in a finding's unit ("ns", "ns/request", "ns/s", "share", "events/s"). */
+	function fmtFindingValue(value, unit) {
+		if (typeof value !== "number") return "–";
+		var per = /^ns(\/.*)?$/.exec(unit || "");
+		if (per) return fmtNs(value) + (per[1] || "");
+		if (unit === "share") return fmtPct(100 * value);
+		return fmtAny(value) + (unit ? " " + unit : "");
+	}
+
+	function fmtRelative(x) {
+		if (typeof x !== "number" || !isFinite(x)) return null;
+		return (x > 0 ? "+" : "") + trim(100 * x) + "%";
+	}
+
+	function findingEffect(f) {
+		if (!("unit" in f)) return (f.effect > 0 ? "+" : "") + fmtAny(f.effect);
+		if (f.appeared) return "appeared";
+		if (f.disappeared) return "disappeared";
+		return fmtRelative(f.effect) || "–";
+	}
+
+	function findingInterval(f) {
+		if (!("unit" in f)) return "[" + fmtAny(f.ci_low) + ", " + fmtAny(f.ci_high) + "]";
+		var lo = fmtRelative(f.ci_low), hi = fmtRelative(f.ci_high);
+		return lo && hi ? "[" + lo + ", " + hi + "]" : "–";
+	}
+
 	function renderFindings(body, findings) {
 		if (!findings || !findings.length) { empty(body, "No findings."); return; }
-		body.appendChild(table(["rank", "kind", "name", "direction", "effect", "95% CI", "p", "significant"],
-			findings.map(function (f) {
-				var row = {cells: [
-					{text: String(f.rank)}, {text: f.kind || ""}, {text: f.name || ""},
-					{text: f.direction || "", className: f.direction === "up" ? "up" : f.direction === "down" ? "down" : ""},
-					{text: (f.effect > 0 ? "+" : "") + fmtAny(f.effect)},
-					{text: "[" + fmtAny(f.ci_low) + ", " + fmtAny(f.ci_high) + "]"},
-					{text: fmtP(f.p_value)}, {text: f.significant ? "yes" : "no"}]};
-				if (f.significant) row.className = "significant";
-				return row;
-			}), [true, false, false, false, true, true, true, false]));
+		var withValues = findings.some(function (f) { return "unit" in f; });
+		var headers = ["rank", "kind", "name", "direction"];
+		if (withValues) headers = headers.concat(["base", "new"]);
+		headers = headers.concat(["effect", "95% CI", "p", "significant"]);
+		var numeric = headers.map(function (h) { return ["rank", "base", "new", "effect", "95% CI", "p"].indexOf(h) >= 0; });
+		body.appendChild(table(headers, findings.map(function (f) {
+			var cells = [
+				{text: typeof f.rank === "number" && f.rank > 0 ? String(f.rank) : "–"},
+				{text: f.kind || ""}, {text: f.name || "", title: f.test},
+				{text: f.direction || "", className: f.direction === "up" ? "up" : f.direction === "down" ? "down" : ""}];
+			if (withValues) {
+				cells.push({text: fmtFindingValue(f.base, f.unit)}, {text: fmtFindingValue(f["new"], f.unit)});
+			}
+			cells.push({text: findingEffect(f)}, {text: findingInterval(f)},
+				{text: fmtP(f.p_value) + (typeof f.q_value === "number" ? " (q " + fmtP(f.q_value) + ")" : "")},
+				{text: f.significant ? "yes" : "no"});
+			var row = {cells: cells};
+			if (f.significant) row.className = "significant";
+			return row;
+		}), numeric));
+	}
+
+	function renderAppeared(body, appeared, disappeared) {
+		[["appeared", "Functions only in new", appeared], ["disappeared", "Functions only in base", disappeared]]
+			.forEach(function (item) {
+				var names = item[2];
+				if (!names || !names.length) return;
+				body.appendChild(el("h3", {text: item[1] + " (" + names.length + ")"}));
+				body.appendChild(el("ul", {"class": item[0]}, names.map(function (n) { return el("li", {text: n}); })));
+			});
 	}
 
 	/* Widths come from one side ("new" for base → new, "base" for new → base);

@@ -197,6 +197,22 @@ def check_diff(page, data):
     histograms = data["histograms"]
     bars = page.evaluate("document.querySelectorAll('#latency svg.histogram rect.bar').length")
     check(bars == 2 * sum(len(h["buckets"]) for h in histograms), "base and new bars overlaid (%d)" % bars)
+    if isinstance(data.get("verdict"), str):
+        word = page.evaluate("(document.getElementById('verdict-word') || {}).textContent")
+        check(word == data["verdict"], "verdict word shown (%r)" % word)
+    conditional = data.get("conditional") is True or (isinstance(data.get("verdict"), dict)
+                                                      and data["verdict"].get("conditional") is True)
+    shown = page.evaluate("/conditional/.test(document.getElementById('verdict').textContent)")
+    check(shown == conditional, "conditional badge shown iff the diff is conditional (%s)" % shown)
+    for key in ("appeared", "disappeared"):
+        n = page.evaluate("document.querySelectorAll('#findings ul.%s li').length" % key)
+        check(n == len(data.get(key) or []), "every %s function listed (%d)" % (key, n))
+    labels = page.evaluate("""Array.from(document.querySelectorAll('#latency svg.histogram text'))
+        .map(t => t.textContent).join(' ')""")
+    check("NaN" not in labels and "e+" not in labels, "histogram labels are readable numbers")
+    cells = page.evaluate("document.getElementById('findings').textContent")
+    check("NaN" not in cells and "undefined" not in cells and "null" not in cells,
+          "findings table has no NaN/undefined/null")
     warnings = page.evaluate("document.querySelectorAll('#warnings li').length")
     check(warnings == len(data["warnings"]), "every warning shown (%d)" % warnings)
 
