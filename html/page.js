@@ -271,7 +271,8 @@
 	 * as shares of each series' total when asShares, else as counts. */
 	function histogramChart(title, buckets, series, asShares) {
 		var left = 44, bottom = 34, top = 22, height = 190;
-		var width = Math.max(420, left + 8 + 64 * buckets.length);   /* room for each label */
+		var room = Math.max(420, Math.min(1300, (page.clientWidth || 1300) - 40));
+		var width = Math.min(room, Math.max(420, left + 8 + 64 * buckets.length));
 		var plotW = width - left - 8, plotH = height - top - bottom;
 		var totals = series.map(function (s) {
 			return s.values.reduce(function (a, b) { return a + b; }, 0);
@@ -288,6 +289,7 @@
 			"aria-label": title});
 		svg.appendChild(svgEl("text", {x: left, y: 13, text: title, style: "font-size:12px;fill:#1d232b"}));
 		var slot = plotW / Math.max(1, buckets.length);
+		var labelEvery = Math.max(1, Math.ceil(60 / slot));   /* labels need about 60 px */
 		buckets.forEach(function (bucket, b) {
 			var x = left + b * slot;
 			series.forEach(function (s, i) {
@@ -300,8 +302,10 @@
 					width: Math.max(1, slot - 4), height: Math.max(0, h), fill: s.color},
 					[svgTitle(tip)]));
 			});
-			svg.appendChild(svgEl("text", {x: x + slot / 2, y: top + plotH + 13, "text-anchor": "middle",
-				text: bucketLabel(bucket.le_ns, b > 0 ? buckets[b - 1].le_ns : null)}));
+			if (b % labelEvery === 0 || b === buckets.length - 1) {
+				svg.appendChild(svgEl("text", {x: x + slot / 2, y: top + plotH + 13, "text-anchor": "middle",
+					text: bucketLabel(bucket.le_ns, b > 0 ? buckets[b - 1].le_ns : null)}));
+			}
 		});
 		svg.appendChild(svgEl("line", {x1: left, y1: top + plotH, x2: left + plotW, y2: top + plotH,
 			stroke: "#999"}));
@@ -334,7 +338,9 @@
 			 typeof scope.duration_ns === "number" && "duration " + fmtNs(scope.duration_ns),
 			 capture.sha256 && "sha256 " + capture.sha256].filter(Boolean).join(" · "));
 		addSection("summary", "Summary", function (body) { renderVerdict(body, data); });
-		addSection("diagnosis", "Diagnosis", function (body) { renderDiagnosis(body, data.diagnosis); });
+		addSection("diagnosis", "Diagnosis", function (body) {
+			renderDiagnosis(body, data.diagnosis, typeof scope.from_ns === "number" ? scope.from_ns : 0);
+		});
 		addSection("flamegraph", "CPU flame graph", function (body) { renderCpu(body, data.cpu); });
 		addSection("latency", "Latency", function (body) { renderLatency(body, data.latency); });
 		addSection("timeline", "Thread states", function (body) {
@@ -362,7 +368,8 @@
 		}
 	}
 
-	function renderDiagnosis(body, diagnosis) {
+	/* origin_ns: the scope's start; the spike's times are shown from it. */
+	function renderDiagnosis(body, diagnosis, origin_ns) {
 		var causes = (diagnosis && diagnosis.causes) || [];
 		if (!causes.length) empty(body, "No cause could be claimed from this capture.");
 		causes.forEach(function (cause) {
@@ -376,7 +383,7 @@
 					(typeof cause.score === "number" ? " · explains " + fmtPct(100 * cause.score) +
 						" of the affected threads' time" : "")])
 			];
-			if (cause.subject) children.push(el("div", null, [el("code", {text: "subject: " + JSON.stringify(cause.subject)})]));
+			if (cause.subject) children.push(el("div", {"class": "subject"}, ["subject: " + fmtStructured(cause.subject)]));
 			if (cause.evidence && cause.evidence.length) {
 				children.push(el("ul", null, cause.evidence.map(function (e) { return el("li", {text: e}); })));
 			}
@@ -385,10 +392,11 @@
 		var spike = diagnosis && diagnosis.spike;
 		if (spike) {
 			body.appendChild(el("h3", {text: "Latency spike window"}));
-			body.appendChild(el("p", {text: "window " + fmtNs(spike.window_start_ns) + " – " +
-				fmtNs(spike.window_end_ns) + " vs baseline " + fmtNs(spike.baseline_start_ns) + " – " +
-				fmtNs(spike.baseline_end_ns) + ": I/O ×" + fmtAny(spike.io_ratio) + ", CPU ×" +
-				fmtAny(spike.cpu_ratio) + " → verdict: " + spike.verdict}));
+			var at = function (ns) { return "+" + fmtNs(ns - origin_ns); };
+			body.appendChild(el("p", {id: "spike", text: "window " + at(spike.window_start_ns) + " – " +
+				at(spike.window_end_ns) + " vs baseline " + at(spike.baseline_start_ns) + " – " +
+				at(spike.baseline_end_ns) + " (from the start of the scope): I/O ×" + fmtAny(spike.io_ratio) +
+				", CPU ×" + fmtAny(spike.cpu_ratio) + " → verdict: " + spike.verdict}));
 		}
 	}
 

@@ -71,6 +71,8 @@ def check_common(page, data, term):
     matching = [f for f in drawn if term.lower() in (f["name"] or "").lower()]
     highlighted = [f for f in drawn if f["fill"] == SEARCH_FILL]
     check(len(matching) > 0, "frames named like %r are drawn (%d)" % (term, len(matching)))
+    if not matching:
+        return
     check(all(f["fill"] == SEARCH_FILL for f in matching),
           "search %r highlights every matching frame" % term)
     check(len(highlighted) == len(matching), "search highlights only matching frames (%d of %d)"
