@@ -212,9 +212,9 @@ def check_diff(page, data):
     labels = page.evaluate("""Array.from(document.querySelectorAll('#latency svg.histogram text'))
         .map(t => t.textContent).join(' ')""")
     check("NaN" not in labels and "e+" not in labels, "histogram labels are readable numbers")
-    cells = page.evaluate("document.getElementById('findings').textContent")
-    check("NaN" not in cells and "undefined" not in cells and "null" not in cells,
-          "findings table has no NaN/undefined/null")
+    bad = page.evaluate("""Array.from(document.querySelectorAll('#findings td')).map(td => td.textContent)
+        .filter(t => /\\b(NaN|undefined|null|Infinity)\\b/.test(t))""")
+    check(not bad, "findings table has no NaN/undefined/null/Infinity cell %s" % bad[:3])
     warnings = page.evaluate("document.querySelectorAll('#warnings li').length")
     check(warnings == len(data["warnings"]), "every warning shown (%d)" % warnings)
 

@@ -32,7 +32,7 @@ require_html_support
 grep -q "empty.html: Invalid argument" "$TMP/empty.err" || fail "unexpected error: $(cat "$TMP/empty.err")"
 
 title='orders <api> & "v2" '\''x'\'''
-for fixture in report.json report_minimal.json report_recorded.json diff.json diff_tool.json; do
+for fixture in report.json report_minimal.json report_recorded.json diff.json diff_tool.json diff_recorded.json; do
 	"$WRITE_PAGE" "$HTML_FIXTURES/$fixture" "$TMP/page.html" "$title" || fail "write_page $fixture"
 	"$WRITE_PAGE" "$HTML_FIXTURES/$fixture" - "$title" > "$TMP/stdout.html" || fail "write_page $fixture -"
 	cmp -s "$TMP/page.html" "$TMP/stdout.html" || fail "file and stdout pages differ"
