@@ -133,12 +133,35 @@ def check_report(page, data):
         else:
             check(drawn == want, "timeline state %s: %d spans" % (state, drawn))
 
+    if spans:
+        check_timeline_zoom(page)
+
     quality = data.get("data_quality") or []
     rows = page.evaluate("document.querySelectorAll('#quality tbody tr').length")
     check(rows == len(quality), "data-quality panel lists every counter (%d)" % rows)
     causes = page.evaluate("document.querySelectorAll('#diagnosis .cause').length")
     check(causes == len((data.get("diagnosis") or {}).get("causes") or []),
           "diagnosis lists every cause (%d)" % causes)
+
+
+def check_timeline_zoom(page):
+    """Drag across the middle fifth of the timeline: the axis then starts
+    after 0 and spans are redrawn; a double-click restores the full range."""
+    def axis():
+        return page.evaluate("Array.from(document.querySelectorAll('#timeline text.axis')).map(t => t.textContent)")
+    before = axis()
+    page.evaluate("""(() => {
+        const svg = document.querySelector('#timeline svg'), box = svg.getBoundingClientRect();
+        const plotLeft = box.left + 190, plotWidth = box.width - 200, y = box.top + 8;
+        const at = (type, f) => svg.dispatchEvent(new MouseEvent(type, {bubbles: true,
+            clientX: plotLeft + f * plotWidth, clientY: y}));
+        at('mousedown', 0.4); at('mousemove', 0.5); at('mouseup', 0.6);
+    })()""")
+    zoomed = axis()
+    check(before[0] == "0" and zoomed[0] != "0" and zoomed != before,
+          "dragging zooms the timeline (axis %s .. %s)" % (zoomed[0], zoomed[-1]))
+    page.evaluate("document.querySelector('#timeline svg').dispatchEvent(new MouseEvent('dblclick', {bubbles: true}))")
+    check(axis() == before, "double-click restores the whole timeline")
 
 
 def change_signs(pairs, shares=True):
