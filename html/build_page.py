@@ -111,8 +111,6 @@ def library_files(modules):
         base = os.path.join(modules, name)
         meta = json.loads(read_text(os.path.join(base, "package.json")))
         js = read_text(os.path.join(base, js_path)) if js_path else None
-        if js is not None:
-            check_script_safe(name, js)
         license_text = read_text(os.path.join(base, "LICENSE"))
         libraries.append((name, meta["version"], meta.get("license", "?"), js, license_text))
     return libraries
@@ -143,6 +141,9 @@ def assemble(src, libraries):
     page_js = read_text(os.path.join(src, "page.js"))
     page_css = read_text(os.path.join(src, "page.css"))
     check_script_safe("page.js", page_js)
+    for name, _, _, js, _ in libraries:
+        if js is not None:
+            check_script_safe(name, js)
     if "</style" in page_css.lower():
         raise BuildError("page.css contains </style")
     fills = {
