@@ -337,19 +337,75 @@
 			 scope.kernel && "kernel " + scope.kernel,
 			 typeof scope.duration_ns === "number" && "duration " + fmtNs(scope.duration_ns),
 			 capture.sha256 && "sha256 " + capture.sha256].filter(Boolean).join(" · "));
+		/* The order of the book's report layout (12.5). */
 		addSection("summary", "Summary", function (body) { renderVerdict(body, data); });
 		addSection("diagnosis", "Diagnosis", function (body) {
 			renderDiagnosis(body, data.diagnosis, typeof scope.from_ns === "number" ? scope.from_ns : 0);
 		});
-		addSection("flamegraph", "CPU flame graph", function (body) { renderCpu(body, data.cpu); });
+		addSection("scope", "Method and scope", function (body) { renderScope(body, scope); });
 		addSection("latency", "Latency", function (body) { renderLatency(body, data.latency); });
+		addSection("flamegraph", "CPU flame graph", function (body) { renderCpu(body, data.cpu); });
+		addSection("io", "I/O", function (body) {
+			renderTables(body, data.io, "No I/O data in this report (record the block, net or syscall sources).");
+		});
+		addSection("contention", "Contention and scheduling", function (body) {
+			renderTables(body, data.contention, "No contention data in this report (record the lock and sched sources).");
+		});
 		addSection("timeline", "Thread states", function (body) {
 			renderTimeline(body, data.timeline);
 			renderThreads(body, data.threads);
 		});
-		addSection("scope", "Method and scope", function (body) { renderScope(body, scope); });
 		addSection("quality", "Data quality", function (body) { renderQuality(body, data.data_quality); });
 		addSection("reproduce", "Reproduce", function (body) { renderReproduce(body, data.reproduce); });
+	}
+
+	/* A section whose JSON is {name: [rows], name: {key: value}} (io,
+	 * contention): one table per member, columns from the rows' keys, values
+	 * formatted by their key's suffix (_ns durations, _pct percentages,
+	 * bytes). Names the report has nothing for say so. */
+	function renderTables(body, section, emptyText) {
+		var names = section && typeof section === "object" ? Object.keys(section) : [];
+		if (!names.length) { empty(body, emptyText); return; }
+		names.forEach(function (name) {
+			var value = section[name];
+			body.appendChild(el("h3", {text: name.replace(/_/g, " ")}));
+			if (Array.isArray(value)) {
+				if (!value.length) { empty(body, "none recorded"); return; }
+				if (value.every(function (row) { return row && typeof row === "object" && !Array.isArray(row); })) {
+					body.appendChild(rowsTable(value));
+				} else {
+					body.appendChild(el("p", {text: fmtStructured(value)}));
+				}
+			} else if (value && typeof value === "object") {
+				body.appendChild(table(["", ""], Object.keys(value).map(function (k) {
+					return cellsOf([k.replace(/_/g, " "), fmtByKey(k, value[k])]);
+				})));
+			} else {
+				body.appendChild(el("p", {text: fmtByKey(name, value)}));
+			}
+		});
+	}
+
+	function rowsTable(rows) {
+		var columns = [];
+		rows.forEach(function (row) {
+			Object.keys(row).forEach(function (k) { if (columns.indexOf(k) < 0) columns.push(k); });
+		});
+		var numeric = columns.map(function (k) {
+			return rows.some(function (row) { return typeof row[k] === "number"; });
+		});
+		return table(columns.map(function (k) { return k.replace(/_/g, " "); }), rows.map(function (row) {
+			return cellsOf(columns.map(function (k) { return k in row ? fmtByKey(k, row[k]) : ""; }));
+		}), numeric);
+	}
+
+	function fmtByKey(key, value) {
+		if (typeof value === "number") {
+			if (/_ns$/.test(key)) return fmtNs(value);
+			if (/_pct$/.test(key)) return fmtPct(value);
+			if (/bytes$/.test(key)) return fmtBytes(value);
+		}
+		return fmtStructured(value);
 	}
 
 	function renderVerdict(body, data) {

@@ -137,6 +137,16 @@ def check_report(page, data):
     if spans:
         check_timeline_zoom(page)
 
+    for section in ("io", "contention"):
+        members = data.get(section) or {}
+        want = sum(len(v) for v in members.values() if isinstance(v, list)) + \
+            sum(len(v) for v in members.values() if isinstance(v, dict))
+        rows = page.evaluate("document.querySelectorAll('#%s tbody tr').length" % section)
+        check(rows == want, "%s: one table row per entry (%d of %d)" % (section, rows, want))
+        nones = page.evaluate("document.querySelectorAll('#%s .empty').length" % section)
+        want_nones = sum(1 for v in members.values() if v == []) if members else 1
+        check(nones == want_nones, "%s: empty members say so (%d)" % (section, nones))
+
     quality = data.get("data_quality") or []
     rows = page.evaluate("document.querySelectorAll('#quality tbody tr').length")
     check(rows == len(quality), "data-quality panel lists every counter (%d)" % rows)
