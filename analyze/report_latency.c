@@ -1,0 +1,271 @@
+/* report_latency.c - "Latency breakdown": requests (request_spans, and
+ * their queueing from request_queueing when the view exists) and system
+ * calls per name (syscall_intervals): count, nearest-rank p50/p90/p99,
+ * total, and the dominant component — the largest measured part of the
+ * calls' time: blocked in a wait class (thread_states inside the call),
+ * or "in call" (running or runnable inside it). In JSON: "latency", with
+ * log2 histograms of request service time and of the top calls. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "fmt.h"
+#include "report_sections.h"
+
+#define HIST_BUCKETS 48
+
+struct latency_row {
+	char name[64];
+	int64_t count, p50, p90, p99, total;
+	char dominant[64];
+};
+
+static const char pctl_sql[] =
+	"WITH s AS (SELECT %s AS name, %s AS d FROM %s WHERE %s),"
+	" r AS (SELECT name, d, row_number() OVER (PARTITION BY name ORDER BY d) AS rk,"
+	"  count(*) OVER (PARTITION BY name) AS n FROM s)"
+	" SELECT name, n, max(CASE WHEN rk = (n * 50 + 99) / 100 THEN d END),"
+	"  max(CASE WHEN rk = (n * 90 + 99) / 100 THEN d END),"
+	"  max(CASE WHEN rk = (n * 99 + 99) / 100 THEN d END), sum(d)"
+	" FROM r GROUP BY name ORDER BY sum(d) DESC LIMIT %d";
+
+static int load_rows(const struct report_context *ctx, const char *name_expr,
+		     const char *value_expr, const char *table, const char *where,
+		     struct latency_row *rows, int max)
+{
+	char sql[4096];
+	sqlite3_stmt *st;
+	int n = 0;
+
+	snprintf(sql, sizeof(sql), pctl_sql, name_expr, value_expr, table, where, max);
+	st = report_prepare(ctx, sql);
+	if (!st)
+		return -1;
+	while (n < max && sqlite3_step(st) == SQLITE_ROW) {
+		struct latency_row *r = &rows[n++];
+		memset(r, 0, sizeof(*r));
+		snprintf(r->name, sizeof(r->name), "%s",
+			 sqlite3_column_text(st, 0) ? (const char *)sqlite3_column_text(st, 0) : "?");
+		r->count = sqlite3_column_int64(st, 1);
+		r->p50 = sqlite3_column_int64(st, 2);
+		r->p90 = sqlite3_column_int64(st, 3);
+		r->p99 = sqlite3_column_int64(st, 4);
+		r->total = sqlite3_column_int64(st, 5);
+	}
+	sqlite3_finalize(st);
+	return n;
+}
+
+/* The largest measured part of each row's calls: the blocked class with
+ * the most time inside them, or "in call" (the rest: running or
+ * runnable inside the call) when that is larger. */
+static void load_dominant(const struct report_context *ctx, struct latency_row *rows, int n)
+{
+	char where[1024], sql[2048];
+	int64_t best[64] = { 0 }, blocked[64] = { 0 };
+	sqlite3_stmt *st;
+
+	for (int i = 0; i < n; i++)
+		snprintf(rows[i].dominant, sizeof(rows[i].dominant), "in call 100%%");
+	if (!report_source_on(ctx, "sched"))
+		return;
+	snprintf(sql, sizeof(sql),
+		 "SELECT si.name, t.wait_class, sum(t.duration) FROM thread_states t"
+		 " JOIN syscall_intervals si ON si.syscall_id = t.syscall_id"
+		 " WHERE t.syscall_id IS NOT NULL AND %s GROUP BY 1, 2",
+		 report_scope_sql(where, sizeof(where), "si.pid", "si.tid", "si.start_ts",
+				  "si.end_ts"));
+	st = report_prepare(ctx, sql);
+	while (st && sqlite3_step(st) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(st, 0);
+		const char *cls = (const char *)sqlite3_column_text(st, 1);
+		int64_t ns = sqlite3_column_int64(st, 2);
+		for (int i = 0; name && i < n && i < 64; i++) {
+			if (strcmp(rows[i].name, name) != 0)
+				continue;
+			blocked[i] += ns;
+			if (ns > best[i]) {
+				best[i] = ns;
+				snprintf(rows[i].dominant, sizeof(rows[i].dominant), "%s",
+					 cls ? cls : "other");
+			}
+		}
+	}
+	sqlite3_finalize(st);
+	for (int i = 0; i < n && i < 64; i++) {
+		int64_t in_call = rows[i].total - blocked[i];
+		double total = rows[i].total > 0 ? (double)rows[i].total : 1;
+		char cls[24];
+		snprintf(cls, sizeof(cls), "%.23s", rows[i].dominant);
+		if (best[i] > 0 && best[i] >= in_call)
+			snprintf(rows[i].dominant, sizeof(rows[i].dominant), "blocked %s %.0f%%", cls,
+				 100.0 * (double)best[i] / total);
+		else
+			snprintf(rows[i].dominant, sizeof(rows[i].dominant), "in call %.0f%%",
+				 100.0 * (double)(in_call > 0 ? in_call : 0) / total);
+	}
+}
+
+static void hist_json(const struct report_context *ctx, const char *name, const char *sql)
+{
+	struct json_writer *w = ctx->json;
+	uint64_t buckets[HIST_BUCKETS] = { 0 };
+	sqlite3_stmt *st = report_prepare(ctx, sql);
+	int lo = HIST_BUCKETS, hi = -1;
+
+	while (st && sqlite3_step(st) == SQLITE_ROW) {
+		int64_t d = sqlite3_column_int64(st, 0);
+		int b = 0;
+		while (b < HIST_BUCKETS - 1 && d > (1ll << b))
+			b++;
+		buckets[b] += (uint64_t)sqlite3_column_int64(st, 1);
+		lo = b < lo ? b : lo;
+		hi = b > hi ? b : hi;
+	}
+	sqlite3_finalize(st);
+	if (hi < 0)
+		return;
+	json_begin_object(w, NULL);
+	json_string(w, "name", name);
+	json_string(w, "unit", "ns");
+	json_begin_array(w, "buckets");
+	for (int b = lo; b <= hi; b++) {
+		json_begin_object(w, NULL);
+		json_int(w, "le_ns", 1ll << b);
+		json_uint(w, "count", buckets[b]);
+		json_end_object(w);
+	}
+	json_end_array(w);
+	json_end_object(w);
+}
+
+static void row_json(struct json_writer *w, const struct latency_row *r)
+{
+	json_begin_object(w, NULL);
+	json_string(w, "name", r->name);
+	json_int(w, "count", r->count);
+	json_int(w, "p50_ns", r->p50);
+	json_int(w, "p90_ns", r->p90);
+	json_int(w, "p99_ns", r->p99);
+	json_int(w, "total_ns", r->total);
+	json_string(w, "dominant", r->dominant);
+	json_end_object(w);
+}
+
+static void print_row(FILE *out, const struct latency_row *r)
+{
+	char c[FMT_BUF], a[FMT_BUF], b[FMT_BUF], d[FMT_BUF], t[FMT_BUF];
+
+	fprintf(out, "  %-18s %9s %10s %10s %10s %10s  %s\n", r->name,
+		fmt_count(c, sizeof(c), (uint64_t)r->count),
+		fmt_duration_ns(a, sizeof(a), (uint64_t)r->p50),
+		fmt_duration_ns(b, sizeof(b), (uint64_t)r->p90),
+		fmt_duration_ns(d, sizeof(d), (uint64_t)r->p99),
+		fmt_duration_ns(t, sizeof(t), (uint64_t)r->total), r->dominant);
+}
+
+/* Mean queueing of the requests, from request_queueing (-1: no view). */
+static double queue_mean(const struct report_context *ctx, int64_t *n)
+{
+	char where[1024], sql[1400];
+	sqlite3_stmt *st;
+	double mean = -1;
+
+	*n = 0;
+	if (!report_has_object(ctx->db, "request_queueing"))
+		return -1;
+	snprintf(sql, sizeof(sql), "SELECT count(*), avg(queue_ns) FROM request_queueing WHERE %s",
+		 report_scope_sql(where, sizeof(where), "pid", "pickup_tid", "ready_ts", "ready_ts"));
+	st = report_prepare(ctx, sql);
+	if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0) {
+		*n = sqlite3_column_int64(st, 0);
+		mean = sqlite3_column_double(st, 1);
+	}
+	sqlite3_finalize(st);
+	return mean;
+}
+
+int report_section_latency(const struct report_context *ctx)
+{
+	char req_where[1024], sys_where[1024], sql[2048];
+	struct latency_row req[1], sys[64];
+	int top = ctx->opts->top < 64 ? ctx->opts->top : 64;
+	int nreq, nsys;
+	int64_t queued;
+	double qmean = queue_mean(ctx, &queued);
+	char a[FMT_BUF];
+
+	report_scope_sql(req_where, sizeof(req_where), "pid", "CAST(tids AS INTEGER)",
+			 "start_ts", "end_ts");
+	report_scope_sql(sys_where, sizeof(sys_where), "pid", "tid", "start_ts", "end_ts");
+	nreq = load_rows(ctx, "'requests'", "service_ns", "request_spans", req_where, req, 1);
+	nsys = load_rows(ctx, "name", "duration", "syscall_intervals", sys_where, sys, top);
+	if (nreq < 0 || nsys < 0)
+		return -1;
+	load_dominant(ctx, sys, nsys);
+	if (ctx->json) {
+		struct json_writer *w = ctx->json;
+		json_begin_object(w, "latency");
+		if (nreq > 0) {
+			json_begin_object(w, "requests");
+			json_int(w, "count", req[0].count);
+			json_int(w, "p50_ns", req[0].p50);
+			json_int(w, "p90_ns", req[0].p90);
+			json_int(w, "p99_ns", req[0].p99);
+			json_int(w, "total_ns", req[0].total);
+			if (qmean >= 0)
+				json_double(w, "queue_mean_ns", qmean);
+			else
+				json_null(w, "queue_mean_ns");
+			json_end_object(w);
+		} else {
+			json_null(w, "requests");
+		}
+		json_begin_array(w, "syscalls");
+		for (int i = 0; i < nsys; i++)
+			row_json(w, &sys[i]);
+		json_end_array(w);
+		json_begin_array(w, "histograms");
+		snprintf(sql, sizeof(sql), "SELECT service_ns, count(*) FROM request_spans WHERE %s"
+			 " GROUP BY 1", req_where);
+		if (nreq > 0)
+			hist_json(ctx, "requests", sql);
+		for (int i = 0; i < nsys && i < 5; i++) {
+			char *quoted = sqlite3_mprintf("SELECT duration, count(*) FROM syscall_intervals"
+						       " WHERE name = %Q AND %s GROUP BY 1", sys[i].name,
+						       sys_where);
+			if (quoted)
+				hist_json(ctx, sys[i].name, quoted);
+			sqlite3_free(quoted);
+		}
+		json_end_array(w);
+		json_end_object(w);
+		return 0;
+	}
+	fprintf(ctx->out, "\nLatency breakdown\n");
+	if (nreq > 0) {
+		fprintf(ctx->out, "  Requests on sockets (request_spans):\n");
+		fprintf(ctx->out, "  %-18s %9s %10s %10s %10s %10s  %s\n", "", "count", "p50", "p90",
+			"p99", "total", "");
+		snprintf(req[0].dominant, sizeof(req[0].dominant), "%s", qmean >= 0 ?
+			 "service (queueing below)" : "service (reads to last write)");
+		print_row(ctx->out, &req[0]);
+		if (qmean >= 0)
+			fprintf(ctx->out, "  queueing before pickup: mean %s over %lld requests"
+				" (request_queueing)\n", fmt_duration_ns(a, sizeof(a), (uint64_t)qmean),
+				(long long)queued);
+	} else {
+		report_none(ctx, "requests on sockets", "syscall");
+	}
+	if (nsys == 0) {
+		report_none(ctx, "system calls", "syscall");
+		return 0;
+	}
+	fprintf(ctx->out, "  System calls (top %d by total time):\n", top);
+	fprintf(ctx->out, "  %-18s %9s %10s %10s %10s %10s  %s\n", "name", "count", "p50", "p90",
+		"p99", "total", "dominant component");
+	for (int i = 0; i < nsys; i++)
+		print_row(ctx->out, &sys[i]);
+	return 0;
+}
