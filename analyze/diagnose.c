@@ -46,6 +46,11 @@ static void set_sources(struct diag_input *in)
 	free(sources);
 }
 
+static double rank_score(const struct diag_cause *c)
+{
+	return c->rank_score > 0 ? c->rank_score : c->score;
+}
+
 static int cause_order(const void *pa, const void *pb)
 {
 	const struct diag_cause *a = pa, *b = pb;
@@ -54,9 +59,26 @@ static int cause_order(const void *pa, const void *pb)
 		return b->rank_first - a->rank_first;
 	if (a->rank_last != b->rank_last)
 		return a->rank_last - b->rank_last;
-	if (a->score != b->score)
-		return a->score > b->score ? -1 : 1;
+	if (rank_score(a) != rank_score(b))
+		return rank_score(a) > rank_score(b) ? -1 : 1;
 	return strcmp(a->kind, b->kind);
+}
+
+/* Book 12.2: a thread that waits for a CPU about as long as it runs is
+ * slowed by the competition, not by its code: CPU contention ranks above
+ * compute-bound when its score is at least 0.8 times compute-bound's. */
+static void contention_over_compute(struct diagnosis *d)
+{
+	struct diag_cause *bound = NULL, *contention = NULL;
+
+	for (int i = 0; i < d->ncauses; i++) {
+		if (strcmp(d->causes[i].kind, "cpu_bound") == 0)
+			bound = &d->causes[i];
+		else if (strcmp(d->causes[i].kind, "cpu_contention") == 0)
+			contention = &d->causes[i];
+	}
+	if (bound && contention && contention->score >= 0.8 * bound->score)
+		bound->rank_score = contention->score * 0.99;   /* its score stays true */
 }
 
 static void not_checked(const struct diag_input *in, struct diagnosis *d)
@@ -201,6 +223,7 @@ int diagnose_run(sqlite3 *db, const struct report_scope *scope, double freq_hz,
 	for (size_t i = 0; rc == 0 && i < sizeof(rules) / sizeof(rules[0]); i++)
 		rc = rules[i](&in, d);
 	if (rc == 0) {
+		contention_over_compute(d);
 		qsort(d->causes, (size_t)d->ncauses, sizeof(d->causes[0]), cause_order);
 		for (int i = 0; i < d->ncauses; i++)
 			if (!d->causes[i].sources)

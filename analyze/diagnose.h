@@ -62,6 +62,7 @@ struct diag_cause {
 	const char *sources;       /* the event sources it rests on, comma-separated */
 	int rank_last;             /* not a resource problem: ranked after the others */
 	int rank_first;            /* a decision rule puts it first (request queueing) */
+	double rank_score;         /* > 0: ranks as if this were its score (a decision rule) */
 	struct diag_subject subject;
 	char evidence[DIAG_MAX_EVIDENCE][DIAG_TEXT * 2];
 	int nevidence;
@@ -149,8 +150,12 @@ void diag_row_int(struct diag_subject *s, const char *name, int64_t value);
 int diag_threads_load(struct diag_input *in, const struct selection *sel);
 const struct diag_thread *diag_thread_find(const struct diag_input *in, uint32_t tid);
 
-/* Observed time of a thread (0 if not in the scope): the score denominator. */
+/* Observed time of a thread: the score denominator. A thread the
+ * scheduler events do not cover counts the whole window. */
 uint64_t diag_observed_ns(const struct diag_input *in, uint32_t tid);
+
+/* The window's length (clipped to the capture). */
+uint64_t diag_scope_ns(const struct diag_input *in);
 
 /* The thread's name ("?" if unknown) into buf. */
 const char *diag_comm(const struct diag_input *in, uint32_t pid, uint32_t tid, char *buf,

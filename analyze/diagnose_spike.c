@@ -1,7 +1,9 @@
 /* diagnose_spike.c - the latency spike window (book 12.1): cut the scope
  * into the windows of thread_time_shares (import --window), measure
  * latency in each (mean request service time from request_spans when the
- * scope has at least 10 requests, else mean system call duration), take
+ * scope has at least 10 requests, else the mean duration of its I/O
+ * system calls: families rw, sync and net; sleeps, polls and futex waits
+ * are waiting for work, not latency), take
  * the worst window and compare it with the last window before the spike
  * began (the latest earlier window at most 2/3 of the worst's latency).
  *
@@ -51,8 +53,8 @@ static int load_shares(const struct diag_input *in, struct window_row *w, size_t
 
 	snprintf(sql, sizeof(sql),
 		 "SELECT (window_start - %llu) / %llu, sum(io_wait_ns), sum(net_recv_ns + net_send_ns),"
-		 " sum(vfs_read_ns + vfs_write_ns), sum(running_ns), sum(cpu_samples),"
-		 " sum(syscall_ns), sum(syscalls) FROM thread_time_shares WHERE %s GROUP BY 1",
+		 " sum(vfs_read_ns + vfs_write_ns), sum(running_ns), sum(cpu_samples)"
+		 " FROM thread_time_shares WHERE %s GROUP BY 1",
 		 (unsigned long long)base, (unsigned long long)in->window_ns,
 		 report_scope_sql(where, sizeof(where), "pid", "tid", "window_start", "window_end"));
 	st = diag_prepare(in, sql);
@@ -66,8 +68,32 @@ static int load_shares(const struct diag_input *in, struct window_row *w, size_t
 			  (in->has_sched ? sqlite3_column_double(st, 1) : sqlite3_column_double(st, 3));
 		w[k].cpu = in->has_sched ? sqlite3_column_double(st, 4) :
 			   sqlite3_column_double(st, 5);
-		w[k].syscall_ns = sqlite3_column_double(st, 6);
-		w[k].syscalls = sqlite3_column_double(st, 7);
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+static int load_io_calls(const struct diag_input *in, struct window_row *w, size_t n,
+			 uint64_t base)
+{
+	char where[1024], sql[2048];
+	sqlite3_stmt *st;
+
+	if (!in->has_syscall)
+		return 0;
+	snprintf(sql, sizeof(sql), "SELECT (start_ts - %llu) / %llu, count(*), sum(duration)"
+		 " FROM syscall_intervals WHERE family IN ('rw', 'sync', 'net') AND %s GROUP BY 1",
+		 (unsigned long long)base, (unsigned long long)in->window_ns,
+		 report_scope_sql(where, sizeof(where), "pid", "tid", "start_ts", "start_ts"));
+	st = diag_prepare(in, sql);
+	if (!st)
+		return -1;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		int64_t k = sqlite3_column_int64(st, 0);
+		if (k < 0 || (size_t)k >= n)
+			continue;
+		w[k].syscalls = sqlite3_column_double(st, 1);
+		w[k].syscall_ns = sqlite3_column_double(st, 2);
 	}
 	sqlite3_finalize(st);
 	return 0;
@@ -144,7 +170,7 @@ int diagnose_spike(const struct diag_input *in, struct diagnosis *d)
 	w = calloc(n, sizeof(*w));
 	if (!w)
 		return -1;
-	if (load_shares(in, w, n, base) < 0) {
+	if (load_shares(in, w, n, base) < 0 || load_io_calls(in, w, n, base) < 0) {
 		free(w);
 		return -1;
 	}
@@ -159,7 +185,7 @@ int diagnose_spike(const struct diag_input *in, struct diagnosis *d)
 		s->latency_ns = latency_of(&w[worst], by_requests);
 		s->baseline_latency_ns = latency_of(&w[before], by_requests);
 		s->latency_measure = by_requests ? "mean request service time" :
-						   "mean system call duration";
+						   "mean I/O system call duration";
 		s->io_ratio = ratio(w[worst].io, w[before].io);
 		s->cpu_ratio = ratio(w[worst].cpu, w[before].cpu);
 		io_up = s->io_ratio >= RISE;

@@ -107,10 +107,7 @@ static int add_samples(struct diag_input *in, size_t *cap, const struct selectio
 int diag_threads_load(struct diag_input *in, const struct selection *sel)
 {
 	size_t cap = 0;
-	uint64_t window = in->scope->to - in->scope->from;
-
-	if (in->scope->to > in->scope->capture_end)
-		window = in->scope->capture_end + 1 - in->scope->from;
+	uint64_t window = diag_scope_ns(in);
 	if ((in->has_sched && load_states(in, &cap) < 0) || add_samples(in, &cap, sel) < 0)
 		return -1;
 	for (size_t i = 0; i < in->nthreads; i++) {
@@ -129,11 +126,19 @@ const struct diag_thread *diag_thread_find(const struct diag_input *in, uint32_t
 	return slot ? &in->threads[*slot] : NULL;
 }
 
+uint64_t diag_scope_ns(const struct diag_input *in)
+{
+	const struct report_scope *s = in->scope;
+	uint64_t to = s->to > s->capture_end ? s->capture_end : s->to;
+
+	return to > s->from ? to - s->from : 0;
+}
+
 uint64_t diag_observed_ns(const struct diag_input *in, uint32_t tid)
 {
 	const struct diag_thread *t = diag_thread_find(in, tid);
 
-	return t ? t->observed : 0;
+	return t ? t->observed : diag_scope_ns(in);
 }
 
 const char *diag_comm(const struct diag_input *in, uint32_t pid, uint32_t tid, char *buf,

@@ -42,6 +42,8 @@ static void print_wrapped(FILE *out, const char *text)
 	}
 }
 
+static void diagnosis_json(const struct report_context *ctx);
+
 static void write_capture_json(const struct report_context *ctx)
 {
 	char *path = db_lookup_text(ctx->db, "SELECT value FROM schema_info WHERE key = ?1",
@@ -70,6 +72,7 @@ int report_section_summary(const struct report_context *ctx)
 	if (ctx->json) {
 		write_capture_json(ctx);
 		json_string(ctx->json, "summary", d->summary);
+		diagnosis_json(ctx);
 		return 0;
 	}
 	path = db_lookup_text(ctx->db, "SELECT value FROM schema_info WHERE key = ?1",
@@ -226,10 +229,8 @@ int report_section_evidence(const struct report_context *ctx)
 	const struct diagnosis *d = ctx->diag;
 	char key[FMT_BUF];
 
-	if (ctx->json) {
-		diagnosis_json(ctx);
-		return 0;
-	}
+	if (ctx->json)
+		return 0;             /* "diagnosis", written with the summary */
 	fprintf(ctx->out, "\nEvidence tables\n");
 	if (d->ncauses == 0 && !d->spike.found)
 		fprintf(ctx->out, "  no cause claimed (see Summary)\n");
