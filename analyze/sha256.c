@@ -1,6 +1,6 @@
 /* sha256.c - SHA-256 as FIPS 180-4 describes it: 64-byte blocks, the
  * message padded with 0x80, zeros and its bit length. Checked against the
- * standard's test vectors in tests/analyze/test_units.c. */
+ * standard's test vectors in tests/analyze/test_report_sha256.c. */
 #include <stdio.h>
 #include <string.h>
 
