@@ -157,6 +157,10 @@ uint64_t diag_observed_ns(const struct diag_input *in, uint32_t tid);
 /* The window's length (clipped to the capture). */
 uint64_t diag_scope_ns(const struct diag_input *in);
 
+/* 1 if a cause's time is worth claiming: at least 1 ms and 5% of the
+ * window (a thread busy for a few ms is not the story of a run). */
+int diag_material(const struct diag_input *in, uint64_t ns);
+
 /* The thread's name ("?" if unknown) into buf. */
 const char *diag_comm(const struct diag_input *in, uint32_t pid, uint32_t tid, char *buf,
 		      size_t len);

@@ -144,6 +144,8 @@ int diagnose_cpu_bound(const struct diag_input *in, struct diagnosis *d)
 		score = (double)self / in->freq_hz * 1e9 / (double)observed;
 	if (score > 1)
 		score = 1;
+	if (in->freq_hz > 0 && !diag_material(in, (uint64_t)((double)self / in->freq_hz * 1e9)))
+		score = 0;
 	if (fn >= 0 && score >= MIN_SCORE && (c = diag_add_cause(d, "cpu_bound"))) {
 		c->score = score;
 		c->key_name = "self_share";

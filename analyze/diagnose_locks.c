@@ -261,7 +261,7 @@ int diagnose_locks(const struct diag_input *in, struct diagnosis *d)
 		if (!best || cand[i].wait_ns > best->wait_ns)
 			best = &cand[i];
 	}
-	if (!best || best->wait_ns < MIN_WAIT_NS)
+	if (!best || best->wait_ns < MIN_WAIT_NS || !diag_material(in, (uint64_t)best->wait_ns))
 		return 0;
 	observed = observed_of(in, best->tids);
 	if (observed == 0 || (double)best->wait_ns / (double)observed < MIN_SCORE)

@@ -171,7 +171,7 @@ int diagnose_cpu_contention(const struct diag_input *in, struct diagnosis *d)
 	double score;
 	int rc;
 
-	if (!in->has_sched || n == 0)
+	if (!in->has_sched || n == 0 || !diag_material(in, runnable))
 		return 0;
 	score = (double)runnable / (double)observed;
 	if (score < MIN_SCORE)

@@ -134,6 +134,11 @@ uint64_t diag_scope_ns(const struct diag_input *in)
 	return to > s->from ? to - s->from : 0;
 }
 
+int diag_material(const struct diag_input *in, uint64_t ns)
+{
+	return ns >= 1000000 && (double)ns >= 0.05 * (double)diag_scope_ns(in);
+}
+
 uint64_t diag_observed_ns(const struct diag_input *in, uint32_t tid)
 {
 	const struct diag_thread *t = diag_thread_find(in, tid);

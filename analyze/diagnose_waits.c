@@ -80,8 +80,7 @@ static struct diag_cause *claim(const struct diag_input *in, struct diagnosis *d
 {
 	struct diag_cause *c;
 
-	(void)in;
-	if (w->ns < MIN_WAIT_NS || w->observed == 0 ||
+	if (w->ns < MIN_WAIT_NS || w->observed == 0 || !diag_material(in, w->ns) ||
 	    (double)w->ns / (double)w->observed < MIN_SCORE)
 		return NULL;
 	c = diag_add_cause(d, kind);

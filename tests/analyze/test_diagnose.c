@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sqlite3.h>
 
 #include "capture_builder.h"
 #include "event_builder.h"
@@ -298,6 +299,111 @@ Test(diagnose, window_and_tid_filters_change_the_verdict)
 	json = report_json(cap, "--to", "1200000000");
 	expect_json(dir, json, "d['scope']['to_ns']", "1200000000");
 	expect_json(dir, json, "d['cpu']['samples']", "10");
+	free(json);
+	free(cap);
+	scratch_remove(dir);
+}
+
+/* Adds request_queueing and pool_utilisation (the views another module
+ * defines; here tables with known rows) to an imported database: pid 100,
+ * workers 101 and 102, 8 requests queued 100 ms and served 100 ms each,
+ * busy_avg workers busy on average. */
+static void add_pool_tables(const char *db_path, double busy_avg)
+{
+	sqlite3 *db;
+	char sql[512];
+
+	cr_assert_eq(sqlite3_open(db_path, &db), SQLITE_OK);
+	cr_assert_eq(sqlite3_exec(db, "CREATE TABLE request_queueing (pid, fd, conn_ts, request,"
+				  " ready_ts, pickup_ts, pickup_tid, queue_ns, service_ns, end_ts);"
+				  "CREATE TABLE pool_utilisation (pid, window_start, window_end,"
+				  " workers, busy_avg, queue_depth_avg, queue_depth_max);",
+				  NULL, NULL, NULL), SQLITE_OK);
+	for (int i = 0; i < 8; i++) {
+		uint64_t ready = T(100 + i * 100);
+		snprintf(sql, sizeof(sql), "INSERT INTO request_queueing VALUES (100, 5, %llu, 1,"
+			 " %llu, %llu, %d, %llu, %llu, %llu)", (unsigned long long)ready,
+			 (unsigned long long)ready, (unsigned long long)(ready + 100 * MS),
+			 101 + i % 2, 100 * MS, 100 * MS, (unsigned long long)(ready + 200 * MS));
+		cr_assert_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	}
+	snprintf(sql, sizeof(sql), "INSERT INTO pool_utilisation VALUES (100, %llu, %llu, 2, %f,"
+		 " 3, 6)", (unsigned long long)T(0), (unsigned long long)T(1000), busy_avg);
+	cr_assert_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+}
+
+/* Workers 101 and 102 block in recvfrom (class net, a downstream) or in
+ * poll (idle, waiting for work) from 100 ms to 900 ms. */
+static char *pool_db(const char *dir, int nr, double busy_avg)
+{
+	struct event_capture ev;
+	char *cap = scratch_path(dir, "pool.perfcap"), *db = scratch_path(dir, "pool.db");
+	struct tool_result r;
+
+	ev_init(&ev, T(0), T(1000), "sched,syscall");
+	for (uint32_t tid = 101; tid <= 102; tid++) {
+		ev_switch(&ev, T(0), tid - 101, 0, 0, 0, 100, tid);
+		ev_switch(&ev, T(100), tid - 101, 100, tid, PC_TASK_INTERRUPTIBLE, 0, 0);
+		ev_wakeup(&ev, T(900), 100, tid, 0, 0, tid - 101, 0);
+		ev_switch(&ev, T(900), tid - 101, 0, 0, 0, 100, tid);
+		ev_syscall(&ev, T(99), 802 * MS, 100, tid, (uint32_t)nr, 0, 5, 0, 100);
+	}
+	cr_assert_eq(build_event_capture(cap, &ev), 0);
+	ev_free(&ev);
+	run_analyze(&r, "import", "--no-local-files", cap, "-o", db, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	tool_result_free(&r);
+	add_pool_tables(db, busy_avg);
+	free(cap);
+	return db;
+}
+
+Test(diagnose, pool_underprovisioned_ranks_before_the_workers_waits)
+{
+	char *dir = scratch_dir();
+	char *db = pool_db(dir, NR_RECVFROM, 1.9);
+	char *json = report_json(db, NULL, NULL);
+
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['kind']", "pool_underprovisioned");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['key_number']['value']", "100000000");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['subject']['workers']", "2");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['subject']['queue_depth_max']", "6");
+	expect_json(dir, json, "d['diagnosis']['causes'][1]['kind']", "network_wait");
+	expect_json(dir, json, "d['latency']['requests']", "None");
+	free(json);
+	free(db);
+	scratch_remove(dir);
+}
+
+Test(diagnose, idle_workers_with_queued_requests_is_a_dispatch_stall)
+{
+	char *dir = scratch_dir();
+	char *db = pool_db(dir, 7 /* poll */, 0.2);
+	char *json = report_json(db, NULL, NULL);
+
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['kind']", "dispatch_stall");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['key_number']['value']", "100000000");
+	free(json);
+	free(db);
+	scratch_remove(dir);
+}
+
+Test(diagnose, no_cause_below_five_percent)
+{
+	char *dir = scratch_dir();
+	struct event_capture ev;
+	char *cap, *json;
+
+	ev_init(&ev, T(0), T(1000), "sched");
+	ev_switch(&ev, T(0), 0, 0, 0, 0, 100, 101);
+	ev_switch(&ev, T(980), 0, 100, 101, PC_TASK_RUNNING, 200, 200);
+	ev_switch(&ev, T(990), 0, 200, 200, PC_TASK_RUNNING, 100, 101);
+	cap = write_capture(dir, "calm.perfcap", &ev);
+	json = report_json(cap, NULL, NULL);
+	expect_json(dir, json, "d['diagnosis']['causes']", "[]");
+	expect_json(dir, json, "d['summary'].startswith('No cause explains')", "True");
+	expect_json(dir, json, "d['diagnosis']['spike']", "None");
 	free(json);
 	free(cap);
 	scratch_remove(dir);
