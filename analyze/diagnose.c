@@ -233,6 +233,14 @@ int diagnose_run(sqlite3 *db, const struct report_scope *scope, double freq_hz,
 		write_summary(&in, d);
 	}
 	hmap_free(&in.thread_by_tid);
-	free(in.threads);
+	d->threads = in.threads;
+	d->nthreads = in.nthreads;
 	return rc;
+}
+
+void diagnose_free(struct diagnosis *d)
+{
+	free(d->threads);
+	d->threads = NULL;
+	d->nthreads = 0;
 }

@@ -86,6 +86,8 @@ struct diagnosis {
 	char caveats[DIAG_MAX_CAVEATS][DIAG_TEXT * 2];
 	int ncaveats;
 	char summary[1024];
+	struct diag_thread *threads;  /* the scope's threads (diagnose_free frees) */
+	size_t nthreads;
 };
 
 /* Where a thread's blocked time went, by wait class (thread_states);
@@ -118,10 +120,13 @@ struct diag_input {
 	const struct names *names;
 };
 
-/* Runs every rule, ranks, and writes the summary. 0 or -1 (reported). */
+/* Runs every rule, ranks, and writes the summary. 0 or -1 (reported).
+ * Call diagnose_free afterwards either way. */
 int diagnose_run(sqlite3 *db, const struct report_scope *scope, double freq_hz,
 		 const struct selection *sel, const struct callchains *cc,
 		 const struct names *names, struct diagnosis *d);
+
+void diagnose_free(struct diagnosis *d);
 
 /* Rules (0 or -1 on a database error). Each adds zero or more causes. */
 int diagnose_cpu_bound(const struct diag_input *in, struct diagnosis *d);     /* diagnose_cpu.c */

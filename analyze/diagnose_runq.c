@@ -143,7 +143,8 @@ static void describe(const struct diag_input *in, struct diag_cause *c,
 		 fmt_percent(pct, sizeof(pct), runnable, observed));
 	diag_int(&c->subject, "victims", (int64_t)nvictims);
 	diag_text(&c->subject, "victim_tids", victims);
-	qsort(cs->v, cs->len, sizeof(*cs->v), by_ns_desc);
+	if (cs->len > 0)
+		qsort(cs->v, cs->len, sizeof(*cs->v), by_ns_desc);
 	for (size_t i = 0; i < cs->len && i < DIAG_MAX_ROWS; i++) {
 		diag_row(&c->subject, "competitors");
 		diag_row_int(&c->subject, "pid", cs->v[i].pid);

@@ -73,6 +73,8 @@ static int load_shares(const struct diag_input *in, struct window_row *w, size_t
 	return 0;
 }
 
+/* I/O system calls per window, one streaming pass (a GROUP BY would sort
+ * every call). */
 static int load_io_calls(const struct diag_input *in, struct window_row *w, size_t n,
 			 uint64_t base)
 {
@@ -81,19 +83,22 @@ static int load_io_calls(const struct diag_input *in, struct window_row *w, size
 
 	if (!in->has_syscall)
 		return 0;
-	snprintf(sql, sizeof(sql), "SELECT (start_ts - %llu) / %llu, count(*), sum(duration)"
-		 " FROM syscall_intervals WHERE family IN ('rw', 'sync', 'net') AND %s GROUP BY 1",
-		 (unsigned long long)base, (unsigned long long)in->window_ns,
-		 report_scope_sql(where, sizeof(where), "pid", "tid", "start_ts", "start_ts"));
+	snprintf(sql, sizeof(sql), "SELECT ts, duration FROM syscalls WHERE nr IN (SELECT nr"
+		 " FROM syscall_names WHERE family IN ('rw', 'sync', 'net')) AND %s",
+		 report_scope_sql(where, sizeof(where), "pid", "tid", "ts", "ts"));
 	st = diag_prepare(in, sql);
 	if (!st)
 		return -1;
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		int64_t k = sqlite3_column_int64(st, 0);
-		if (k < 0 || (size_t)k >= n)
+		int64_t ts = sqlite3_column_int64(st, 0);
+		uint64_t k;
+		if (ts < (int64_t)base)
 			continue;
-		w[k].syscalls = sqlite3_column_double(st, 1);
-		w[k].syscall_ns = sqlite3_column_double(st, 2);
+		k = ((uint64_t)ts - base) / in->window_ns;
+		if (k >= n)
+			continue;
+		w[k].syscalls += 1;
+		w[k].syscall_ns += (double)sqlite3_column_int64(st, 1);
 	}
 	sqlite3_finalize(st);
 	return 0;

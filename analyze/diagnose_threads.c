@@ -1,6 +1,7 @@
 /* diagnose_threads.c - the scope's threads and where their time went, in
- * one aggregate pass over thread_states (clipped to the window) plus the
- * CPU samples: the denominators and wait totals the rules share. */
+ * one streaming pass over thread_state_rows (clipped to the window) plus
+ * the CPU samples: the denominators and wait totals the rules share, and
+ * the report's per-thread time shares. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,26 +32,27 @@ static int thread_index(struct diag_input *in, size_t *cap, uint32_t pid, uint32
 	return (int)in->nthreads++;
 }
 
-static enum diag_class class_of(const char *wait_class, int64_t syscall_nr)
+/* wait_class_code (enum wait_class): 0 preempted, 1 block_io, 2 futex,
+ * 3 poll, 4 sleep, 5 net, 6 other. */
+static enum diag_class class_of(int64_t code, int64_t syscall_nr)
 {
-	static const char *names[] = { "block_io", "futex", "poll", "sleep", "net" };
-
-	if (!wait_class)
-		return DC_OTHER;
-	if (strcmp(wait_class, "net") == 0 && (syscall_nr == 43 || syscall_nr == 288))
-		return DC_ACCEPT;
-	for (int i = 0; i < 5; i++)
-		if (strcmp(wait_class, names[i]) == 0)
-			return (enum diag_class)i;
-	return DC_OTHER;
+	switch (code) {
+	case 1: return DC_BLOCK_IO;
+	case 2: return DC_FUTEX;
+	case 3: return DC_POLL;
+	case 4: return DC_SLEEP;
+	case 5: return syscall_nr == 43 || syscall_nr == 288 ? DC_ACCEPT : DC_NET;
+	default: return DC_OTHER;
+	}
 }
 
-static void add_state(struct diag_thread *t, const char *state, const char *wait_class,
+/* state_code (enum state_kind): 0 running, 1 runnable, else blocked. */
+static void add_state(struct diag_thread *t, int64_t state, int64_t wait_class,
 		      int64_t syscall_nr, uint64_t ns)
 {
-	if (strcmp(state, "running") == 0) {
+	if (state == 0) {
 		t->running += ns;
-	} else if (strcmp(state, "runnable") == 0) {
+	} else if (state == 1) {
 		t->runnable += ns;
 	} else {
 		t->blocked += ns;
@@ -58,6 +60,8 @@ static void add_state(struct diag_thread *t, const char *state, const char *wait
 	}
 }
 
+/* One streaming pass over thread_state_rows, aggregated here: a GROUP BY
+ * would sort every row. */
 static int load_states(struct diag_input *in, size_t *cap)
 {
 	char where[1024], sql[2048];
@@ -65,28 +69,30 @@ static int load_states(struct diag_input *in, size_t *cap)
 	int rc = 0, step;
 
 	snprintf(sql, sizeof(sql),
-		 "SELECT pid, tid, state, wait_class, CASE WHEN wait_class = 'net'"
-		 " AND syscall_nr IN (43, 288) THEN syscall_nr END AS nr,"
-		 " sum(min(end_ts, :to) - max(start_ts, :from)) FROM thread_states"
-		 " WHERE tid <> 0 AND %s GROUP BY pid, tid, state, wait_class, nr ORDER BY pid, tid",
-		 report_scope_sql(where, sizeof(where), "pid", "tid", "start_ts", "end_ts"));
+		 "SELECT pid, tid, state_code, wait_class_code, syscall_nr,"
+		 " min(start_ts + duration, :to) - max(start_ts, :from) FROM thread_state_rows"
+		 " WHERE tid <> 0 AND %s",
+		 report_scope_sql(where, sizeof(where), "pid", "tid", "start_ts",
+				  "(start_ts + duration)"));
 	st = diag_prepare(in, sql);
 	if (!st)
 		return -1;
 	while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
-		int i = thread_index(in, cap, (uint32_t)sqlite3_column_int64(st, 0),
-				     (uint32_t)sqlite3_column_int64(st, 1));
-		const char *state = (const char *)sqlite3_column_text(st, 2);
 		int64_t ns = sqlite3_column_int64(st, 5);
+		int i;
+		if (ns <= 0)
+			continue;
+		i = thread_index(in, cap, (uint32_t)sqlite3_column_int64(st, 0),
+				 (uint32_t)sqlite3_column_int64(st, 1));
 		if (i < 0)
 			rc = -1;
-		else if (state && ns > 0)
-			add_state(&in->threads[i], state, (const char *)sqlite3_column_text(st, 3),
-				  sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 :
-				  sqlite3_column_int64(st, 4), (uint64_t)ns);
+		else
+			add_state(&in->threads[i], sqlite3_column_int64(st, 2),
+				  sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4),
+				  (uint64_t)ns);
 	}
 	if (rc == 0 && step != SQLITE_DONE) {
-		db_report_error(in->db, "thread_states");
+		db_report_error(in->db, "thread_state_rows");
 		rc = -1;
 	}
 	sqlite3_finalize(st);

@@ -11,6 +11,7 @@
 
 #include "db.h"
 #include "fmt.h"
+#include "hashmap.h"
 #include "report_sections.h"
 
 #define HIST_BUCKETS 48
@@ -20,6 +21,132 @@ struct latency_row {
 	int64_t count, p50, p90, p99, total;
 	char dominant[64];
 };
+
+/* Durations of one system call number, for nearest-rank percentiles. */
+struct call_durations {
+	int64_t nr;
+	int64_t *v;
+	size_t len, cap;
+	int64_t total;
+};
+
+struct call_table {
+	struct call_durations *calls;
+	size_t len, cap;
+	struct hmap by_nr;
+};
+
+static int add_duration(struct call_table *t, int64_t nr, int64_t d)
+{
+	int created = 0;
+	uint64_t *slot = hmap_upsert(&t->by_nr, (uint64_t)nr, 0, t->len, &created);
+	struct call_durations *c;
+
+	if (!slot)
+		return -1;
+	if (created) {
+		if (t->len == t->cap) {
+			size_t n = t->cap ? t->cap * 2 : 64;
+			struct call_durations *grown = realloc(t->calls, n * sizeof(*grown));
+			if (!grown)
+				return -1;
+			t->calls = grown;
+			t->cap = n;
+		}
+		t->calls[t->len++] = (struct call_durations){ .nr = nr };
+	}
+	c = &t->calls[*slot];
+	if (c->len == c->cap) {
+		size_t n = c->cap ? c->cap * 2 : 256;
+		int64_t *grown = realloc(c->v, n * sizeof(*grown));
+		if (!grown)
+			return -1;
+		c->v = grown;
+		c->cap = n;
+	}
+	c->v[c->len++] = d;
+	c->total += d;
+	return 0;
+}
+
+static void call_table_free(struct call_table *t)
+{
+	for (size_t i = 0; i < t->len; i++)
+		free(t->calls[i].v);
+	free(t->calls);
+	hmap_free(&t->by_nr);
+}
+
+static int by_total_desc(const void *pa, const void *pb)
+{
+	const struct call_durations *a = pa, *b = pb;
+
+	if (a->total != b->total)
+		return a->total > b->total ? -1 : 1;
+	return a->nr < b->nr ? -1 : a->nr > b->nr;
+}
+
+static int by_value(const void *pa, const void *pb)
+{
+	int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+
+	return a < b ? -1 : a > b;
+}
+
+/* Nearest rank: the value at rank ceil(p * n / 100) of the sorted values. */
+static int64_t nearest_rank(const struct call_durations *c, int p)
+{
+	size_t rank = (c->len * (size_t)p + 99) / 100;
+
+	return c->len ? c->v[(rank ? rank : 1) - 1] : 0;
+}
+
+static void call_name(const struct report_context *ctx, int64_t nr, char *buf, size_t len)
+{
+	char *name = NULL, key[32];
+
+	snprintf(key, sizeof(key), "%lld", (long long)nr);
+	name = db_lookup_text(ctx->db, "SELECT name FROM syscall_names WHERE nr = ?1", key, NULL);
+	snprintf(buf, len, "%s%s", name ? "" : "syscall_", name ? name : key);
+	free(name);
+}
+
+/* System calls of the scope, one streaming pass (no SQL sort): the top
+ * max by total time, with nearest-rank percentiles; the durations stay in
+ * t for the histograms. */
+static int load_calls(const struct report_context *ctx, struct call_table *t,
+		      struct latency_row *rows, int max)
+{
+	char where[1024], sql[1400];
+	sqlite3_stmt *st;
+	int rc = 0, n = 0;
+
+	snprintf(sql, sizeof(sql), "SELECT nr, duration FROM syscalls WHERE %s",
+		 report_scope_sql(where, sizeof(where), "pid", "tid", "ts", "(ts + duration)"));
+	st = report_prepare(ctx, sql);
+	if (!st)
+		return -1;
+	while (rc == 0 && sqlite3_step(st) == SQLITE_ROW)
+		rc = add_duration(t, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1));
+	sqlite3_finalize(st);
+	if (rc < 0)
+		return -1;
+	if (t->len > 0)
+		qsort(t->calls, t->len, sizeof(*t->calls), by_total_desc);
+	for (size_t i = 0; i < t->len && n < max; i++, n++) {
+		struct call_durations *c = &t->calls[i];
+		struct latency_row *r = &rows[n];
+		memset(r, 0, sizeof(*r));
+		qsort(c->v, c->len, sizeof(*c->v), by_value);
+		call_name(ctx, c->nr, r->name, sizeof(r->name));
+		r->count = (int64_t)c->len;
+		r->p50 = nearest_rank(c, 50);
+		r->p90 = nearest_rank(c, 90);
+		r->p99 = nearest_rank(c, 99);
+		r->total = c->total;
+	}
+	return n;
+}
 
 static const char pctl_sql[] =
 	"WITH s AS (SELECT %s AS name, %s AS d FROM %s WHERE %s),"
@@ -71,11 +198,14 @@ static void load_dominant(const struct report_context *ctx, struct latency_row *
 	if (!report_source_on(ctx, "sched"))
 		return;
 	snprintf(sql, sizeof(sql),
-		 "SELECT si.name, t.wait_class, sum(t.duration) FROM thread_states t"
-		 " JOIN syscall_intervals si ON si.syscall_id = t.syscall_id"
-		 " WHERE t.syscall_id IS NOT NULL AND %s GROUP BY 1, 2",
-		 report_scope_sql(where, sizeof(where), "si.pid", "si.tid", "si.start_ts",
-				  "si.end_ts"));
+		 "SELECT COALESCE(n.name, 'syscall_' || s.nr), CASE t.wait_class_code WHEN 0 THEN"
+		 " 'preempted' WHEN 1 THEN 'block_io' WHEN 2 THEN 'futex' WHEN 3 THEN 'poll'"
+		 " WHEN 4 THEN 'sleep' WHEN 5 THEN 'net' ELSE 'other' END, sum(t.duration)"
+		 " FROM thread_state_rows t JOIN syscalls s ON s.syscall_id = t.syscall_id"
+		 " LEFT JOIN syscall_names n ON n.nr = s.nr"
+		 " WHERE t.syscall_id IS NOT NULL AND %s GROUP BY s.nr, t.wait_class_code",
+		 report_scope_sql(where, sizeof(where), "s.pid", "s.tid", "s.ts",
+				  "(s.ts + s.duration)"));
 	st = report_prepare(ctx, sql);
 	while (st && sqlite3_step(st) == SQLITE_ROW) {
 		const char *name = (const char *)sqlite3_column_text(st, 0);
@@ -107,23 +237,20 @@ static void load_dominant(const struct report_context *ctx, struct latency_row *
 	}
 }
 
-static void hist_json(const struct report_context *ctx, const char *name, const char *sql)
+static void add_to_bucket(uint64_t *buckets, int *lo, int *hi, int64_t d, uint64_t count)
 {
-	struct json_writer *w = ctx->json;
-	uint64_t buckets[HIST_BUCKETS] = { 0 };
-	sqlite3_stmt *st = report_prepare(ctx, sql);
-	int lo = HIST_BUCKETS, hi = -1;
+	int b = 0;
 
-	while (st && sqlite3_step(st) == SQLITE_ROW) {
-		int64_t d = sqlite3_column_int64(st, 0);
-		int b = 0;
-		while (b < HIST_BUCKETS - 1 && d > (1ll << b))
-			b++;
-		buckets[b] += (uint64_t)sqlite3_column_int64(st, 1);
-		lo = b < lo ? b : lo;
-		hi = b > hi ? b : hi;
-	}
-	sqlite3_finalize(st);
+	while (b < HIST_BUCKETS - 1 && d > (1ll << b))
+		b++;
+	buckets[b] += count;
+	*lo = b < *lo ? b : *lo;
+	*hi = b > *hi ? b : *hi;
+}
+
+static void hist_write(struct json_writer *w, const char *name, const uint64_t *buckets,
+		       int lo, int hi)
+{
 	if (hi < 0)
 		return;
 	json_begin_object(w, NULL);
@@ -138,6 +265,30 @@ static void hist_json(const struct report_context *ctx, const char *name, const 
 	}
 	json_end_array(w);
 	json_end_object(w);
+}
+
+static void hist_json(const struct report_context *ctx, const char *name, const char *sql)
+{
+	uint64_t buckets[HIST_BUCKETS] = { 0 };
+	sqlite3_stmt *st = report_prepare(ctx, sql);
+	int lo = HIST_BUCKETS, hi = -1;
+
+	while (st && sqlite3_step(st) == SQLITE_ROW)
+		add_to_bucket(buckets, &lo, &hi, sqlite3_column_int64(st, 0),
+			      (uint64_t)sqlite3_column_int64(st, 1));
+	sqlite3_finalize(st);
+	hist_write(ctx->json, name, buckets, lo, hi);
+}
+
+static void call_hist_json(const struct report_context *ctx, const char *name,
+			   const struct call_durations *c)
+{
+	uint64_t buckets[HIST_BUCKETS] = { 0 };
+	int lo = HIST_BUCKETS, hi = -1;
+
+	for (size_t i = 0; i < c->len; i++)
+		add_to_bucket(buckets, &lo, &hi, c->v[i], 1);
+	hist_write(ctx->json, name, buckets, lo, hi);
 }
 
 static void row_json(struct json_writer *w, const struct latency_row *r)
@@ -189,6 +340,7 @@ static double queue_mean(const struct report_context *ctx, int64_t *n)
 int report_section_latency(const struct report_context *ctx)
 {
 	char req_where[1024], sys_where[1024], sql[2048];
+	struct call_table calls = { 0 };
 	struct latency_row req[1], sys[64];
 	int top = ctx->opts->top < 64 ? ctx->opts->top : 64;
 	int nreq, nsys;
@@ -199,10 +351,13 @@ int report_section_latency(const struct report_context *ctx)
 	report_scope_sql(req_where, sizeof(req_where), "pid", "CAST(tids AS INTEGER)",
 			 "start_ts", "end_ts");
 	report_scope_sql(sys_where, sizeof(sys_where), "pid", "tid", "start_ts", "end_ts");
+	hmap_init(&calls.by_nr);
 	nreq = load_rows(ctx, "'requests'", "service_ns", "request_spans", req_where, req, 1);
-	nsys = load_rows(ctx, "name", "duration", "syscall_intervals", sys_where, sys, top);
-	if (nreq < 0 || nsys < 0)
+	nsys = load_calls(ctx, &calls, sys, top);
+	if (nreq < 0 || nsys < 0) {
+		call_table_free(&calls);
 		return -1;
+	}
 	load_dominant(ctx, sys, nsys);
 	if (ctx->json) {
 		struct json_writer *w = ctx->json;
@@ -231,18 +386,14 @@ int report_section_latency(const struct report_context *ctx)
 			 " GROUP BY 1", req_where);
 		if (nreq > 0)
 			hist_json(ctx, "requests", sql);
-		for (int i = 0; i < nsys && i < 5; i++) {
-			char *quoted = sqlite3_mprintf("SELECT duration, count(*) FROM syscall_intervals"
-						       " WHERE name = %Q AND %s GROUP BY 1", sys[i].name,
-						       sys_where);
-			if (quoted)
-				hist_json(ctx, sys[i].name, quoted);
-			sqlite3_free(quoted);
-		}
+		for (int i = 0; i < nsys && i < 5; i++)
+			call_hist_json(ctx, sys[i].name, &calls.calls[i]);
 		json_end_array(w);
 		json_end_object(w);
+		call_table_free(&calls);
 		return 0;
 	}
+	call_table_free(&calls);
 	fprintf(ctx->out, "\nLatency breakdown\n");
 	if (nreq > 0) {
 		fprintf(ctx->out, "  Requests on sockets (request_spans):\n");

@@ -118,6 +118,8 @@ int report_render(sqlite3 *db, const struct report_options *opts, FILE *out,
 			rc = run_sections(&ctx);
 		free(ctx.sources);
 	}
+	if (diag)
+		diagnose_free(diag);
 	names_free(&names);
 	callchains_free(&cc);
 	selection_free(&sel);
