@@ -203,10 +203,11 @@ static void write_summary(const struct diag_input *in, struct diagnosis *d)
 
 int diagnose_run(sqlite3 *db, const struct report_scope *scope, double freq_hz,
 		 const struct selection *sel, const struct callchains *cc,
-		 const struct names *names, struct diagnosis *d)
+		 const struct names *names, const struct calls *calls, struct diagnosis *d)
 {
 	struct diag_input in = { .db = db, .scope = scope, .freq_hz = freq_hz,
-				 .samples = sel->samples, .sel = sel, .cc = cc, .names = names };
+				 .samples = sel->samples, .sel = sel, .cc = cc, .names = names,
+				 .calls = calls };
 	int (*const rules[])(const struct diag_input *, struct diagnosis *) = {
 		diagnose_cpu_bound, diagnose_cpu_contention, diagnose_locks, diagnose_waits,
 		diagnose_pool, diagnose_memory, diagnose_spike,
@@ -214,6 +215,10 @@ int diagnose_run(sqlite3 *db, const struct report_scope *scope, double freq_hz,
 	int rc = 0;
 
 	memset(d, 0, sizeof(*d));
+	d->blocked_by_nr = calloc(CALLS_MAX_NR, sizeof(*d->blocked_by_nr));
+	if (!d->blocked_by_nr)
+		return -1;
+	in.blocked_by_nr = d->blocked_by_nr;
 	hmap_init(&in.thread_by_tid);
 	set_sources(&in);
 	in.window_ns = (uint64_t)db_query_int(db,
@@ -240,6 +245,8 @@ int diagnose_run(sqlite3 *db, const struct report_scope *scope, double freq_hz,
 
 void diagnose_free(struct diagnosis *d)
 {
+	free(d->blocked_by_nr);
+	d->blocked_by_nr = NULL;
 	free(d->threads);
 	d->threads = NULL;
 	d->nthreads = 0;

@@ -19,6 +19,7 @@
 #include "callchains.h"
 #include "hashmap.h"
 #include "names.h"
+#include "report_calls.h"
 #include "report.h"
 
 #define DIAG_MAX_CAUSES   12
@@ -28,6 +29,7 @@
 #define DIAG_MAX_EVIDENCE 8
 #define DIAG_MAX_CAVEATS  8
 #define DIAG_TEXT         160
+#define DC_N_CLASSES      7   /* enum diag_class values */
 
 enum field_type { FIELD_TEXT, FIELD_INT, FIELD_REAL };
 
@@ -88,12 +90,14 @@ struct diagnosis {
 	char summary[1024];
 	struct diag_thread *threads;  /* the scope's threads (diagnose_free frees) */
 	size_t nthreads;
+	uint64_t (*blocked_by_nr)[DC_N_CLASSES]; /* [CALLS_MAX_NR]: blocked time inside each call number */
 };
 
 /* Where a thread's blocked time went, by wait class (thread_states);
  * DC_ACCEPT is net waits inside accept(): an idle server, not a peer. */
 enum diag_class { DC_BLOCK_IO, DC_FUTEX, DC_POLL, DC_SLEEP, DC_NET, DC_ACCEPT, DC_OTHER,
 		  DC_N };
+_Static_assert(DC_N == DC_N_CLASSES, "DC_N_CLASSES must match enum diag_class");
 
 /* One thread of the scope and its time in it (clipped to the window). */
 struct diag_thread {
@@ -102,6 +106,8 @@ struct diag_thread {
 	uint64_t wait[DC_N];
 	uint64_t samples;          /* CPU samples */
 	uint64_t observed;         /* running + runnable + blocked, else the window */
+	uint64_t runq_waits;       /* run-queue waits ended by a switch-in (runq_latency) */
+	uint64_t runq_max;         /* the longest */
 };
 
 /* What every rule gets: the database, the scope and a few facts. */
@@ -116,6 +122,8 @@ struct diag_input {
 	int has_sched, has_syscall, has_block, has_net, has_lock, has_mem, has_cpu;
 	uint64_t window_ns;        /* thread_time_shares window */
 	const struct selection *sel;   /* the scope's CPU samples */
+	const struct calls *calls;     /* the scope's system calls */
+	uint64_t (*blocked_by_nr)[DC_N_CLASSES];
 	const struct callchains *cc;
 	const struct names *names;
 };
@@ -124,7 +132,7 @@ struct diag_input {
  * Call diagnose_free afterwards either way. */
 int diagnose_run(sqlite3 *db, const struct report_scope *scope, double freq_hz,
 		 const struct selection *sel, const struct callchains *cc,
-		 const struct names *names, struct diagnosis *d);
+		 const struct names *names, const struct calls *calls, struct diagnosis *d);
 
 void diagnose_free(struct diagnosis *d);
 

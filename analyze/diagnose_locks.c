@@ -27,6 +27,7 @@ struct lock_candidate {
 	int64_t pid, addr;
 	int64_t waiters, waits, wait_ns, max_ns;
 	char tids[512];
+	const struct futex_waits *futex;   /* the futex entry of that address, if any */
 };
 
 static const char *const lock_queries[][3] = {
@@ -44,6 +45,38 @@ static const char *const lock_queries[][3] = {
 	  " FROM kernel_locks WHERE %s GROUP BY lock_addr ORDER BY 5 DESC LIMIT 1" },
 };
 
+static const struct futex_waits *futex_of(const struct diag_input *in, int64_t pid,
+					  int64_t addr)
+{
+	for (size_t i = 0; i < in->calls->nfutex; i++) {
+		const struct futex_waits *f = &in->calls->futex[i];
+		if (f->mutex && f->pid == (uint32_t)pid && f->addr == (uint64_t)addr)
+			return f;
+	}
+	return NULL;
+}
+
+/* The mutex futex address with most wait (futex waits are sorted). */
+static void futex_candidate(const struct diag_input *in, struct lock_candidate *lc)
+{
+	for (size_t i = 0; i < in->calls->nfutex; i++) {
+		const struct futex_waits *f = &in->calls->futex[i];
+		if (!f->mutex || f->wait_ns == 0)
+			continue;
+		lc->source = "futex";
+		lc->sources = "syscall";
+		lc->pid = f->pid;
+		lc->addr = (int64_t)f->addr;
+		lc->waiters = f->waiters;
+		lc->waits = (int64_t)f->waits;
+		lc->wait_ns = (int64_t)f->wait_ns;
+		lc->max_ns = (int64_t)f->max_ns;
+		snprintf(lc->tids, sizeof(lc->tids), "%s", f->tids);
+		lc->futex = f;
+		return;
+	}
+}
+
 static int load_candidate(const struct diag_input *in, int which, struct lock_candidate *lc)
 {
 	char where[1024], sql[2048];
@@ -53,6 +86,10 @@ static int load_candidate(const struct diag_input *in, int which, struct lock_ca
 	int step;
 
 	memset(lc, 0, sizeof(*lc));
+	if (which == 1) {
+		futex_candidate(in, lc);
+		return 0;
+	}
 	snprintf(sql, sizeof(sql), lock_queries[which][2],
 		 report_scope_sql(where, sizeof(where), "pid", "tid", start, end));
 	st = diag_prepare(in, sql);
@@ -72,6 +109,7 @@ static int load_candidate(const struct diag_input *in, int which, struct lock_ca
 			 sqlite3_column_text(st, 6) ? (const char *)sqlite3_column_text(st, 6) : "");
 		if (strlen(lc->tids) == sizeof(lc->tids) - 1 && strrchr(lc->tids, ','))
 			*strrchr(lc->tids, ',') = '\0';   /* cut: drop the partial number */
+		lc->futex = futex_of(in, lc->pid, lc->addr);
 	}
 	sqlite3_finalize(st);
 	if (step != SQLITE_ROW && step != SQLITE_DONE) {
@@ -126,6 +164,15 @@ static void call_site(const struct diag_input *in, const struct lock_candidate *
 	const char *addr_col = strcmp(lc->source, "kernel_locks") == 0 ? "lock_addr" : "addr";
 
 	snprintf(buf, len, "unknown (no stacks recorded)");
+	if (lc->futex && strcmp(lc->source, "futex") == 0) {
+		uint64_t best = 0;
+		for (int i = 0; i < FUTEX_TOP; i++)
+			if (lc->futex->stacks[i].n > best) {
+				best = lc->futex->stacks[i].n;
+				stack = lc->futex->stacks[i].key;
+			}
+		goto resolve;
+	}
 	snprintf(sql, sizeof(sql), "SELECT %s FROM %s WHERE %s = %lld %s AND %s IS NOT NULL"
 		 " GROUP BY 1 ORDER BY count(*) DESC LIMIT 1", col, table, addr_col,
 		 (long long)lc->addr, strcmp(lc->source, "futex") == 0 ? "AND op = 0" : "", col);
@@ -133,6 +180,7 @@ static void call_site(const struct diag_input *in, const struct lock_candidate *
 	if (st && sqlite3_step(st) == SQLITE_ROW)
 		stack = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
+resolve:
 	fns = stack >= 0 ? callchains_get(in->cc, stack, &n) : NULL;
 	for (uint32_t i = 0; i < n; i++)
 		if (!is_lock_plumbing(&in->cc->functions[fns[i]])) {
@@ -152,6 +200,15 @@ static int64_t holder_of(const struct diag_input *in, const struct lock_candidat
 	int64_t tid = -1;
 
 	*wakes = 0;
+	if (lc->futex) {
+		for (int i = 0; i < FUTEX_TOP; i++)
+			if (lc->futex->wakers[i].n > (uint64_t)*wakes) {
+				*wakes = (int64_t)lc->futex->wakers[i].n;
+				tid = lc->futex->wakers[i].key;
+			}
+		if (tid > 0)
+			return tid;
+	}
 	if (in->has_sched)
 		snprintf(sql, sizeof(sql), "SELECT waker_tid, count(*) FROM thread_states"
 			 " WHERE tid IN (%s) AND wait_class = 'futex' AND waker_tid > 0"

@@ -73,35 +73,18 @@ static int load_shares(const struct diag_input *in, struct window_row *w, size_t
 	return 0;
 }
 
-/* I/O system calls per window, one streaming pass (a GROUP BY would sort
- * every call). */
-static int load_io_calls(const struct diag_input *in, struct window_row *w, size_t n,
-			 uint64_t base)
+/* I/O system calls per window, from the report's one pass over them. */
+static void copy_io_calls(const struct diag_input *in, struct window_row *w, size_t n,
+			  uint64_t base)
 {
-	char where[1024], sql[2048];
-	sqlite3_stmt *st;
+	const struct call_windows *cw = &in->calls->windows;
 
-	if (!in->has_syscall)
-		return 0;
-	snprintf(sql, sizeof(sql), "SELECT ts, duration FROM syscalls WHERE nr IN (SELECT nr"
-		 " FROM syscall_names WHERE family IN ('rw', 'sync', 'net')) AND %s",
-		 report_scope_sql(where, sizeof(where), "pid", "tid", "ts", "ts"));
-	st = diag_prepare(in, sql);
-	if (!st)
-		return -1;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		int64_t ts = sqlite3_column_int64(st, 0);
-		uint64_t k;
-		if (ts < (int64_t)base)
-			continue;
-		k = ((uint64_t)ts - base) / in->window_ns;
-		if (k >= n)
-			continue;
-		w[k].syscalls += 1;
-		w[k].syscall_ns += (double)sqlite3_column_int64(st, 1);
+	if (cw->n == 0 || cw->base != base || cw->width != in->window_ns)
+		return;
+	for (size_t k = 0; k < n && k < cw->n; k++) {
+		w[k].syscalls = cw->io_calls[k];
+		w[k].syscall_ns = cw->io_ns[k];
 	}
-	sqlite3_finalize(st);
-	return 0;
 }
 
 static double load_requests(const struct diag_input *in, struct window_row *w, size_t n,
@@ -175,7 +158,8 @@ int diagnose_spike(const struct diag_input *in, struct diagnosis *d)
 	w = calloc(n, sizeof(*w));
 	if (!w)
 		return -1;
-	if (load_shares(in, w, n, base) < 0 || load_io_calls(in, w, n, base) < 0) {
+	copy_io_calls(in, w, n, base);
+	if (load_shares(in, w, n, base) < 0) {
 		free(w);
 		return -1;
 	}

@@ -60,6 +60,26 @@ static void add_state(struct diag_thread *t, int64_t state, int64_t wait_class,
 	}
 }
 
+/* Adds one row: the thread's totals, its run-queue waits (runnable and
+ * not cut by the capture's edges, as runq_latency) and blocked time per
+ * system call number. */
+static void add_row(struct diag_input *in, struct diag_thread *t, sqlite3_stmt *st,
+		    uint64_t ns)
+{
+	int64_t state = sqlite3_column_int64(st, 2), cls = sqlite3_column_int64(st, 3);
+	int64_t nr = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 4);
+	uint64_t duration = (uint64_t)sqlite3_column_int64(st, 7);
+
+	add_state(t, state, cls, nr, ns);
+	if (state == 1 && sqlite3_column_int64(st, 6) == 0) {
+		t->runq_waits++;
+		if (duration > t->runq_max)
+			t->runq_max = duration;
+	}
+	if (state >= 2 && nr >= 0 && nr < CALLS_MAX_NR)
+		in->blocked_by_nr[nr][class_of(cls, nr)] += ns;
+}
+
 /* One streaming pass over thread_state_rows, aggregated here: a GROUP BY
  * would sort every row. */
 static int load_states(struct diag_input *in, size_t *cap)
@@ -70,7 +90,8 @@ static int load_states(struct diag_input *in, size_t *cap)
 
 	snprintf(sql, sizeof(sql),
 		 "SELECT pid, tid, state_code, wait_class_code, syscall_nr,"
-		 " min(start_ts + duration, :to) - max(start_ts, :from) FROM thread_state_rows"
+		 " min(start_ts + duration, :to) - max(start_ts, :from), partial, duration"
+		 " FROM thread_state_rows"
 		 " WHERE tid <> 0 AND %s",
 		 report_scope_sql(where, sizeof(where), "pid", "tid", "start_ts",
 				  "(start_ts + duration)"));
@@ -87,9 +108,7 @@ static int load_states(struct diag_input *in, size_t *cap)
 		if (i < 0)
 			rc = -1;
 		else
-			add_state(&in->threads[i], sqlite3_column_int64(st, 2),
-				  sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4),
-				  (uint64_t)ns);
+			add_row(in, &in->threads[i], st, (uint64_t)ns);
 	}
 	if (rc == 0 && step != SQLITE_DONE) {
 		db_report_error(in->db, "thread_state_rows");

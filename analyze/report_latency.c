@@ -11,95 +11,16 @@
 
 #include "db.h"
 #include "fmt.h"
-#include "hashmap.h"
 #include "report_sections.h"
 
 #define HIST_BUCKETS 48
 
 struct latency_row {
 	char name[64];
+	int64_t nr;
 	int64_t count, p50, p90, p99, total;
 	char dominant[64];
 };
-
-/* Durations of one system call number, for nearest-rank percentiles. */
-struct call_durations {
-	int64_t nr;
-	int64_t *v;
-	size_t len, cap;
-	int64_t total;
-};
-
-struct call_table {
-	struct call_durations *calls;
-	size_t len, cap;
-	struct hmap by_nr;
-};
-
-static int add_duration(struct call_table *t, int64_t nr, int64_t d)
-{
-	int created = 0;
-	uint64_t *slot = hmap_upsert(&t->by_nr, (uint64_t)nr, 0, t->len, &created);
-	struct call_durations *c;
-
-	if (!slot)
-		return -1;
-	if (created) {
-		if (t->len == t->cap) {
-			size_t n = t->cap ? t->cap * 2 : 64;
-			struct call_durations *grown = realloc(t->calls, n * sizeof(*grown));
-			if (!grown)
-				return -1;
-			t->calls = grown;
-			t->cap = n;
-		}
-		t->calls[t->len++] = (struct call_durations){ .nr = nr };
-	}
-	c = &t->calls[*slot];
-	if (c->len == c->cap) {
-		size_t n = c->cap ? c->cap * 2 : 256;
-		int64_t *grown = realloc(c->v, n * sizeof(*grown));
-		if (!grown)
-			return -1;
-		c->v = grown;
-		c->cap = n;
-	}
-	c->v[c->len++] = d;
-	c->total += d;
-	return 0;
-}
-
-static void call_table_free(struct call_table *t)
-{
-	for (size_t i = 0; i < t->len; i++)
-		free(t->calls[i].v);
-	free(t->calls);
-	hmap_free(&t->by_nr);
-}
-
-static int by_total_desc(const void *pa, const void *pb)
-{
-	const struct call_durations *a = pa, *b = pb;
-
-	if (a->total != b->total)
-		return a->total > b->total ? -1 : 1;
-	return a->nr < b->nr ? -1 : a->nr > b->nr;
-}
-
-static int by_value(const void *pa, const void *pb)
-{
-	int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
-
-	return a < b ? -1 : a > b;
-}
-
-/* Nearest rank: the value at rank ceil(p * n / 100) of the sorted values. */
-static int64_t nearest_rank(const struct call_durations *c, int p)
-{
-	size_t rank = (c->len * (size_t)p + 99) / 100;
-
-	return c->len ? c->v[(rank ? rank : 1) - 1] : 0;
-}
 
 static void call_name(const struct report_context *ctx, int64_t nr, char *buf, size_t len)
 {
@@ -111,38 +32,21 @@ static void call_name(const struct report_context *ctx, int64_t nr, char *buf, s
 	free(name);
 }
 
-/* System calls of the scope, one streaming pass (no SQL sort): the top
- * max by total time, with nearest-rank percentiles; the durations stay in
- * t for the histograms. */
-static int load_calls(const struct report_context *ctx, struct call_table *t,
-		      struct latency_row *rows, int max)
+/* The top max system calls by total time, from the report's one pass. */
+static int call_rows(const struct report_context *ctx, struct latency_row *rows, int max)
 {
-	char where[1024], sql[1400];
-	sqlite3_stmt *st;
-	int rc = 0, n = 0;
+	int n = 0;
 
-	snprintf(sql, sizeof(sql), "SELECT nr, duration FROM syscalls WHERE %s",
-		 report_scope_sql(where, sizeof(where), "pid", "tid", "ts", "(ts + duration)"));
-	st = report_prepare(ctx, sql);
-	if (!st)
-		return -1;
-	while (rc == 0 && sqlite3_step(st) == SQLITE_ROW)
-		rc = add_duration(t, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1));
-	sqlite3_finalize(st);
-	if (rc < 0)
-		return -1;
-	if (t->len > 0)
-		qsort(t->calls, t->len, sizeof(*t->calls), by_total_desc);
-	for (size_t i = 0; i < t->len && n < max; i++, n++) {
-		struct call_durations *c = &t->calls[i];
+	for (size_t i = 0; i < ctx->calls->nnr && n < max; i++, n++) {
+		const struct call_durations *c = &ctx->calls->by_nr[i];
 		struct latency_row *r = &rows[n];
 		memset(r, 0, sizeof(*r));
-		qsort(c->v, c->len, sizeof(*c->v), by_value);
 		call_name(ctx, c->nr, r->name, sizeof(r->name));
+		r->nr = c->nr;
 		r->count = (int64_t)c->len;
-		r->p50 = nearest_rank(c, 50);
-		r->p90 = nearest_rank(c, 90);
-		r->p99 = nearest_rank(c, 99);
+		r->p50 = calls_percentile(c, 50);
+		r->p90 = calls_percentile(c, 90);
+		r->p99 = calls_percentile(c, 99);
 		r->total = c->total;
 	}
 	return n;
@@ -185,52 +89,30 @@ static int load_rows(const struct report_context *ctx, const char *name_expr,
 }
 
 /* The largest measured part of each row's calls: the blocked class with
- * the most time inside them, or "in call" (the rest: running or
- * runnable inside the call) when that is larger. */
-static void load_dominant(const struct report_context *ctx, struct latency_row *rows, int n)
+ * the most time inside them (thread states inside the call), or "in call"
+ * (the rest: running or runnable inside it) when that is larger. */
+static void set_dominant(const struct report_context *ctx, struct latency_row *rows, int n)
 {
-	char where[1024], sql[2048];
-	int64_t best[64] = { 0 }, blocked[64] = { 0 };
-	sqlite3_stmt *st;
+	static const char *const names[DC_N] = { "block_io", "futex", "poll", "sleep", "net",
+						  "net", "other" };
 
-	for (int i = 0; i < n; i++)
-		snprintf(rows[i].dominant, sizeof(rows[i].dominant), "in call 100%%");
-	if (!report_source_on(ctx, "sched"))
-		return;
-	snprintf(sql, sizeof(sql),
-		 "SELECT COALESCE(n.name, 'syscall_' || s.nr), CASE t.wait_class_code WHEN 0 THEN"
-		 " 'preempted' WHEN 1 THEN 'block_io' WHEN 2 THEN 'futex' WHEN 3 THEN 'poll'"
-		 " WHEN 4 THEN 'sleep' WHEN 5 THEN 'net' ELSE 'other' END, sum(t.duration)"
-		 " FROM thread_state_rows t JOIN syscalls s ON s.syscall_id = t.syscall_id"
-		 " LEFT JOIN syscall_names n ON n.nr = s.nr"
-		 " WHERE t.syscall_id IS NOT NULL AND %s GROUP BY s.nr, t.wait_class_code",
-		 report_scope_sql(where, sizeof(where), "s.pid", "s.tid", "s.ts",
-				  "(s.ts + s.duration)"));
-	st = report_prepare(ctx, sql);
-	while (st && sqlite3_step(st) == SQLITE_ROW) {
-		const char *name = (const char *)sqlite3_column_text(st, 0);
-		const char *cls = (const char *)sqlite3_column_text(st, 1);
-		int64_t ns = sqlite3_column_int64(st, 2);
-		for (int i = 0; name && i < n && i < 64; i++) {
-			if (strcmp(rows[i].name, name) != 0)
-				continue;
-			blocked[i] += ns;
-			if (ns > best[i]) {
-				best[i] = ns;
-				snprintf(rows[i].dominant, sizeof(rows[i].dominant), "%s",
-					 cls ? cls : "other");
+	for (int i = 0; i < n; i++) {
+		const uint64_t *b = rows[i].nr >= 0 && rows[i].nr < CALLS_MAX_NR ?
+				    ctx->diag->blocked_by_nr[rows[i].nr] : NULL;
+		uint64_t blocked = 0, best = 0;
+		int best_k = -1;
+		double total = rows[i].total > 0 ? (double)rows[i].total : 1;
+		for (int k = 0; b && k < DC_N; k++) {
+			blocked += b[k];
+			if (b[k] > best) {
+				best = b[k];
+				best_k = k;
 			}
 		}
-	}
-	sqlite3_finalize(st);
-	for (int i = 0; i < n && i < 64; i++) {
-		int64_t in_call = rows[i].total - blocked[i];
-		double total = rows[i].total > 0 ? (double)rows[i].total : 1;
-		char cls[24];
-		snprintf(cls, sizeof(cls), "%.23s", rows[i].dominant);
-		if (best[i] > 0 && best[i] >= in_call)
-			snprintf(rows[i].dominant, sizeof(rows[i].dominant), "blocked %s %.0f%%", cls,
-				 100.0 * (double)best[i] / total);
+		int64_t in_call = rows[i].total - (int64_t)blocked;
+		if (best_k >= 0 && (int64_t)best >= in_call)
+			snprintf(rows[i].dominant, sizeof(rows[i].dominant), "blocked %s %.0f%%",
+				 names[best_k], 100.0 * (double)best / total);
 		else
 			snprintf(rows[i].dominant, sizeof(rows[i].dominant), "in call %.0f%%",
 				 100.0 * (double)(in_call > 0 ? in_call : 0) / total);
@@ -339,8 +221,7 @@ static double queue_mean(const struct report_context *ctx, int64_t *n)
 
 int report_section_latency(const struct report_context *ctx)
 {
-	char req_where[1024], sys_where[1024], sql[2048];
-	struct call_table calls = { 0 };
+	char req_where[1024], sql[2048];
 	struct latency_row req[1], sys[64];
 	int top = ctx->opts->top < 64 ? ctx->opts->top : 64;
 	int nreq, nsys;
@@ -350,15 +231,11 @@ int report_section_latency(const struct report_context *ctx)
 
 	report_scope_sql(req_where, sizeof(req_where), "pid", "CAST(tids AS INTEGER)",
 			 "start_ts", "end_ts");
-	report_scope_sql(sys_where, sizeof(sys_where), "pid", "tid", "start_ts", "end_ts");
-	hmap_init(&calls.by_nr);
 	nreq = load_rows(ctx, "'requests'", "service_ns", "request_spans", req_where, req, 1);
-	nsys = load_calls(ctx, &calls, sys, top);
-	if (nreq < 0 || nsys < 0) {
-		call_table_free(&calls);
+	nsys = call_rows(ctx, sys, top);
+	if (nreq < 0)
 		return -1;
-	}
-	load_dominant(ctx, sys, nsys);
+	set_dominant(ctx, sys, nsys);
 	if (ctx->json) {
 		struct json_writer *w = ctx->json;
 		json_begin_object(w, "latency");
@@ -387,13 +264,11 @@ int report_section_latency(const struct report_context *ctx)
 		if (nreq > 0)
 			hist_json(ctx, "requests", sql);
 		for (int i = 0; i < nsys && i < 5; i++)
-			call_hist_json(ctx, sys[i].name, &calls.calls[i]);
+			call_hist_json(ctx, sys[i].name, &ctx->calls->by_nr[i]);
 		json_end_array(w);
 		json_end_object(w);
-		call_table_free(&calls);
 		return 0;
 	}
-	call_table_free(&calls);
 	fprintf(ctx->out, "\nLatency breakdown\n");
 	if (nreq > 0) {
 		fprintf(ctx->out, "  Requests on sockets (request_spans):\n");

@@ -25,6 +25,7 @@ struct report_context {
 	const struct names *names;
 	const struct selection *sel;  /* the selected sample groups */
 	const struct diagnosis *diag;
+	const struct calls *calls;    /* the scope's system calls, read once */
 	uint64_t samples;         /* samples selected */
 	double freq_hz;           /* sampling frequency, 0 if unknown */
 	char *sources;            /* META sources, or NULL */

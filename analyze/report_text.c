@@ -87,6 +87,16 @@ static int run_sections(struct report_context *ctx)
 	return 0;
 }
 
+/* The spike windows: those of thread_time_shares. */
+static void window_grid(sqlite3 *db, const struct report_scope *scope, uint64_t *base,
+			uint64_t *width)
+{
+	*base = (uint64_t)db_query_int(db, "SELECT min(window_start) FROM thread_time_shares",
+				       (int64_t)scope->capture_start);
+	*width = (uint64_t)db_query_int(db, "SELECT value FROM schema_info"
+					" WHERE key = 'window_ns'", 1000000000);
+}
+
 /* Loads what every section shares and runs them. */
 int report_render(sqlite3 *db, const struct report_options *opts, FILE *out,
 		  struct json_writer *json)
@@ -97,14 +107,18 @@ int report_render(sqlite3 *db, const struct report_options *opts, FILE *out,
 	struct selection sel;
 	struct callchains cc;
 	struct names names;
+	struct calls calls;
+	uint64_t base = 0, width = 0;
 	int rc = -1;
 
+	memset(&calls, 0, sizeof(calls));
 	memset(&sel, 0, sizeof(sel));
 	memset(&cc, 0, sizeof(cc));
 	memset(&names, 0, sizeof(names));
 	if (diag && report_scope_resolve(db, opts, &scope) == 0 &&
 	    selection_load(db, &scope, &sel) == 0 && callchains_load(&cc, db) == 0 &&
-	    names_load(&names, db) == 0) {
+	    names_load(&names, db) == 0 &&
+	    (window_grid(db, &scope, &base, &width), calls_load(db, &scope, base, width, &calls)) == 0) {
 		ctx.scope = &scope;
 		ctx.sel = &sel;
 		ctx.cc = &cc;
@@ -113,13 +127,15 @@ int report_render(sqlite3 *db, const struct report_options *opts, FILE *out,
 		ctx.freq_hz = meta_number(db, "sampling.cpu.freq_hz");
 		ctx.sources = db_lookup_text(db, meta_sql, "sources", NULL);
 		ctx.diag = diag;
+		ctx.calls = &calls;
 		report_capture_hash(&ctx);
-		if (diagnose_run(db, &scope, ctx.freq_hz, &sel, &cc, &names, diag) == 0)
+		if (diagnose_run(db, &scope, ctx.freq_hz, &sel, &cc, &names, &calls, diag) == 0)
 			rc = run_sections(&ctx);
 		free(ctx.sources);
 	}
 	if (diag)
 		diagnose_free(diag);
+	calls_free(&calls);
 	names_free(&names);
 	callchains_free(&cc);
 	selection_free(&sel);
