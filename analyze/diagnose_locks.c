@@ -228,6 +228,19 @@ static int64_t holder_of(const struct diag_input *in, const struct lock_candidat
 	return tid;
 }
 
+/* The wait class a thread was blocked in longest. */
+static const char *main_wait(const struct diag_thread *t)
+{
+	static const char *const names[DC_N] = { "block I/O", "futex", "poll", "sleep",
+		"sockets", "accept", "other" };
+	int best = DC_OTHER;
+
+	for (int k = 0; k < DC_N; k++)
+		if (t->wait[k] > t->wait[best])
+			best = k;
+	return names[best];
+}
+
 /* What a thread was doing: its time split and its hottest function. */
 static void doing(const struct diag_input *in, uint32_t tid, char *buf, size_t len)
 {
@@ -254,10 +267,10 @@ static void doing(const struct diag_input *in, uint32_t tid, char *buf, size_t l
 			best_fn = kl ? k[0] : u[0];
 		}
 	}
-	snprintf(buf, len, "running %s, runnable %s, blocked %s of its time%s%s",
+	snprintf(buf, len, "running %s, runnable %s, blocked %s of its time (mostly %s)%s%s",
 		 fmt_percent(pct[0], sizeof(pct[0]), t->running, t->observed),
 		 fmt_percent(pct[1], sizeof(pct[1]), t->runnable, t->observed),
-		 fmt_percent(pct[2], sizeof(pct[2]), t->blocked, t->observed),
+		 fmt_percent(pct[2], sizeof(pct[2]), t->blocked, t->observed), main_wait(t),
 		 best_fn >= 0 ? "; hottest function " : "",
 		 best_fn >= 0 ? in->cc->functions[best_fn].name : "");
 	free(counts);
@@ -294,7 +307,7 @@ static void describe(const struct diag_input *in, struct diag_cause *c,
 		diag_int(&c->subject, "holder_tid", holder);
 		diag_text(&c->subject, "holder_comm", comm);
 		diag_text(&c->subject, "holder_doing", what);
-		diag_evidence(c, "holder: tid %lld (%s) woke the waiters %lld times; %s",
+		diag_evidence(c, "holder: tid %lld (%s) woke the waiters most often (%lld wakes); %s",
 			      (long long)holder, comm, (long long)wakes, what);
 	}
 }
