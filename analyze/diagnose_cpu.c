@@ -97,7 +97,7 @@ static void describe(const struct diag_input *in, struct diag_cause *c, int64_t 
 	char pct[FMT_BUF], n[FMT_BUF], all[FMT_BUF], cpu[FMT_BUF], obs[FMT_BUF];
 	char comm[64], label[256];
 
-	snprintf(c->title, sizeof(c->title), "compute-bound in %s (%s of CPU samples)",
+	snprintf(c->title, sizeof(c->title), "compute-bound in %s: %s of CPU samples",
 		 f->name, fmt_percent(pct, sizeof(pct), self, in->samples));
 	diag_text(&c->subject, "function", f->name);
 	diag_text(&c->subject, "module", f->module);
