@@ -88,10 +88,13 @@ static void thread_json(const struct report_context *ctx, const struct diag_thre
 	json_end_object(w);
 }
 
-/* Timeline state of a thread_state_rows row. */
+/* Timeline state of a thread_state_rows row. The timeline keeps to the
+ * contract's seven states: socket waits show as "other" there (the
+ * threads' net_ns has them). */
 static int row_state(int64_t state_code, int64_t wait_class_code)
 {
-	static const int by_class[7] = { T_OTHER, T_IO, T_FUTEX, T_POLL, T_SLEEP, T_NET, T_OTHER };
+	static const int by_class[7] = { T_OTHER, T_IO, T_FUTEX, T_POLL, T_SLEEP, T_OTHER,
+					 T_OTHER };
 
 	if (state_code == 0 || state_code == 1)
 		return (int)state_code;
