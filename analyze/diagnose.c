@@ -151,7 +151,7 @@ static const char *key_text(const struct diag_cause *c, char *buf, size_t len)
 
 static void write_summary(const struct diag_input *in, struct diagnosis *d)
 {
-	char *p = d->summary, key[FMT_BUF], a[FMT_BUF], b[FMT_BUF];
+	char *p = d->summary, key[FMT_BUF], a[FMT_BUF];
 	size_t left = sizeof(d->summary);
 	int n;
 
@@ -198,7 +198,6 @@ static void write_summary(const struct diag_input *in, struct diagnosis *d)
 		snprintf(p, left, " Confidence %s: %s.", d->confidence,
 			 d->ncaveats ? d->caveats[0] : "see data quality");
 	}
-	(void)b;
 }
 
 int diagnose_run(sqlite3 *db, const struct report_scope *scope, double freq_hz,

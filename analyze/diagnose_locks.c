@@ -35,10 +35,7 @@ static const char *const lock_queries[][3] = {
 	  "SELECT pid, addr, count(DISTINCT tid), count(*), sum(min(ts, :to) - max(ts - duration,"
 	  " :from)), max(duration), group_concat(DISTINCT tid) FROM user_mutexes WHERE %s"
 	  " GROUP BY pid, addr ORDER BY 5 DESC LIMIT 1" },
-	{ "futex", "syscall",
-	  "SELECT pid, addr, count(DISTINCT tid), count(*), sum(min(end_ts, :to) -"
-	  " max(start_ts, :from)), max(duration), group_concat(DISTINCT tid) FROM futex_calls"
-	  " WHERE op = 0 AND %s GROUP BY pid, addr ORDER BY 5 DESC LIMIT 1" },
+	{ "futex", "syscall", NULL },   /* from the report's pass over the calls */
 	{ "kernel_locks", "lock",
 	  "SELECT min(pid), lock_addr, count(DISTINCT tid), count(*), sum(min(ts, :to) -"
 	  " max(ts - duration, :from)), max(duration), group_concat(DISTINCT tid)"
@@ -80,8 +77,7 @@ static void futex_candidate(const struct diag_input *in, struct lock_candidate *
 static int load_candidate(const struct diag_input *in, int which, struct lock_candidate *lc)
 {
 	char where[1024], sql[2048];
-	const char *start = which == 1 ? "start_ts" : "(ts - duration)";
-	const char *end = which == 1 ? "end_ts" : "ts";
+	const char *start = "(ts - duration)", *end = "ts";
 	sqlite3_stmt *st;
 	int step;
 

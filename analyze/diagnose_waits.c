@@ -39,12 +39,6 @@ static struct wait_total total_of(const struct diag_input *in, enum diag_class k
 	return w;
 }
 
-static int by_wait_desc(const struct diag_thread *a, const struct diag_thread *b,
-			enum diag_class k)
-{
-	return a->wait[k] > b->wait[k];
-}
-
 /* The top threads by wait of class k, as rows of the subject's list. */
 static void top_threads(const struct diag_input *in, struct diag_cause *c,
 			enum diag_class k, const char *col)
@@ -59,7 +53,7 @@ static void top_threads(const struct diag_input *in, struct diag_cause *c,
 			for (int j = 0; j < r; j++)
 				taken |= used[j] == (int)i;
 			if (!taken && in->threads[i].wait[k] > 0 &&
-			    (best < 0 || by_wait_desc(&in->threads[i], &in->threads[best], k)))
+			    (best < 0 || in->threads[i].wait[k] > in->threads[best].wait[k]))
 				best = (int)i;
 		}
 		if (best < 0)
@@ -75,8 +69,7 @@ static void top_threads(const struct diag_input *in, struct diag_cause *c,
 }
 
 static struct diag_cause *claim(const struct diag_input *in, struct diagnosis *d,
-				const char *kind, enum diag_class k, const char *key,
-				struct wait_total *w)
+				const char *kind, const char *key, struct wait_total *w)
 {
 	struct diag_cause *c;
 
@@ -93,7 +86,6 @@ static struct diag_cause *claim(const struct diag_input *in, struct diagnosis *d
 	c->key_value = (double)w->ns;
 	c->key_unit = "ns";
 	c->sources = "sched";
-	(void)k;
 	return c;
 }
 
@@ -187,7 +179,7 @@ int diagnose_waits(const struct diag_input *in, struct diagnosis *d)
 
 	if (!in->has_sched)
 		return 0;
-	if ((c = claim(in, d, "disk_io", DC_BLOCK_IO, "io_wait_total", &disk))) {
+	if ((c = claim(in, d, "disk_io", "io_wait_total", &disk))) {
 		snprintf(c->title, sizeof(c->title), "disk I/O: %d thread(s) blocked %s on block"
 			 " I/O (%s of their time)", disk.threads,
 			 fmt_duration_ns(a, sizeof(a), disk.ns),
@@ -196,7 +188,7 @@ int diagnose_waits(const struct diag_input *in, struct diagnosis *d)
 		describe_device(in, c);
 		top_threads(in, c, DC_BLOCK_IO, "io_ns");
 	}
-	if ((c = claim(in, d, "network_wait", DC_NET, "wait_total", &net))) {
+	if ((c = claim(in, d, "network_wait", "wait_total", &net))) {
 		snprintf(c->title, sizeof(c->title), "network: %d thread(s) blocked %s on sockets"
 			 " (%s of their time)", net.threads, fmt_duration_ns(a, sizeof(a), net.ns),
 			 fmt_percent(pct, sizeof(pct), net.ns, net.observed));
@@ -204,7 +196,7 @@ int diagnose_waits(const struct diag_input *in, struct diagnosis *d)
 		describe_peers(in, c);
 		top_threads(in, c, DC_NET, "wait_ns");
 	}
-	if ((c = claim(in, d, "sleep", DC_SLEEP, "sleep_total", &sleep))) {
+	if ((c = claim(in, d, "sleep", "sleep_total", &sleep))) {
 		snprintf(c->title, sizeof(c->title), "voluntary sleep: %d thread(s) slept %s"
 			 " (%s of their time; timers, not a resource)", sleep.threads,
 			 fmt_duration_ns(a, sizeof(a), sleep.ns),

@@ -126,8 +126,14 @@ static void write_json(const struct report_context *ctx)
 		json_string(w, NULL, t);
 	json_end_array(w);
 	json_begin_object(w, "filters");
-	if (o->has_pid) json_int(w, "pid", o->pid); else json_null(w, "pid");
-	if (o->has_tid) json_int(w, "tid", o->tid); else json_null(w, "tid");
+	if (o->has_pid)
+		json_int(w, "pid", o->pid);
+	else
+		json_null(w, "pid");
+	if (o->has_tid)
+		json_int(w, "tid", o->tid);
+	else
+		json_null(w, "tid");
 	json_string(w, "comm", o->comm);
 	json_meta(ctx, "recorder_pids", "filter.pids");
 	json_meta(ctx, "recorder_comm", "filter.comm");
