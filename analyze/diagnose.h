@@ -76,7 +76,9 @@ struct diag_spike {
 	uint64_t baseline_start, baseline_end;
 	double latency_ns, baseline_latency_ns;  /* the latency measure in each window */
 	const char *latency_measure;             /* "request service" or "system call" */
-	double io_ratio, cpu_ratio;
+	double io_ratio, cpu_ratio;              /* over the threads active in both windows */
+	int threads_compared;                    /* those threads */
+	int new_threads;                         /* threads active only in the spike window */
 	const char *verdict;                     /* io, cpu, both, none */
 };
 

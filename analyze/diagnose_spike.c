@@ -10,7 +10,11 @@
  * Verdict, from the ratios worst / baseline of I/O time (uninterruptible
  * waits and socket calls; file read/write time without the sched
  * source) and CPU time (running, else samples): "io" when I/O rose
- * (>= 1.5x) and CPU did not, "cpu" the reverse, "both", or "none". */
+ * (>= 1.5x) and CPU did not, "cpu" the reverse, "both", or "none". As
+ * the book compares each thread with itself, the ratios sum only the
+ * threads active in both windows: a process that appears with the spike
+ * (a competitor's burst) is counted apart, not taken for the victims'
+ * own CPU or I/O. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,6 +143,87 @@ static void find_spike(const struct window_row *w, size_t n, int by_requests,
 	}
 }
 
+struct thread_pair {
+	int64_t tid;
+	double io[2], cpu[2];     /* [0] baseline, [1] spike window */
+};
+
+static double row_io(const struct diag_input *in, sqlite3_stmt *st)
+{
+	return sqlite3_column_double(st, 3) +
+	       (in->has_sched ? sqlite3_column_double(st, 2) : sqlite3_column_double(st, 4));
+}
+
+static double row_cpu(const struct diag_input *in, sqlite3_stmt *st)
+{
+	return in->has_sched ? sqlite3_column_double(st, 5) : sqlite3_column_double(st, 6);
+}
+
+static struct thread_pair *pair_of(struct thread_pair **v, size_t *n, size_t *cap,
+				   int64_t tid)
+{
+	for (size_t i = 0; i < *n; i++)
+		if ((*v)[i].tid == tid)
+			return &(*v)[i];
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 64;
+		struct thread_pair *grown = realloc(*v, c * sizeof(*grown));
+		if (!grown)
+			return NULL;
+		*v = grown;
+		*cap = c;
+	}
+	memset(&(*v)[*n], 0, sizeof((*v)[0]));
+	(*v)[*n].tid = tid;
+	return &(*v)[(*n)++];
+}
+
+/* Ratios over the threads active in both windows; threads new in the
+ * spike window are counted in s->new_threads. 0, or -1 if no thread was
+ * in both (the window totals then stand). */
+static int compare_threads(const struct diag_input *in, struct diag_spike *s)
+{
+	char where[1024], sql[2048];
+	struct thread_pair *v = NULL;
+	size_t n = 0, cap = 0;
+	double io[2] = { 0 }, cpu[2] = { 0 };
+	sqlite3_stmt *st;
+
+	snprintf(sql, sizeof(sql), "SELECT tid, window_start = %llu, io_wait_ns, net_recv_ns +"
+		 " net_send_ns, vfs_read_ns + vfs_write_ns, running_ns, cpu_samples"
+		 " FROM thread_time_shares WHERE window_start IN (%llu, %llu) AND %s",
+		 (unsigned long long)s->window_start, (unsigned long long)s->baseline_start,
+		 (unsigned long long)s->window_start,
+		 report_scope_sql(where, sizeof(where), "pid", "tid", "window_start", "window_end"));
+	st = diag_prepare(in, sql);
+	while (st && sqlite3_step(st) == SQLITE_ROW) {
+		struct thread_pair *p = pair_of(&v, &n, &cap, sqlite3_column_int64(st, 0));
+		int k = sqlite3_column_int(st, 1) ? 1 : 0;
+		if (!p)
+			break;
+		p->io[k] += row_io(in, st);
+		p->cpu[k] += row_cpu(in, st);
+	}
+	sqlite3_finalize(st);
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].io[0] + v[i].cpu[0] <= 0) {
+			s->new_threads += v[i].io[1] + v[i].cpu[1] > 0;
+			continue;
+		}
+		s->threads_compared++;
+		for (int k = 0; k < 2; k++) {
+			io[k] += v[i].io[k];
+			cpu[k] += v[i].cpu[k];
+		}
+	}
+	free(v);
+	if (s->threads_compared == 0)
+		return -1;
+	s->io_ratio = ratio(io[1], io[0]);
+	s->cpu_ratio = ratio(cpu[1], cpu[0]);
+	return 0;
+}
+
 int diagnose_spike(const struct diag_input *in, struct diagnosis *d)
 {
 	struct diag_spike *s = &d->spike;
@@ -175,8 +260,10 @@ int diagnose_spike(const struct diag_input *in, struct diagnosis *d)
 		s->baseline_latency_ns = latency_of(&w[before], by_requests);
 		s->latency_measure = by_requests ? "mean request service time" :
 						   "mean I/O system call duration";
-		s->io_ratio = ratio(w[worst].io, w[before].io);
-		s->cpu_ratio = ratio(w[worst].cpu, w[before].cpu);
+		if (compare_threads(in, s) < 0) {
+			s->io_ratio = ratio(w[worst].io, w[before].io);
+			s->cpu_ratio = ratio(w[worst].cpu, w[before].cpu);
+		}
 		io_up = s->io_ratio >= RISE;
 		cpu_up = s->cpu_ratio >= RISE;
 		s->verdict = io_up && cpu_up ? "both" : io_up ? "io" : cpu_up ? "cpu" : "none";

@@ -155,6 +155,8 @@ static void spike_json(struct json_writer *w, const struct diag_spike *s)
 	json_double(w, "baseline_latency_ns", s->baseline_latency_ns);
 	json_double(w, "io_ratio", s->io_ratio);
 	json_double(w, "cpu_ratio", s->cpu_ratio);
+	json_int(w, "threads_compared", s->threads_compared);
+	json_int(w, "new_threads", s->new_threads);
 	json_string(w, "verdict", s->verdict);
 	json_end_object(w);
 }
@@ -218,10 +220,11 @@ static void print_spike(const struct report_context *ctx, const struct diag_spik
 		fmt_duration_ns(b, sizeof(b), s->window_end - t0),
 		fmt_duration_ns(c, sizeof(c), s->baseline_start - t0),
 		fmt_duration_ns(d, sizeof(d), s->baseline_end - t0));
-	fprintf(ctx->out, "     %s %s vs %s; I/O time x%.2f, CPU time x%.2f: verdict %s\n",
+	fprintf(ctx->out, "     %s %s vs %s; I/O time x%.2f, CPU time x%.2f over the %d"
+		" thread(s) active in both (%d new in the spike): verdict %s\n",
 		s->latency_measure, fmt_duration_ns(a, sizeof(a), (uint64_t)s->latency_ns),
 		fmt_duration_ns(b, sizeof(b), (uint64_t)s->baseline_latency_ns), s->io_ratio,
-		s->cpu_ratio, s->verdict);
+		s->cpu_ratio, s->threads_compared, s->new_threads, s->verdict);
 }
 
 int report_section_evidence(const struct report_context *ctx)

@@ -241,7 +241,9 @@ Test(diagnose, network_wait_names_the_peer)
 }
 
 /* Four 1 s windows: thread 101 writes every 100 ms; in the last window
- * each write blocks 40 ms on the disk. I/O rises, CPU does not: "io". */
+ * each write blocks 40 ms on the disk. I/O rises, CPU does not: "io".
+ * A competitor (pid 200) appears in the last window and burns a CPU: it
+ * is counted apart, not taken for the victim's CPU rising. */
 Test(diagnose, spike_window_io_verdict)
 {
 	char *dir = scratch_dir();
@@ -250,6 +252,7 @@ Test(diagnose, spike_window_io_verdict)
 
 	ev_init(&ev, T(0), T(4000), "sched,syscall,block");
 	ev_switch(&ev, T(0), 0, 0, 0, 0, 100, 101);
+	ev_switch(&ev, T(3000), 1, 0, 0, 0, 200, 200);
 	for (int i = 0; i < 40; i++) {
 		uint64_t t = T(i * 100 + 10);
 		if (i < 30) {
@@ -270,6 +273,8 @@ Test(diagnose, spike_window_io_verdict)
 	expect_json(dir, json, "d['diagnosis']['spike']['baseline_start_ns'] - 1000000000",
 		    "2000000000");
 	expect_json(dir, json, "d['diagnosis']['spike']['cpu_ratio'] < 1.5", "True");
+	expect_json(dir, json, "d['diagnosis']['spike']['threads_compared']", "1");
+	expect_json(dir, json, "d['diagnosis']['spike']['new_threads']", "1");
 	expect_json(dir, json, "d['diagnosis']['causes'][0]['kind']", "disk_io");
 	expect_json(dir, json, "d['diagnosis']['causes'][0]['key_number']['value']",
 		    "400000000");
