@@ -358,3 +358,30 @@ Test(report, json_is_valid_and_has_the_contract_keys)
 	free(cap);
 	scratch_remove(dir);
 }
+
+Test(report, json_of_a_damaged_capture_is_valid_and_says_so)
+{
+	char *dir = scratch_dir();
+	struct capture_spec spec = capture_spec_basic();
+	char *cap, *out = scratch_path(dir, "r.json");
+	char cmd[1024];
+	struct tool_result r;
+	FILE *f;
+
+	spec.no_end = 1;
+	cap = make_capture(dir, "cut.perfcap", &spec);
+	run_analyze(&r, "report", "--json", "--no-local-files", cap, NULL);
+	cr_expect_eq(r.status, 3, "%s", r.err);
+	f = fopen(out, "w");
+	cr_assert(f);
+	fputs(r.out, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "python3 -c 'import json,sys; d=json.load(open(sys.argv[1]));"
+		 " q=[x for x in d[\"data_quality\"] if x[\"source\"] == \"file\"];"
+		 " assert q and q[0][\"value\"] == 1, q' %s", out);
+	cr_expect_eq(system(cmd), 0, "%s", r.out);
+	tool_result_free(&r);
+	free(out);
+	free(cap);
+	scratch_remove(dir);
+}
