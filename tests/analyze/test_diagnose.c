@@ -301,6 +301,12 @@ Test(diagnose, window_and_tid_filters_change_the_verdict)
 	expect_json(dir, json, "d['diagnosis']['causes']", "[]");
 	expect_json(dir, json, "d['cpu']['samples']", "0");
 	free(json);
+	json = report_json(cap, "--comm", "other");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['subject']['victim_tids']", "200");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['subject']['competitors'][0]['tid']",
+		    "101");
+	expect_json(dir, json, "[t['tid'] for t in d['threads']]", "[200]");
+	free(json);
 	json = report_json(cap, "--to", "1200000000");
 	expect_json(dir, json, "d['scope']['to_ns']", "1200000000");
 	expect_json(dir, json, "d['cpu']['samples']", "10");
