@@ -219,79 +219,113 @@ static double queue_mean(const struct report_context *ctx, int64_t *n)
 	return mean;
 }
 
-int report_section_latency(const struct report_context *ctx)
+/* What the section shows, loaded once for text or JSON. */
+struct latency {
+	struct latency_row req, sys[64];
+	int nreq, nsys, top;
+	int64_t queued;           /* requests in request_queueing */
+	double queue_mean;        /* their mean queueing, -1 without the view */
+	char req_where[1024];
+};
+
+static void requests_json(struct json_writer *w, const struct latency *l)
 {
-	char req_where[1024], sql[2048];
-	struct latency_row req[1], sys[64];
-	int top = ctx->opts->top < 64 ? ctx->opts->top : 64;
-	int nreq, nsys;
-	int64_t queued;
-	double qmean = queue_mean(ctx, &queued);
+	if (l->nreq == 0) {
+		json_null(w, "requests");
+		return;
+	}
+	json_begin_object(w, "requests");
+	json_int(w, "count", l->req.count);
+	json_int(w, "p50_ns", l->req.p50);
+	json_int(w, "p90_ns", l->req.p90);
+	json_int(w, "p99_ns", l->req.p99);
+	json_int(w, "total_ns", l->req.total);
+	if (l->queue_mean >= 0)
+		json_double(w, "queue_mean_ns", l->queue_mean);
+	else
+		json_null(w, "queue_mean_ns");
+	json_end_object(w);
+}
+
+static void write_json(const struct report_context *ctx, const struct latency *l)
+{
+	struct json_writer *w = ctx->json;
+	char sql[2048];
+
+	json_begin_object(w, "latency");
+	requests_json(w, l);
+	json_begin_array(w, "syscalls");
+	for (int i = 0; i < l->nsys; i++)
+		row_json(w, &l->sys[i]);
+	json_end_array(w);
+	json_begin_array(w, "histograms");
+	snprintf(sql, sizeof(sql), "SELECT service_ns, count(*) FROM request_spans WHERE %s"
+		 " GROUP BY 1", l->req_where);
+	if (l->nreq > 0)
+		hist_json(ctx, "requests", sql);
+	for (int i = 0; i < l->nsys && i < 5; i++)
+		call_hist_json(ctx, l->sys[i].name, &ctx->calls->by_nr[i]);
+	json_end_array(w);
+	json_end_object(w);
+}
+
+static void print_requests(const struct report_context *ctx, struct latency *l)
+{
 	char a[FMT_BUF];
 
-	report_scope_sql(req_where, sizeof(req_where), "pid", "CAST(tids AS INTEGER)",
-			 "start_ts", "end_ts");
-	nreq = load_rows(ctx, "'requests'", "service_ns", "request_spans", req_where, req, 1);
-	nsys = call_rows(ctx, sys, top);
-	if (nreq < 0)
-		return -1;
-	set_dominant(ctx, sys, nsys);
-	if (ctx->json) {
-		struct json_writer *w = ctx->json;
-		json_begin_object(w, "latency");
-		if (nreq > 0) {
-			json_begin_object(w, "requests");
-			json_int(w, "count", req[0].count);
-			json_int(w, "p50_ns", req[0].p50);
-			json_int(w, "p90_ns", req[0].p90);
-			json_int(w, "p99_ns", req[0].p99);
-			json_int(w, "total_ns", req[0].total);
-			if (qmean >= 0)
-				json_double(w, "queue_mean_ns", qmean);
-			else
-				json_null(w, "queue_mean_ns");
-			json_end_object(w);
-		} else {
-			json_null(w, "requests");
-		}
-		json_begin_array(w, "syscalls");
-		for (int i = 0; i < nsys; i++)
-			row_json(w, &sys[i]);
-		json_end_array(w);
-		json_begin_array(w, "histograms");
-		snprintf(sql, sizeof(sql), "SELECT service_ns, count(*) FROM request_spans WHERE %s"
-			 " GROUP BY 1", req_where);
-		if (nreq > 0)
-			hist_json(ctx, "requests", sql);
-		for (int i = 0; i < nsys && i < 5; i++)
-			call_hist_json(ctx, sys[i].name, &ctx->calls->by_nr[i]);
-		json_end_array(w);
-		json_end_object(w);
-		return 0;
-	}
-	fprintf(ctx->out, "\nLatency breakdown\n");
-	if (nreq > 0) {
-		fprintf(ctx->out, "  Requests on sockets (request_spans):\n");
-		fprintf(ctx->out, "  %-18s %9s %10s %10s %10s %10s  %s\n", "", "count", "p50", "p90",
-			"p99", "total", "");
-		snprintf(req[0].dominant, sizeof(req[0].dominant), "%s", qmean >= 0 ?
-			 "service (queueing below)" : "service (reads to last write)");
-		print_row(ctx->out, &req[0]);
-		if (qmean >= 0)
-			fprintf(ctx->out, "  queueing before pickup: mean %s over %lld requests"
-				" (request_queueing)\n", fmt_duration_ns(a, sizeof(a), (uint64_t)qmean),
-				(long long)queued);
-	} else {
+	if (l->nreq == 0) {
 		report_none(ctx, "requests on sockets", "syscall");
+		return;
 	}
-	if (nsys == 0) {
+	fprintf(ctx->out, "  Requests on sockets (request_spans):\n");
+	fprintf(ctx->out, "  %-18s %9s %10s %10s %10s %10s  %s\n", "", "count", "p50", "p90",
+		"p99", "total", "");
+	snprintf(l->req.dominant, sizeof(l->req.dominant), "%s", l->queue_mean >= 0 ?
+		 "service (queueing below)" : "service (reads to last write)");
+	print_row(ctx->out, &l->req);
+	if (l->queue_mean >= 0)
+		fprintf(ctx->out, "  queueing before pickup: mean %s over %lld requests"
+			" (request_queueing)\n",
+			fmt_duration_ns(a, sizeof(a), (uint64_t)l->queue_mean), (long long)l->queued);
+}
+
+static void print_text(const struct report_context *ctx, struct latency *l)
+{
+	fprintf(ctx->out, "\nLatency breakdown\n");
+	print_requests(ctx, l);
+	if (l->nsys == 0) {
 		report_none(ctx, "system calls", "syscall");
-		return 0;
+		return;
 	}
-	fprintf(ctx->out, "  System calls (top %d by total time):\n", top);
+	fprintf(ctx->out, "  System calls (top %d by total time):\n", l->top);
 	fprintf(ctx->out, "  %-18s %9s %10s %10s %10s %10s  %s\n", "name", "count", "p50", "p90",
 		"p99", "total", "dominant component");
-	for (int i = 0; i < nsys; i++)
-		print_row(ctx->out, &sys[i]);
+	for (int i = 0; i < l->nsys; i++)
+		print_row(ctx->out, &l->sys[i]);
+}
+
+int report_section_latency(const struct report_context *ctx)
+{
+	struct latency *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return -1;
+	l->top = ctx->opts->top < 64 ? ctx->opts->top : 64;
+	l->queue_mean = queue_mean(ctx, &l->queued);
+	report_scope_sql(l->req_where, sizeof(l->req_where), "pid", "CAST(tids AS INTEGER)",
+			 "start_ts", "end_ts");
+	l->nreq = load_rows(ctx, "'requests'", "service_ns", "request_spans", l->req_where,
+			    &l->req, 1);
+	if (l->nreq < 0) {
+		free(l);
+		return -1;
+	}
+	l->nsys = call_rows(ctx, l->sys, l->top);
+	set_dominant(ctx, l->sys, l->nsys);
+	if (ctx->json)
+		write_json(ctx, l);
+	else
+		print_text(ctx, l);
+	free(l);
 	return 0;
 }
