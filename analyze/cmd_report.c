@@ -1,7 +1,8 @@
 /* cmd_report.c - "perfcap-analyze report FILE|DB": the text report, the
- * JSON report (--json) or folded stacks (--folded). A capture is first imported into an in-memory database,
- * then the same queries run as for a database made by "import", so both
- * print the same thing. */
+ * JSON report (--json) or folded stacks (--folded), and with --html FILE
+ * the same report as a self-contained page. A capture is first imported
+ * into a temporary database, then the same queries run as for a database
+ * made by "import", so both print the same thing. */
 #include <argp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 
 #include "commands.h"
 #include "db.h"
+#include "html_page.h"
 #include "loader.h"
 #include "open_input.h"
 #include "report.h"
@@ -33,6 +35,7 @@ static const char report_doc[] =
 "EXAMPLES:\n"
 "  perfcap-analyze report run.perfcap\n"
 "  perfcap-analyze report --json run.perfcap > report.json\n"
+"  perfcap-analyze report --html report.html run.perfcap   # flame graph, timeline\n"
 "  perfcap-analyze report --from 2s --to 3500ms run.perfcap    # a window\n"
 "  perfcap-analyze report --top 50 run.db\n"
 "  perfcap-analyze report --pid 4242 run.perfcap\n"
@@ -42,7 +45,8 @@ static const char report_doc[] =
 "  perfcap-analyze report --folded run.perfcap > out.folded\n"
 "  flamegraph.pl out.folded > cpu.svg\n";
 
-enum { OPT_SYMFS = 0x100, OPT_NO_LOCAL_FILES, OPT_FOLDED, OPT_JSON, OPT_FROM, OPT_TO };
+enum { OPT_SYMFS = 0x100, OPT_NO_LOCAL_FILES, OPT_FOLDED, OPT_JSON, OPT_FROM, OPT_TO,
+       OPT_HTML };
 
 static const struct argp_option report_options[] = {
 	{ "top", 'n', "N", 0, "List the top N rows per table (default 20)", 0 },
@@ -53,6 +57,8 @@ static const struct argp_option report_options[] = {
 	  "Start of the window: offset from the capture start (2s, 500ms) or absolute ns", 0 },
 	{ "to", OPT_TO, "TIME", 0, "End of the window (exclusive), same forms as --from", 0 },
 	{ "json", OPT_JSON, NULL, 0, "Print the report as JSON (docs/report-json.md)", 0 },
+	{ "html", OPT_HTML, "FILE", 0,
+	  "Also write the report as one self-contained HTML page to FILE", 0 },
 	{ "folded", OPT_FOLDED, NULL, 0,
 	  "Print folded stacks (comm;outer;...;inner count) for flame graphs", 0 },
 	{ "symfs", OPT_SYMFS, "DIR", 0,
@@ -66,6 +72,7 @@ struct report_args {
 	const char *input;
 	int folded;
 	int json;
+	const char *html;
 	struct report_options report;
 	struct load_options load;
 	int load_options_given;
@@ -103,6 +110,7 @@ static error_t parse_report(int key, char *arg, struct argp_state *state)
 				   " a time in ns", key == OPT_FROM ? "from" : "to", arg);
 		return 0;
 	case OPT_JSON: args->json = 1; return 0;
+	case OPT_HTML: args->html = arg; return 0;
 	case OPT_FOLDED: args->folded = 1; return 0;
 	case OPT_SYMFS: args->load.symfs = arg; args->load_options_given = 1; return 0;
 	case OPT_NO_LOCAL_FILES:
@@ -170,6 +178,28 @@ static char *command_line(int argc, char **argv)
 	return line;
 }
 
+/* The report's JSON, compact, inside the HTML page at path. 0 or -1
+ * (reported). */
+static int write_html(sqlite3 *db, const struct report_options *opts, const char *path)
+{
+	char *json = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&json, &len);
+	int rc;
+
+	if (!mem) {
+		fail_file(path, "out of memory");
+		return -1;
+	}
+	rc = report_json(db, opts, mem);
+	if (fclose(mem) != 0 && rc == 0)
+		rc = fail_file(path, "out of memory") ? -1 : -1;
+	if (rc == 0)
+		rc = html_page_write_file(path, "perfcap report", json, len);
+	free(json);
+	return rc;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct argp argp = { .options = report_options, .parser = parse_report,
@@ -179,8 +209,14 @@ int cmd_report(int argc, char **argv)
 	char *command;
 	sqlite3 *db;
 
+	const char *why = NULL;
+
 	if (argp_parse(&argp, argc, argv, 0, NULL, &args) != 0)
 		return EXIT_USAGE;
+	if (args.html && !html_page_available(&why)) {
+		fprintf(stderr, "perfcap-analyze was built without HTML support: %s\n", why);
+		return 1;
+	}
 	args.load.progress = isatty(STDERR_FILENO);
 	db = open_input(args.input, &args.load, args.load_options_given, &status);
 	if (!db)
@@ -191,6 +227,8 @@ int cmd_report(int argc, char **argv)
 	if (args.folded ? report_folded(db, &args.report, stdout) < 0
 	    : args.json ? report_json(db, &args.report, stdout) < 0
 			: report_text(db, &args.report, stdout) < 0)
+		status = 1;
+	if (args.html && write_html(db, &args.report, args.html) < 0)
 		status = 1;
 	free(command);
 	if (fflush(stdout) != 0)
