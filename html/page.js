@@ -401,6 +401,8 @@
 
 	function fmtByKey(key, value) {
 		if (typeof value === "number") {
+			/* identifiers are not quantities: no thousands separators */
+			if (/^(pid|tid|cpu|fd|dev|port)$|_(pid|tid|fd)$/.test(key)) return String(value);
 			if (/_ns$/.test(key)) return fmtNs(value);
 			if (/_pct$/.test(key)) return fmtPct(value);
 			if (/bytes$/.test(key)) return fmtBytes(value);
