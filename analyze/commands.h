@@ -12,6 +12,7 @@ int cmd_info(int argc, char **argv);    /* cmd_info.c */
 int cmd_import(int argc, char **argv);  /* cmd_import.c */
 int cmd_report(int argc, char **argv);  /* cmd_report.c */
 int cmd_query(int argc, char **argv);   /* cmd_query.c */
+int cmd_diff(int argc, char **argv);    /* cmd_diff.c */
 
 /* messages.c: "perfcap-analyze: FILE: what" on stderr; returns 1. */
 int fail_file(const char *path, const char *what);

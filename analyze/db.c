@@ -25,7 +25,7 @@ sqlite3 *db_open_for_load(const char *path)
 			"PRAGMA journal_mode=OFF;"
 			"PRAGMA synchronous=OFF;"
 			"PRAGMA locking_mode=EXCLUSIVE;"
-			"PRAGMA temp_store=MEMORY;"
+			"PRAGMA temp_store=FILE;"
 			"PRAGMA cache_size=-65536;") < 0) {
 		sqlite3_close(db);
 		return NULL;
@@ -43,7 +43,7 @@ sqlite3 *db_open_readonly(const char *path)
 		sqlite3_close(db);
 		return NULL;
 	}
-	db_exec(db, "PRAGMA temp_store=MEMORY;");
+	db_exec(db, "PRAGMA temp_store=FILE; PRAGMA cache_size=-65536;");
 	return db;
 }
 

@@ -11,15 +11,10 @@
 #include "db.h"
 #include "names.h"
 #include "perfcap_format.h"
-#include "report.h"
-
-struct folded_line {
-	char *text;
-	uint64_t count;
-};
+#include "report_sections.h"
 
 struct folded_lines {
-	struct folded_line *lines;
+	struct folded_stack *lines;
 	size_t len;
 	size_t cap;
 };
@@ -116,7 +111,7 @@ static int add_line(struct folded_lines *out, const char *text, uint64_t count)
 {
 	if (out->len == out->cap) {
 		size_t new_cap = out->cap ? out->cap * 2 : 1024;
-		struct folded_line *grown = realloc(out->lines, new_cap * sizeof(*grown));
+		struct folded_stack *grown = realloc(out->lines, new_cap * sizeof(*grown));
 		if (!grown)
 			return -1;
 		out->lines = grown;
@@ -131,20 +126,24 @@ static int add_line(struct folded_lines *out, const char *text, uint64_t count)
 
 static int compare_lines(const void *a, const void *b)
 {
-	return strcmp(((const struct folded_line *)a)->text,
-		      ((const struct folded_line *)b)->text);
+	return strcmp(((const struct folded_stack *)a)->text,
+		      ((const struct folded_stack *)b)->text);
 }
 
-static void print_merged(const struct folded_lines *all, FILE *out)
+/* Merges identical adjacent lines of the sorted list in place. */
+static void merge_sorted(struct folded_lines *all)
 {
-	for (size_t i = 0; i < all->len;) {
-		uint64_t count = 0;
-		size_t j = i;
-		while (j < all->len && strcmp(all->lines[j].text, all->lines[i].text) == 0)
-			count += all->lines[j++].count;
-		fprintf(out, "%s %llu\n", all->lines[i].text, (unsigned long long)count);
-		i = j;
+	size_t kept = 0;
+
+	for (size_t i = 0; i < all->len; i++) {
+		if (kept > 0 && strcmp(all->lines[kept - 1].text, all->lines[i].text) == 0) {
+			all->lines[kept - 1].count += all->lines[i].count;
+			free(all->lines[i].text);
+			continue;
+		}
+		all->lines[kept++] = all->lines[i];
 	}
+	all->len = kept;
 }
 
 static int collect_lines(const struct selection *sel, const struct callchains *cc,
@@ -164,32 +163,52 @@ static int collect_lines(const struct selection *sel, const struct callchains *c
 	return rc;
 }
 
+int folded_stacks_build(const struct selection *sel, const struct callchains *cc,
+			const struct names *names, struct folded_stack **lines, size_t *n)
+{
+	struct folded_lines all = { 0 };
+	int rc = collect_lines(sel, cc, names, &all);
+
+	if (rc == 0) {
+		qsort(all.lines, all.len, sizeof(*all.lines), compare_lines);
+		merge_sorted(&all);
+		*lines = all.lines;
+		*n = all.len;
+		return 0;
+	}
+	folded_stacks_free(all.lines, all.len);
+	fprintf(stderr, "perfcap-analyze: out of memory building folded stacks\n");
+	return -1;
+}
+
+void folded_stacks_free(struct folded_stack *lines, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(lines[i].text);
+	free(lines);
+}
+
 int report_folded(sqlite3 *db, const struct report_options *opts, FILE *out)
 {
+	struct report_scope scope;
 	struct selection sel;
 	struct callchains cc;
 	struct names names;
-	struct folded_lines all = { 0 };
+	struct folded_stack *lines = NULL;
+	size_t n = 0;
 	int rc = -1;
 
 	memset(&cc, 0, sizeof(cc));
 	memset(&names, 0, sizeof(names));
-	if (selection_load(db, opts, &sel) < 0)
+	if (report_scope_resolve(db, opts, &scope) < 0 || selection_load(db, &scope, &sel) < 0)
 		return -1;
-	if (callchains_load(&cc, db) == 0 && names_load(&names, db) == 0) {
-		rc = collect_lines(&sel, &cc, &names, &all);
-		if (rc == 0) {
-			qsort(all.lines, all.len, sizeof(*all.lines), compare_lines);
-			print_merged(&all, out);
-		}
-	}
-	for (size_t i = 0; i < all.len; i++)
-		free(all.lines[i].text);
-	free(all.lines);
+	if (callchains_load(&cc, db) == 0 && names_load(&names, db) == 0)
+		rc = folded_stacks_build(&sel, &cc, &names, &lines, &n);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		fprintf(out, "%s %llu\n", lines[i].text, (unsigned long long)lines[i].count);
+	folded_stacks_free(lines, n);
 	names_free(&names);
 	callchains_free(&cc);
 	selection_free(&sel);
-	if (rc < 0)
-		fprintf(stderr, "perfcap-analyze: out of memory building folded stacks\n");
 	return rc;
 }

@@ -292,7 +292,8 @@ static void load_module(struct loader *L, const struct pc_rec *rec)
 	path = m.path ? text_dup_printable(m.path, strlen(m.path), '?') : NULL;
 	hex_string(build_id, sizeof(build_id), m.build_id,
 		   m.build_id_len <= PC_BUILD_ID_MAX ? m.build_id_len : 0);
-	db_bind_text(st, 1, m.kind == PC_MODULE_KERNEL ? "kernel" : "elf");
+	db_bind_text(st, 1, m.kind == PC_MODULE_KERNEL ? "kernel" :
+			    m.kind == PC_MODULE_PERFMAP ? "perfmap" : "elf");
 	db_bind_text(st, 2, path);
 	db_bind_text(st, 3, m.build_id_len ? build_id : NULL);
 	sqlite3_bind_int64(st, 4, m.e_type);

@@ -23,6 +23,7 @@ static const struct command commands[] = {
 	{ "import", cmd_import },
 	{ "report", cmd_report },
 	{ "query", cmd_query },
+	{ "diff", cmd_diff },
 };
 
 static const char doc[] =
@@ -31,9 +32,11 @@ static const char doc[] =
 "COMMANDS:\n"
 "  info FILE               metadata, chunks, event counts, losses, damage\n"
 "  import FILE -o DB       load a capture into a SQLite database\n"
-"  report FILE|DB          top functions, top stacks, data quality\n"
+"  report FILE|DB          where the time goes and why: diagnosis, CPU, I/O, locks\n"
+"  report --json FILE      the same report as JSON (docs/report-json.md)\n"
 "  report --folded FILE    folded stacks for flame graphs\n"
 "  query FILE|DB SQL       run SQL read-only; tab, CSV or JSON output\n"
+"  diff BASE NEW           what changed: findings with statistics, CI verdict\n"
 "  help COMMAND            options and examples of one command\n"
 "\n"
 "EXAMPLES:\n"
@@ -43,6 +46,7 @@ static const char doc[] =
 "  perfcap-analyze report --folded run.perfcap > out.folded\n"
 "  perfcap-analyze import run.perfcap -o run.db && sqlite3 run.db\n"
 "  perfcap-analyze query run.db 'SELECT * FROM data_quality'\n"
+"  perfcap-analyze diff base.perfcap new.perfcap\n"
 "  perfcap-analyze help report\n"
 "\n"
 "See perfcap-analyze(1) and docs/schema.md for the database schema.";

@@ -1,5 +1,5 @@
-/* open_input.c - a database or a capture imported in memory (see
- * open_input.h). */
+/* open_input.c - a database, or a capture imported into a private
+ * temporary database (see open_input.h). */
 #include <stdio.h>
 #include <string.h>
 
@@ -44,12 +44,16 @@ static sqlite3 *open_database(const char *path, int load_options_given, int *sta
 	return db;
 }
 
-static sqlite3 *import_in_memory(const char *path, const struct load_options *load,
-				 int *status)
+/* SQLite's private temporary database (file name ""): pages stay in the
+ * capped page cache and spill to an unlinked file in SQLITE_TMPDIR, TMPDIR,
+ * /var/tmp or /tmp, so a capture larger than RAM is analyzed in bounded
+ * memory, and nothing is left behind. */
+static sqlite3 *import_to_temporary(const char *path, const struct load_options *load,
+				    int *status)
 {
 	char why[256] = "";
 	struct load_summary sum;
-	sqlite3 *db = db_open_for_load(":memory:");
+	sqlite3 *db = db_open_for_load("");
 	int rc;
 
 	if (!db) {
@@ -69,5 +73,5 @@ sqlite3 *open_input(const char *path, const struct load_options *load,
 {
 	if (is_sqlite_file(path))
 		return open_database(path, load_options_given, status);
-	return import_in_memory(path, load, status);
+	return import_to_temporary(path, load, status);
 }

@@ -1,6 +1,7 @@
 /* open_input.h - opening what a command is given: a database made by
  * "import" (read-only, schema version checked) or a capture, imported into
- * an in-memory database first, so both give the same results. */
+ * a private temporary database first (pages beyond the cache spill to an
+ * unlinked file), so both give the same results in bounded memory. */
 #ifndef ANALYZE_OPEN_INPUT_H
 #define ANALYZE_OPEN_INPUT_H
 

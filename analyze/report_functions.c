@@ -1,14 +1,17 @@
-/* report_functions.c - "Top functions": per function (name and module),
+/* report_functions.c - "CPU hot paths" and its "Top functions": per function (name and module),
  * self samples (the function is the innermost frame of the combined stack,
  * kernel frames being on top of user frames) and total samples (the
  * function is anywhere in the stack, counted once per sample), as shares of
  * the selected samples and as estimated CPU time (samples / frequency).
  *
  * Computed in one pass over the selected sample groups using the call
- * chains; docs/schema.md shows the equivalent SQL. */
+ * chains; docs/schema.md shows the equivalent SQL. The section opens with
+ * the truncation and symbol-miss rates that bound how far to trust it.
+ * In JSON: "cpu" (functions, top stacks, folded stacks, rates). */
 #include <stdlib.h>
 #include <string.h>
 
+#include "db.h"
 #include "fmt.h"
 #include "report_sections.h"
 #include "text.h"
@@ -89,38 +92,144 @@ static void print_row(const struct report_context *ctx, const struct function *f
 		f->name, text_module_label(label, sizeof(label), f->module));
 }
 
-static void print_top(const struct report_context *ctx, struct ranking *r)
+/* The functions with samples, ranked; *n of them. NULL on out-of-memory. */
+static uint32_t *rank_functions(const struct report_context *ctx, struct ranking *r,
+				uint32_t *n)
 {
 	uint32_t *order = malloc(((size_t)ctx->cc->nfunctions + 1) * sizeof(uint32_t));
-	uint32_t n = 0;
 
+	*n = 0;
 	if (!order)
-		return;
+		return NULL;
 	for (uint32_t fn = 0; fn < ctx->cc->nfunctions; fn++)
 		if (r->counts[fn].total > 0)
-			order[n++] = fn;
+			order[(*n)++] = fn;
 	sort_ranking = r;
-	qsort(order, n, sizeof(*order), compare_functions);
+	qsort(order, *n, sizeof(*order), compare_functions);
 	sort_ranking = NULL;
-	for (uint32_t i = 0; i < n && i < (uint32_t)ctx->opts->top; i++)
-		print_row(ctx, &ctx->cc->functions[order[i]], &r->counts[order[i]]);
-	free(order);
+	return order;
 }
 
-int report_section_functions(const struct report_context *ctx)
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0;
+}
+
+static uint64_t quality(const struct report_context *ctx, const char *source, const char *key)
+{
+	int64_t v = db_lookup_int(ctx->db, "SELECT value FROM quality WHERE source = ?1"
+				  " AND key = ?2", source, key, 0);
+
+	return v > 0 ? (uint64_t)v : 0;
+}
+
+static double truncated_pct(const struct report_context *ctx)
+{
+	return pct(quality(ctx, "stacks", "samples.truncated") +
+		   quality(ctx, "stacks", "samples.probably_truncated"),
+		   quality(ctx, "cpu", "samples"));
+}
+
+static double unresolved_pct(const struct report_context *ctx)
+{
+	return pct(quality(ctx, "frames", "sampled.unresolved"), quality(ctx, "frames", "sampled"));
+}
+
+static void function_json(const struct report_context *ctx, const struct function *f,
+			  const struct function_count *c)
+{
+	struct json_writer *w = ctx->json;
+
+	json_begin_object(w, NULL);
+	json_string(w, "name", f->name);
+	json_string(w, "module", f->module);
+	json_uint(w, "self", c->self);
+	json_uint(w, "total", c->total);
+	json_double(w, "self_pct", pct(c->self, ctx->samples));
+	json_double(w, "total_pct", pct(c->total, ctx->samples));
+	json_end_object(w);
+}
+
+static int folded_json(const struct report_context *ctx)
+{
+	struct folded_stack *lines = NULL;
+	size_t n = 0;
+
+	if (folded_stacks_build(ctx->sel, ctx->cc, ctx->names, &lines, &n) < 0)
+		return -1;
+	json_begin_array(ctx->json, "folded");
+	for (size_t i = 0; i < n; i++) {
+		json_begin_object(ctx->json, NULL);
+		json_string(ctx->json, "stack", lines[i].text);
+		json_uint(ctx->json, "count", lines[i].count);
+		json_end_object(ctx->json);
+	}
+	json_end_array(ctx->json);
+	folded_stacks_free(lines, n);
+	return 0;
+}
+
+static int write_json(const struct report_context *ctx, struct ranking *r, const uint32_t *order,
+		      uint32_t n)
+{
+	struct json_writer *w = ctx->json;
+	int rc;
+
+	json_begin_object(w, "cpu");
+	json_uint(w, "samples", ctx->samples);
+	json_double(w, "freq_hz", ctx->freq_hz);
+	json_double(w, "truncated_pct", truncated_pct(ctx));
+	json_double(w, "unresolved_pct", unresolved_pct(ctx));
+	json_begin_array(w, "functions");
+	for (uint32_t i = 0; i < n && i < (uint32_t)ctx->opts->top; i++)
+		function_json(ctx, &ctx->cc->functions[order[i]], &r->counts[order[i]]);
+	json_end_array(w);
+	rc = report_stacks_json(ctx);
+	if (rc == 0)
+		rc = folded_json(ctx);
+	json_end_object(w);
+	return rc;
+}
+
+static void print_rates(const struct report_context *ctx)
+{
+	fprintf(ctx->out, "  stacks truncated or probably truncated: %.1f%% of samples;"
+		" unresolved frames: %.1f%% (see Data quality)\n",
+		truncated_pct(ctx), unresolved_pct(ctx));
+}
+
+int report_section_cpu(const struct report_context *ctx)
 {
 	struct ranking r = { .cc = ctx->cc };
+	uint32_t *order, n;
+	int rc = 0;
 
-	fprintf(ctx->out, "\nTop functions (by self samples, top %d)\n", ctx->opts->top);
-	fprintf(ctx->out, "  %6s %6s %10s %10s %10s %10s  %s\n", "Self", "Total",
-		"Self", "Total", "Self CPU", "Total CPU", "Function  [module]");
 	r.counts = calloc((size_t)ctx->cc->nfunctions + 1, sizeof(*r.counts));
 	if (!r.counts)
 		return -1;
 	count_functions(ctx, r.counts);
-	print_top(ctx, &r);
-	if (ctx->samples == 0)
-		fprintf(ctx->out, "  (no samples)\n");
+	order = rank_functions(ctx, &r, &n);
+	if (!order) {
+		free(r.counts);
+		return -1;
+	}
+	if (ctx->json) {
+		rc = write_json(ctx, &r, order, n);
+	} else {
+		fprintf(ctx->out, "\nCPU hot paths\n");
+		if (ctx->samples == 0)
+			report_none(ctx, "CPU samples", "cpu");
+		else
+			print_rates(ctx);
+		fprintf(ctx->out, "\nTop functions (by self samples, top %d)\n", ctx->opts->top);
+		fprintf(ctx->out, "  %6s %6s %10s %10s %10s %10s  %s\n", "Self", "Total",
+			"Self", "Total", "Self CPU", "Total CPU", "Function  [module]");
+		for (uint32_t i = 0; i < n && i < (uint32_t)ctx->opts->top; i++)
+			print_row(ctx, &ctx->cc->functions[order[i]], &r.counts[order[i]]);
+		if (ctx->samples == 0)
+			fprintf(ctx->out, "  (no samples)\n");
+	}
+	free(order);
 	free(r.counts);
-	return 0;
+	return rc;
 }

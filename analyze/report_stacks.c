@@ -1,4 +1,4 @@
-/* report_stacks.c - "Top stacks": for the processes with the most samples,
+/* report_stacks.c - "Top stacks" (part of CPU hot paths): for the processes with the most samples,
  * their most frequent stacks, printed innermost frame first (kernel frames
  * above user frames). Stacks that name the same functions are merged (two
  * stack ids can differ only by addresses inside the same functions). */
@@ -106,6 +106,42 @@ static int compare_chains(const void *pa, const void *pb)
 	return alen == blen ? 0 : (alen < blen ? -1 : 1);
 }
 
+static void chain_json(const struct report_context *ctx, const struct chain *c)
+{
+	struct json_writer *w = ctx->json;
+	uint32_t len = c->klen + c->ulen;
+
+	json_begin_object(w, NULL);
+	json_uint(w, "count", c->count);
+	json_begin_array(w, "frames");
+	for (uint32_t i = 0; i < len && i < MAX_PRINTED_FRAMES; i++) {
+		const struct function *f = &ctx->cc->functions[chain_fn(c, i)];
+		json_begin_object(w, NULL);
+		json_string(w, "name", f->name);
+		json_string(w, "module", f->module);
+		json_end_object(w);
+	}
+	json_end_array(w);
+	json_int(w, "frames_omitted", len > MAX_PRINTED_FRAMES ? len - MAX_PRINTED_FRAMES : 0);
+	json_end_object(w);
+}
+
+static void process_json(const struct report_context *ctx, const struct process_total *p,
+			 const struct chain_set *set, const char *comm)
+{
+	struct json_writer *w = ctx->json;
+
+	json_begin_object(w, NULL);
+	json_int(w, "pid", p->pid);
+	json_string(w, "comm", comm);
+	json_uint(w, "samples", p->samples);
+	json_begin_array(w, "stacks");
+	for (size_t i = 0; i < set->len && i < TOP_STACKS; i++)
+		chain_json(ctx, &set->chains[i]);
+	json_end_array(w);
+	json_end_object(w);
+}
+
 static void print_chain(const struct report_context *ctx, const struct chain *c,
 			uint64_t process_samples)
 {
@@ -149,12 +185,17 @@ static int print_process(const struct report_context *ctx, const struct process_
 	}
 	if (rc == 0) {
 		qsort(set.chains, set.len, sizeof(*set.chains), compare_chains);
+		if (ctx->json) {
+			process_json(ctx, p, &set, comm);
+			goto done;
+		}
 		fprintf(ctx->out, "  pid %u %s: %s samples (%s)\n", p->pid, comm ? comm : "?",
 			fmt_count(n, sizeof(n), p->samples),
 			fmt_percent(pct, sizeof(pct), p->samples, ctx->samples));
 		for (size_t i = 0; i < set.len && i < TOP_STACKS; i++)
 			print_chain(ctx, &set.chains[i], p->samples);
 	}
+done:
 	free(set.chains);
 	hmap_free(&set.by_hash);
 	return rc;
@@ -196,12 +237,31 @@ static struct process_total *process_totals(const struct selection *sel, size_t 
 	return totals;
 }
 
-int report_section_stacks(const struct report_context *ctx)
+/* JSON: the "stacks" member of "cpu", written by report_section_cpu. */
+int report_stacks_json(const struct report_context *ctx)
 {
 	size_t nprocesses = 0;
 	struct process_total *totals = process_totals(ctx->sel, &nprocesses);
 	int rc = totals ? 0 : -1;
 
+	json_begin_array(ctx->json, "stacks");
+	for (size_t i = 0; rc == 0 && i < nprocesses && i < TOP_PROCESSES; i++)
+		rc = print_process(ctx, &totals[i]);
+	json_end_array(ctx->json);
+	free(totals);
+	return rc;
+}
+
+int report_section_stacks(const struct report_context *ctx)
+{
+	size_t nprocesses = 0;
+	struct process_total *totals;
+	int rc;
+
+	if (ctx->json)
+		return 0;             /* part of "cpu" */
+	totals = process_totals(ctx->sel, &nprocesses);
+	rc = totals ? 0 : -1;
 	fprintf(ctx->out, "\nTop stacks (top %d processes, %d stacks each, innermost frame first)\n",
 		TOP_PROCESSES, TOP_STACKS);
 	if (ctx->samples == 0)

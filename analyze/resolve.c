@@ -67,6 +67,7 @@ static const char *source_name(enum sym_source source)
 	case SYM_SRC_LOCAL:      return "local";
 	case SYM_SRC_DEBUGINFOD: return "debuginfod";
 	case SYM_SRC_KERNEL:     return "kernel";
+	case SYM_SRC_PERFMAP:    return "perfmap";
 	default:                 return "none";
 	}
 }
@@ -170,15 +171,19 @@ static int resolve_kernel_ip(struct resolver *R, uint64_t ip, int is_return,
 	return insert_frames(R, &row, &frame, 1, first);
 }
 
-static int resolve_unmapped_ip(struct resolver *R, uint64_t ip, uint32_t *first,
-			       uint32_t *n)
+/* An ip outside every mapped file: JIT code named by the process's perf
+ * map, else module "[unknown]". */
+static int resolve_unmapped_ip(struct resolver *R, uint32_t pid, uint64_t ip, int is_return,
+			       uint32_t *first, uint32_t *n)
 {
 	struct sym_frame frame = { 0 };
 	struct frame_row row = {
 		.kind = "user", .address = ip, .fallback_module = "[unknown]",
-		.module_offset = ip,
+		.module_offset = ip, .return_adjust = is_return ? 1 : 0,
 	};
 
+	if (symbolizer_resolve_perfmap(R->L->sym, pid, ip - row.return_adjust, &frame) < 1)
+		memset(&frame, 0, sizeof(frame));
 	*n = 1;
 	return insert_frames(R, &row, &frame, 1, first);
 }
@@ -238,7 +243,7 @@ static int frames_of_ip(struct resolver *R, const struct stack_entry *e, uint32_
 	else if (map >= 0)
 		rc = resolve_mapped_ip(R, &R->L->maps.maps[map], ip, is_return, first, n);
 	else
-		rc = resolve_unmapped_ip(R, ip, first, n);
+		rc = resolve_unmapped_ip(R, pid, ip, is_return, first, n);
 	if (rc < 0)
 		return -1;
 	if (!hmap_upsert(&R->cache, key, ip, ((uint64_t)*first << 8) | *n, NULL))

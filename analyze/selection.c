@@ -1,18 +1,33 @@
 /* selection.c - the samples a report looks at: the rows of sample_counts
- * matching --pid and --comm (a process's or a thread's name), read once
- * into memory so every section works on the same rows. */
+ * matching --pid, --tid and --comm (a process's or a thread's name), or,
+ * with a time window, the samples inside it grouped the same way; read
+ * once into memory so every section works on the same rows. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "db.h"
 #include "report.h"
 
-static const char select_sql[] =
+static const char counts_filter_sql[] =
 	"SELECT pid, tid, ustack_id, kstack_id, count FROM sample_counts"
-	" WHERE (?1 IS NULL OR pid = ?1)"
-	"   AND (?2 IS NULL"
-	"        OR pid IN (SELECT pid FROM processes WHERE comm = ?2)"
-	"        OR tid IN (SELECT tid FROM threads WHERE comm = ?2))";
+	" WHERE (:pid IS NULL OR pid = :pid) AND (:tid IS NULL OR tid = :tid)"
+	"   AND (:comm IS NULL"
+	"        OR pid IN (SELECT pid FROM processes WHERE comm = :comm)"
+	"        OR tid IN (SELECT tid FROM threads WHERE comm = :comm))";
+
+static sqlite3_stmt *prepare_select(sqlite3 *db, const struct report_scope *scope)
+{
+	char where[1024], sql[1400];
+
+	if (!scope->windowed)
+		return db_prepare(db, counts_filter_sql);
+	snprintf(sql, sizeof(sql),
+		 "SELECT pid, tid, ustack_id, kstack_id, count(*) FROM samples WHERE %s"
+		 " GROUP BY pid, tid, ustack_id, kstack_id",
+		 report_scope_sql(where, sizeof(where), "pid", "tid", "ts", "ts"));
+	return db_prepare(db, sql);
+}
 
 static int64_t column_stack_id(sqlite3_stmt *st, int col)
 {
@@ -41,18 +56,17 @@ static int append_group(struct selection *sel, size_t *cap, sqlite3_stmt *st)
 	return 0;
 }
 
-int selection_load(sqlite3 *db, const struct report_options *opts, struct selection *sel)
+int selection_load(sqlite3 *db, const struct report_scope *scope, struct selection *sel)
 {
-	sqlite3_stmt *st = db_prepare(db, select_sql);
+	sqlite3_stmt *st;
 	size_t cap = 0;
-	int rc = 0, step;
+	int rc = 0, step = SQLITE_DONE;
 
 	memset(sel, 0, sizeof(*sel));
+	st = prepare_select(db, scope);
 	if (!st)
 		return -1;
-	if (opts->has_pid)
-		sqlite3_bind_int64(st, 1, opts->pid);
-	db_bind_text(st, 2, opts->comm);
+	report_scope_bind(st, scope);
 	while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW)
 		rc = append_group(sel, &cap, st);
 	if (rc == 0 && step != SQLITE_DONE) {

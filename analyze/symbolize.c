@@ -78,6 +78,19 @@ static int append_kernel(struct symbolizer *s, struct embedded_module *em)
 	return 0;
 }
 
+static int append_perfmap(struct symbolizer *s, struct embedded_module *em)
+{
+	struct embedded_module **perfmaps = room_for_one(s->perfmaps, s->nperfmaps,
+							 &s->perfmaps_cap,
+							 sizeof(*perfmaps));
+
+	if (perfmaps == NULL)
+		return -ENOMEM;
+	s->perfmaps = perfmaps;
+	s->perfmaps[s->nperfmaps++] = em;
+	return 0;
+}
+
 void build_id_to_hex(const uint8_t *id, size_t len, char *hex)
 {
 	static const char digits[] = "0123456789abcdef";
@@ -144,6 +157,7 @@ void symbolizer_free(struct symbolizer *s)
 	free(s->states);
 	free(s->embedded);
 	free(s->kernel);
+	free(s->perfmaps);
 	str_map_free(&s->states_by_key);
 	str_map_free(&s->embedded_by_build_id);
 	str_map_free(&s->embedded_by_path);
@@ -194,6 +208,8 @@ static int index_embedded(struct symbolizer *s, struct embedded_module *em)
 
 	if (em->elf.kind == PC_MODULE_KERNEL)
 		return append_kernel(s, em);
+	if (em->elf.kind == PC_MODULE_PERFMAP)
+		return append_perfmap(s, em);
 	if (em->elf.build_id_len > 0) {
 		build_id_to_hex(em->elf.build_id, em->elf.build_id_len, hex);
 		err = chain_embedded(&s->embedded_by_build_id, hex, em, 0);
@@ -566,4 +582,21 @@ int symbolizer_resolve_kernel(struct symbolizer *s, uint64_t addr,
 	if (out->mode == SYM_MODE_UNRESOLVED)
 		s->stats.unresolved++;
 	return 1;
+}
+
+/* JIT code: the perf map records of the process; a later record (a later
+ * recording session appended to the capture) wins over an earlier one. */
+int symbolizer_resolve_perfmap(struct symbolizer *s, uint32_t pid, uint64_t addr,
+			       struct sym_frame *out)
+{
+	for (size_t i = s->nperfmaps; i-- > 0;) {
+		const struct pc_elf_module *m = &s->perfmaps[i]->elf;
+
+		if (m->pid == pid && fill_from_symbols(m, addr, SYM_SRC_PERFMAP, out)) {
+			out->module = m->path ? m->path : "[jit]";
+			out->module_offset = addr;
+			return 1;
+		}
+	}
+	return 0;
 }

@@ -21,6 +21,7 @@ enum sym_source {
 	SYM_SRC_LOCAL,          /* a local ELF file matched by build-id (or path) */
 	SYM_SRC_DEBUGINFOD,     /* fetched through debuginfod */
 	SYM_SRC_KERNEL,         /* kernel symbols embedded in the capture */
+	SYM_SRC_PERFMAP,        /* JIT symbols from the process's perf map (in the capture) */
 };
 
 enum sym_mode {
@@ -71,6 +72,13 @@ int symbolizer_resolve_user(struct symbolizer *s, const char *path,
  * "[kernel]" + address). */
 int symbolizer_resolve_kernel(struct symbolizer *s, uint64_t addr,
 			      struct sym_frame *out);
+
+/* Resolves an address of process pid outside every mapped file (JIT code)
+ * through the perf map records of the capture. Returns 1 with *out filled
+ * (module = "/tmp/perf-PID.map", module_offset = addr), or 0 if no perf
+ * map entry covers it. */
+int symbolizer_resolve_perfmap(struct symbolizer *s, uint32_t pid, uint64_t addr,
+			       struct sym_frame *out);
 
 struct symbolizer_stats {
 	uint64_t lookups;        /* calls */

@@ -126,6 +126,8 @@ struct symbolizer {
 	size_t nembedded, embedded_cap;
 	struct embedded_module **kernel;
 	size_t nkernel, kernel_cap;
+	struct embedded_module **perfmaps; /* JIT symbols, one record per process */
+	size_t nperfmaps, perfmaps_cap;
 	uint64_t generation;              /* bumped by each added module */
 	struct str_map paths;             /* interned module paths */
 	struct result_cache cache;

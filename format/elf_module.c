@@ -623,6 +623,7 @@ static int append_module_record(struct pc_buf *b, const struct pc_elf_module *m,
 	hdr.nsyms = nsyms;
 	hdr.path_len = (uint32_t)path_len;
 	hdr.strtab_len = (uint32_t)strtab_len;
+	hdr.pid = m->pid;
 	memcpy(hdr.build_id, m->build_id, sizeof(hdr.build_id));
 	fixed = malloc(fixed_len);
 	if (fixed == NULL)
@@ -666,7 +667,8 @@ static int module_header_valid(const struct pc_rec_module *hdr, uint32_t size)
 {
 	uint64_t need = sizeof(*hdr);
 
-	if (hdr->kind != PC_MODULE_ELF && hdr->kind != PC_MODULE_KERNEL)
+	if (hdr->kind != PC_MODULE_ELF && hdr->kind != PC_MODULE_KERNEL &&
+	    hdr->kind != PC_MODULE_PERFMAP)
 		return 0;
 	if (hdr->build_id_len > PC_BUILD_ID_MAX)
 		return 0;
@@ -737,6 +739,7 @@ int pc_elf_module_from_rec(struct pc_elf_module *m, const struct pc_rec *rec)
 	if (!module_header_valid(&hdr, rec->size))
 		return -EINVAL;
 	m->kind = hdr.kind;
+	m->pid = hdr.pid;
 	m->build_id_len = hdr.build_id_len;
 	memcpy(m->build_id, hdr.build_id, hdr.build_id_len);
 	err = copy_module_body(m, &hdr, (const uint8_t *)rec + sizeof(hdr));

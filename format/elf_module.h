@@ -15,6 +15,7 @@
 
 struct pc_elf_module {
 	uint16_t kind;                 /* enum pc_module_kind */
+	uint32_t pid;                  /* PC_MODULE_PERFMAP: its process */
 	uint16_t e_type;               /* ET_EXEC, ET_DYN ... (0 if unknown) */
 	uint8_t  build_id_len;         /* 0 if none */
 	uint8_t  build_id[PC_BUILD_ID_MAX];

@@ -18,7 +18,7 @@
 
 #define PC_FILE_MAGIC      "PERFCAP\0" /* 8 bytes */
 #define PC_FORMAT_MAJOR    1           /* incompatible layout changes */
-#define PC_FORMAT_MINOR    0           /* compatible additions */
+#define PC_FORMAT_MINOR    1           /* compatible additions */
 
 struct pc_file_header {
 	char     magic[8];        /* PC_FILE_MAGIC */
@@ -173,7 +173,9 @@ struct pc_rec_map {
 	/* char path[path_len]; padding to 8 */
 };
 
-enum pc_module_kind { PC_MODULE_ELF = 0, PC_MODULE_KERNEL = 1 };
+/* PERFMAP (format 1.1): symbols of JIT code from a process's
+ * /tmp/perf-PID.map, at runtime addresses of that process (pc_rec_module.pid). */
+enum pc_module_kind { PC_MODULE_ELF = 0, PC_MODULE_KERNEL = 1, PC_MODULE_PERFMAP = 2 };
 
 /* A load segment: maps a file offset to the ELF virtual address. */
 struct pc_segment {
@@ -200,7 +202,7 @@ struct pc_rec_module {
 	uint32_t nsyms;
 	uint32_t path_len;
 	uint32_t strtab_len;
-	uint32_t reserved2;
+	uint32_t pid;             /* PERFMAP: the process; 0 otherwise */
 	uint8_t  build_id[PC_BUILD_ID_MAX];
 	uint32_t reserved3;
 	/* struct pc_segment segs[nsegs];

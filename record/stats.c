@@ -160,6 +160,12 @@ int stats_build(struct chunk_buffer *cb, const struct record_totals *t)
 	err |= chunk_buffer_add_kv_u64(cb, "modules.hit", s->modules_hit);
 	err |= chunk_buffer_add_kv_u64(cb, "modules.unreadable", s->modules_unreadable);
 	err |= chunk_buffer_add_kv_u64(cb, "kernel.ips", s->kernel_ips);
+	err |= chunk_buffer_add_kv_u64(cb, "jit.ips", s->jit_ips);
+	err |= chunk_buffer_add_kv_u64(cb, "jit.ips.named", s->jit_ips_named);
+	err |= chunk_buffer_add_kv_u64(cb, "jit.perfmaps.read", s->perfmaps.files_read);
+	err |= chunk_buffer_add_kv_u64(cb, "jit.perfmaps.refused", s->perfmaps.files_refused);
+	err |= chunk_buffer_add_kv_u64(cb, "jit.perfmaps.malformed_lines",
+				       s->perfmaps.lines_malformed);
 	err |= chunk_buffer_add_kv_u64(cb, "kernel.symbols.unavailable",
 				       s->kernel_symbols_unavailable ? 1 : 0);
 	err |= chunk_buffer_add_kv_u64(cb, "targets.map_full",

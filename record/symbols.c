@@ -7,6 +7,10 @@
  * offsets become ELF virtual addresses through its load segments, and
  * pc_buf_add_module stores the symbols covering them.
  *
+ * JIT ips (anonymous executable memory, or memory mapped after the last
+ * read of /proc/PID/maps): the process's perf map, if it wrote one, names
+ * them; only the entries covering hit addresses are stored.
+ *
  * Kernel ips: /proc/kallsyms is read once and only the symbols covering hit
  * kernel addresses are stored.
  */
@@ -34,7 +38,7 @@ static int add_hit(struct addr_list *l, uint64_t addr, uint32_t frame)
 }
 
 static void collect_user_hits(const struct stack_table *stacks, struct process_table *pt,
-			      struct symbol_stats *st)
+			      struct addr_list *jit_hits, struct symbol_stats *st)
 {
 	for (uint32_t id = 0; id < stacks->n; id++) {
 		const struct stack_entry *e = &stacks->entries[id];
@@ -45,12 +49,13 @@ static void collect_user_hits(const struct stack_table *stacks, struct process_t
 		for (uint32_t i = 0; i < e->nr; i++) {
 			const struct proc_map *map = processes_find_map(pt, e->aspace, ips[i]);
 
-			if (!map) {
+			if (!map)
 				st->user_ips_unmapped++;
+			if (!map || map->module == MODULE_NONE) {
+				if (e->aspace < pt->naspaces)
+					add_hit(&jit_hits[e->aspace], ips[i], 0);
 				continue;
 			}
-			if (map->module == MODULE_NONE)
-				continue;
 			add_hit(&pt->modules.mods[map->module].hits,
 				ips[i] - map->start + map->pgoff, i);
 		}
@@ -189,14 +194,81 @@ static int add_kernel_module(struct chunk_buffer *cb, const struct stack_table *
 	return err;
 }
 
+static uint64_t count_named(const struct pc_elf_module *m, const struct addr_list *hits)
+{
+	uint64_t named = 0;
+
+	for (size_t i = 0; i < hits->n; i++)
+		named += pc_elf_module_lookup(m, hits->v[i]) != NULL;
+	return named;
+}
+
+/* The perf map of one address space's process, if it has hits there. */
+static int add_perfmap_module(struct chunk_buffer *cb, uint32_t pid, struct addr_list *hits,
+			      struct symbol_stats *st)
+{
+	struct pc_elf_module m;
+	char why[192];
+	int err;
+
+	addr_list_sort_unique(hits);
+	st->jit_ips += hits->n;
+	err = perfmap_load(&m, pid, &st->perfmaps, why, sizeof(why));
+	if (err) {
+		if (err != -ENOENT)
+			warning_line("JIT frames of pid %u will not be named: %s", pid, why);
+		return err == -ENOMEM ? err : 0;
+	}
+	st->jit_ips_named += count_named(&m, hits);
+	err = pc_buf_add_module(&cb->buf, &m, hits->v, hits->n);
+	if (!err)
+		chunk_buffer_count(cb, 0);
+	pc_elf_module_free(&m);
+	return err;
+}
+
+/* Moves the hits of later address spaces of the same pid (images before
+ * and after an exec) into jit_hits[a]: a pid has one perf map file. */
+static int merge_same_pid(struct process_table *pt, struct addr_list *jit_hits, uint32_t a)
+{
+	for (uint32_t b = a + 1; b < pt->naspaces; b++) {
+		if (pt->aspaces[b].pid != pt->aspaces[a].pid || !jit_hits[b].n)
+			continue;
+		for (size_t i = 0; i < jit_hits[b].n; i++)
+			if (addr_list_add(&jit_hits[a], jit_hits[b].v[i]))
+				return -ENOMEM;
+		addr_list_free(&jit_hits[b]);
+		jit_hits[b] = (struct addr_list){ 0 };
+	}
+	return 0;
+}
+
+static int add_perfmap_modules(struct chunk_buffer *cb, struct process_table *pt,
+			       struct addr_list *jit_hits, struct symbol_stats *st)
+{
+	int err = 0;
+
+	for (uint32_t a = 0; a < pt->naspaces && !err; a++) {
+		if (!jit_hits[a].n)
+			continue;
+		err = merge_same_pid(pt, jit_hits, a);
+		if (!err)
+			err = add_perfmap_module(cb, pt->aspaces[a].pid, &jit_hits[a], st);
+	}
+	return err;
+}
+
 int symbols_write(struct writer_thread *wt, const struct stack_table *stacks,
 		  struct process_table *pt, struct symbol_stats *st)
 {
 	struct chunk_buffer cb = { 0 };
+	struct addr_list *jit_hits = calloc(pt->naspaces ? pt->naspaces : 1, sizeof(*jit_hits));
 	int err = 0;
 
 	memset(st, 0, sizeof(*st));
-	collect_user_hits(stacks, pt, st);
+	if (!jit_hits)
+		return -ENOMEM;
+	collect_user_hits(stacks, pt, jit_hits, st);
 	for (uint32_t i = 0; i < pt->modules.n && !err; i++) {
 		struct module *mod = &pt->modules.mods[i];
 
@@ -207,6 +279,11 @@ int symbols_write(struct writer_thread *wt, const struct stack_table *stacks,
 		if (!err)
 			err = submit_if_large(wt, &cb);
 	}
+	if (!err)
+		err = add_perfmap_modules(&cb, pt, jit_hits, st);
+	for (uint32_t a = 0; a < pt->naspaces; a++)
+		addr_list_free(&jit_hits[a]);
+	free(jit_hits);
 	if (!err)
 		err = add_kernel_module(&cb, stacks, st);
 	if (!err)

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "perfmap.h"
 #include "processes.h"
 #include "stackdedup.h"
 #include "writer_thread.h"
@@ -17,6 +18,9 @@ struct symbol_stats {
 	uint64_t modules_unreadable;   /* of those, no symbols could be read */
 	uint64_t user_ips_unmapped;    /* user ips outside every known mapping */
 	uint64_t kernel_ips;           /* distinct kernel addresses looked up */
+	uint64_t jit_ips;              /* distinct ips in anonymous/unmapped memory */
+	uint64_t jit_ips_named;        /* of those, covered by a perf map entry */
+	struct perfmap_stats perfmaps; /* /tmp/perf-PID.map files */
 	bool     kernel_symbols_unavailable;
 };
 

@@ -203,3 +203,13 @@ void ev_sample(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid)
 
 	add(c, &r, sizeof(r), PC_REC_SAMPLE, 0, ts);
 }
+
+void ev_sample_stack(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid,
+		     uint32_t ustack, uint32_t kstack)
+{
+	struct pc_rec_sample r = {
+		.ts = ts, .pid = pid, .tid = tid, .ustack = ustack, .kstack = kstack,
+	};
+
+	add(c, &r, sizeof(r), PC_REC_SAMPLE, 0, ts);
+}

@@ -66,5 +66,8 @@ void ev_mutex(struct event_capture *c, uint64_t ts, uint64_t duration, uint32_t 
 void ev_fault(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid,
 	      uint64_t addr, uint64_t ip, uint32_t weight);
 void ev_sample(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid);
+/* ev_sample with stacks (capture_builder.h STACK_*; PC_STACK_NONE: none). */
+void ev_sample_stack(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid,
+		     uint32_t ustack, uint32_t kstack);
 
 #endif /* TESTS_EVENT_BUILDER_H */

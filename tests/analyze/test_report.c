@@ -44,6 +44,17 @@ static int find_function(const char *report, const char *name, const char *modul
 	return 0;
 }
 
+/* Removes the "analyze command" line of a report in place (the one line
+ * that names the input as given: a capture or its database). */
+static void drop_analyze_command(char *report)
+{
+	char *line = strstr(report, "  analyze command  ");
+	char *end = line ? strchr(line, '\n') : NULL;
+
+	if (line && end)
+		memmove(line, end + 1, strlen(end + 1) + 1);
+}
+
 static char *make_capture(char *dir, const char *name, const struct capture_spec *spec)
 {
 	char *path = scratch_path(dir, name);
@@ -191,6 +202,10 @@ Test(report, database_and_capture_reports_are_identical)
 	run_analyze(&from_db, "report", db, NULL);
 	cr_assert_eq(from_capture.status, 0);
 	cr_assert_eq(from_db.status, 0, "%s", from_db.err);
+	cr_expect(strstr(from_capture.out, "analyze command  perfcap-analyze report"
+			 " --no-local-files "), "%s", from_capture.out);
+	drop_analyze_command(from_capture.out);
+	drop_analyze_command(from_db.out);
 	cr_expect_str_eq(from_capture.out, from_db.out);
 	tool_result_free(&from_capture);
 	tool_result_free(&from_db);
@@ -221,6 +236,152 @@ Test(report, data_quality_counts)
 	cr_expect(strstr(r.out, "Probably truncated:  6.0% of samples (distinct stacks: 1;"));
 	cr_expect(strstr(r.out, "Stack errors:        0.0% of samples"));
 	tool_result_free(&r);
+	free(cap);
+	scratch_remove(dir);
+}
+
+Test(report, sections_in_book_order_and_empty_ones_say_why)
+{
+	static const char *const sections[] = { "\nSummary\n", "\nMethod and scope\n",
+		"\nLatency breakdown\n", "\nCPU hot paths\n", "\nTop functions", "\nTop stacks",
+		"\nI/O\n", "\nContention and scheduling\n", "\nEvidence tables\n",
+		"\nData quality\n", "\nReproduce\n" };
+	char *dir = scratch_dir();
+	struct capture_spec spec = capture_spec_basic();
+	char *cap = make_capture(dir, "run.perfcap", &spec);
+	struct tool_result r;
+	const char *last = NULL;
+
+	run_analyze(&r, "report", "--no-local-files", cap, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++) {
+		const char *at = strstr(r.out, sections[i]);
+		cr_expect(at, "missing section %s", sections[i]);
+		cr_expect(!last || !at || at > last, "section %s out of order", sections[i]);
+		last = at ? at : last;
+	}
+	cr_expect(strstr(r.out, "  no block I/O recorded (source 'block' not enabled:"
+			 " perfcap-record -e block)\n"), "%s", r.out);
+	cr_expect(strstr(r.out, "  1. cpu_bound"), "%s", r.out);
+	cr_expect(strstr(r.out, "  record command   perfcap-record -F 100 -- ./app\n"));
+	tool_result_free(&r);
+	free(cap);
+	scratch_remove(dir);
+}
+
+Test(report, reproduce_hashes_the_capture_like_sha256sum)
+{
+	char *dir = scratch_dir();
+	struct capture_spec spec = capture_spec_basic();
+	char *cap = make_capture(dir, "run.perfcap", &spec);
+	char cmd[1024], expected[80] = "", line[128];
+	struct tool_result r;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "sha256sum %s", cap);
+	p = popen(cmd, "r");
+	cr_assert(p);
+	cr_assert(fscanf(p, "%64s", expected) == 1);
+	pclose(p);
+	run_analyze(&r, "report", "--no-local-files", cap, NULL);
+	cr_assert_eq(r.status, 0);
+	snprintf(line, sizeof(line), "  capture sha256   %s\n", expected);
+	cr_expect(strstr(r.out, line), "%s not in %s", line, r.out);
+	tool_result_free(&r);
+	free(cap);
+	scratch_remove(dir);
+}
+
+Test(report, bad_scope_options_are_one_line_errors)
+{
+	char *dir = scratch_dir();
+	struct capture_spec spec = capture_spec_basic();
+	char *cap = make_capture(dir, "run.perfcap", &spec);
+	struct tool_result r;
+
+	run_analyze(&r, "report", "--from", "soon", cap, NULL);
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.err, "--from: 'soon' is neither"), "%s", r.err);
+	tool_result_free(&r);
+	run_analyze(&r, "report", "--to", "-5s", cap, NULL);
+	cr_expect_eq(r.status, 2);
+	tool_result_free(&r);
+	run_analyze(&r, "report", "--tid", "x1", cap, NULL);
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.err, "--tid: 'x1' is not a thread id"), "%s", r.err);
+	tool_result_free(&r);
+	run_analyze(&r, "report", "--json", "--folded", cap, NULL);
+	cr_expect_eq(r.status, 2);
+	tool_result_free(&r);
+	run_analyze(&r, "report", "--no-local-files", "--from", "3600s", cap, NULL);
+	cr_expect_eq(r.status, 1);
+	cr_expect(strstr(r.err, "outside the capture"), "%s", r.err);
+	cr_expect_eq(count_lines_with(r.err, "perfcap-analyze"), 1, "%s", r.err);
+	tool_result_free(&r);
+	run_analyze(&r, "report", "--no-local-files", "--from", "2s", "--to", "1s", cap, NULL);
+	cr_expect_eq(r.status, 1);
+	tool_result_free(&r);
+	free(cap);
+	scratch_remove(dir);
+}
+
+Test(report, json_is_valid_and_has_the_contract_keys)
+{
+	char *dir = scratch_dir();
+	struct capture_spec spec = capture_spec_basic();
+	char *cap = make_capture(dir, "run.perfcap", &spec);
+	char *out = scratch_path(dir, "r.json");
+	char cmd[2048];
+	struct tool_result r;
+	FILE *f;
+
+	run_analyze(&r, "report", "--json", "--no-local-files", cap, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	f = fopen(out, "w");
+	cr_assert(f);
+	fputs(r.out, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "python3 -c 'import json,sys; d=json.load(open(sys.argv[1]));"
+		 " keys={\"kind\",\"report_version\",\"capture\",\"summary\",\"scope\",\"diagnosis\","
+		 "\"latency\",\"cpu\",\"io\",\"contention\",\"threads\",\"timeline\",\"data_quality\","
+		 "\"reproduce\"}; assert keys <= set(d), keys - set(d);"
+		 " assert d[\"kind\"] == \"report\" and d[\"report_version\"] == 1;"
+		 " assert d[\"cpu\"][\"samples\"] == 400;"
+		 " assert sum(x[\"count\"] for x in d[\"cpu\"][\"folded\"]) == 400;"
+		 " assert d[\"cpu\"][\"functions\"][0][\"name\"] == \"A\";"
+		 " assert d[\"reproduce\"][\"capture_sha256\"] == d[\"capture\"][\"sha256\"];"
+		 " assert d[\"diagnosis\"][\"confidence\"] in (\"high\", \"medium\", \"low\")' %s",
+		 out);
+	cr_expect_eq(system(cmd), 0, "%s", r.out);
+	tool_result_free(&r);
+	free(out);
+	free(cap);
+	scratch_remove(dir);
+}
+
+Test(report, json_of_a_damaged_capture_is_valid_and_says_so)
+{
+	char *dir = scratch_dir();
+	struct capture_spec spec = capture_spec_basic();
+	char *cap, *out = scratch_path(dir, "r.json");
+	char cmd[1024];
+	struct tool_result r;
+	FILE *f;
+
+	spec.no_end = 1;
+	cap = make_capture(dir, "cut.perfcap", &spec);
+	run_analyze(&r, "report", "--json", "--no-local-files", cap, NULL);
+	cr_expect_eq(r.status, 3, "%s", r.err);
+	f = fopen(out, "w");
+	cr_assert(f);
+	fputs(r.out, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "python3 -c 'import json,sys; d=json.load(open(sys.argv[1]));"
+		 " q=[x for x in d[\"data_quality\"] if x[\"source\"] == \"file\"];"
+		 " assert q and q[0][\"value\"] == 1, q' %s", out);
+	cr_expect_eq(system(cmd), 0, "%s", r.out);
+	tool_result_free(&r);
+	free(out);
 	free(cap);
 	scratch_remove(dir);
 }

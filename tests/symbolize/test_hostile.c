@@ -59,7 +59,7 @@ Test(hostile, header_fields)
 	r->h.type = PC_REC_MAP;
 	cr_assert_eq(parse(r), -EINVAL);
 	*r = saved;
-	r->kind = 2;
+	r->kind = PC_MODULE_PERFMAP + 1;   /* unknown kind */
 	cr_assert_eq(parse(r), -EINVAL);
 	*r = saved;
 	r->build_id_len = PC_BUILD_ID_MAX + 1;

@@ -1,0 +1,109 @@
+/* diff_warnings.c - whether the two sides were recorded alike: kernel,
+ * eBPF programs, filters, sampling, data quality, damage. A difference is
+ * a warning and makes the comparison conditional. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diff_internal.h"
+
+void warn(struct builder *b, int conditional, const char *fmt, ...)
+{
+	struct diff_result *res = b->res;
+	char **w = realloc(res->warnings, (res->nwarnings + 1) * sizeof(*w));
+	char text[1024];
+	va_list ap;
+
+	if (!w) {
+		b->oom = 1;
+		return;
+	}
+	res->warnings = w;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	res->warnings[res->nwarnings] = strdup(text);
+	if (!res->warnings[res->nwarnings]) {
+		b->oom = 1;
+		return;
+	}
+	res->nwarnings++;
+	if (conditional)
+		res->conditional = 1;
+}
+
+/* A META-derived setting that should be equal on every run. */
+static void check_same(struct builder *b, const char *what, size_t field_offset)
+{
+	const struct diff_run *ref = &b->s[0].runs[0];
+	const char *a = *(char *const *)((const char *)ref + field_offset);
+
+	for (int side = 0; side < 2; side++)
+		for (size_t i = 0; i < b->s[side].n; i++) {
+			const struct diff_run *r = &b->s[side].runs[i];
+			const char *v = *(char *const *)((const char *)r + field_offset);
+
+			if (strcmp(a, v) != 0) {
+				warn(b, 1, "%s differ: %s has '%s', %s has '%s'; the comparison is "
+				     "conditional", what, ref->path, a, r->path, v);
+				return;
+			}
+		}
+}
+
+static double side_max(const struct side *s, size_t field_offset)
+{
+	double m = 0;
+
+	for (size_t i = 0; i < s->n; i++) {
+		double v = *(const double *)((const char *)&s->runs[i] + field_offset);
+
+		if (v > m)
+			m = v;
+	}
+	return m;
+}
+
+/* Data quality differs materially: above floor somewhere, more than gap
+ * apart (both as fractions), and more than twice as high on one side. */
+static void check_quality(struct builder *b, const char *what, size_t field_offset,
+			  double floor, double gap)
+{
+	double a = side_max(&b->s[0], field_offset), c = side_max(&b->s[1], field_offset);
+	double hi = a > c ? a : c, lo = a > c ? c : a;
+
+	if (hi > floor && hi - lo > gap && hi > 2 * lo)
+		warn(b, 1, "%s differs: %.2f%% (base) vs %.2f%% (new); the comparison is "
+		     "conditional", what, 100 * a, 100 * c);
+}
+
+void check_sides(struct builder *b)
+{
+	check_same(b, "kernels", offsetof(struct diff_run, kernel));
+	check_same(b, "eBPF program hashes", offsetof(struct diff_run, hashes));
+	check_same(b, "filters or sources", offsetof(struct diff_run, filters));
+	check_same(b, "sampling settings", offsetof(struct diff_run, sampling));
+	/* losses matter from 0.1%; unmatched events and unresolved frames are
+	 * normal at a few tenths of a percent and matter from 1% */
+	check_quality(b, "event loss rate", offsetof(struct diff_run, loss_rate), 0.001, 0.005);
+	check_quality(b, "unmatched event rate", offsetof(struct diff_run, unmatched_rate),
+		      0.01, 0.01);
+	check_quality(b, "symbol-miss rate", offsetof(struct diff_run, symbol_miss_rate),
+		      0.01, 0.01);
+	if (strcmp(b->s[0].runs[0].command, b->s[1].runs[0].command) != 0)
+		warn(b, 0, "the recorded commands differ: '%s' vs '%s'",
+		     b->s[0].runs[0].command, b->s[1].runs[0].command);
+	for (int side = 0; side < 2; side++)
+		for (size_t i = 0; i < b->s[side].n; i++)
+			if (b->s[side].runs[i].damage[0])
+				warn(b, 1, "%s is damaged (%s): only its intact chunks were compared",
+				     b->s[side].runs[i].path, b->s[side].runs[i].damage);
+	for (int side = 0; side < 2; side++)
+		for (size_t i = 0; i < b->s[side].n; i++)
+			if (b->s[side].runs[i].seconds <= 0)
+				warn(b, 1, "%s: duration unknown; per-second values are not "
+				     "meaningful", b->s[side].runs[i].path);
+}
+

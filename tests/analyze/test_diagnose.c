@@ -1,0 +1,421 @@
+/* test_diagnose.c - the report's diagnosis on synthetic captures, one per
+ * cause, each built so the answer is known exactly: the injected cause
+ * must be ranked first with its exact key number (docs/report-json.md).
+ * The JSON is read with python3's json module, which also checks that it
+ * is valid JSON. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sqlite3.h>
+
+#include "capture_builder.h"
+#include "event_builder.h"
+#include "run_tool.h"
+
+#define T(ms) (SEC + (uint64_t)(ms) * MS)  /* captures start at 1 s */
+#define NR_PWRITE64 18
+#define NR_RECVFROM 45
+#define NR_FSYNC 74
+#define NR_FUTEX 202
+#define FUTEX_WAIT_PRIVATE 128
+#define FUTEX_WAKE_PRIVATE 129
+#define FUTEX_WAIT_BITSET_PRIVATE 137
+#define DEV_8_0 (8u << 20)
+
+/* Runs "report --json" on the capture (plus extra arguments) and returns
+ * the stdout; asserts success. */
+static char *report_json(const char *cap, const char *a1, const char *a2)
+{
+	struct tool_result r;
+	char *out;
+
+	run_analyze(&r, "report", "--json", "--no-local-files", cap, a1, a2, NULL);
+	cr_assert_eq(r.status, 0, "report --json: %s", r.err);
+	out = r.out;
+	r.out = NULL;
+	tool_result_free(&r);
+	return out;
+}
+
+/* Evaluates a Python expression over the parsed JSON document d; returns
+ * its printed value (malloc'd, trailing newline removed). Fails the test
+ * if the JSON does not parse. */
+static char *json_eval(const char *dir, const char *json, const char *expr)
+{
+	char *path = scratch_path(dir, "report.json");
+	char *expr_path = scratch_path(dir, "expr.py");
+	char cmd[2048], *value = calloc(1, 4096);
+	FILE *f = fopen(path, "w"), *e = fopen(expr_path, "w");
+	FILE *p;
+
+	cr_assert(f && e && value);
+	fputs(json, f);
+	fclose(f);
+	fputs(expr, e);
+	fclose(e);
+	snprintf(cmd, sizeof(cmd), "python3 -c 'import json,sys; d=json.load(open(sys.argv[1]));"
+		 " print(eval(open(sys.argv[2]).read()))' %s %s 2>&1", path, expr_path);
+	p = popen(cmd, "r");
+	cr_assert(p);
+	value[fread(value, 1, 4095, p)] = '\0';
+	cr_assert_eq(pclose(p), 0, "python3: %s (expr %s)", value, expr);
+	value[strcspn(value, "\n")] = '\0';
+	free(path);
+	free(expr_path);
+	return value;
+}
+
+#define expect_json(dir, json, expr, expected) do { \
+	char *got_ = json_eval(dir, json, expr); \
+	cr_expect_str_eq(got_, expected, "%s -> %s", expr, got_); \
+	free(got_); \
+} while (0)
+
+static char *write_capture(const char *dir, const char *name, struct event_capture *ev)
+{
+	char *path = scratch_path(dir, name);
+
+	cr_assert_eq(build_event_capture(path, ev), 0);
+	ev_free(ev);
+	return path;
+}
+
+/* Thread 100 runs the whole second in A (80 samples) and B (20). */
+Test(diagnose, cpu_bound_names_the_hot_function)
+{
+	char *dir = scratch_dir();
+	struct event_capture ev;
+	char *cap, *json;
+
+	ev_init(&ev, T(0), T(1000), "cpu,sched");
+	ev_switch(&ev, T(0), 0, 0, 0, 0, 100, 100);
+	for (int i = 0; i < 100; i++)
+		ev_sample_stack(&ev, T(i * 10 + 5), 100, 100, i < 80 ? STACK_A : STACK_B,
+				PC_STACK_NONE);
+	cap = write_capture(dir, "cpu.perfcap", &ev);
+	json = report_json(cap, NULL, NULL);
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['kind']", "cpu_bound");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['key_number']['value']", "80");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['key_number']['unit']", "percent");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['subject']['function']", "A");
+	expect_json(dir, json, "round(d['diagnosis']['causes'][0]['score'], 3)", "0.8");
+	expect_json(dir, json, "d['cpu']['functions'][0]['self']", "80");
+	free(json);
+	free(cap);
+	scratch_remove(dir);
+}
+
+/* Three waiters each wait twice 200 ms on the mutex at 0x7000 (woken by
+ * thread 101); thread 105 waits 900 ms on a condition variable (a
+ * FUTEX_WAIT_BITSET: waiting for work, not a lock). */
+Test(diagnose, lock_contention_on_the_mutex_not_the_condvar)
+{
+	char *dir = scratch_dir();
+	struct event_capture ev;
+	char *cap, *json;
+
+	ev_init(&ev, T(0), T(1000), "syscall");
+	for (uint32_t tid = 102; tid <= 104; tid++)
+		for (int i = 0; i < 2; i++) {
+			uint64_t start = T(100 + i * 400 + (tid - 102) * 10);
+			ev_syscall(&ev, start, 200 * MS, 100, tid, NR_FUTEX, 0, 0x7000,
+				   FUTEX_WAIT_PRIVATE, 2);
+			ev_syscall(&ev, start + 200 * MS - 1000, 500, 100, 101, NR_FUTEX, 1, 0x7000,
+				   FUTEX_WAKE_PRIVATE, 1);
+		}
+	ev_syscall(&ev, T(50), 900 * MS, 100, 105, NR_FUTEX, 0, 0x8000,
+		   FUTEX_WAIT_BITSET_PRIVATE, 0);
+	cap = write_capture(dir, "lock.perfcap", &ev);
+	json = report_json(cap, NULL, NULL);
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['kind']", "lock_contention");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['key_number']['value']",
+		    "1200000000");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['subject']['address']", "0x7000");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['subject']['waiters']", "3");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['subject']['holder_tid']", "101");
+	expect_json(dir, json, "len(d['diagnosis']['causes'])", "1");
+	expect_json(dir, json, "[r['type'] for r in d['contention']['futex']]",
+		    "['mutex', 'condition']");
+	free(json);
+	free(cap);
+	scratch_remove(dir);
+}
+
+/* Thread 101 blocks twice 300 ms in uninterruptible sleep inside fsync;
+ * the device served 4 requests (queue 50 ms, service 100 ms each). */
+Test(diagnose, disk_io_with_queue_and_service)
+{
+	char *dir = scratch_dir();
+	struct event_capture ev;
+	char *cap, *json;
+
+	ev_init(&ev, T(0), T(1000), "sched,syscall,block");
+	ev_switch(&ev, T(0), 0, 0, 0, 0, 100, 101);
+	for (int i = 0; i < 2; i++) {
+		uint64_t t = T(100 + i * 400);
+		ev_switch(&ev, t, 0, 100, 101, PC_TASK_UNINTERRUPTIBLE, 0, 0);
+		ev_block(&ev, t + 150 * MS, 50 * MS, 100 * MS, 100, 101, DEV_8_0, 1, 8, 4096);
+		ev_block(&ev, t + 290 * MS, 50 * MS, 100 * MS, 100, 101, DEV_8_0, 1, 16, 4096);
+		ev_wakeup(&ev, t + 300 * MS, 100, 101, 0, 0, 0, 0);
+		ev_switch(&ev, t + 300 * MS, 0, 0, 0, 0, 100, 101);
+		ev_syscall(&ev, t - MS, 302 * MS, 100, 101, NR_FSYNC, 0, 3, 0, 0);
+	}
+	cap = write_capture(dir, "disk.perfcap", &ev);
+	json = report_json(cap, NULL, NULL);
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['kind']", "disk_io");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['key_number']['value']",
+		    "600000000");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['subject']['device']", "8:0");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['subject']['queue_ns']", "200000000");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['subject']['service_ns']",
+		    "400000000");
+	expect_json(dir, json, "d['io']['devices'][0]['requests']", "4");
+	free(json);
+	free(cap);
+	scratch_remove(dir);
+}
+
+/* Thread 101 (pid 100) and thread 200 (pid 200) share CPU 0 in 10 ms
+ * slices; 101 also has a sample in A for each slice it runs, so it
+ * is compute-bound for half its time and waits for the CPU the other
+ * half: contention ranks first (book 12.2). */
+static char *contention_capture(const char *dir)
+{
+	struct event_capture ev;
+
+	ev_init(&ev, T(0), T(1000), "cpu,sched");
+	ev_switch(&ev, T(0), 0, 0, 0, 0, 100, 101);
+	for (int i = 1; i < 100; i++) {
+		if (i % 2)
+			ev_switch(&ev, T(i * 10), 0, 100, 101, PC_TASK_RUNNING, 200, 200);
+		else
+			ev_switch(&ev, T(i * 10), 0, 200, 200, PC_TASK_RUNNING, 100, 101);
+	}
+	for (int i = 0; i < 100; i += 2)
+		ev_sample_stack(&ev, T(i * 10 + 5), 100, 101, STACK_A, PC_STACK_NONE);
+	return write_capture(dir, "runq.perfcap", &ev);
+}
+
+Test(diagnose, cpu_contention_names_the_competitor)
+{
+	char *dir = scratch_dir();
+	char *cap = contention_capture(dir);
+	char *json = report_json(cap, "--pid", "100");
+
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['kind']", "cpu_contention");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['key_number']['value']",
+		    "500000000");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['subject']['competitors'][0]['tid']",
+		    "200");
+	expect_json(dir, json, "d['diagnosis']['causes'][1]['kind']", "cpu_bound");
+	free(json);
+	free(cap);
+	scratch_remove(dir);
+}
+
+/* Thread 101 waits 500 ms in recvfrom on a connected socket. */
+Test(diagnose, network_wait_names_the_peer)
+{
+	char *dir = scratch_dir();
+	struct event_capture ev;
+	char *cap, *json;
+
+	ev_init(&ev, T(0), T(1000), "sched,syscall,net");
+	ev_socket_v4(&ev, T(10), 100, 101, 5, PC_SOCK_F_CONNECTED, "10.0.0.1", 40000,
+		     "10.0.0.2", 6379, 77);
+	ev_switch(&ev, T(0), 0, 0, 0, 0, 100, 101);
+	ev_switch(&ev, T(200), 0, 100, 101, PC_TASK_INTERRUPTIBLE, 0, 0);
+	ev_wakeup(&ev, T(700), 100, 101, 0, 0, 0, 0);
+	ev_switch(&ev, T(700), 0, 0, 0, 0, 100, 101);
+	ev_syscall(&ev, T(199), 502 * MS, 100, 101, NR_RECVFROM, 10, 5, 0, 100);
+	cap = write_capture(dir, "net.perfcap", &ev);
+	json = report_json(cap, NULL, NULL);
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['kind']", "network_wait");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['key_number']['value']",
+		    "500000000");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['subject']['peer']", "10.0.0.2:6379");
+	free(json);
+	free(cap);
+	scratch_remove(dir);
+}
+
+/* Four 1 s windows: thread 101 writes every 100 ms; in the last window
+ * each write blocks 40 ms on the disk. I/O rises, CPU does not: "io".
+ * A competitor (pid 200) appears in the last window and burns a CPU: it
+ * is counted apart, not taken for the victim's CPU rising. */
+Test(diagnose, spike_window_io_verdict)
+{
+	char *dir = scratch_dir();
+	struct event_capture ev;
+	char *cap, *json;
+
+	ev_init(&ev, T(0), T(4000), "sched,syscall,block");
+	ev_switch(&ev, T(0), 0, 0, 0, 0, 100, 101);
+	ev_switch(&ev, T(3000), 1, 0, 0, 0, 200, 200);
+	for (int i = 0; i < 40; i++) {
+		uint64_t t = T(i * 100 + 10);
+		if (i < 30) {
+			ev_syscall(&ev, t, MS, 100, 101, NR_PWRITE64, 4096, 3, 0, 4096);
+			continue;
+		}
+		ev_switch(&ev, t + MS, 0, 100, 101, PC_TASK_UNINTERRUPTIBLE, 0, 0);
+		ev_block(&ev, t + 40 * MS, 0, 38 * MS, 100, 101, DEV_8_0, 1, 8, 4096);
+		ev_wakeup(&ev, t + 41 * MS, 100, 101, 0, 0, 0, 0);
+		ev_switch(&ev, t + 41 * MS, 0, 0, 0, 0, 100, 101);
+		ev_syscall(&ev, t, 42 * MS, 100, 101, NR_PWRITE64, 4096, 3, 0, 4096);
+	}
+	cap = write_capture(dir, "spike.perfcap", &ev);
+	json = report_json(cap, NULL, NULL);
+	expect_json(dir, json, "d['diagnosis']['spike']['verdict']", "io");
+	expect_json(dir, json, "d['diagnosis']['spike']['window_start_ns'] - 1000000000",
+		    "3000000000");
+	expect_json(dir, json, "d['diagnosis']['spike']['baseline_start_ns'] - 1000000000",
+		    "2000000000");
+	expect_json(dir, json, "d['diagnosis']['spike']['cpu_ratio'] < 1.5", "True");
+	expect_json(dir, json, "d['diagnosis']['spike']['threads_compared']", "1");
+	expect_json(dir, json, "d['diagnosis']['spike']['new_threads']", "1");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['kind']", "disk_io");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['key_number']['value']",
+		    "400000000");
+	free(json);
+	free(cap);
+	scratch_remove(dir);
+}
+
+/* The same capture, with the window cut before the spike: no spike, no
+ * disk cause; with --tid of another thread: nothing at all. */
+Test(diagnose, window_and_tid_filters_change_the_verdict)
+{
+	char *dir = scratch_dir();
+	char *cap = contention_capture(dir);
+	char *json = report_json(cap, "--from", "500ms");
+
+	expect_json(dir, json, "d['scope']['from_ns']", "1500000000");
+	expect_json(dir, json, "d['scope']['duration_ns']", "500000000");
+	expect_json(dir, json, "[c['kind'] for c in d['diagnosis']['causes']][:1]",
+		    "['cpu_contention']");
+	expect_json(dir, json, "d['cpu']['samples']", "25");
+	free(json);
+	json = report_json(cap, "--tid", "999");
+	expect_json(dir, json, "d['diagnosis']['causes']", "[]");
+	expect_json(dir, json, "d['cpu']['samples']", "0");
+	free(json);
+	json = report_json(cap, "--comm", "other");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['subject']['victim_tids']", "200");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['subject']['competitors'][0]['tid']",
+		    "101");
+	expect_json(dir, json, "[t['tid'] for t in d['threads']]", "[200]");
+	free(json);
+	json = report_json(cap, "--to", "1200000000");
+	expect_json(dir, json, "d['scope']['to_ns']", "1200000000");
+	expect_json(dir, json, "d['cpu']['samples']", "10");
+	free(json);
+	free(cap);
+	scratch_remove(dir);
+}
+
+/* Adds request_queueing and pool_utilisation (the views another module
+ * defines; here tables with known rows) to an imported database: pid 100,
+ * workers 101 and 102, 8 requests queued 100 ms and served 100 ms each,
+ * busy_avg workers busy on average. */
+static void add_pool_tables(const char *db_path, double busy_avg)
+{
+	sqlite3 *db;
+	char sql[512];
+
+	cr_assert_eq(sqlite3_open(db_path, &db), SQLITE_OK);
+	cr_assert_eq(sqlite3_exec(db, "CREATE TABLE request_queueing (pid, fd, conn_ts, request,"
+				  " ready_ts, pickup_ts, pickup_tid, queue_ns, service_ns, end_ts);"
+				  "CREATE TABLE pool_utilisation (pid, window_start, window_end,"
+				  " workers, busy_avg, queue_depth_avg, queue_depth_max);",
+				  NULL, NULL, NULL), SQLITE_OK);
+	for (int i = 0; i < 8; i++) {
+		uint64_t ready = T(100 + i * 100);
+		snprintf(sql, sizeof(sql), "INSERT INTO request_queueing VALUES (100, 5, %llu, 1,"
+			 " %llu, %llu, %d, %llu, %llu, %llu)", (unsigned long long)ready,
+			 (unsigned long long)ready, (unsigned long long)(ready + 100 * MS),
+			 101 + i % 2, 100 * MS, 100 * MS, (unsigned long long)(ready + 200 * MS));
+		cr_assert_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	}
+	snprintf(sql, sizeof(sql), "INSERT INTO pool_utilisation VALUES (100, %llu, %llu, 2, %f,"
+		 " 3, 6)", (unsigned long long)T(0), (unsigned long long)T(1000), busy_avg);
+	cr_assert_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+}
+
+/* Workers 101 and 102 block in recvfrom (class net, a downstream) or in
+ * poll (idle, waiting for work) from 100 ms to 900 ms. */
+static char *pool_db(const char *dir, int nr, double busy_avg)
+{
+	struct event_capture ev;
+	char *cap = scratch_path(dir, "pool.perfcap"), *db = scratch_path(dir, "pool.db");
+	struct tool_result r;
+
+	ev_init(&ev, T(0), T(1000), "sched,syscall");
+	for (uint32_t tid = 101; tid <= 102; tid++) {
+		ev_switch(&ev, T(0), tid - 101, 0, 0, 0, 100, tid);
+		ev_switch(&ev, T(100), tid - 101, 100, tid, PC_TASK_INTERRUPTIBLE, 0, 0);
+		ev_wakeup(&ev, T(900), 100, tid, 0, 0, tid - 101, 0);
+		ev_switch(&ev, T(900), tid - 101, 0, 0, 0, 100, tid);
+		ev_syscall(&ev, T(99), 802 * MS, 100, tid, (uint32_t)nr, 0, 5, 0, 100);
+	}
+	cr_assert_eq(build_event_capture(cap, &ev), 0);
+	ev_free(&ev);
+	run_analyze(&r, "import", "--no-local-files", cap, "-o", db, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	tool_result_free(&r);
+	add_pool_tables(db, busy_avg);
+	free(cap);
+	return db;
+}
+
+Test(diagnose, pool_underprovisioned_ranks_before_the_workers_waits)
+{
+	char *dir = scratch_dir();
+	char *db = pool_db(dir, NR_RECVFROM, 1.9);
+	char *json = report_json(db, NULL, NULL);
+
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['kind']", "pool_underprovisioned");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['key_number']['value']", "100000000");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['subject']['workers']", "2");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['subject']['queue_depth_max']", "6");
+	expect_json(dir, json, "d['diagnosis']['causes'][1]['kind']", "network_wait");
+	expect_json(dir, json, "d['latency']['requests']", "None");
+	free(json);
+	free(db);
+	scratch_remove(dir);
+}
+
+Test(diagnose, idle_workers_with_queued_requests_is_a_dispatch_stall)
+{
+	char *dir = scratch_dir();
+	char *db = pool_db(dir, 7 /* poll */, 0.2);
+	char *json = report_json(db, NULL, NULL);
+
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['kind']", "dispatch_stall");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['key_number']['value']", "100000000");
+	free(json);
+	free(db);
+	scratch_remove(dir);
+}
+
+Test(diagnose, no_cause_below_five_percent)
+{
+	char *dir = scratch_dir();
+	struct event_capture ev;
+	char *cap, *json;
+
+	ev_init(&ev, T(0), T(1000), "sched");
+	ev_switch(&ev, T(0), 0, 0, 0, 0, 100, 101);
+	ev_switch(&ev, T(980), 0, 100, 101, PC_TASK_RUNNING, 200, 200);
+	ev_switch(&ev, T(990), 0, 200, 200, PC_TASK_RUNNING, 100, 101);
+	cap = write_capture(dir, "calm.perfcap", &ev);
+	json = report_json(cap, NULL, NULL);
+	expect_json(dir, json, "d['diagnosis']['causes']", "[]");
+	expect_json(dir, json, "d['summary'].startswith('No cause explains')", "True");
+	expect_json(dir, json, "d['diagnosis']['spike']", "None");
+	free(json);
+	free(cap);
+	scratch_remove(dir);
+}

@@ -1,0 +1,37 @@
+#!/bin/bash
+# diff_same.sh - the same workload recorded twice, and three times per
+# side: diff finds no significant change (thresholds: diff_lib.sh), exits
+# 0 under --fail-on any:significant, and prints folded pairs.
+set -u
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/diff_lib.sh"
+require_bpf
+make_tmpdir
+
+for run in b1 b2 b3 n1 n2 n3; do
+	record $run 2
+done
+
+echo "--- one run per side"
+diff_json one b1 n1
+[ "$(top one)" = none ] || fail "same workload: a finding is significant: $(top one)"
+grep -q '"verdict": "no significant change"' "$TMP/one.json" || fail "verdict is not 'no significant change'"
+expect_exit 0 --fail-on any:significant --fail-on 'func:hot_func:+10%' \
+	"$TMP/b1.perfcap" "$TMP/n1.perfcap"
+grep -q "PASS: no --fail-on rule matched" "$TMP/exit.out" || fail "no PASS line"
+
+echo "--- three runs per side"
+"$PERFCAP_ANALYZE" diff --json $DIFF_THRESHOLDS --base "$TMP/b1.perfcap" "$TMP/b2.perfcap" \
+	"$TMP/b3.perfcap" --new "$TMP/n1.perfcap" "$TMP/n2.perfcap" "$TMP/n3.perfcap" \
+	> "$TMP/three.json" || fail "diff --base/--new failed"
+[ "$(top three)" = none ] || fail "3 vs 3 runs: a finding is significant: $(top three)"
+grep -q '"runs": 3' "$TMP/three.json" || fail "JSON does not say 3 runs"
+grep -q 'Welch t on per-run' "$TMP/three.json" || fail "3 vs 3 did not use per-run tests"
+
+echo "--- folded pairs"
+"$PERFCAP_ANALYZE" diff --folded "$TMP/b1.perfcap" "$TMP/n1.perfcap" > "$TMP/pairs" ||
+	fail "diff --folded failed"
+grep -q 'hot_func [0-9][0-9]* [0-9][0-9]*$' "$TMP/pairs" || fail "no hot_func pair"
+awk '{ if ($(NF-1) !~ /^[0-9]+$/ || $NF !~ /^[0-9]+$/) exit 1 }' "$TMP/pairs" ||
+	fail "a folded pair line does not end in two counts"
+echo "PASS: diff_same"
