@@ -359,25 +359,37 @@ static const char pool_utilisation_sql[] =
 /* CPU samples and off-CPU intervals of the threads serving the slowest
  * requests: those whose service_ns is at or above the nearest-rank p90 of
  * their process (CTE sl), each with the threads that made its calls (CTE
- * th: n's distinct tids). docs/schema.md, slow_request_samples. */
+ * th: n's distinct tids, numbered rn per thread in start order). Samples
+ * are matched by a sweep per thread (sw: the running max of rn gives each
+ * sample the latest slow request its thread started before it), then one
+ * equality join on (pid, tid, rn): no scan of the samples per request.
+ * Off-CPU intervals (far fewer) are joined by overlap. docs/schema.md,
+ * slow_request_samples. */
 static const char slow_request_samples_sql[] =
 	"CREATE VIEW slow_request_samples AS WITH" REQUEST_ROWS_CTES ","
 	" rk AS (SELECT *, row_number() OVER (PARTITION BY pid ORDER BY service_ns) AS rk,"
 	"   count(*) OVER (PARTITION BY pid) AS cnt FROM r),"
 	" p AS (SELECT pid, " PCTL(90, "rk", "cnt", "service_ns") " AS p90 FROM rk GROUP BY pid),"
 	" sl AS (SELECT r.*, p.p90 FROM r JOIN p USING (pid) WHERE r.service_ns >= p.p90),"
-	" th AS (SELECT DISTINCT sl.pid, sl.fd, sl.conn, sl.request, n.tid, sl.cookie,"
+	" th0 AS (SELECT DISTINCT sl.pid, sl.fd, sl.conn, sl.request, n.tid, sl.cookie,"
 	"   sl.conn_ts, sl.start_ts, sl.end_ts, sl.service_ns, sl.p90"
-	"   FROM sl JOIN n USING (pid, fd, conn, request))"
+	"   FROM sl JOIN n USING (pid, fd, conn, request)),"
+	" th AS (SELECT *, row_number() OVER (PARTITION BY pid, tid"
+	"   ORDER BY start_ts, fd, conn, request) AS rn FROM th0),"
+	" sw AS (SELECT *, max(rn) OVER (PARTITION BY pid, tid ORDER BY ts, kind"
+	"   ROWS UNBOUNDED PRECEDING) AS cur FROM (SELECT pid, tid, start_ts AS ts, 0 AS kind,"
+	"   rn, NULL AS cpu, NULL AS ustack_id, NULL AS kstack_id FROM th"
+	"   UNION ALL SELECT pid, tid, ts, 1, NULL, cpu, ustack_id, kstack_id FROM samples"
+	"   WHERE tid IN (SELECT tid FROM th)))"
 	" SELECT th.pid, th.fd, th.cookie, th.conn_ts, th.request, th.service_ns,"
-	"  th.p90 AS service_p90, th.start_ts, th.end_ts, th.tid, 'cpu' AS kind, s.ts,"
-	"  NULL AS duration, NULL AS wait_class, s.cpu, s.ustack_id, s.kstack_id,"
+	"  th.p90 AS service_p90, th.start_ts, th.end_ts, th.tid, 'cpu' AS kind, sw.ts,"
+	"  NULL AS duration, NULL AS wait_class, sw.cpu, sw.ustack_id, sw.kstack_id,"
 	"  (SELECT f.name FROM stack_frames sf JOIN frames f USING (frame_id)"
-	"   WHERE sf.stack_id = s.kstack_id AND sf.position = 0) AS kernel_function,"
+	"   WHERE sf.stack_id = sw.kstack_id AND sf.position = 0) AS kernel_function,"
 	"  (SELECT f.name FROM stack_frames sf JOIN frames f USING (frame_id)"
-	"   WHERE sf.stack_id = s.ustack_id AND sf.position = 0) AS user_function"
-	" FROM th JOIN samples s ON s.tid = th.tid AND s.pid = th.pid"
-	"  AND s.ts >= th.start_ts AND s.ts <= th.end_ts"
+	"   WHERE sf.stack_id = sw.ustack_id AND sf.position = 0) AS user_function"
+	" FROM sw JOIN th ON th.pid = sw.pid AND th.tid = sw.tid AND th.rn = sw.cur"
+	" WHERE sw.kind = 1 AND sw.ts <= th.end_ts"
 	" UNION ALL"
 	" SELECT th.pid, th.fd, th.cookie, th.conn_ts, th.request, th.service_ns, th.p90,"
 	"  th.start_ts, th.end_ts, th.tid, 'offcpu', max(o.start_ts, th.start_ts),"
