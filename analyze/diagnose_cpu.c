@@ -75,6 +75,34 @@ static uint64_t threads_of(const struct diag_input *in, int64_t fn, uint32_t *to
 	return observed;
 }
 
+/* The callers of fn in its most frequent stack, innermost first. */
+static void add_call_path(const struct diag_input *in, struct diag_cause *c, int64_t fn)
+{
+	const struct selected_group *best = NULL;
+	char path[DIAG_TEXT] = "";
+	size_t used = 0;
+
+	for (size_t i = 0; i < in->sel->len; i++)
+		if (leaf_of(in, &in->sel->groups[i]) == fn &&
+		    (!best || in->sel->groups[i].count > best->count))
+			best = &in->sel->groups[i];
+	if (!best)
+		return;
+	for (int part = 0; part < 2; part++) {
+		uint32_t len;
+		const uint32_t *fns = callchains_get(in->cc, part ? best->ustack : best->kstack, &len);
+		for (uint32_t i = 0; i < len && used < sizeof(path) - 1; i++) {
+			if (fns[i] == (uint32_t)fn)
+				continue;
+			used += (size_t)snprintf(path + used, sizeof(path) - used, "%s%s",
+						 used ? " <- " : "", in->cc->functions[fns[i]].name);
+		}
+	}
+	if (used > 0)
+		diag_evidence(c, "its most frequent stack (%llu samples): %s <- %s",
+			      (unsigned long long)best->count, in->cc->functions[fn].name, path);
+}
+
 static void add_runners_up(const struct diag_input *in, struct diag_cause *c,
 			   uint64_t *counts, int64_t best)
 {
@@ -153,6 +181,7 @@ int diagnose_cpu_bound(const struct diag_input *in, struct diagnosis *d)
 		c->key_unit = "percent";
 		c->sources = "cpu";
 		describe(in, c, fn, self, observed, nthreads, pid, tid);
+		add_call_path(in, c, fn);
 		add_runners_up(in, c, counts, fn);
 	}
 	free(counts);

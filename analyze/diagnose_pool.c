@@ -160,6 +160,8 @@ int diagnose_pool(const struct diag_input *in, struct diagnosis *d)
 	if (p.requests == 0 || p.queue_total + p.service_total <= 0)
 		return 0;
 	load_utilisation(in, &p);
+	if (p.busy_avg <= 0 && diag_scope_ns(in) > 0)   /* Little's law: requests in service */
+		p.busy_avg = p.service_total / (double)diag_scope_ns(in);
 	share = p.queue_total / (p.queue_total + p.service_total);
 	if (share < MIN_QUEUE_SHARE)
 		return 0;

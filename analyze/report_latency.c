@@ -240,6 +240,7 @@ static void requests_json(struct json_writer *w, const struct latency *l)
 	json_int(w, "p90_ns", l->req.p90);
 	json_int(w, "p99_ns", l->req.p99);
 	json_int(w, "total_ns", l->req.total);
+	json_string(w, "dominant", l->req.dominant);
 	if (l->queue_mean >= 0)
 		json_double(w, "queue_mean_ns", l->queue_mean);
 	else
@@ -280,8 +281,6 @@ static void print_requests(const struct report_context *ctx, struct latency *l)
 	fprintf(ctx->out, "  Requests on sockets (request_spans):\n");
 	fprintf(ctx->out, "  %-18s %9s %10s %10s %10s %10s  %s\n", "", "count", "p50", "p90",
 		"p99", "total", "");
-	snprintf(l->req.dominant, sizeof(l->req.dominant), "%s", l->queue_mean >= 0 ?
-		 "service (queueing below)" : "service (reads to last write)");
 	print_row(ctx->out, &l->req);
 	if (l->queue_mean >= 0)
 		fprintf(ctx->out, "  queueing before pickup: mean %s over %lld requests"
@@ -320,6 +319,9 @@ int report_section_latency(const struct report_context *ctx)
 		free(l);
 		return -1;
 	}
+	if (l->nreq > 0 && report_request_dominant(ctx, l->req_where, l->req.total,
+						   l->req.dominant, sizeof(l->req.dominant)) < 0)
+		snprintf(l->req.dominant, sizeof(l->req.dominant), "unknown (no sched source)");
 	l->nsys = call_rows(ctx, l->sys, l->top);
 	set_dominant(ctx, l->sys, l->nsys);
 	if (ctx->json)

@@ -69,6 +69,12 @@ int report_section_reproduce(const struct report_context *ctx);  /* report_repro
  * database's source capture if it is still there, same size (report_reproduce.c). */
 void report_capture_hash(struct report_context *ctx);
 
+/* The dominant component of the requests matching where (a
+ * report_scope_sql condition over request_spans) into buf, e.g. "socket
+ * wait 85% (unattributed 3%)". -1 if unknown (report_requests.c). */
+int report_request_dominant(const struct report_context *ctx, const char *where,
+			    int64_t total_ns, char *buf, size_t len);
+
 /* Folded stacks of the selection, merged and sorted bytewise (folded.c). */
 struct folded_stack {
 	char *text;

@@ -419,3 +419,33 @@ Test(diagnose, no_cause_below_five_percent)
 	free(cap);
 	scratch_remove(dir);
 }
+
+/* One request on an accepted socket: read at 100 ms, the server thread
+ * then waits 80 ms in a futex, writes the answer at 195 ms: its dominant
+ * component is the futex wait, 80 of its 96 ms. */
+Test(diagnose, request_dominant_component)
+{
+	char *dir = scratch_dir();
+	struct event_capture ev;
+	char *cap, *json;
+
+	ev_init(&ev, T(0), T(1000), "sched,syscall,net");
+	ev_socket_v4(&ev, T(50), 100, 101, 5, PC_SOCK_F_ACCEPTED, "10.0.0.1", 80, "10.0.0.2",
+		     40000, 0xa1);
+	ev_switch(&ev, T(0), 0, 0, 0, 0, 100, 101);
+	ev_syscall(&ev, T(100), MS, 100, 101, 0 /* read */, 10, 5, 0, 4096);
+	ev_switch(&ev, T(110), 0, 100, 101, PC_TASK_INTERRUPTIBLE, 0, 0);
+	ev_wakeup(&ev, T(190), 100, 101, 0, 0, 0, 0);
+	ev_switch(&ev, T(190), 0, 0, 0, 0, 100, 101);
+	ev_syscall(&ev, T(109), 82 * MS, 100, 101, NR_FUTEX, 0, 0x9000, FUTEX_WAIT_PRIVATE, 0);
+	ev_syscall(&ev, T(195), MS, 100, 101, 1 /* write */, 10, 5, 0, 10);
+	cap = write_capture(dir, "req.perfcap", &ev);
+	json = report_json(cap, NULL, NULL);
+	expect_json(dir, json, "d['latency']['requests']['count']", "1");
+	expect_json(dir, json, "d['latency']['requests']['total_ns']", "96000000");
+	expect_json(dir, json, "d['latency']['requests']['dominant']",
+		    "futex wait 83% (unattributed 0%)");
+	free(json);
+	free(cap);
+	scratch_remove(dir);
+}
