@@ -294,9 +294,10 @@ static const char request_spans_sql[] =
 	"   FROM a)," \
 	" rq AS (SELECT pid, fd, cookie, origin, conn_ts, request, tids, start_ts AS pickup_ts," \
 	"   pickup_tid, end_ts, service_ns," \
-	"   COALESCE(own_ts, any_ts, CASE WHEN request > 1 OR origin = 'accepted'" \
-	"    THEN lower_ts END) AS ready_ts," \
-	"   CASE WHEN own_ts IS NOT NULL THEN 'poll' WHEN any_ts IS NOT NULL THEN 'poll_other'" \
+	"   CASE WHEN origin IS NOT 'connected' THEN COALESCE(own_ts, any_ts," \
+	"    CASE WHEN request > 1 OR origin = 'accepted' THEN lower_ts END) END AS ready_ts," \
+	"   CASE WHEN origin IS 'connected' THEN NULL" \
+	"    WHEN own_ts IS NOT NULL THEN 'poll' WHEN any_ts IS NOT NULL THEN 'poll_other'" \
 	"    WHEN request > 1 THEN 'previous_response' WHEN origin = 'accepted' THEN 'accept'" \
 	"   END AS ready_source FROM q)"
 
@@ -312,7 +313,8 @@ static const char request_queueing_sql[] =
  * readiness (3: queue + 1); between a row and the next the running counts
  * hold, so each window's areas are sums of count * gap over its rows, and
  * its maximum queue depth the largest running count (its edge row carries
- * the depth from before). docs/schema.md, pool_utilisation. */
+ * the depth from before). Client (connected) connections are left out.
+ * docs/schema.md, pool_utilisation. */
 static const char pool_utilisation_sql[] =
 	"CREATE VIEW pool_utilisation AS WITH RECURSIVE"
 	" cfg AS (SELECT COALESCE((SELECT CAST(value AS INTEGER) FROM schema_info"
@@ -323,7 +325,7 @@ static const char pool_utilisation_sql[] =
 	"   (SELECT CAST(value AS INTEGER) FROM stats WHERE key = 'record.end_ns'"
 	"    ORDER BY chunk = 'stats' DESC LIMIT 1) AS cap_end),"
 	" r AS (SELECT pid, pickup_tid, min(COALESCE(ready_ts, pickup_ts), pickup_ts) AS ready_ts,"
-	"   pickup_ts, end_ts, queue_ns FROM request_queueing),"
+	"   pickup_ts, end_ts, queue_ns FROM request_queueing WHERE origin IS NOT 'connected'),"
 	" span AS (SELECT pid, min(ready_ts) AS t0, max(end_ts) AS t1,"
 	"   count(DISTINCT pickup_tid) AS workers FROM r GROUP BY pid),"
 	" win(pid, ws, t1) AS (SELECT pid, t0 - ((t0 - origin) % w + w) % w, t1 FROM span, cfg"
