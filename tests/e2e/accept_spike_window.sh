@@ -1,8 +1,8 @@
 #!/bin/bash
 # accept_spike_window.sh - acceptance scenario 6, a latency spike window
-# (book 12.1): spike_window serves a request every 10 ms (0.5 ms of compute,
-# a 4 KiB fsync'd write); for 1.5 s after the first 2 s a child "io_storm"
-# floods the disk, so only the requests' I/O gets slower. Recorded with
+# (book 12.1): spike_window serves a request every 10 ms (1 ms of compute,
+# a 4 KiB fsync'd write); for 1.5 s after the first 2 s two children
+# "io_storm" flood the disk, so only the requests' I/O gets slower. Recorded with
 # --comm spike_window (the storm stays out of scope) and SCHED_FIFO (its
 # off-CPU time in the writes is blocked time). The report's first cause
 # must be disk_io with io_wait_total within 25% of the measured time, and

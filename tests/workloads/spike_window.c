@@ -1,10 +1,13 @@
 /* spike_window.c - acceptance workload "latency spike window" (book
  * 12.1): a loop serves a steady stream of requests, one every 10 ms, each
- * 0.5 ms of computation and a 4 KiB write + fsync() to FILE, waiting for
+ * 1 ms of computation and a 4 KiB write + fsync() to FILE, waiting for
  * the next one in poll() (an event loop idle between requests). From
- * BEFORE_S to BEFORE_S + SPIKE_S a child process renamed "io_storm"
- * floods the same disk with 8 MiB O_DIRECT writes + fsync() (STORM_FILE):
- * the requests' I/O gets slower, their computation stays the same. Record
+ * BEFORE_S to BEFORE_S + SPIKE_S two child processes renamed "io_storm"
+ * flood the same disk with 8 MiB O_DIRECT writes + fsync() (STORM_FILE.0,
+ * STORM_FILE.1):
+ * the requests' I/O gets slower, their computation stays the same. The
+ * loop runs on the last CPU and the storm on CPU 0, so the interrupts
+ * completing the storm's I/O are not charged to the loop's CPU time. Record
  * it with --comm spike_window so the storm stays out of scope (it is the
  * cause's origin, not a thread whose I/O wait is measured).
  *
@@ -20,6 +23,7 @@
  */
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -33,6 +37,7 @@
 #define PERIOD_NS 10000000ull
 #define CHUNK 4096
 #define STORM_CHUNK (8 << 20)
+#define STORMS 2
 
 static volatile uint64_t sink;
 
@@ -44,12 +49,12 @@ static uint64_t clock_ns(clockid_t id)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* About 0.5 ms of arithmetic. */
+/* About 1 ms of arithmetic. */
 __attribute__((noinline)) static void compute_answer(void)
 {
 	uint64_t x = sink;
 
-	for (int i = 0; i < 50000; i++)
+	for (int i = 0; i < 200000; i++)
 		x = x * 6364136223846793005ull + 1442695040888963407ull;
 	sink = x;
 }
@@ -66,12 +71,24 @@ __attribute__((noinline)) static uint64_t store_result(int fd, const char *buf, 
 	return (clock_ns(CLOCK_MONOTONIC) - t0) - (clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0);
 }
 
+/* Runs the caller on CPU cpu only (best effort: a machine with one CPU
+ * keeps both on it). */
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
 static void storm(const char *path)
 {
 	void *buf = NULL;
 	int fd, n = 0;
 
 	prctl(PR_SET_NAME, "io_storm");
+	pin(0);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_DIRECT, 0600);
 	if (fd < 0 || posix_memalign(&buf, 4096, STORM_CHUNK)) {
 		perror(path);
@@ -91,7 +108,7 @@ int main(int argc, char **argv)
 	double after = argc > 5 ? atof(argv[5]) : 0.5;
 	uint64_t start, s0, s1, end, next, io[3] = { 0, 0, 0 };
 	int fd, n = 0, counts[3] = { 0, 0, 0 }, phase = 0;
-	pid_t child = -1;
+	pid_t child[STORMS];
 
 	if ((argc != 3 && argc != 6) || before <= 0 || spike <= 0 || after < 0) {
 		fprintf(stderr, "usage: spike_window FILE STORM_FILE [BEFORE_S SPIKE_S AFTER_S]\n");
@@ -103,6 +120,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	memset(buf, 'r', sizeof(buf));
+	pin((int)sysconf(_SC_NPROCESSORS_ONLN) - 1);
 	start = clock_ns(CLOCK_MONOTONIC);
 	s0 = start + (uint64_t)(before * 1e9);
 	s1 = s0 + (uint64_t)(spike * 1e9);
@@ -115,15 +133,26 @@ int main(int argc, char **argv)
 		t = clock_ns(CLOCK_MONOTONIC);
 		if (phase == 0 && t >= s0) {
 			phase = 1;
-			child = fork();
-			if (child == 0)
-				storm(argv[2]);
+			for (int i = 0; i < STORMS; i++) {
+				char path[4096];
+
+				snprintf(path, sizeof(path), "%s.%d", argv[2], i);
+				child[i] = fork();
+				if (child[i] == 0)
+					storm(path);
+			}
 			s0 = clock_ns(CLOCK_MONOTONIC);
 		}
 		if (phase == 1 && t >= s1) {
 			phase = 2;
-			kill(child, SIGKILL);
-			waitpid(child, NULL, 0);
+			for (int i = 0; i < STORMS; i++) {
+				char path[4096];
+
+				kill(child[i], SIGKILL);
+				waitpid(child[i], NULL, 0);
+				snprintf(path, sizeof(path), "%s.%d", argv[2], i);
+				unlink(path);
+			}
 			s1 = clock_ns(CLOCK_MONOTONIC);
 		}
 		compute_answer();
@@ -134,7 +163,6 @@ int main(int argc, char **argv)
 	}
 	close(fd);
 	unlink(argv[1]);
-	unlink(argv[2]);
 	printf("spike_start_ns=%llu spike_end_ns=%llu\n", (unsigned long long)s0,
 	       (unsigned long long)s1);
 	printf("measured_io_wait_ns=%llu\n", (unsigned long long)(io[0] + io[1] + io[2]));
