@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "diff.h"
+#include "html_page.h"
 #include "loader.h"
 #include "open_input.h"
 
@@ -221,23 +222,15 @@ static int write_html(const struct diff_result *res, const char *path)
 	char *json = NULL;
 	size_t len = 0;
 	FILE *mem = open_memstream(&json, &len);
-	FILE *out;
 	int rc;
 
 	if (!mem || diff_json(res, mem, 0) < 0 || fclose(mem) != 0) {
 		free(json);
 		return fail_file(path, "out of memory");
 	}
-	out = fopen(path, "w");
-	if (!out) {
-		free(json);
-		return fail_file(path, "cannot create");
-	}
-	rc = diff_html(out, "perfcap diff", json, len);
-	if (fclose(out) != 0)
-		rc = -1;
+	rc = html_page_write_file(path, "perfcap diff", json, len);
 	free(json);
-	return rc < 0 ? fail_file(path, "write error") : 0;
+	return rc < 0 ? 1 : 0;
 }
 
 static int print_outputs(const struct diff_args *args, const struct diff_result *res)
@@ -289,6 +282,7 @@ int cmd_diff(int argc, char **argv)
 	size_t loaded[2] = { 0, 0 };
 	struct diff_result res;
 	int status = EXIT_DIFF_ERROR;
+	const char *why = NULL;
 
 	memset(&args, 0, sizeof(args));
 	args.target = -1;
@@ -300,6 +294,10 @@ int cmd_diff(int argc, char **argv)
 	if (args.json + args.folded > 1) {
 		fprintf(stderr, "perfcap-analyze diff: --json and --folded exclude each other\n");
 		return EXIT_USAGE;
+	}
+	if (args.html && !html_page_available(&why)) {
+		fprintf(stderr, "perfcap-analyze was built without HTML support: %s\n", why);
+		return EXIT_DIFF_ERROR;
 	}
 	args.load.progress = isatty(STDERR_FILENO);
 	runs[0] = calloc(args.ninputs[0], sizeof(struct diff_run));

@@ -115,15 +115,20 @@ static int load_candidate(const struct diag_input *in, int which, struct lock_ca
 	return 0;
 }
 
-static uint64_t observed_of(const struct diag_input *in, const char *tids)
+/* Observed time of the waiters; when the tid list was cut, the listed
+ * ones stand for all (scaled by waiters / listed). */
+static uint64_t observed_of(const struct diag_input *in, const char *tids, int64_t waiters)
 {
 	uint64_t sum = 0;
+	int64_t listed = 0;
 
-	for (const char *p = tids; *p;) {
+	for (const char *p = tids; *p; listed++) {
 		sum += diag_observed_ns(in, (uint32_t)strtoul(p, NULL, 10));
 		p = strchr(p, ',');
 		p = p ? p + 1 : "";
 	}
+	if (listed > 0 && waiters > listed)
+		sum = (uint64_t)((double)sum * (double)waiters / (double)listed);
 	return sum;
 }
 
@@ -329,7 +334,7 @@ int diagnose_locks(const struct diag_input *in, struct diagnosis *d)
 	}
 	if (!best || best->wait_ns < MIN_WAIT_NS || !diag_material(in, (uint64_t)best->wait_ns))
 		return 0;
-	observed = observed_of(in, best->tids);
+	observed = observed_of(in, best->tids, best->waiters);
 	if (observed == 0 || (double)best->wait_ns / (double)observed < MIN_SCORE)
 		return 0;
 	c = diag_add_cause(d, "lock_contention");

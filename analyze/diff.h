@@ -137,8 +137,6 @@ int diff_compare(const struct diff_run *base, size_t nbase, const struct diff_ru
 		 size_t nnew, const struct diff_options *opts, struct diff_result *res);
 void diff_result_free(struct diff_result *res);
 
-/* --html: a page around the JSON (diff_html.c). 0 or -1. */
-int diff_html(FILE *out, const char *title, const char *json, size_t len);
 
 /* Outputs (diff_text.c, diff_json.c). diff_json writes the document described in
  * docs/diff-json.md to out; 0 or -1 on a write error. */

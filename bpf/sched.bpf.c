@@ -113,14 +113,34 @@ static __always_inline __u32 switch_out_state(bool preempt, struct task_struct *
 	return state & PERFCAP_TASK_STATE_MASK;
 }
 
-/* Hard and soft interrupts run on the per-CPU interrupt stack (x86-64). A
- * tp_btf program's ctx is the argument array the tracepoint built on the
- * stack it runs on, so a ctx outside the current task's stack means
- * interrupt context, where "current" is merely the interrupted task. (The
- * preempt count would say so directly, but reading a per-CPU kernel
- * variable needs it in kallsyms, which CONFIG_KALLSYMS_ALL=n kernels lack;
- * the program's own frame may be on a private BPF stack.) The address is
- * laundered through a map: privileged programs may store pointers there. */
+/* Whether the task entered the kernel through an interrupt taken in user
+ * mode: x86-64 runs such an interrupt's handler on the task's own stack
+ * (the interrupt stack is used only for interrupts taken in the kernel),
+ * and the register frame at the top of that stack then holds a user code
+ * segment and a negative orig_ax (a vector, or -1). A system call's frame
+ * holds the call's number there, an exception's its error code: both
+ * >= 0. */
+static __always_inline bool entered_by_user_interrupt(__u64 stack_top)
+{
+	struct pt_regs *regs = (struct pt_regs *)stack_top - 1;
+	long orig_ax = 0;
+	unsigned long cs = 0;
+
+	bpf_probe_read_kernel(&orig_ax, sizeof(orig_ax), &regs->orig_ax);
+	bpf_probe_read_kernel(&cs, sizeof(cs), &regs->cs);
+	return (cs & 3) == 3 && orig_ax < 0;
+}
+
+/* Hard and soft interrupts taken in the kernel run on the per-CPU
+ * interrupt stack (x86-64). A tp_btf program's ctx is the argument array
+ * the tracepoint built on the stack it runs on, so a ctx outside the
+ * current task's stack means interrupt context, where "current" is merely
+ * the interrupted task; an interrupt taken in user mode runs on the task's
+ * stack and is recognized by its register frame (above). (The preempt
+ * count would say so directly, but reading a per-CPU kernel variable needs
+ * it in kallsyms, which CONFIG_KALLSYMS_ALL=n kernels lack; the program's
+ * own frame may be on a private BPF stack.) The address is laundered
+ * through a map: privileged programs may store pointers there. */
 static __always_inline bool in_interrupt_context(void *ctx, struct task_struct *task)
 {
 	__u32 zero = 0;
@@ -136,7 +156,9 @@ static __always_inline bool in_interrupt_context(void *ctx, struct task_struct *
 	area = task->stack_vm_area;
 	if (area) /* vmap'ed stack: its size less the guard page */
 		size = area->size - PAGE_BYTES;
-	return here < low || here >= low + size;
+	if (here < low || here >= low + size)
+		return true;
+	return !(task->flags & PF_KTHREAD) && entered_by_user_interrupt(low + size);
 }
 
 /* Direct loads from a task the program was given (cheaper than a

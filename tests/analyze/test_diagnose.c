@@ -449,3 +449,28 @@ Test(diagnose, request_dominant_component)
 	free(cap);
 	scratch_remove(dir);
 }
+
+/* Thread 101 sleeps 600 ms in clock_nanosleep: not a resource problem,
+ * but the only thing there is, so the verdict says so. */
+Test(diagnose, voluntary_sleep_is_ranked_but_named_as_such)
+{
+	char *dir = scratch_dir();
+	struct event_capture ev;
+	char *cap, *json;
+
+	ev_init(&ev, T(0), T(1000), "sched,syscall");
+	ev_switch(&ev, T(0), 0, 0, 0, 0, 100, 101);
+	ev_switch(&ev, T(200), 0, 100, 101, PC_TASK_INTERRUPTIBLE, 0, 0);
+	ev_wakeup(&ev, T(800), 100, 101, 0, 0, 0, 0);
+	ev_switch(&ev, T(800), 0, 0, 0, 0, 100, 101);
+	ev_syscall(&ev, T(199), 602 * MS, 100, 101, 230 /* clock_nanosleep */, 0, 0, 0, 0);
+	cap = write_capture(dir, "sleep.perfcap", &ev);
+	json = report_json(cap, NULL, NULL);
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['kind']", "sleep");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['key_number']['value']", "600000000");
+	expect_json(dir, json, "d['threads'][0]['sleep_ns']", "600000000");
+	expect_json(dir, json, "d['threads'][0]['running_ns']", "400000000");
+	free(json);
+	free(cap);
+	scratch_remove(dir);
+}
