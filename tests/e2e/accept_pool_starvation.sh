@@ -27,6 +27,7 @@ wait_file "$TMP/down.port"
 record "$TMP/pool.perfcap" "$TMP/pool.out" -e cpu,sched,syscall,net -- \
 	"$POOL_STARVE" server "$TMP/server.port" "$(cat "$TMP/down.port")" 2 80 &
 rec=$!
+pids+=($rec)
 wait_file "$TMP/server.port"
 timeout 60 "$POOL_STARVE" client "$(cat "$TMP/server.port")" 8 80 || fail "the clients failed"
 wait $rec || fail "recording the server failed"
