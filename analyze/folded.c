@@ -170,7 +170,7 @@ int folded_stacks_build(const struct selection *sel, const struct callchains *cc
 	int rc = collect_lines(sel, cc, names, &all);
 
 	if (rc == 0) {
-		if (all.len > 1)
+		if (all.len > 0) /* no samples: lines is NULL, which qsort may not get */
 			qsort(all.lines, all.len, sizeof(*all.lines), compare_lines);
 		merge_sorted(&all);
 		*lines = all.lines;

@@ -1,7 +1,10 @@
 /* test_views.c - the aggregate views over event tables, each on a
  * synthetic capture with exact answers: futex waits per address and op
  * (futex_calls, futex_waits, futex_contention) and block I/O per device and
- * per submitting thread (block_io_by_device, block_io_by_thread).
+ * per submitting thread (block_io_by_device, block_io_by_thread), request
+ * spans, their queueing and the pool's use per window (request_spans,
+ * request_queueing, pool_utilisation) and what the threads serving the
+ * slowest requests did (slow_request_samples).
  * Percentiles are nearest-rank: the value at rank ceil(p * n / 100). */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -272,6 +275,174 @@ Test(views, request_spans_keep_alive_and_fd_reuse)
 		    "b2#1 401 151-160-161 10000000 10/20 1r1w; "
 		    "c3#1 402 202-205-206 4000000 9/11 1r1w");
 	expect_int(db, "SELECT count(DISTINCT fd) FROM request_spans", 1);
+	sqlite3_close(db);
+	ev_free(&ev);
+	scratch_remove(dir);
+}
+
+enum { NR_NANOSLEEP = 35, NR_EPOLL_WAIT = 232 };
+
+/* A request on (fd) read by TID at PICKUP ms (1 ms) and answered by a
+ * write that returns at END ms. */
+static void serve(struct event_capture *ev, uint32_t tid, int32_t fd, uint64_t pickup,
+		  uint64_t end)
+{
+	ev_syscall(ev, T(pickup), MS, 500, tid, NR_READ, 64, (uint64_t)fd, 0, 4096);
+	ev_syscall(ev, T(end - 1), MS, 500, tid, NR_WRITE, 32, (uint64_t)fd, 0, 32);
+}
+
+/* A poll family call of TID returning RET at END ms (10 ms long). */
+static void poll_return(struct event_capture *ev, uint32_t tid, uint64_t end, int64_t ret)
+{
+	ev_syscall(ev, T(end - 10), 10 * MS, 500, tid, NR_EPOLL_WAIT, ret, 4, 0, 16);
+}
+
+/* pid 500: acceptor 501, workers 502 and 503; windows of 1 s from T(0).
+ * fd 7 accepted at 100 ms: #1 picked up by 502 at 130 (ready at the
+ * accept), #2 by 503 at 175 after its own epoll_wait returned at 170, #3
+ * by 502 at 210 after 501's epoll_waits returned at 200 and 205 (the
+ * first counts), #4 by 503 at 240 with no poll since #3 ended at 220 (a
+ * poll returning 0 at 230 is a timeout, not readiness). fd 8 and 9
+ * accepted at 300 and 310, picked up at 340 and 350 (two waiting from 310
+ * to 340), served until 380 and 390. Second window: fd 10 accepted at
+ * 1400, picked up at 1450; fd 11 connected (not accepted) at 1500, read at
+ * 1510: no readiness known. Service (ms): 20 15 10 10 40 40 10 10, p90 =
+ * 40: fd 8 and 9 are the slowest. While serving them: 502 sampled at 345
+ * and 360 (and 395, after), 503 at 355, 501 at 360 (not serving); 502
+ * sleeps 362..372 in nanosleep, 503 is off CPU in D state 380..395. */
+static void queue_workload(struct event_capture *ev)
+{
+	ev_init(ev, T(0), T(2000), "cpu,sched,syscall,net,mux");
+	ev_socket_v4(ev, T(100), 500, 501, 7, PC_SOCK_F_ACCEPTED, "10.0.0.1", 80,
+		     "10.0.0.2", 41000, 0xd1);
+	serve(ev, 502, 7, 130, 150);
+	poll_return(ev, 503, 170, 1);
+	serve(ev, 503, 7, 175, 190);
+	poll_return(ev, 501, 200, 1);
+	poll_return(ev, 501, 205, 2);
+	serve(ev, 502, 7, 210, 220);
+	poll_return(ev, 501, 230, 0);
+	serve(ev, 503, 7, 240, 250);
+	ev_socket_v4(ev, T(300), 500, 501, 8, PC_SOCK_F_ACCEPTED, "10.0.0.1", 80,
+		     "10.0.0.3", 41001, 0xd2);
+	ev_socket_v4(ev, T(310), 500, 501, 9, PC_SOCK_F_ACCEPTED, "10.0.0.1", 80,
+		     "10.0.0.4", 41002, 0xd3);
+	ev_sample(ev, T(345), 500, 502);
+	ev_sample(ev, T(355), 500, 503);
+	ev_sample(ev, T(360), 500, 502);
+	ev_sample(ev, T(360), 500, 501);
+	ev_offcpu(ev, T(372), 10 * MS, 500, 502, 1, PC_STACK_NONE, PC_STACK_NONE, 0);
+	ev_syscall(ev, T(361), 12 * MS, 500, 502, NR_NANOSLEEP, 0, 0, 0, 0);
+	ev_syscall(ev, T(340), MS, 500, 502, NR_READ, 64, 8, 0, 4096);
+	ev_syscall(ev, T(350), MS, 500, 503, NR_READ, 64, 9, 0, 4096);
+	ev_syscall(ev, T(379), MS, 500, 502, NR_WRITE, 32, 8, 0, 32);
+	ev_syscall(ev, T(389), MS, 500, 503, NR_WRITE, 32, 9, 0, 32);
+	ev_offcpu(ev, T(395), 15 * MS, 500, 503, 2, PC_STACK_NONE, PC_STACK_NONE, 0);
+	ev_sample(ev, T(395), 500, 502);
+	ev_socket_v4(ev, T(1400), 500, 501, 10, PC_SOCK_F_ACCEPTED, "10.0.0.1", 80,
+		     "10.0.0.5", 41003, 0xd4);
+	serve(ev, 502, 10, 1450, 1460);
+	ev_socket_v4(ev, T(1500), 500, 503, 11, PC_SOCK_F_CONNECTED, "10.0.0.1", 42000,
+		     "10.0.0.9", 80, 0xd5);
+	serve(ev, 503, 11, 1510, 1520);
+}
+
+Test(views, request_queueing_readiness)
+{
+	char *dir = scratch_dir();
+	struct event_capture ev;
+	sqlite3 *db;
+
+	queue_workload(&ev);
+	db = import_events(dir, "queueing", &ev, NULL);
+	expect_int(db, "SELECT count(*) FROM request_queueing", 8);
+	expect_int(db, "SELECT count(*) FROM request_spans", 8);
+	/* fd#request ready_source ready-pickup(tid)-end queue service, in ms */
+	expect_text(db, "SELECT group_concat(fd || '#' || request || ' ' || ifnull(ready_source,"
+		    " 'none') || ' ' || ifnull((ready_ts - 1000000000) / 1000000, '-') || '-'"
+		    " || ((pickup_ts - 1000000000) / 1000000) || '(' || pickup_tid || ')-'"
+		    " || ((end_ts - 1000000000) / 1000000) || ' ' || ifnull(queue_ns / 1000000, '-')"
+		    " || ' ' || (service_ns / 1000000), '; ') FROM request_queueing",
+		    "7#1 accept 100-130(502)-150 30 20; "
+		    "7#2 poll 170-175(503)-190 5 15; "
+		    "7#3 poll_other 200-210(502)-220 10 10; "
+		    "7#4 previous_response 220-240(503)-250 20 10; "
+		    "8#1 accept 300-340(502)-380 40 40; "
+		    "9#1 accept 310-350(503)-390 40 40; "
+		    "10#1 accept 1400-1450(502)-1460 50 10; "
+		    "11#1 none --1510(503)-1520 - 10");
+	expect_text(db, "SELECT group_concat(origin || ':' || printf('%x', cookie), ' ')"
+		    " FROM request_queueing WHERE request = 1",
+		    "accepted:d1 accepted:d2 accepted:d3 accepted:d4 connected:d5");
+	/* sojourn = end - ready */
+	expect_int(db, "SELECT sojourn_ns FROM request_queueing WHERE fd = 8", 80 * MS);
+	sqlite3_close(db);
+	ev_free(&ev);
+	scratch_remove(dir);
+}
+
+Test(views, pool_utilisation_per_window)
+{
+	char *dir = scratch_dir();
+	struct event_capture ev;
+	sqlite3 *db;
+
+	queue_workload(&ev);
+	db = import_events(dir, "pool", &ev, NULL);
+	/* Window 1: served 20+15+10+10+40+40 = 135 ms, waited 30+5+10+20+40+40
+	 * = 145 ms (mean 24.17 ms), 2 waiting from 310 to 340. Window 2: served
+	 * 10 ms, waited 50 ms (fd 11, a client connection, is not served). */
+	expect_text(db, "SELECT group_concat(((window_start - 1000000000) / 1000000) || '-'"
+		    " || ((window_end - 1000000000) / 1000000) || ' ' || workers || ' ' || requests"
+		    " || ' ' || busy_avg || ' ' || utilisation || ' ' || queue_depth_avg || ' '"
+		    " || queue_depth_max || ' ' || queue_mean_ns, '; ') FROM pool_utilisation",
+		    "0-1000 2 6 0.135 0.0675 0.145 2 24166666; "
+		    "1000-2000 2 1 0.01 0.005 0.05 1 50000000");
+	sqlite3_close(db);
+	ev_free(&ev);
+	scratch_remove(dir);
+}
+
+Test(views, pool_utilisation_follows_import_window)
+{
+	char *dir = scratch_dir();
+	struct event_capture ev;
+	sqlite3 *db;
+
+	queue_workload(&ev);
+	ev.end_ns = T(1480);
+	db = import_events(dir, "pool500", &ev, "--window", "500ms", NULL);
+	/* [0, 500) holds all of window 1's requests (135 ms served, 145 ms
+	 * waited); nothing in [500, 1000); [1000, 1500): fd 10 waits 50 ms
+	 * and is served 10 ms, of the 480 ms before the capture ended at
+	 * 1480; no window after its end at 1460 (fd 11 is a client
+	 * connection). */
+	expect_text(db, "SELECT group_concat(((window_start - 1000000000) / 1000000) || ':'"
+		    " || requests || ':' || busy_avg || ':' || queue_depth_avg || ':'"
+		    " || queue_depth_max, ' ') FROM pool_utilisation",
+		    "0:6:0.27:0.29:2 500:0:0.0:0.0:0 1000:1:0.020833:0.104167:1");
+	sqlite3_close(db);
+	ev_free(&ev);
+	scratch_remove(dir);
+}
+
+Test(views, slow_request_samples)
+{
+	char *dir = scratch_dir();
+	struct event_capture ev;
+	sqlite3 *db;
+
+	queue_workload(&ev);
+	db = import_events(dir, "slow", &ev, NULL);
+	expect_int(db, "SELECT DISTINCT service_p90 FROM slow_request_samples", 40 * MS);
+	/* fd tid kind at-ms [off-CPU ms, wait class] */
+	expect_text(db, "SELECT group_concat(fd || ' ' || tid || ' ' || kind || ' '"
+		    " || ((ts - 1000000000) / 1000000) || ifnull(' ' || (duration / 1000000) || ' '"
+		    " || wait_class, ''), '; ') FROM slow_request_samples",
+		    "8 502 cpu 345; 8 502 cpu 360; 8 502 offcpu 362 10 sleep; "
+		    "9 503 cpu 355; 9 503 offcpu 380 10 block_io");
+	expect_int(db, "SELECT count(DISTINCT printf('%x', cookie) || request)"
+		   " FROM slow_request_samples", 2);
 	sqlite3_close(db);
 	ev_free(&ev);
 	scratch_remove(dir);

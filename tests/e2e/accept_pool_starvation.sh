@@ -1,0 +1,38 @@
+#!/bin/bash
+# accept_pool_starvation.sh - acceptance scenario 5, thread-pool starvation:
+# pool_starve server (recorded) has 2 workers; each request waits 20 ms on a
+# loopback downstream (pool_starve downstream, not recorded); 8 concurrent
+# clients (not recorded) send 80 requests, so requests queue between
+# accept() and a worker's pickup; the server measures that queueing. The
+# report's first cause must be pool_underprovisioned with queue_mean
+# within 25% of the measured mean.
+set -u
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/accept_lib.sh"
+: "${PERFCAP_RECORD:?}" "${PERFCAP_ANALYZE:?}" "${POOL_STARVE:?}"
+require_bpf
+make_tmpdir
+
+pids=()
+stop_all() { [ ${#pids[@]} -gt 0 ] && kill "${pids[@]}" 2> /dev/null; wait; rm -rf "$TMP"; }
+trap stop_all EXIT
+# wait_file FILE: until a port file appears (10 s at most)
+wait_file() {
+	for _ in $(seq 200); do [ -s "$1" ] && return 0; sleep 0.05; done
+	fail "no port in $1"
+}
+"$POOL_STARVE" downstream "$TMP/down.port" 20 &
+pids+=($!)
+wait_file "$TMP/down.port"
+record "$TMP/pool.perfcap" "$TMP/pool.out" -e cpu,sched,syscall,net -- \
+	"$POOL_STARVE" server "$TMP/server.port" "$(cat "$TMP/down.port")" 2 80 &
+rec=$!
+pids+=($rec)
+wait_file "$TMP/server.port"
+timeout 60 "$POOL_STARVE" client "$(cat "$TMP/server.port")" 8 80 || fail "the clients failed"
+wait $rec || fail "recording the server failed"
+cat "$TMP/pool.out"
+check_report "$TMP/pool.perfcap" pool_underprovisioned queue_mean ns \
+	"$(truth "$TMP/pool.out" measured_queue_mean_ns)" \
+	'check(c["subject"].get("workers") == 2, "subject.workers is 2 (got %s)" % c["subject"].get("workers"))'
+echo "PASS: accept_pool_starvation"
