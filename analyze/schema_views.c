@@ -202,16 +202,21 @@ static const char block_io_by_thread_sql[] =
  * closed_ts < conn_ts. One sort, no join of every call with every
  * connection of its fd. n numbers the requests: a read that is the first
  * call of its connection or follows a write starts one (starts = 1: the
- * request's first read, made by the thread that picked it up).
+ * request's first read, made by the thread that picked it up). Only
+ * calls on a (pid, fd) that ever held a socket are sorted: no other call
+ * can belong to a connection, and a capture without sockets costs nothing.
  * docs/schema.md, request_spans. */
 #define REQUEST_CALLS_CTES \
 	" m AS (SELECT pid, fd, ts, 0 AS ord, 0 AS syscall_id, NULL AS tid, NULL AS end_ts," \
 	"   NULL AS io, NULL AS bytes, cookie, origin FROM sockets" \
 	"  UNION ALL SELECT pid, fd, start_ts, 1, syscall_id, tid, end_ts, NULL, NULL, NULL," \
-	"   NULL FROM syscall_intervals WHERE nr = 3 AND ret = 0" \
+	"   NULL FROM syscall_intervals WHERE EXISTS (SELECT 1 FROM sockets) AND nr = 3" \
+	"   AND ret = 0 AND (pid, fd) IN (SELECT pid, fd FROM sockets)" \
 	"  UNION ALL SELECT pid, fd, start_ts, 2, syscall_id, tid, end_ts, io," \
 	"   bytes_transferred, NULL, NULL FROM syscall_intervals" \
-	"   WHERE (io = 'read' AND ret > 0) OR (io = 'write' AND ret >= 0))," \
+	"   WHERE EXISTS (SELECT 1 FROM sockets)" \
+	"   AND ((io = 'read' AND ret > 0) OR (io = 'write' AND ret >= 0))" \
+	"   AND (pid, fd) IN (SELECT pid, fd FROM sockets))," \
 	" g AS (SELECT *, sum(ord = 0) OVER w AS conn," \
 	"   max(CASE WHEN ord = 0 THEN ts END) OVER w AS conn_ts," \
 	"   max(CASE WHEN ord = 1 THEN ts END) OVER w AS closed_ts FROM m" \
@@ -269,7 +274,9 @@ static const char request_spans_sql[] =
 	REQUEST_ROWS_CTES "," \
 	" l AS (SELECT *, CASE WHEN request = 1 THEN conn_ts ELSE lag(end_ts) OVER" \
 	"   (PARTITION BY pid, fd, conn ORDER BY request) END AS lower_ts FROM r)," \
-	" pl AS (SELECT pid, tid, end_ts FROM syscall_intervals WHERE family = 'poll' AND ret > 0)," \
+	" pl AS (SELECT pid, tid, end_ts FROM syscall_intervals WHERE EXISTS (SELECT 1 FROM sockets)" \
+	"   AND family = 'poll' AND ret > 0" \
+	"   AND pid IN (SELECT pid FROM sockets))," \
 	" o AS (SELECT * FROM (SELECT *, max(CASE WHEN kind = 0 THEN ts END) OVER (PARTITION BY" \
 	"   pid, stream_tid ORDER BY ts, kind ROWS UNBOUNDED PRECEDING) AS last_poll FROM" \
 	"   (SELECT pid, tid AS stream_tid, end_ts AS ts, 0 AS kind, NULL AS fd, NULL AS cookie," \
