@@ -1,7 +1,8 @@
 #!/bin/bash
 # demo.sh - sets everything up on a fresh Debian 12 machine and runs the main
 # job: builds perfcap, records the bundled cpu_split workload with
-# perfcap-record, and prints perfcap-analyze's report. Run as root.
+# perfcap-record, prints perfcap-analyze's report (the diagnosis first) and
+# writes the same report as a self-contained HTML page. Run as root.
 set -euo pipefail
 cd "$(dirname "$0")"
 if [ "$(id -u)" != 0 ]; then
@@ -17,3 +18,8 @@ build/record/perfcap-record -F 99 -f -o "$out" -- build/tests/workloads/cpu_spli
 echo
 echo "== perfcap-analyze report $out"
 build/analyze/perfcap-analyze report "$out"
+html=${out%.perfcap}.html
+if build/analyze/perfcap-analyze report --html "$html" "$out" > /dev/null; then
+	echo
+	echo "The same report with a flame graph and a thread timeline: $html"
+fi
