@@ -138,7 +138,7 @@ static void rate_quality(const struct diag_input *in, struct diagnosis *d)
 	d->confidence = level == 0 ? "high" : level == 1 ? "medium" : "low";
 }
 
-static const char *key_text(const struct diag_cause *c, char *buf, size_t len)
+const char *diag_key_text(const struct diag_cause *c, char *buf, size_t len)
 {
 	if (strcmp(c->key_unit, "ns") == 0)
 		return fmt_duration_ns(buf, len, (uint64_t)c->key_value);
@@ -173,7 +173,7 @@ static void write_summary(const struct diag_input *in, struct diagnosis *d)
 		const struct diag_cause *c = &d->causes[0];
 		n = snprintf(p, left, "Main cause: %s; it explains %.0f%% of the affected threads'"
 			     " time (%s = %s).", c->title, 100 * c->score, c->key_name,
-			     key_text(c, key, sizeof(key)));
+			     diag_key_text(c, key, sizeof(key)));
 		if (n > 0 && (size_t)n < left && d->ncauses > 1) {
 			p += n;
 			left -= (size_t)n;

@@ -138,6 +138,9 @@ int diagnose_run(sqlite3 *db, const struct report_scope *scope, double freq_hz,
 
 void diagnose_free(struct diagnosis *d);
 
+/* A cause's key number for people: "1.12 s", "75.2%", "18300". Returns buf. */
+const char *diag_key_text(const struct diag_cause *c, char *buf, size_t len);
+
 /* Rules (0 or -1 on a database error). Each adds zero or more causes. */
 int diagnose_cpu_bound(const struct diag_input *in, struct diagnosis *d);     /* diagnose_cpu.c */
 int diagnose_cpu_contention(const struct diag_input *in, struct diagnosis *d); /* diagnose_runq.c */

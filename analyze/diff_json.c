@@ -80,31 +80,47 @@ static int by_key(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void json_folded(struct json_writer *w, const struct diff_result *res)
+/* The stacks of either side, each once, sorted: a malloc'd array of
+ * *len keys (owned by res), or NULL when out of memory. */
+static const char **folded_union(const struct diff_result *res, size_t *len)
 {
-	size_t n = res->folded[0].len + res->folded[1].len, len = 0;
+	size_t n = res->folded[0].len + res->folded[1].len;
 	const char **keys = malloc((n + 1) * sizeof(*keys));
 
-	json_begin_array(w, "folded_pairs");
-	if (keys) {
-		for (int side = 0; side < 2; side++)
-			for (size_t i = 0; i < res->folded[side].len; i++) {
-				const char *k = res->folded[side].rows[i].key;
+	*len = 0;
+	if (!keys)
+		return NULL;
+	for (int side = 0; side < 2; side++)
+		for (size_t i = 0; i < res->folded[side].len; i++) {
+			const char *k = res->folded[side].rows[i].key;
 
-				if (side == 0 || !diff_table_find(&res->folded[0], k))
-					keys[len++] = k;
-			}
-		qsort(keys, len, sizeof(*keys), by_key);
-		for (size_t i = 0; i < len; i++) {
-			const struct dseries *a = diff_table_find(&res->folded[0], keys[i]);
-			const struct dseries *b = diff_table_find(&res->folded[1], keys[i]);
-
-			json_begin_object(w, NULL);
-			json_string(w, "stack", keys[i]);
-			json_uint(w, "base", a ? a->count : 0);
-			json_uint(w, "new", b ? b->count : 0);
-			json_end_object(w);
+			if (side == 0 || !diff_table_find(&res->folded[0], k))
+				keys[(*len)++] = k;
 		}
+	if (*len > 1)
+		qsort(keys, *len, sizeof(*keys), by_key);
+	return keys;
+}
+
+static uint64_t folded_count(const struct diff_result *res, int side, const char *key)
+{
+	const struct dseries *s = diff_table_find(&res->folded[side], key);
+
+	return s ? s->count : 0;
+}
+
+static void json_folded(struct json_writer *w, const struct diff_result *res)
+{
+	size_t len;
+	const char **keys = folded_union(res, &len);
+
+	json_begin_array(w, "folded_pairs");
+	for (size_t i = 0; keys && i < len; i++) {
+		json_begin_object(w, NULL);
+		json_string(w, "stack", keys[i]);
+		json_uint(w, "base", folded_count(res, 0, keys[i]));
+		json_uint(w, "new", folded_count(res, 1, keys[i]));
+		json_end_object(w);
 	}
 	json_end_array(w);
 	free(keys);
@@ -239,26 +255,15 @@ int diff_json(const struct diff_result *res, FILE *out, int pretty)
 
 int diff_folded(const struct diff_result *res, FILE *out)
 {
-	size_t n = res->folded[0].len + res->folded[1].len, len = 0;
-	const char **keys = malloc((n + 1) * sizeof(*keys));
+	size_t len;
+	const char **keys = folded_union(res, &len);
 
 	if (!keys)
 		return -1;
-	for (int side = 0; side < 2; side++)
-		for (size_t i = 0; i < res->folded[side].len; i++) {
-			const char *k = res->folded[side].rows[i].key;
-
-			if (side == 0 || !diff_table_find(&res->folded[0], k))
-				keys[len++] = k;
-		}
-	qsort(keys, len, sizeof(*keys), by_key);
-	for (size_t i = 0; i < len; i++) {
-		const struct dseries *a = diff_table_find(&res->folded[0], keys[i]);
-		const struct dseries *b = diff_table_find(&res->folded[1], keys[i]);
-
-		fprintf(out, "%s %llu %llu\n", keys[i], (unsigned long long)(a ? a->count : 0),
-			(unsigned long long)(b ? b->count : 0));
-	}
+	for (size_t i = 0; i < len; i++)
+		fprintf(out, "%s %llu %llu\n", keys[i],
+			(unsigned long long)folded_count(res, 0, keys[i]),
+			(unsigned long long)folded_count(res, 1, keys[i]));
 	free(keys);
 	return ferror(out) ? -1 : 0;
 }

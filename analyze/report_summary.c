@@ -10,17 +10,6 @@
 #include "fmt.h"
 #include "report_sections.h"
 
-static const char *key_text(const struct diag_cause *c, char *buf, size_t len)
-{
-	if (strcmp(c->key_unit, "ns") == 0)
-		return fmt_duration_ns(buf, len, (uint64_t)c->key_value);
-	if (strcmp(c->key_unit, "percent") == 0)
-		snprintf(buf, len, "%.1f%%", c->key_value);
-	else
-		snprintf(buf, len, "%.0f", c->key_value);
-	return buf;
-}
-
 /* Prints text wrapped at 76 columns, indented by two spaces. */
 static void print_wrapped(FILE *out, const char *text)
 {
@@ -85,7 +74,7 @@ int report_section_summary(const struct report_context *ctx)
 	for (int i = 0; i < d->ncauses; i++)
 		fprintf(ctx->out, "  %d. %-22s %3.0f%%  %s = %s\n", i + 1, d->causes[i].kind,
 			100 * d->causes[i].score, d->causes[i].key_name,
-			key_text(&d->causes[i], key, sizeof(key)));
+			diag_key_text(&d->causes[i], key, sizeof(key)));
 	fprintf(ctx->out, "  Confidence: %s\n", d->confidence);
 	return 0;
 }
@@ -241,7 +230,7 @@ int report_section_evidence(const struct report_context *ctx)
 		const struct diag_cause *c = &d->causes[i];
 		fprintf(ctx->out, "  %d. %s: %s\n", i + 1, c->kind, c->title);
 		fprintf(ctx->out, "     key number: %s = %s (score %.2f; sources %s)\n", c->key_name,
-			key_text(c, key, sizeof(key)), c->score, c->sources);
+			diag_key_text(c, key, sizeof(key)), c->score, c->sources);
 		for (int e = 0; e < c->nevidence; e++)
 			fprintf(ctx->out, "     - %s\n", c->evidence[e]);
 		print_subject(ctx->out, &c->subject);
