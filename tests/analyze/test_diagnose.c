@@ -197,6 +197,66 @@ static char *contention_capture(const char *dir)
 	return write_capture(dir, "runq.perfcap", &ev);
 }
 
+/* Thread 101 (pid 100) runs 10 ms, is preempted, and waits 9 ms while
+ * three other tasks take CPU 0 in turn: 300 for 2 ms, 400 for 6 ms, 500
+ * for 1 ms (500 switches 101 back in); 50 times. The wait is split by who
+ * ran: 400 300 ms, 300 100 ms, 500 50 ms, not all to 500, the task the
+ * switch-in replaced. */
+static char *relay_capture(const char *dir, int filtered)
+{
+	struct event_capture ev;
+
+	ev_init(&ev, T(0), T(1000), "cpu,sched");
+	ev_switch(&ev, T(0), 0, 0, 0, 0, 100, 101);
+	for (int k = 0; k < 50; k++) {
+		int s = k * 19;
+		ev_switch(&ev, T(s + 10), 0, 100, 101, PC_TASK_RUNNING, 300, 300);
+		if (!filtered) {   /* switches between untraced tasks */
+			ev_switch(&ev, T(s + 12), 0, 300, 300, PC_TASK_RUNNING, 400, 400);
+			ev_switch(&ev, T(s + 18), 0, 400, 400, PC_TASK_RUNNING, 500, 500);
+		}
+		ev_switch(&ev, T(s + 19), 0, 500, 500, PC_TASK_RUNNING, 100, 101);
+	}
+	return write_capture(dir, filtered ? "relay-filtered.perfcap" : "relay.perfcap", &ev);
+}
+
+Test(diagnose, cpu_contention_splits_a_wait_among_the_tasks_that_ran)
+{
+	char *dir = scratch_dir();
+	char *cap = relay_capture(dir, 0);
+	char *json = report_json(cap, "--pid", "100");
+	const char *c = "d['diagnosis']['causes'][0]['subject']['competitors']";
+	char expr[160];
+
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['kind']", "cpu_contention");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['key_number']['value']",
+		    "450000000");
+	snprintf(expr, sizeof(expr), "[(r['tid'], r['cpu_ns']) for r in %s]", c);
+	expect_json(dir, json, expr, "[(400, 300000000), (300, 100000000), (500, 50000000)]");
+	free(json);
+	free(cap);
+	scratch_remove(dir);
+}
+
+/* The same without the switches among 300, 400 and 500 (a filtered
+ * recording sees only those of the traced thread): each wait is split
+ * evenly between the task seen starting it (300) and the one seen ending
+ * it (500); 400 is invisible. */
+Test(diagnose, cpu_contention_splits_an_unseen_stretch_between_its_ends)
+{
+	char *dir = scratch_dir();
+	char *cap = relay_capture(dir, 1);
+	char *json = report_json(cap, "--pid", "100");
+
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['kind']", "cpu_contention");
+	expect_json(dir, json, "sorted((r['tid'], r['cpu_ns']) for r in"
+		    " d['diagnosis']['causes'][0]['subject']['competitors'])",
+		    "[(300, 225000000), (500, 225000000)]");
+	free(json);
+	free(cap);
+	scratch_remove(dir);
+}
+
 Test(diagnose, cpu_contention_names_the_competitor)
 {
 	char *dir = scratch_dir();
