@@ -26,6 +26,8 @@
 struct correlate_counts {
 	uint64_t switch_in_unmatched;   /* switch-in of a thread believed on a CPU */
 	uint64_t switch_out_unmatched;  /* switch-out of a thread believed off CPU */
+	uint64_t switch_out_missing;    /* running thread whose CPU went to another task
+					 * without its switch-out (it stopped being traced) */
 	uint64_t wakeup_unmatched;      /* blocked thread switched in without a wakeup */
 	uint64_t waits_expired;         /* waits given up on before their syscall ended */
 	uint64_t intervals;             /* thread_states rows */

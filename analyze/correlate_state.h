@@ -41,6 +41,8 @@ struct state_interval {
 	uint32_t waker_tid, waker_pid;
 };
 
+#define CORRELATE_MAX_CPUS 4096   /* CPUs whose running thread is tracked */
+
 struct correlator {
 	sqlite3 *db;
 	struct timeline timeline;
@@ -50,6 +52,7 @@ struct correlator {
 	struct batch_insert state_rows;
 	struct batch_insert offcpu_rows;
 	struct correlate_counts counts;
+	uint32_t cpu_running[CORRELATE_MAX_CPUS]; /* traced tid on each CPU, 0: none */
 	uint64_t start_ns;             /* capture start: META, else first event */
 	uint64_t end_ns;               /* capture end: STATS/END, else last event */
 	int has_start, has_end;

@@ -76,6 +76,7 @@ static void put_correlations(struct quality_writer *w, const struct loader *L,
 	if (strcmp(source, "sched") == 0) {
 		quality_put_u64(w, source, "switch_in.unmatched", k->switch_in_unmatched);
 		quality_put_u64(w, source, "switch_out.unmatched", k->switch_out_unmatched);
+		quality_put_u64(w, source, "cpu_switch.unmatched", k->switch_out_missing);
 		quality_put_u64(w, source, "wakeup.unmatched", k->wakeup_unmatched);
 		quality_put_u64(w, source, "waits.expired", k->waits_expired);
 		quality_put_u64(w, source, "intervals", k->intervals);

@@ -87,7 +87,7 @@ static int switch_out(struct correlator *c, const struct tl_event *ev)
 	    (t->state == TH_UNKNOWN &&
 	     assume_since_start(c, t, TH_RUNNING, ev->key, ev->u1)))
 		rc = close_state(c, t, ev->key, 0, -1);
-	else if (t->state != TH_UNKNOWN)
+	else if (t->state != TH_UNKNOWN && t->state != TH_LOST)
 		c->counts.switch_out_unmatched++;
 	if (kind == ST_RUNNABLE) {
 		enter_state(t, TH_RUNNABLE, ev->key, ev->u1);
@@ -129,6 +129,39 @@ static int switch_in(struct correlator *c, const struct tl_event *ev)
 	return rc;
 }
 
+/* A switch on a CPU whose traced running thread is not traced leaving:
+ * either another task leaves (the thread left unseen: its switch-out was
+ * lost, or it stopped passing the filters, e.g. renamed out of --comm;
+ * when it left is unknown, so that time is left out and counted), or the
+ * thread leaves but no longer passes the filters (its interval ends here,
+ * exactly). Then it is lost until seen again, instead of running until the
+ * capture ends. */
+static int check_cpu_owner(struct correlator *c, const struct tl_event *ev, int prev_traced)
+{
+	uint32_t owner;
+	struct thread *t;
+	int unseen;
+
+	if (ev->u1 >= CORRELATE_MAX_CPUS)
+		return 0;
+	owner = c->cpu_running[ev->u1];
+	if (owner == 0 || (owner == ev->tid && prev_traced))
+		return 0;
+	unseen = owner != ev->tid;
+	c->cpu_running[ev->u1] = 0;
+	t = threads_get(&c->threads, owner);
+	if (!t)
+		return -1;
+	if (t->state != TH_RUNNING || t->cpu != (int64_t)ev->u1)
+		return 0;
+	if (unseen)
+		c->counts.switch_out_missing++;
+	else if (close_state(c, t, ev->key, 0, -1) < 0)
+		return -1;
+	enter_state(t, TH_LOST, ev->key, -1);
+	return 0;
+}
+
 /* Only the sides the recorder traced get states: an untraced task seen on
  * the other side of a switch has no stream of its own (flags 0: older
  * captures, both sides traced). */
@@ -137,10 +170,14 @@ int sched_on_switch(struct correlator *c, const struct tl_event *ev)
 	int prev_traced = !ev->flags || (ev->flags & PC_SWITCH_F_PREV_TRACED);
 	int next_traced = !ev->flags || (ev->flags & PC_SWITCH_F_NEXT_TRACED);
 
+	if (check_cpu_owner(c, ev, prev_traced) < 0)
+		return -1;
 	if (ev->tid && prev_traced && switch_out(c, ev) < 0)
 		return -1;
 	if (ev->tid2 && next_traced && switch_in(c, ev) < 0)
 		return -1;
+	if (ev->u1 < CORRELATE_MAX_CPUS)
+		c->cpu_running[ev->u1] = next_traced ? ev->tid2 : 0;
 	return 0;
 }
 

@@ -15,6 +15,7 @@ enum thread_state {
 	TH_RUNNABLE,
 	TH_BLOCKED,
 	TH_DEAD,          /* switched out for the last time */
+	TH_LOST,          /* left its CPU unseen (no longer traced): unknown */
 };
 
 enum wait_what { WAIT_STATE = 1, WAIT_OFFCPU };

@@ -124,7 +124,7 @@ static void edge_cases(struct event_capture *ev)
 	ev_switch(ev, T(30), 1, 0, 0, 0, 300, 300);                    /* runnable 10 */
 	ev_switch(ev, T(70), 1, 300, 300, PC_TASK_UNINTERRUPTIBLE, 0, 0);
 	ev_switch(ev, T(90), 1, 0, 0, 0, 300, 300);                    /* no wakeup */
-	ev_switch(ev, T(95), 0, 0, 0, 0, 200, 200);   /* already on: 60-95 is unknown */
+	ev_switch(ev, T(95), 0, 0, 0, 0, 200, 200);   /* 200 left CPU 0 unseen: 60-95 unknown */
 	ev_wakeup(ev, T(100), 400, 400, 0, 0, 1, 1);                   /* a new thread */
 	ev_switch(ev, T(104), 1, 300, 300, PC_TASK_INTERRUPTIBLE, 400, 400);
 }
@@ -148,7 +148,9 @@ static void check_edge_cases(sqlite3 *db)
 	expect_int(db, "SELECT waker_tid IS NULL FROM thread_states WHERE tid=300 AND state='io'",
 		   1);
 	expect_int(db, "SELECT value FROM quality WHERE source='sched'"
-		   " AND key='switch_in.unmatched'", 1);
+		   " AND key='switch_in.unmatched'", 0);
+	expect_int(db, "SELECT value FROM quality WHERE source='sched'"
+		   " AND key='cpu_switch.unmatched'", 1);
 	expect_int(db, "SELECT value FROM quality WHERE source='sched'"
 		   " AND key='wakeup.unmatched'", 1);
 	expect_int(db, "SELECT value FROM quality WHERE source='sched'"
@@ -232,6 +234,37 @@ Test(states, untraced_side_of_a_switch_gets_no_states)
 	expect_text(db, "SELECT group_concat(state || ':' || (duration / 1000000), ' ') FROM"
 		    " (SELECT * FROM thread_states WHERE tid=" "101" " ORDER BY start_ts)",
 		    "running:20 sleep:50 runnable:5 running:115");
+	sqlite3_close(db);
+	ev_free(&ev);
+	scratch_remove(dir);
+}
+
+/* A traced thread that stops passing the filters (renamed out of --comm):
+ * 101 runs from 10 ms; at 40 ms it leaves the CPU untraced (only the next
+ * side, 102, is traced): its running interval ends there, exactly, and it
+ * is not running until the capture ends. 102 then runs until 60 ms, when
+ * the CPU's next recorded switch has another task (103) leaving: 102 left
+ * unseen, so 40-60 ms is unknown (counted), not running. */
+Test(states, a_thread_leaving_the_filter_stops_running)
+{
+	char *dir = scratch_dir();
+	struct event_capture ev;
+	sqlite3 *db;
+
+	ev_init(&ev, T(0), T(200), "cpu,sched");
+	ev_switch_flags(&ev, T(10), 0, 900, 900, 0, PID, 101, PC_SWITCH_F_NEXT_TRACED);
+	ev_switch_flags(&ev, T(40), 0, PID, 101, 0, PID, 102, PC_SWITCH_F_NEXT_TRACED);
+	ev_switch_flags(&ev, T(60), 0, PID, 103, 0, PID, 104,
+			PC_SWITCH_F_PREV_TRACED | PC_SWITCH_F_NEXT_TRACED);
+	db = import_events(dir, "leave", &ev, NULL);
+	expect_text(db, "SELECT group_concat(state || ':' || (start_ts / 1000000 - 1000) || '-' ||"
+		    " (end_ts / 1000000 - 1000) || ':' || partial, ' ') FROM"
+		    " (SELECT * FROM thread_states WHERE tid IN (101, 102) ORDER BY tid, start_ts)",
+		    "running:10-40:0");
+	expect_int(db, "SELECT value FROM quality WHERE source='sched'"
+		   " AND key='cpu_switch.unmatched'", 1);
+	expect_int(db, "SELECT sum(running_ns) FROM thread_time_shares WHERE tid IN (101, 102)",
+		   30 * MS);
 	sqlite3_close(db);
 	ev_free(&ev);
 	scratch_remove(dir);
