@@ -188,6 +188,8 @@ static void load_syscall(struct loader *L, const struct pc_rec *rec)
 	}
 	if (!syscall_info(s.nr)->name)
 		L->syscalls_unknown_nr++;
+	if (s.nr < SYSCALL_NR_COUNTED)
+		L->counts.syscalls_by_nr[s.nr]++;
 	row = batch_row(&L->st.ev[ET_SYSCALLS], &kind);
 	L->nsyscalls++;    /* its syscall_id */
 	row[0] = (int64_t)s.ts;

@@ -21,6 +21,8 @@ struct sql_writer;
 #define KNOWN_CHUNK_TYPES  8  /* indices 1..7 used */
 #define KNOWN_RECORD_TYPES 21 /* indices 1..20 used */
 
+#define SYSCALL_NR_COUNTED 1024   /* numbers above are not split by source */
+
 struct load_counters {
 	uint64_t chunks[KNOWN_CHUNK_TYPES];
 	uint64_t records[KNOWN_RECORD_TYPES];
@@ -31,6 +33,7 @@ struct load_counters {
 	uint64_t stacks_duplicate;    /* a stack id defined twice: first kept */
 	uint64_t modules_bad;         /* module records the symbolizer rejected */
 	uint64_t maps_bad;            /* start >= end */
+	uint64_t syscalls_by_nr[SYSCALL_NR_COUNTED]; /* SYSCALL records per number */
 	struct hmap unknown_chunk_types;   /* (type, 0) -> count */
 	struct hmap unknown_record_types;  /* (chunk type, record type) -> count */
 };

@@ -14,11 +14,17 @@
 #include "load_state.h"
 #include "quality.h"
 #include "record_names.h"
+#include "syscalls.h"
 #include "timeline.h"
 
 static const char *const sources[] = {
-	"cpu", "proc", "sched", "syscall", "block", "net", "lock", "mem",
+	"cpu", "proc", "sched", "syscall", "mux", "block", "net", "lock", "mem",
 };
+
+/* The sources whose system calls the recorder's shared syscall program
+ * emits, in the order it gives them ownership of a number (the syscall
+ * source gets the numbers none of them has): format/SPEC.md 2.1. */
+static const char *const syscall_owners[] = { "mux", "lock", "net", "mem" };
 
 /* Whether META "sources" names source (a comma-separated list). */
 static int source_listed(const char *list, const char *source)
@@ -39,15 +45,72 @@ static int source_listed(const char *list, const char *source)
 	return 0;
 }
 
+static unsigned syscall_nr_by_name(const char *name, size_t len)
+{
+	for (unsigned i = 0; i < syscall_table_len; i++)
+		if (strlen(syscall_table[i].name) == len &&
+		    strncmp(syscall_table[i].name, name, len) == 0)
+			return syscall_table[i].nr;
+	return SYSCALL_NR_COUNTED;
+}
+
+/* SYSCALL records of the numbers in META syscall.set.<owner> that no
+ * earlier owner claimed; claimed[] marks the numbers taken. */
+static uint64_t owned_syscalls(const struct loader *L, const char *owner, uint8_t *claimed)
+{
+	char key[64], *set;
+	uint64_t n = 0;
+
+	snprintf(key, sizeof(key), "syscall.set.%s", owner);
+	set = db_lookup_text(L->db, "SELECT value FROM meta WHERE key = ?1", key, NULL);
+	for (const char *p = set; p && *p;) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		unsigned nr = syscall_nr_by_name(p, len);
+
+		if (nr < SYSCALL_NR_COUNTED && !claimed[nr]) {
+			claimed[nr] = 1;
+			n += L->counts.syscalls_by_nr[nr];
+		}
+		p = end ? end + 1 : NULL;
+	}
+	free(set);
+	return n;
+}
+
+/* SYSCALL records the recorder filed under source: those of its syscall
+ * set for mux, lock, net and mem; the rest for syscall. */
+static uint64_t syscall_records_of(const struct loader *L, const char *source)
+{
+	uint8_t claimed[SYSCALL_NR_COUNTED] = { 0 };
+	uint64_t others = 0;
+
+	for (size_t i = 0; i < sizeof(syscall_owners) / sizeof(syscall_owners[0]); i++) {
+		uint64_t n = owned_syscalls(L, syscall_owners[i], claimed);
+		if (strcmp(source, syscall_owners[i]) == 0)
+			return n;
+		others += n;
+	}
+	if (strcmp(source, "syscall") != 0)
+		return 0;
+	return L->counts.records[PC_REC_SYSCALL] - others;
+}
+
+static uint64_t records_of(const struct loader *L, const char *source, uint16_t type)
+{
+	const char *s = record_type_source(type);
+
+	if (type == PC_REC_SYSCALL)
+		return syscall_records_of(L, source);
+	return s && strcmp(s, source) == 0 ? L->counts.records[type] : 0;
+}
+
 static uint64_t source_records(const struct loader *L, const char *source)
 {
 	uint64_t n = 0;
 
-	for (uint16_t type = 1; type <= RECORD_TYPE_MAX; type++) {
-		const char *s = record_type_source(type);
-		if (s && strcmp(s, source) == 0)
-			n += L->counts.records[type];
-	}
+	for (uint16_t type = 1; type <= RECORD_TYPE_MAX; type++)
+		n += records_of(L, source, type);
 	return n;
 }
 
@@ -61,10 +124,11 @@ static void put_records(struct quality_writer *w, const struct loader *L,
 		return;
 	for (uint16_t type = PC_REC_EXEC; type <= RECORD_TYPE_MAX; type++) {
 		const char *s = record_type_source(type);
-		if (!s || strcmp(s, source) != 0)
+		if (!(s && strcmp(s, source) == 0) &&
+		    !(type == PC_REC_SYSCALL && records_of(L, source, type) > 0))
 			continue;
 		snprintf(key, sizeof(key), "records.%s", record_type_name(type));
-		quality_put_u64(w, source, key, L->counts.records[type]);
+		quality_put_u64(w, source, key, records_of(L, source, type));
 	}
 }
 

@@ -290,6 +290,8 @@ static void add_event_meta(struct builder *b, const struct event_capture *ev)
 		pc_buf_add_kv_u64(&b->buf, "record.start_ns", ev->start_ns);
 	if (ev->sources)
 		pc_buf_add_kv(&b->buf, "sources", ev->sources);
+	if (ev->meta.len)
+		pc_buf_append(&b->buf, ev->meta.data, ev->meta.len);
 	add_chunk(b, PC_CHUNK_META, 5, 0, 0);
 }
 

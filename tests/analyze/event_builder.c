@@ -18,6 +18,7 @@ void ev_free(struct event_capture *c)
 {
 	pc_buf_free(&c->events);
 	pc_buf_free(&c->stats);
+	pc_buf_free(&c->meta);
 }
 
 static void add(struct event_capture *c, void *rec, size_t len, uint16_t type,

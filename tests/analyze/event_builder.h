@@ -21,6 +21,7 @@ struct event_capture {
 	const char *sources;      /* META sources; NULL: not written */
 	int per_chunk;            /* records per EVENTS chunk; 0: all in one */
 	struct pc_buf stats;      /* extra STATS pairs (pc_buf_add_kv) */
+	struct pc_buf meta;       /* extra META pairs (pc_buf_add_kv) */
 };
 
 void ev_init(struct event_capture *c, uint64_t start_ns, uint64_t end_ns,

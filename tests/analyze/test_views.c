@@ -447,3 +447,37 @@ Test(views, slow_request_samples)
 	ev_free(&ev);
 	scratch_remove(dir);
 }
+
+/* The recorder files a system call under the source whose syscall set has
+ * it (mux, lock, net, mem, in that order; syscall gets the rest), so
+ * data_quality counts each imported SYSCALL record for that source: here
+ * 3 futex calls for lock, 2 epoll_wait calls for mux, 1 read for syscall,
+ * each side by side with the recorder's own count. */
+Test(views, data_quality_files_syscalls_under_their_source)
+{
+	char *dir = scratch_dir();
+	struct event_capture ev;
+	sqlite3 *db;
+
+	ev_init(&ev, T(0), T(100), "syscall,mux,lock");
+	pc_buf_add_kv(&ev.meta, "syscall.set", "read,write");
+	pc_buf_add_kv(&ev.meta, "syscall.set.mux", "epoll_wait,poll");
+	pc_buf_add_kv(&ev.meta, "syscall.set.lock", "futex");
+	pc_buf_add_kv_u64(&ev.stats, "lock.events", 3);
+	pc_buf_add_kv_u64(&ev.stats, "mux.events", 2);
+	pc_buf_add_kv_u64(&ev.stats, "syscall.events", 1);
+	for (int i = 0; i < 3; i++)
+		ev_syscall(&ev, T(10 + i), MS / 2, 100, 101, 202, 0, 0x7000, 0, 0);
+	for (int i = 0; i < 2; i++)
+		ev_syscall(&ev, T(20 + i), MS / 2, 100, 101, 232, 0, 3, 0, 0);
+	ev_syscall(&ev, T(30), MS / 2, 100, 101, 0, 10, 3, 0x1000, 10);
+	db = import_events(dir, "owners", &ev, NULL);
+	expect_text(db, "SELECT group_concat(source || ':' || recorded || '/' || imported, ' ')"
+		    " FROM data_quality WHERE source IN ('lock', 'mux', 'syscall')",
+		    "lock:3/3 mux:2/2 syscall:1/1");
+	expect_int(db, "SELECT value FROM quality WHERE source = 'lock'"
+		   " AND key = 'records.syscall'", 3);
+	sqlite3_close(db);
+	ev_free(&ev);
+	scratch_remove(dir);
+}
