@@ -18,7 +18,9 @@ wait_for_line() {
 record_rw_count() {
 	out=$1 n=$2 k=$3
 	shift 3
-	rm -f "$TMP/go" "$out"
+	# rec.err goes too: the background recorder truncates it only when it
+	# starts, and a previous run's "recording pid" line must not count
+	rm -f "$TMP/go" "$out" "$TMP/rec.err"
 	"$RW_COUNT" "$n" "$k" "$TMP/go" > "$TMP/wl.out" &
 	wl=$!
 	wait_for_line "$TMP/wl.out" "tid=" 10 || fail "rw_count did not start"
