@@ -356,7 +356,10 @@ static __always_inline void handle_wakeup(void *ctx, struct task_struct *p, __u1
 		emit_wakeup(p, waker, waker_tid, flags, now);
 }
 
-SEC("tp_btf/sched_wakeup")
+/* sched_waking, not sched_wakeup: it fires in the waker's own context.
+ * sched_wakeup of a task on another CPU often fires there, from the IPI
+ * that delivers a queued wakeup, where the waker is no longer known. */
+SEC("tp_btf/sched_waking")
 int BPF_PROG(on_wakeup, struct task_struct *p)
 {
 	handle_wakeup(ctx, p, 0);

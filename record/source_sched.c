@@ -57,7 +57,7 @@ static int sched_attach(const struct source_env *env, char *why, size_t len)
 
 	(void)env;
 	if (err)
-		source_explain(why, len, "cannot attach sched_switch/sched_wakeup", err);
+		source_explain(why, len, "cannot attach sched_switch/sched_waking", err);
 	return err;
 }
 

@@ -330,6 +330,42 @@ Test(diff, groups_of_runs_use_per_run_tests)
 		free(p[i]);
 }
 
+/* With several runs a side, a series present on one side only is judged
+ * by its per-run time: system calls that appear in one new run of three
+ * are chance, not a regression; in all three they are one. */
+Test(diff, appeared_in_one_run_of_three_is_not_significant)
+{
+	const char *sc = "\"name\": \"io:clock_nanosleep\"";
+	struct diff_capture s = diff_capture_basic();
+	struct tool_result r;
+	char *p[9];
+
+	s.sleep_ns = 5000000;
+	for (int i = 0; i < 9; i++) {
+		char name[32];
+
+		/* runs 0-2 base (none), 3-5 new once, 6-8 new every time */
+		s.sleeps = i == 3 || i >= 6 ? 50 : 0;
+		snprintf(name, sizeof(name), "ap%d.perfcap", i);
+		p[i] = capture(name, &s);
+	}
+	run_analyze(&r, "diff", "--json", "--base", p[0], p[1], p[2], "--new", p[3], p[4],
+		    p[5], NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(json_has(r.out, sc, "appeared", "true"), "%s", r.out);
+	cr_expect(json_has(r.out, sc, "test",
+			   "\"Welch t on per-run time (present on one side only)\""), "%s", r.out);
+	cr_expect(json_has(r.out, sc, "significant", "false"), "%s", r.out);
+	tool_result_free(&r);
+	run_analyze(&r, "diff", "--json", "--base", p[0], p[1], p[2], "--new", p[6], p[7],
+		    p[8], NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(json_has(r.out, sc, "significant", "true"), "%s", r.out);
+	tool_result_free(&r);
+	for (int i = 0; i < 9; i++)
+		free(p[i]);
+}
+
 Test(diff, fail_on_rules_and_exit_codes)
 {
 	struct diff_capture a = diff_capture_basic(), b = a;
