@@ -237,14 +237,16 @@ static int print_outputs(const struct diff_args *args, const struct diff_result 
 {
 	int rc;
 
+	/* the page first: a reader of stdout that quits early (| head) must
+	 * not cost the file */
+	if (args->html && write_html(res, args->html) != 0)
+		return -1;
 	if (args->json)
 		rc = diff_json(res, stdout, 1);
 	else if (args->folded)
 		rc = diff_folded(res, stdout);
 	else
 		rc = diff_text(res, stdout);
-	if (rc == 0 && args->html && write_html(res, args->html) != 0)
-		rc = -1;
 	if (fflush(stdout) != 0)
 		rc = fail_file("stdout", "write error") ? -1 : -1;
 	return rc;

@@ -224,11 +224,13 @@ int cmd_report(int argc, char **argv)
 	status = warn_if_damaged(db, args.input);
 	args.report.input_path = args.input;
 	args.report.analyze_command = command = command_line(argc, argv);
+	/* the page first: a reader of stdout that quits early (| head) must
+	 * not cost the file */
+	if (args.html && write_html(db, &args.report, args.html) < 0)
+		status = 1;
 	if (args.folded ? report_folded(db, &args.report, stdout) < 0
 	    : args.json ? report_json(db, &args.report, stdout) < 0
 			: report_text(db, &args.report, stdout) < 0)
-		status = 1;
-	if (args.html && write_html(db, &args.report, args.html) < 0)
 		status = 1;
 	free(command);
 	if (fflush(stdout) != 0)
