@@ -247,8 +247,10 @@ static int print_outputs(const struct diff_args *args, const struct diff_result 
 		rc = diff_folded(res, stdout);
 	else
 		rc = diff_text(res, stdout);
-	if (fflush(stdout) != 0)
-		rc = fail_file("stdout", "write error") ? -1 : -1;
+	if (fflush(stdout) != 0) {
+		fail_file("stdout", "write error");
+		rc = -1;
+	}
 	return rc;
 }
 

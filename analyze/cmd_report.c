@@ -192,8 +192,10 @@ static int write_html(sqlite3 *db, const struct report_options *opts, const char
 		return -1;
 	}
 	rc = report_json(db, opts, mem);
-	if (fclose(mem) != 0 && rc == 0)
-		rc = fail_file(path, "out of memory") ? -1 : -1;
+	if (fclose(mem) != 0 && rc == 0) {
+		fail_file(path, "out of memory");
+		rc = -1;
+	}
 	if (rc == 0)
 		rc = html_page_write_file(path, "perfcap report", json, len);
 	free(json);

@@ -25,6 +25,13 @@ static const char *const sources[] = {
  * emits, in the order it gives them ownership of a number (the syscall
  * source gets the numbers none of them has): format/SPEC.md 2.1. */
 static const char *const syscall_owners[] = { "mux", "lock", "net", "mem" };
+#define NOWNERS (sizeof(syscall_owners) / sizeof(syscall_owners[0]))
+
+/* SYSCALL records per source that filed them: n[i] for syscall_owners[i],
+ * n[NOWNERS] for syscall itself. Worked out once per import. */
+struct syscall_split {
+	uint64_t n[NOWNERS + 1];
+};
 
 /* Whether META "sources" names source (a comma-separated list). */
 static int source_listed(const char *list, const char *source)
@@ -78,57 +85,59 @@ static uint64_t owned_syscalls(const struct loader *L, const char *owner, uint8_
 	return n;
 }
 
-/* SYSCALL records the recorder filed under source: those of its syscall
- * set for mux, lock, net and mem; the rest for syscall. */
-static uint64_t syscall_records_of(const struct loader *L, const char *source)
+/* The recorder files a SYSCALL under the first of mux, lock, net, mem
+ * whose syscall set has its number, else under syscall. */
+static void split_syscalls(const struct loader *L, struct syscall_split *sp)
 {
 	uint8_t claimed[SYSCALL_NR_COUNTED] = { 0 };
-	uint64_t others = 0;
+	uint64_t owned = 0;
 
-	for (size_t i = 0; i < sizeof(syscall_owners) / sizeof(syscall_owners[0]); i++) {
-		uint64_t n = owned_syscalls(L, syscall_owners[i], claimed);
-		if (strcmp(source, syscall_owners[i]) == 0)
-			return n;
-		others += n;
+	for (size_t i = 0; i < NOWNERS; i++) {
+		sp->n[i] = owned_syscalls(L, syscall_owners[i], claimed);
+		owned += sp->n[i];
 	}
-	if (strcmp(source, "syscall") != 0)
-		return 0;
-	return L->counts.records[PC_REC_SYSCALL] - others;
+	sp->n[NOWNERS] = L->counts.records[PC_REC_SYSCALL] - owned;
 }
 
-static uint64_t records_of(const struct loader *L, const char *source, uint16_t type)
+static uint64_t records_of(const struct loader *L, const struct syscall_split *sp,
+			   const char *source, uint16_t type)
 {
 	const char *s = record_type_source(type);
 
-	if (type == PC_REC_SYSCALL)
-		return syscall_records_of(L, source);
-	return s && strcmp(s, source) == 0 ? L->counts.records[type] : 0;
+	if (type != PC_REC_SYSCALL)
+		return s && strcmp(s, source) == 0 ? L->counts.records[type] : 0;
+	for (size_t i = 0; i < NOWNERS; i++)
+		if (strcmp(source, syscall_owners[i]) == 0)
+			return sp->n[i];
+	return strcmp(source, "syscall") == 0 ? sp->n[NOWNERS] : 0;
 }
 
-static uint64_t source_records(const struct loader *L, const char *source)
+static uint64_t source_records(const struct loader *L, const struct syscall_split *sp,
+			       const char *source)
 {
 	uint64_t n = 0;
 
 	for (uint16_t type = 1; type <= RECORD_TYPE_MAX; type++)
-		n += records_of(L, source, type);
+		n += records_of(L, sp, source, type);
 	return n;
 }
 
 static void put_records(struct quality_writer *w, const struct loader *L,
-			const char *source)
+			const struct syscall_split *sp, const char *source)
 {
 	char key[64];
 
-	quality_put_u64(w, source, "records", source_records(L, source));
+	quality_put_u64(w, source, "records", source_records(L, sp, source));
 	if (strcmp(source, "cpu") == 0)
 		return;
 	for (uint16_t type = PC_REC_EXEC; type <= RECORD_TYPE_MAX; type++) {
 		const char *s = record_type_source(type);
-		if (!(s && strcmp(s, source) == 0) &&
-		    !(type == PC_REC_SYSCALL && records_of(L, source, type) > 0))
+		uint64_t n = records_of(L, sp, source, type);
+
+		if (!(s && strcmp(s, source) == 0) && !(type == PC_REC_SYSCALL && n > 0))
 			continue;
 		snprintf(key, sizeof(key), "records.%s", record_type_name(type));
-		quality_put_u64(w, source, key, records_of(L, source, type));
+		quality_put_u64(w, source, key, n);
 	}
 }
 
@@ -165,11 +174,13 @@ void quality_put_sources(struct quality_writer *w, struct loader *L)
 	char *listed = db_lookup_text(L->db, "SELECT value FROM meta WHERE key = ?1",
 				      "sources", NULL);
 	const struct correlate_counts *k = correlator_counts(L->corr);
+	struct syscall_split split;
 
+	split_syscalls(L, &split);
 	for (size_t i = 0; i < sizeof(sources) / sizeof(sources[0]); i++) {
-		if (source_records(L, sources[i]) == 0 && !source_listed(listed, sources[i]))
+		if (source_records(L, &split, sources[i]) == 0 && !source_listed(listed, sources[i]))
 			continue;
-		put_records(w, L, sources[i]);
+		put_records(w, L, &split, sources[i]);
 		put_correlations(w, L, sources[i]);
 	}
 	quality_put_u64(w, "timeline", "reorder_window_ns", TIMELINE_WINDOW_NS);

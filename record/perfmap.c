@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "perfmap.h"
+#include "util.h"
 
 #define PERFMAP_MAX_BYTES (512u << 20) /* larger files are refused */
 
@@ -20,40 +21,24 @@ struct entry {
 
 struct builder {
 	struct entry *v;
-	size_t n, cap;
-	char  *names;
-	size_t names_len, names_cap;
+	uint32_t n, cap;
+	struct text names;        /* NUL-terminated names, back to back */
 };
-
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t n = *cap ? *cap : 64;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	q = realloc(*p, n * elem);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = n;
-	return 0;
-}
 
 static int add_entry(struct builder *b, uint64_t addr, uint64_t size,
 		     const char *name, size_t name_len)
 {
-	if (grow((void **)&b->v, &b->cap, b->n + 1, sizeof(*b->v)) ||
-	    grow((void **)&b->names, &b->names_cap, b->names_len + name_len + 1, 1))
+	uint32_t name_off = (uint32_t)b->names.len;
+	struct entry *v = array_reserve(b->v, &b->cap, b->n + 1, sizeof(*b->v));
+
+	if (!v)
+		return -ENOMEM;
+	b->v = v;
+	if (text_append(&b->names, name, name_len) || text_append(&b->names, "", 1))
 		return -ENOMEM;
 	b->v[b->n] = (struct entry){ .addr = addr,
 				     .size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size,
-				     .name_off = (uint32_t)b->names_len, .line = (uint32_t)b->n };
-	memcpy(b->names + b->names_len, name, name_len);
-	b->names[b->names_len + name_len] = '\0';
-	b->names_len += name_len + 1;
+				     .name_off = name_off, .line = b->n };
 	b->n++;
 	return 0;
 }
@@ -130,9 +115,9 @@ static int finish(struct builder *b, struct pc_elf_module *m)
 		m->syms[i] = (struct pc_symbol){ .addr = b->v[i].addr, .size = b->v[i].size,
 						 .name_off = b->v[i].name_off };
 	m->nsyms = (uint32_t)out;
-	m->strtab = b->names;
-	m->strtab_len = b->names_len;
-	b->names = NULL;
+	m->strtab = b->names.s;
+	m->strtab_len = b->names.len;
+	b->names = (struct text){ 0 };
 	return 0;
 }
 
@@ -155,7 +140,7 @@ int perfmap_parse(struct pc_elf_module *m, const char *text, size_t len,
 	if (!err)
 		err = finish(&b, m);
 	free(b.v);
-	free(b.names);
+	text_free(&b.names);
 	if (err)
 		pc_elf_module_free(m);
 	return err;
