@@ -98,14 +98,21 @@ void compare_rates(struct builder *b)
 					b->oom = 1;
 	for (size_t k = 0; k < keys.len && !b->oom; k++) {
 		uint64_t c[2] = { 0, 0 };
-		double ratio, lo, hi;
+		double ratio, lo, hi, per_run[2][64];
+		size_t nruns[2] = { 0, 0 };
 		struct diff_finding *f;
 
 		for (int side = 0; side < 2; side++)
 			for (size_t i = 0; i < b->s[side].n; i++) {
+				const struct diff_run *r = &b->s[side].runs[i];
 				const struct dseries *row =
-					diff_table_find(&b->s[side].runs[i].rates, keys.rows[k].key);
-				c[side] += row ? row->count : 0;
+					diff_table_find(&r->rates, keys.rows[k].key);
+				uint64_t n = row ? row->count : 0;
+				double e = run_exposure(r, b->res->norm);
+
+				c[side] += n;
+				if (nruns[side] < 64 && e > 0)
+					per_run[side][nruns[side]++] = (double)n / e;
 			}
 		f = new_finding(b, "rate", keys.rows[k].key, 2,
 				b->res->norm == DIFF_PER_REQUEST ? "events/request" : "events/s");
@@ -127,6 +134,18 @@ void compare_rates(struct builder *b)
 		f->disappeared = c[0] > 0 && c[1] == 0;
 		f->noise_floor = stats_rate_noise_floor(c[0], c[1]);
 		f->test = "Poisson rate ratio";
+		if (nruns[0] >= 2 && nruns[1] >= 2) {
+			/* several runs a side: the run-to-run spread, not the
+			 * pooled count, says whether the rate moved */
+			double diff;
+
+			f->p_value = stats_welch(per_run[0], nruns[0], per_run[1], nruns[1],
+						 &diff, &lo, &hi);
+			relative(f, f->base, diff, lo, hi);
+			f->noise_floor = f->base > 0 ?
+				(hi - lo) / 2 / STATS_Z95 * 2.8016 / f->base : INFINITY;
+			f->test = "Welch t on per-run rates";
+		}
 	}
 	diff_table_free(&keys);
 }

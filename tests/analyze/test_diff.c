@@ -325,6 +325,9 @@ Test(diff, groups_of_runs_use_per_run_tests)
 	cr_expect(json_has(r.out, HOT, "test", "\"Welch t on per-run rates\""), "%s", r.out);
 	cr_expect(json_has(r.out, HOT, "significant", "true"));
 	cr_expect(fabs(json_number(r.out, HOT, "effect") - 0.0) > 0.9);
+	/* event rates too use the run-to-run spread */
+	cr_expect(json_has(r.out, "\"name\": \"cpu\"", "test", "\"Welch t on per-run rates\""),
+		  "%s", r.out);
 	tool_result_free(&r);
 	for (int i = 0; i < 6; i++)
 		free(p[i]);
