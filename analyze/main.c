@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sqlite3.h>
 
-#include "commands.h"
+#include "cmd/commands.h"
 #include "perfcap_version.h"
 
 const char *argp_program_version =

@@ -2,7 +2,7 @@
 /* lock.bpf.c - kernel side of the lock source: kernel lock contention
  * (tp_btf lock:contention_begin/end) and waits in the user lock function
  * (a uprobe and a uretprobe on pthread_mutex_lock, attached by user space
- * to the object the target itself maps: record/uprobe_target.c).
+ * to the object the target itself maps: record/sources/uprobe_target.c).
  *
  * Kernel locks: contention_begin leaves {start, lock, flags} under the
  * thread's tid in `lock_waits`; contention_end with the same lock ends the

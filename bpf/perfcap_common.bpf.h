@@ -1,7 +1,7 @@
 /* perfcap_common.bpf.h - what every BPF object of perfcap shares: the
  * configuration, the shared maps, the filters and the emit helpers.
  *
- * User space creates the shared maps once (record/shared_maps.c) and makes
+ * User space creates the shared maps once (record/session/shared_maps.c) and makes
  * every object reuse them before load, so all sources write to the same
  * sharded ring buffers, count losses in one array, follow one set of
  * target processes and put stacks into one stack map.
@@ -26,7 +26,7 @@
 #define PC_EEXIST 17            /* vmlinux.h has no errno values */
 #define PC_NS_PER_SEC 1000000000ull
 
-/* Set by user space before load (record/shared_maps.c fills it). */
+/* Set by user space before load (record/session/shared_maps.c fills it). */
 const volatile struct perfcap_config pc_config = {
 	.nr_rings = 1,
 	.sample_one_in = 1,

@@ -18,7 +18,7 @@
  *
  * The set (which numbers are emitted, by which source, with a user stack
  * or not) is read-only data filled by user space before load
- * (record/syscall_sets.c). Only tp_btf programs: no tracefs, kprobes or
+ * (record/sources/syscall_sets.c). Only tp_btf programs: no tracefs, kprobes or
  * trampolines.
  */
 #include "perfcap_common.bpf.h"

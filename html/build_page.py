@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """build_page.py - builds the skeleton of perfcap-analyze's HTML page and
-the C source that carries it (html_page_data.c, read by analyze/html_page.c).
+the C source that carries it (html_page_data.c, read by analyze/report/html_page.c).
 
 Steps: install the pinned JavaScript libraries with `npm ci` (package.json
 and package-lock.json in this directory) into a work directory, concatenate

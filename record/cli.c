@@ -9,14 +9,14 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "cgroup.h"
+#include "session/cgroup.h"
 #include "cli.h"
 #include "perfcap_version.h"
-#include "size_limit.h"
-#include "source.h"
-#include "syscall_sets.h"
-#include "target.h"
-#include "util.h"
+#include "output/size_limit.h"
+#include "sources/source.h"
+#include "sources/syscall_sets.h"
+#include "session/target.h"
+#include "util/util.h"
 
 #define MAX_DURATION_S (365.0 * 24 * 3600)
 #define MAX_OFFCPU_MIN_NS (3600ull * 1000 * 1000 * 1000) /* 1 hour */

@@ -26,19 +26,19 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "consumer.h"
-#include "kallsyms.h"
-#include "metadata.h"
+#include "consume/consumer.h"
+#include "consume/kallsyms.h"
+#include "output/metadata.h"
 #include "perfcap_format.h"
-#include "preflight.h"
-#include "privileges.h"
-#include "session.h"
-#include "size_limit.h"
-#include "stats.h"
-#include "symbols.h"
-#include "target.h"
-#include "util.h"
-#include "writer_thread.h"
+#include "session/preflight.h"
+#include "session/privileges.h"
+#include "session/session.h"
+#include "output/size_limit.h"
+#include "output/stats.h"
+#include "consume/symbols.h"
+#include "session/target.h"
+#include "util/util.h"
+#include "output/writer_thread.h"
 
 /* How long the consumer may sleep. Short, so that a new process is read
  * from /proc while it still lives (short-lived processes are common), at a

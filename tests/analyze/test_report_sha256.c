@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sha256.h"
+#include "util/sha256.h"
 
 static void expect_digest(const void *data, size_t len, const char *hex)
 {

@@ -5,8 +5,8 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
-#include "commands.h"
-#include "timeline.h"
+#include "util/messages.h"
+#include "correlate/timeline.h"
 
 struct seen {
 	uint64_t last_key;

@@ -4,9 +4,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "fmt.h"
-#include "hashmap.h"
-#include "text.h"
+#include "util/fmt.h"
+#include "util/hashmap.h"
+#include "util/text.h"
 
 Test(fmt, thousands_separators)
 {

@@ -1,6 +1,6 @@
 #!/bin/bash
 # browser.sh FIXTURE.json SEARCH_TERM - writes the page for a JSON fixture
-# with write_page (analyze/html_page.c) and checks it in headless chromium
+# with write_page (analyze/report/html_page.c) and checks it in headless chromium
 # with browser_check.py (console errors, flame graph, verdict, search, zoom,
 # histograms, timeline, findings, diff colours).
 set -u

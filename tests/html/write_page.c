@@ -1,4 +1,4 @@
-/* write_page.c - test driver for analyze/html_page.c: writes the HTML page
+/* write_page.c - test driver for analyze/report/html_page.c: writes the HTML page
  * for a JSON file, as report --html and diff --html do.
  *
  *   write_page --available          exit 0 when built with HTML support,
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "html_page.h"
+#include "report/html_page.h"
 
 static char *read_file(const char *path, size_t *len)
 {

@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "elf_module.h"
-#include "symbolize.h"
+#include "symbolize/symbolize.h"
 
 #define MAX_ADDRS     200000
 #define CACHED_CALLS  1000000

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "symbolize.h"
+#include "symbolize/symbolize.h"
 
 /* Starts `python3 -m http.server` on a free loopback port serving dir.
  * Returns its pid and fills port, or -1 if it could not start. */

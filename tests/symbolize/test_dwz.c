@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "helpers.h"
-#include "symbolize.h"
+#include "symbolize/symbolize.h"
 
 #define MAX_FRAMES 8
 

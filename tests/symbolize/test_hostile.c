@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "elf_module.h"
-#include "symbolize.h"
+#include "symbolize/symbolize.h"
 #include "synthetic.h"
 
 /* A valid record of the synthetic module, in a buffer of its exact size. */

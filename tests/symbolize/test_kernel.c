@@ -4,7 +4,7 @@
 #include <criterion/criterion.h>
 
 #include "elf_module.h"
-#include "symbolize.h"
+#include "symbolize/symbolize.h"
 #include "synthetic.h"
 
 static struct symbolizer *kernel_symbolizer(struct pc_buf *b,

@@ -1,11 +1,11 @@
 /* test_perfmap.c - JIT symbols: the recorder's perf map parser
- * (record/perfmap.c) and resolution of a PERFMAP module record by pid. */
+ * (record/consume/perfmap.c) and resolution of a PERFMAP module record by pid. */
 #include <criterion/criterion.h>
 #include <string.h>
 
 #include "elf_module.h"
-#include "perfmap.h"
-#include "symbolize.h"
+#include "consume/perfmap.h"
+#include "symbolize/symbolize.h"
 
 static const char map_text[] =
 	"7f0000001000 40 LazyCompile:*fib /app/fib.js:3\n"

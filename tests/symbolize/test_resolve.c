@@ -10,7 +10,7 @@
 
 #include "elf_module.h"
 #include "helpers.h"
-#include "symbolize.h"
+#include "symbolize/symbolize.h"
 
 #define MAX_FRAMES 8
 

@@ -1,0 +1,103 @@
+/* correlate_state.h - the state shared by the parts of the correlator
+ * (correlate.c dispatches events, sched_states.c runs the switch/wakeup
+ * state machine, waits.c attributes waits to system calls, time_shares.c
+ * sums per window). Not used outside them. */
+#ifndef ANALYZE_CORRELATE_STATE_H
+#define ANALYZE_CORRELATE_STATE_H
+
+#include <stdint.h>
+#include <sqlite3.h>
+
+#include "db/batch_insert.h"
+#include "correlate.h"
+#include "util/hashmap.h"
+#include "threads.h"
+#include "time_shares.h"
+#include "timeline.h"
+
+
+/* thread_state_rows.state_code (the view thread_states decodes it) */
+enum state_kind {
+	ST_RUNNING = 0,
+	ST_RUNNABLE,
+	ST_IO,        /* blocked, uninterruptible */
+	ST_SLEEP,     /* blocked, interruptible (or idle) */
+	ST_BLOCKED,   /* blocked otherwise (stopped, traced, parked) or unknown */
+	ST_DEAD,      /* exited: no interval follows */
+};
+
+/* thread_state_rows.reason_code of runnable intervals (decoded likewise) */
+enum runnable_reason { RR_NONE = 0, RR_WAKEUP, RR_PREEMPTED, RR_NEW };
+
+/* One thread_states row. */
+struct state_interval {
+	uint32_t tid, pid;
+	uint8_t  state;           /* enum state_kind */
+	uint8_t  reason;          /* enum runnable_reason */
+	uint8_t  partial;
+	uint8_t  has_waker;
+	uint64_t start, end;
+	int64_t  cpu;             /* -1: unknown */
+	uint32_t waker_tid, waker_pid;
+};
+
+#define CORRELATE_MAX_CPUS 4096   /* CPUs whose running thread is tracked */
+
+struct correlator {
+	sqlite3 *db;
+	struct timeline timeline;
+	struct thread_table threads;
+	struct time_shares shares;
+	struct hmap socket_fds;        /* (pid, fd) -> 1 while known to be a socket */
+	struct batch_insert state_rows;
+	struct batch_insert offcpu_rows;
+	struct correlate_counts counts;
+	uint32_t cpu_running[CORRELATE_MAX_CPUS]; /* traced tid on each CPU, 0: none */
+	uint64_t start_ns;             /* capture start: META, else first event */
+	uint64_t end_ns;               /* capture end: STATS/END, else last event */
+	int has_start, has_end;
+	uint64_t first_key, last_key;  /* of events released */
+	uint64_t origin;               /* start, else the first event added */
+	uint64_t max_span;             /* CORRELATE_MAX_SPAN_NS or more */
+	int has_origin;
+	int released_any;
+	int wait_for_syscalls;         /* syscall records may attribute waits */
+	int failed;
+};
+
+/* The capture start for intervals cut by it. */
+uint64_t correlator_start(const struct correlator *c);
+
+/* sched_states.c: the switch/wakeup state machine. */
+int sched_on_switch(struct correlator *c, const struct tl_event *ev);
+int sched_on_wakeup(struct correlator *c, const struct tl_event *ev);
+/* Closes every thread's open interval at the capture end (partial). */
+int sched_close_all(struct correlator *c);
+
+/* waits.c: intervals off CPU waiting to learn which syscall they were in. */
+int waits_add_state(struct correlator *c, struct thread *t,
+		    const struct state_interval *iv);
+int waits_add_offcpu(struct correlator *c, const struct tl_event *ev);
+int waits_on_syscall(struct correlator *c, const struct tl_event *ev);
+int waits_flush_thread(struct correlator *c, struct thread *t);
+
+/* state_rows.c: writes one finished thread_states row and sums it into
+ * the time shares. wait_class: enum wait_class, < 0 for none;
+ * syscall_nr/syscall_id < 0: none. */
+int state_row_write(struct correlator *c, const struct state_interval *iv,
+		    int wait_class, int64_t syscall_nr, int64_t syscall_id);
+
+/* io_shares.c: time shares of system calls and block requests. */
+int shares_on_syscall(struct correlator *c, const struct tl_event *ev);
+int shares_on_block(struct correlator *c, const struct tl_event *ev);
+
+/* correlate.c: whether fd of pid is known to be a socket now. */
+int socket_fd_known(const struct correlator *c, uint32_t pid, int64_t fd);
+
+/* The fd argument of a syscall event (a C int in a 64-bit register). */
+static inline int64_t syscall_fd(const struct tl_event *ev)
+{
+	return (int32_t)(uint32_t)ev->arg;
+}
+
+#endif /* ANALYZE_CORRELATE_STATE_H */

@@ -1,0 +1,160 @@
+/* schema.c - DDL of the perfcap SQLite schema, version 2: the tables of
+ * capture content, of event records and of correlations (the views are in
+ * schema_views.c). docs/schema.md describes every table; keep the two in
+ * step. Times are nanoseconds (CLOCK_MONOTONIC unless noted); addresses are
+ * stored as signed 64-bit integers (kernel addresses read negative). */
+#include <stdio.h>
+
+#include "db.h"
+#include "schema.h"
+
+static const char create_tables_sql[] =
+	"CREATE TABLE schema_info (key TEXT PRIMARY KEY, value);"
+	"CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);"
+	"CREATE TABLE stats (chunk TEXT, key TEXT, value NUMERIC,"
+	"  PRIMARY KEY (chunk, key));"
+	"CREATE TABLE chunks (chunk_id INTEGER PRIMARY KEY, seq INTEGER,"
+	"  offset INTEGER, type INTEGER, type_name TEXT, version INTEGER,"
+	"  payload_size INTEGER, raw_size INTEGER, count INTEGER,"
+	"  t_start INTEGER, t_end INTEGER);"
+	"CREATE TABLE processes (ts INTEGER, pid INTEGER, ppid INTEGER,"
+	"  start_ns INTEGER, comm TEXT, exe TEXT, cmdline TEXT);"
+	"CREATE TABLE threads (ts INTEGER, pid INTEGER, tid INTEGER, comm TEXT);"
+	"CREATE TABLE process_events (ts INTEGER, kind TEXT, pid INTEGER,"
+	"  tid INTEGER, comm TEXT);"
+	"CREATE TABLE maps (map_id INTEGER PRIMARY KEY, ts INTEGER, pid INTEGER,"
+	"  start_addr INTEGER, end_addr INTEGER, pgoff INTEGER, prot INTEGER,"
+	"  inode INTEGER, dev_major INTEGER, dev_minor INTEGER, build_id TEXT,"
+	"  path TEXT);"
+	"CREATE TABLE modules (module_id INTEGER PRIMARY KEY, kind TEXT,"
+	"  path TEXT, build_id TEXT, e_type INTEGER, nsegs INTEGER, nsyms INTEGER);"
+	"CREATE TABLE stacks (stack_id INTEGER PRIMARY KEY, kind TEXT,"
+	"  pid INTEGER, depth INTEGER, flags INTEGER, nframes INTEGER,"
+	"  probably_truncated INTEGER);"
+	"CREATE TABLE frames (frame_id INTEGER PRIMARY KEY, kind TEXT,"
+	"  module TEXT, module_offset INTEGER, address INTEGER, function TEXT,"
+	"  sym_offset INTEGER, file TEXT, line INTEGER, inlined INTEGER,"
+	"  source TEXT, mode TEXT, name TEXT NOT NULL);"
+	"CREATE TABLE stack_frames (stack_id INTEGER, position INTEGER,"
+	"  frame_id INTEGER, PRIMARY KEY (stack_id, position)) WITHOUT ROWID;"
+	"CREATE TABLE samples (ts INTEGER, pid INTEGER, tid INTEGER,"
+	"  cpu INTEGER, ustack_id INTEGER, kstack_id INTEGER);"
+	"CREATE TABLE sample_counts (pid INTEGER, tid INTEGER,"
+	"  ustack_id INTEGER, kstack_id INTEGER, count INTEGER);"
+	"CREATE TABLE quality (source TEXT, key TEXT, value,"
+	"  PRIMARY KEY (source, key));";
+
+/* One table per event record type (format/SPEC.md 2.3), in capture order.
+ * Derived columns are VIRTUAL: they cost nothing at import. */
+static const char create_event_tables_sql[] =
+	"CREATE TABLE switches (ts INTEGER, cpu INTEGER, prev_pid INTEGER,"
+	"  prev_tid INTEGER, prev_state INTEGER, next_pid INTEGER, next_tid INTEGER,"
+	"  prev_prio INTEGER, next_prio INTEGER);"
+	"CREATE TABLE wakeups (ts INTEGER, pid INTEGER, tid INTEGER,"
+	"  waker_pid INTEGER, waker_tid INTEGER, target_cpu INTEGER, new INTEGER);"
+	"CREATE TABLE forks (ts INTEGER, parent_pid INTEGER, parent_tid INTEGER,"
+	"  child_pid INTEGER, child_tid INTEGER, is_thread INTEGER);"
+	"CREATE TABLE offcpu (offcpu_id INTEGER PRIMARY KEY, ts INTEGER,"
+	"  duration INTEGER, pid INTEGER, tid INTEGER, state INTEGER,"
+	"  ustack_id INTEGER, kstack_id INTEGER, waker_tid INTEGER,"
+	"  wait_class TEXT, class_source TEXT, syscall_id INTEGER, syscall_nr INTEGER);"
+	"CREATE TABLE syscalls (syscall_id INTEGER PRIMARY KEY, ts INTEGER,"
+	"  duration INTEGER, pid INTEGER, tid INTEGER, nr INTEGER, ret INTEGER,"
+	"  arg0 INTEGER, arg1 INTEGER, arg2 INTEGER, ustack_id INTEGER);"
+	"CREATE TABLE syscall_names (nr INTEGER PRIMARY KEY, name TEXT,"
+	"  family TEXT, fd_arg INTEGER, count_arg INTEGER, io TEXT);"
+	"CREATE TABLE block_io (ts INTEGER, pid INTEGER, tid INTEGER, dev INTEGER,"
+	"  op INTEGER, sector INTEGER, bytes INTEGER, queue_ns INTEGER,"
+	"  service_ns INTEGER, error INTEGER,"
+	"  dev_major INTEGER GENERATED ALWAYS AS (dev >> 20) VIRTUAL,"
+	"  dev_minor INTEGER GENERATED ALWAYS AS (dev & 1048575) VIRTUAL,"
+	"  dev_name TEXT GENERATED ALWAYS AS ((dev >> 20) || ':' || (dev & 1048575)) VIRTUAL,"
+	"  op_name TEXT GENERATED ALWAYS AS (CASE op & 255 WHEN 0 THEN 'read'"
+	"    WHEN 1 THEN 'write' WHEN 2 THEN 'flush' WHEN 3 THEN 'discard'"
+	"    WHEN 5 THEN 'secure_erase' WHEN 9 THEN 'write_zeroes' ELSE 'other' END) VIRTUAL);"
+	"CREATE TABLE sockets (ts INTEGER, pid INTEGER, tid INTEGER, fd INTEGER,"
+	"  origin TEXT, family INTEGER, protocol INTEGER, cookie INTEGER,"
+	"  saddr TEXT, sport INTEGER, daddr TEXT, dport INTEGER);"
+	"CREATE TABLE tcp_states (ts INTEGER, pid INTEGER, tid INTEGER,"
+	"  cookie INTEGER, family INTEGER, saddr TEXT, sport INTEGER, daddr TEXT,"
+	"  dport INTEGER, oldstate INTEGER, newstate INTEGER);"
+	"CREATE TABLE tcp_retransmits (ts INTEGER, pid INTEGER, tid INTEGER,"
+	"  cookie INTEGER, family INTEGER, saddr TEXT, sport INTEGER, daddr TEXT,"
+	"  dport INTEGER, state INTEGER);"
+	"CREATE TABLE tcp_state_names (state INTEGER PRIMARY KEY, name TEXT);"
+	"INSERT INTO tcp_state_names VALUES (1,'ESTABLISHED'),(2,'SYN_SENT'),"
+	"  (3,'SYN_RECV'),(4,'FIN_WAIT1'),(5,'FIN_WAIT2'),(6,'TIME_WAIT'),(7,'CLOSE'),"
+	"  (8,'CLOSE_WAIT'),(9,'LAST_ACK'),(10,'LISTEN'),(11,'CLOSING'),"
+	"  (12,'NEW_SYN_RECV');"
+	"CREATE TABLE kernel_locks (ts INTEGER, duration INTEGER, pid INTEGER,"
+	"  tid INTEGER, lock_addr INTEGER, flags INTEGER, ret INTEGER, kstack_id INTEGER);"
+	"CREATE TABLE user_mutexes (ts INTEGER, duration INTEGER, pid INTEGER,"
+	"  tid INTEGER, addr INTEGER, ustack_id INTEGER);"
+	"CREATE TABLE page_faults (ts INTEGER, pid INTEGER, tid INTEGER,"
+	"  addr INTEGER, ip INTEGER, error_code INTEGER, weight INTEGER);";
+
+/* Correlations computed at import (analyze/correlate/correlate.c and friends).
+ * thread_state_rows stores small codes (enum state_kind, enum
+ * runnable_reason, enum wait_class); the view thread_states (schema_views.c)
+ * decodes them: rows are smaller and cheaper to write. */
+static const char create_derived_tables_sql[] =
+	"CREATE TABLE thread_state_rows (tid INTEGER, pid INTEGER, state_code INTEGER,"
+	"  start_ts INTEGER, duration INTEGER, cpu INTEGER, reason_code INTEGER,"
+	"  waker_tid INTEGER, waker_pid INTEGER, wait_class_code INTEGER,"
+	"  syscall_nr INTEGER, syscall_id INTEGER, partial INTEGER);"
+	"CREATE TABLE thread_time_shares (window_start INTEGER, window_end INTEGER,"
+	"  pid INTEGER, tid INTEGER, running_ns INTEGER, runnable_ns INTEGER,"
+	"  io_wait_ns INTEGER, sleep_ns INTEGER, other_wait_ns INTEGER,"
+	"  futex_wait_ns INTEGER, poll_wait_ns INTEGER, futex_waits INTEGER,"
+	"  futex_wakes INTEGER, poll_waits INTEGER, syscalls INTEGER,"
+	"  syscall_ns INTEGER, vfs_read_ns INTEGER, vfs_write_ns INTEGER,"
+	"  net_recv_ns INTEGER, net_send_ns INTEGER, block_requests INTEGER,"
+	"  block_bytes INTEGER, block_queue_ns INTEGER, block_service_ns INTEGER,"
+	"  cpu_samples INTEGER);";
+
+/* Only indexes the reports need, on the small tables: every index on a big
+ * table (samples, frames) costs import time; docs/schema.md suggests the
+ * ones to add for ad-hoc queries. stack_frames needs none: it is clustered
+ * by (stack_id, position) and filled in that order. */
+static const char create_indexes_sql[] =
+	"CREATE INDEX maps_by_pid ON maps (pid, start_addr);"
+	"CREATE INDEX processes_by_pid ON processes (pid, ts);"
+	"CREATE INDEX threads_by_tid ON threads (tid, ts);";
+
+int schema_create_tables(sqlite3 *db)
+{
+	char version_sql[64];
+
+	snprintf(version_sql, sizeof(version_sql), "PRAGMA user_version=%d;",
+		 SCHEMA_VERSION);
+	if (db_exec(db, create_tables_sql) < 0 || db_exec(db, create_event_tables_sql) < 0 ||
+	    db_exec(db, create_derived_tables_sql) < 0 || schema_create_views(db) < 0 ||
+	    db_exec(db, version_sql) < 0)
+		return -1;
+	return 0;
+}
+
+int schema_create_indexes(sqlite3 *db)
+{
+	return db_exec(db, create_indexes_sql);
+}
+
+int schema_check(sqlite3 *db, char *errbuf, size_t errlen)
+{
+	int64_t version = db_query_int(db, "PRAGMA user_version", -1);
+	int64_t tables = db_query_int(db,
+		"SELECT count(*) FROM sqlite_master WHERE type='table'"
+		" AND name='schema_info'", 0);
+
+	if (tables != 1 || version <= 0) {
+		snprintf(errbuf, errlen, "not a perfcap database");
+		return -1;
+	}
+	if (version != SCHEMA_VERSION) {
+		snprintf(errbuf, errlen,
+			 "database schema version %lld is not supported (this is %d)",
+			 (long long)version, SCHEMA_VERSION);
+		return -1;
+	}
+	return 0;
+}

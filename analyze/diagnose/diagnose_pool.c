@@ -1,0 +1,201 @@
+/* diagnose_pool.c - thread pools (book 12.4), from the views
+ * request_queueing (per request: when it became available, when a worker
+ * picked it up, queue and service time) and pool_utilisation (per window:
+ * workers, busy workers, queue depth). Skipped when the database has no
+ * request_queueing view.
+ *
+ * Queueing time is the primary symptom. When requests of a process spent
+ * a meaningful share of their latency queued, the kind says why:
+ *   pool_underprovisioned  the workers were busy serving (busy >= 75% of
+ *                          them): more requests than workers; what the
+ *                          workers waited on while serving is evidence;
+ *   workers_blocked        workers were not serving and were blocked on
+ *                          something other than waiting for work (a lock,
+ *                          disk, a sleep);
+ *   dispatch_stall         workers were idle, waiting for work, while
+ *                          requests queued: dispatch or signalling broke.
+ * Key number: the mean queueing time per request. Score: queue time over
+ * queue + service time; when it is at least 25% this rule ranks first
+ * (the waits inside the workers explain why the pool is saturated and
+ * are listed after it). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/db.h"
+#include "diagnose.h"
+#include "util/fmt.h"
+
+#define MIN_QUEUE_SHARE 0.10
+#define FIRST_QUEUE_SHARE 0.25
+#define BUSY_SATURATED 0.75
+
+struct pool_stats {
+	int64_t pid, requests, workers;
+	double queue_mean, queue_total, service_total, service_mean;
+	double busy_avg, depth_max, depth_avg;
+	char worker_tids[512];
+};
+
+static int load_requests(const struct diag_input *in, struct pool_stats *p)
+{
+	char where[1024], sql[2048];
+	sqlite3_stmt *st;
+	int step;
+
+	snprintf(sql, sizeof(sql),
+		 "SELECT pid, count(*), avg(queue_ns), sum(queue_ns), sum(service_ns),"
+		 " avg(service_ns), count(DISTINCT pickup_tid), group_concat(DISTINCT pickup_tid)"
+		 " FROM request_queueing WHERE queue_ns IS NOT NULL AND %s"
+		 " GROUP BY pid ORDER BY 4 DESC LIMIT 1",
+		 report_scope_sql(where, sizeof(where), "pid", "pickup_tid", "ready_ts", "ready_ts"));
+	st = diag_prepare(in, sql);
+	if (!st)
+		return -1;
+	step = sqlite3_step(st);
+	if (step == SQLITE_ROW) {
+		p->pid = sqlite3_column_int64(st, 0);
+		p->requests = sqlite3_column_int64(st, 1);
+		p->queue_mean = sqlite3_column_double(st, 2);
+		p->queue_total = sqlite3_column_double(st, 3);
+		p->service_total = sqlite3_column_double(st, 4);
+		p->service_mean = sqlite3_column_double(st, 5);
+		p->workers = sqlite3_column_int64(st, 6);
+		snprintf(p->worker_tids, sizeof(p->worker_tids), "%s",
+			 sqlite3_column_text(st, 7) ? (const char *)sqlite3_column_text(st, 7) : "");
+	}
+	sqlite3_finalize(st);
+	return step == SQLITE_ROW || step == SQLITE_DONE ? 0 : -1;
+}
+
+static void load_utilisation(const struct diag_input *in, struct pool_stats *p)
+{
+	char sql[512];
+	sqlite3_stmt *st;
+
+	if (!report_has_object(in->db, "pool_utilisation"))
+		return;
+	snprintf(sql, sizeof(sql), "SELECT max(workers), avg(busy_avg), max(queue_depth_max),"
+		 " avg(queue_depth_avg) FROM pool_utilisation WHERE pid = %lld"
+		 " AND window_start < :to AND window_end > :from", (long long)p->pid);
+	st = diag_prepare(in, sql);
+	if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+		if (sqlite3_column_int64(st, 0) > p->workers)
+			p->workers = sqlite3_column_int64(st, 0);
+		p->busy_avg = sqlite3_column_double(st, 1);
+		p->depth_max = sqlite3_column_double(st, 2);
+		p->depth_avg = sqlite3_column_double(st, 3);
+	}
+	sqlite3_finalize(st);
+}
+
+/* Sums the workers' waits of class k. */
+static uint64_t worker_wait(const struct diag_input *in, const struct pool_stats *p,
+			    enum diag_class k, uint64_t *observed)
+{
+	uint64_t sum = 0;
+
+	*observed = 0;
+	for (const char *s = p->worker_tids; *s;) {
+		const struct diag_thread *t = diag_thread_find(in, (uint32_t)strtoul(s, NULL, 10));
+		if (t) {
+			sum += t->wait[k];
+			*observed += t->observed;
+		}
+		s = strchr(s, ',');
+		s = s ? s + 1 : "";
+	}
+	return sum;
+}
+
+static const char *pool_kind(const struct diag_input *in, const struct pool_stats *p,
+			     double busy_ratio)
+{
+	uint64_t observed, idle, stuck;
+
+	if (busy_ratio >= BUSY_SATURATED)
+		return "pool_underprovisioned";
+	idle = worker_wait(in, p, DC_POLL, &observed) + worker_wait(in, p, DC_ACCEPT, &observed);
+	stuck = worker_wait(in, p, DC_BLOCK_IO, &observed) + worker_wait(in, p, DC_SLEEP, &observed);
+	/* futex waits of idle workers are usually the pool's condition variable */
+	if (stuck > idle && in->has_sched)
+		return "workers_blocked";
+	return "dispatch_stall";
+}
+
+static void describe_worker_waits(const struct diag_input *in, struct diag_cause *c,
+				  const struct pool_stats *p)
+{
+	static const char *names[DC_N] = { "block I/O", "futex (locks, condition variables)",
+		"poll/epoll", "sleep", "sockets (a peer or downstream)", "accept", "other" };
+	uint64_t observed = 0, best = 0;
+	int best_k = -1;
+	char pct[FMT_BUF];
+
+	for (int k = 0; k < DC_N; k++) {
+		uint64_t w = worker_wait(in, p, (enum diag_class)k, &observed);
+		if (w > best) {
+			best = w;
+			best_k = k;
+		}
+	}
+	if (best_k >= 0)
+		diag_evidence(c, "workers spent %s of their time blocked on %s",
+			      fmt_percent(pct, sizeof(pct), best, observed), names[best_k]);
+}
+
+int diagnose_pool(const struct diag_input *in, struct diagnosis *d)
+{
+	struct pool_stats p = { 0 };
+	struct diag_cause *c;
+	double share, busy_ratio;
+	char a[FMT_BUF], b[FMT_BUF];
+
+	if (!report_has_object(in->db, "request_queueing"))
+		return 0;
+	if (load_requests(in, &p) < 0) {
+		diag_caveat(d, "request_queueing could not be read: thread pools not checked");
+		return 0;
+	}
+	if (p.requests == 0 || p.queue_total + p.service_total <= 0)
+		return 0;
+	load_utilisation(in, &p);
+	if (p.busy_avg <= 0 && diag_scope_ns(in) > 0)   /* Little's law: requests in service */
+		p.busy_avg = p.service_total / (double)diag_scope_ns(in);
+	share = p.queue_total / (p.queue_total + p.service_total);
+	if (share < MIN_QUEUE_SHARE)
+		return 0;
+	busy_ratio = p.workers > 0 ? p.busy_avg / (double)p.workers : 0;
+	c = diag_add_cause(d, pool_kind(in, &p, busy_ratio));
+	if (!c)
+		return 0;
+	c->score = share;
+	c->rank_first = share >= FIRST_QUEUE_SHARE;
+	c->key_name = "queue_mean";
+	c->key_value = p.queue_mean;
+	c->key_unit = "ns";
+	c->sources = "syscall,net,sched";
+	snprintf(c->title, sizeof(c->title), "%s: requests of pid %lld waited %s on average"
+		 " before a worker picked them up (%lld workers, %.1f busy on average)",
+		 strcmp(c->kind, "pool_underprovisioned") == 0 ? "thread pool too small" :
+		 strcmp(c->kind, "workers_blocked") == 0 ? "pool workers blocked" :
+		 "dispatch stall", (long long)p.pid,
+		 fmt_duration_ns(a, sizeof(a), (uint64_t)p.queue_mean), (long long)p.workers,
+		 p.busy_avg);
+	diag_int(&c->subject, "pid", p.pid);
+	diag_int(&c->subject, "workers", p.workers);
+	diag_real(&c->subject, "busy_workers_avg", p.busy_avg);
+	diag_real(&c->subject, "queue_depth_max", p.depth_max);
+	diag_int(&c->subject, "service_mean_ns", (int64_t)p.service_mean);
+	diag_int(&c->subject, "requests", p.requests);
+	diag_text(&c->subject, "worker_tids", p.worker_tids);
+	diag_evidence(c, "%lld requests: queue %s vs service %s on average; queueing is %.0f%%"
+		      " of their latency", (long long)p.requests,
+		      fmt_duration_ns(a, sizeof(a), (uint64_t)p.queue_mean),
+		      fmt_duration_ns(b, sizeof(b), (uint64_t)p.service_mean), 100 * share);
+	diag_evidence(c, "%lld workers, %.1f busy on average (%.0f%%), queue depth up to %.0f",
+		      (long long)p.workers, p.busy_avg, 100 * busy_ratio, p.depth_max);
+	if (in->has_sched)
+		describe_worker_waits(in, c, &p);
+	return 0;
+}

@@ -1,0 +1,273 @@
+/* diagnose_spike.c - the latency spike window (book 12.1): cut the scope
+ * into the windows of thread_time_shares (import --window), measure
+ * latency in each (mean request service time from request_spans when the
+ * scope has at least 10 requests, else the mean duration of its I/O
+ * system calls: families rw, sync and net; sleeps, polls and futex waits
+ * are waiting for work, not latency), take
+ * the worst window and compare it with the last window before the spike
+ * began (the latest earlier window at most 2/3 of the worst's latency).
+ *
+ * Verdict, from the ratios worst / baseline of I/O time (uninterruptible
+ * waits and socket calls; file read/write time without the sched
+ * source) and CPU time (running, else samples): "io" when I/O rose
+ * (>= 1.5x) and CPU did not, "cpu" the reverse, "both", or "none". As
+ * the book compares each thread with itself, the ratios sum only the
+ * threads active in both windows: a process that appears with the spike
+ * (a competitor's burst) is counted apart, not taken for the victims'
+ * own CPU or I/O. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/db.h"
+#include "diagnose.h"
+#include "util/fmt.h"
+
+#define MAX_WINDOWS 100000
+#define RISE 1.5
+#define MIN_REQUESTS 10
+#define RATIO_CAP 1000.0
+
+struct window_row {
+	double io, cpu, syscall_ns, syscalls, req_ns, reqs;
+};
+
+static double latency_of(const struct window_row *w, int by_requests)
+{
+	if (by_requests)
+		return w->reqs > 0 ? w->req_ns / w->reqs : 0;
+	return w->syscalls > 0 ? w->syscall_ns / w->syscalls : 0;
+}
+
+static double ratio(double now, double before)
+{
+	double r;
+
+	if (before <= 0)
+		return now > 0 ? RATIO_CAP : 1;
+	r = now / before;
+	return r > RATIO_CAP ? RATIO_CAP : r;
+}
+
+static int load_shares(const struct diag_input *in, struct window_row *w, size_t n,
+		       uint64_t base)
+{
+	char where[1024], sql[2048];
+	sqlite3_stmt *st;
+
+	snprintf(sql, sizeof(sql),
+		 "SELECT (window_start - %llu) / %llu, sum(io_wait_ns), sum(net_recv_ns + net_send_ns),"
+		 " sum(vfs_read_ns + vfs_write_ns), sum(running_ns), sum(cpu_samples)"
+		 " FROM thread_time_shares WHERE %s GROUP BY 1",
+		 (unsigned long long)base, (unsigned long long)in->window_ns,
+		 report_scope_sql(where, sizeof(where), "pid", "tid", "window_start", "window_end"));
+	st = diag_prepare(in, sql);
+	if (!st)
+		return -1;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		int64_t k = sqlite3_column_int64(st, 0);
+		if (k < 0 || (size_t)k >= n)
+			continue;
+		w[k].io = sqlite3_column_double(st, 2) +
+			  (in->has_sched ? sqlite3_column_double(st, 1) : sqlite3_column_double(st, 3));
+		w[k].cpu = in->has_sched ? sqlite3_column_double(st, 4) :
+			   sqlite3_column_double(st, 5);
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+/* I/O system calls per window, from the report's one pass over them. */
+static void copy_io_calls(const struct diag_input *in, struct window_row *w, size_t n,
+			  uint64_t base)
+{
+	const struct call_windows *cw = &in->calls->windows;
+
+	if (cw->n == 0 || cw->base != base || cw->width != in->window_ns)
+		return;
+	for (size_t k = 0; k < n && k < cw->n; k++) {
+		w[k].syscalls = cw->io_calls[k];
+		w[k].syscall_ns = cw->io_ns[k];
+	}
+}
+
+static double load_requests(const struct diag_input *in, struct window_row *w, size_t n,
+			    uint64_t base)
+{
+	char where[1024], sql[2048];
+	sqlite3_stmt *st;
+	double total = 0;
+
+	if (!report_has_object(in->db, "request_spans") || !in->has_syscall)
+		return 0;
+	snprintf(sql, sizeof(sql), "SELECT (start_ts - %llu) / %llu, count(*), sum(service_ns)"
+		 " FROM request_spans WHERE %s GROUP BY 1", (unsigned long long)base,
+		 (unsigned long long)in->window_ns,
+		 report_scope_sql(where, sizeof(where), "pid", "CAST(tids AS INTEGER)", "start_ts",
+				  "start_ts"));
+	st = diag_prepare(in, sql);
+	while (st && sqlite3_step(st) == SQLITE_ROW) {
+		int64_t k = sqlite3_column_int64(st, 0);
+		if (k < 0 || (size_t)k >= n)
+			continue;
+		w[k].reqs = sqlite3_column_double(st, 1);
+		w[k].req_ns = sqlite3_column_double(st, 2);
+		total += w[k].reqs;
+	}
+	sqlite3_finalize(st);
+	return total;
+}
+
+static void find_spike(const struct window_row *w, size_t n, int by_requests,
+		       struct diag_spike *s, size_t *worst_out, size_t *base_out)
+{
+	size_t worst = 0;
+	int have = 0;
+
+	for (size_t k = 1; k < n; k++)
+		if (latency_of(&w[k], by_requests) > 0 &&
+		    (!have || latency_of(&w[k], by_requests) > latency_of(&w[worst], by_requests))) {
+			worst = k;
+			have = 1;
+		}
+	if (!have)
+		return;
+	for (size_t j = worst; j > 0; j--) {
+		double lat = latency_of(&w[j - 1], by_requests);
+		if (lat > 0 && lat * RISE <= latency_of(&w[worst], by_requests)) {
+			s->found = 1;
+			*worst_out = worst;
+			*base_out = j - 1;
+			return;
+		}
+	}
+}
+
+struct thread_pair {
+	int64_t tid;
+	double io[2], cpu[2];     /* [0] baseline, [1] spike window */
+};
+
+static double row_io(const struct diag_input *in, sqlite3_stmt *st)
+{
+	return sqlite3_column_double(st, 3) +
+	       (in->has_sched ? sqlite3_column_double(st, 2) : sqlite3_column_double(st, 4));
+}
+
+static double row_cpu(const struct diag_input *in, sqlite3_stmt *st)
+{
+	return in->has_sched ? sqlite3_column_double(st, 5) : sqlite3_column_double(st, 6);
+}
+
+static struct thread_pair *pair_of(struct thread_pair **v, size_t *n, size_t *cap,
+				   int64_t tid)
+{
+	for (size_t i = 0; i < *n; i++)
+		if ((*v)[i].tid == tid)
+			return &(*v)[i];
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 64;
+		struct thread_pair *grown = realloc(*v, c * sizeof(*grown));
+		if (!grown)
+			return NULL;
+		*v = grown;
+		*cap = c;
+	}
+	memset(&(*v)[*n], 0, sizeof((*v)[0]));
+	(*v)[*n].tid = tid;
+	return &(*v)[(*n)++];
+}
+
+/* Ratios over the threads active in both windows; threads new in the
+ * spike window are counted in s->new_threads. 0, or -1 if no thread was
+ * in both (the window totals then stand). */
+static int compare_threads(const struct diag_input *in, struct diag_spike *s)
+{
+	char where[1024], sql[2048];
+	struct thread_pair *v = NULL;
+	size_t n = 0, cap = 0;
+	double io[2] = { 0 }, cpu[2] = { 0 };
+	sqlite3_stmt *st;
+
+	snprintf(sql, sizeof(sql), "SELECT tid, window_start = %llu, io_wait_ns, net_recv_ns +"
+		 " net_send_ns, vfs_read_ns + vfs_write_ns, running_ns, cpu_samples"
+		 " FROM thread_time_shares WHERE window_start IN (%llu, %llu) AND %s",
+		 (unsigned long long)s->window_start, (unsigned long long)s->baseline_start,
+		 (unsigned long long)s->window_start,
+		 report_scope_sql(where, sizeof(where), "pid", "tid", "window_start", "window_end"));
+	st = diag_prepare(in, sql);
+	while (st && sqlite3_step(st) == SQLITE_ROW) {
+		struct thread_pair *p = pair_of(&v, &n, &cap, sqlite3_column_int64(st, 0));
+		int k = sqlite3_column_int(st, 1) ? 1 : 0;
+		if (!p)
+			break;
+		p->io[k] += row_io(in, st);
+		p->cpu[k] += row_cpu(in, st);
+	}
+	sqlite3_finalize(st);
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].io[0] + v[i].cpu[0] <= 0) {
+			s->new_threads += v[i].io[1] + v[i].cpu[1] > 0;
+			continue;
+		}
+		s->threads_compared++;
+		for (int k = 0; k < 2; k++) {
+			io[k] += v[i].io[k];
+			cpu[k] += v[i].cpu[k];
+		}
+	}
+	free(v);
+	if (s->threads_compared == 0)
+		return -1;
+	s->io_ratio = ratio(io[1], io[0]);
+	s->cpu_ratio = ratio(cpu[1], cpu[0]);
+	return 0;
+}
+
+int diagnose_spike(const struct diag_input *in, struct diagnosis *d)
+{
+	struct diag_spike *s = &d->spike;
+	uint64_t base = (uint64_t)db_query_int(in->db,
+		"SELECT min(window_start) FROM thread_time_shares", (int64_t)in->scope->capture_start);
+	uint64_t end = in->scope->to < in->scope->capture_end ? in->scope->to : in->scope->capture_end;
+	size_t n, worst = 0, before = 0;
+	struct window_row *w;
+	int by_requests;
+
+	memset(s, 0, sizeof(*s));
+	if (in->window_ns == 0 || end <= base)
+		return 0;
+	n = (size_t)((end - base) / in->window_ns + 1);
+	if (n < 2 || n > MAX_WINDOWS)
+		return 0;
+	w = calloc(n, sizeof(*w));
+	if (!w)
+		return -1;
+	copy_io_calls(in, w, n, base);
+	if (load_shares(in, w, n, base) < 0) {
+		free(w);
+		return -1;
+	}
+	by_requests = load_requests(in, w, n, base) >= MIN_REQUESTS;
+	find_spike(w, n, by_requests, s, &worst, &before);
+	if (s->found) {
+		int io_up, cpu_up;
+		s->window_start = base + worst * in->window_ns;
+		s->window_end = s->window_start + in->window_ns;
+		s->baseline_start = base + before * in->window_ns;
+		s->baseline_end = s->baseline_start + in->window_ns;
+		s->latency_ns = latency_of(&w[worst], by_requests);
+		s->baseline_latency_ns = latency_of(&w[before], by_requests);
+		s->latency_measure = by_requests ? "mean request service time" :
+						   "mean I/O system call duration";
+		if (compare_threads(in, s) < 0) {
+			s->io_ratio = ratio(w[worst].io, w[before].io);
+			s->cpu_ratio = ratio(w[worst].cpu, w[before].cpu);
+		}
+		io_up = s->io_ratio >= RISE;
+		cpu_up = s->cpu_ratio >= RISE;
+		s->verdict = io_up && cpu_up ? "both" : io_up ? "io" : cpu_up ? "cpu" : "none";
+	}
+	free(w);
+	return 0;
+}

@@ -1,0 +1,181 @@
+/* diagnose_threads.c - the scope's threads and where their time went, in
+ * one streaming pass over thread_state_rows (clipped to the window) plus
+ * the CPU samples: the denominators and wait totals the rules share, and
+ * the report's per-thread time shares. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/db.h"
+#include "diagnose.h"
+
+static int thread_index(struct diag_input *in, size_t *cap, uint32_t pid, uint32_t tid)
+{
+	int created = 0;
+	uint64_t *slot = hmap_upsert(&in->thread_by_tid, tid, 0, in->nthreads, &created);
+
+	if (!slot)
+		return -1;
+	if (!created)
+		return (int)*slot;
+	if (in->nthreads == *cap) {
+		size_t n = *cap ? *cap * 2 : 64;
+		struct diag_thread *grown = realloc(in->threads, n * sizeof(*grown));
+		if (!grown)
+			return -1;
+		in->threads = grown;
+		*cap = n;
+	}
+	memset(&in->threads[in->nthreads], 0, sizeof(in->threads[0]));
+	in->threads[in->nthreads].pid = pid;
+	in->threads[in->nthreads].tid = tid;
+	return (int)in->nthreads++;
+}
+
+/* wait_class_code (enum wait_class): 0 preempted, 1 block_io, 2 futex,
+ * 3 poll, 4 sleep, 5 net, 6 other. */
+static enum diag_class class_of(int64_t code, int64_t syscall_nr)
+{
+	switch (code) {
+	case 1: return DC_BLOCK_IO;
+	case 2: return DC_FUTEX;
+	case 3: return DC_POLL;
+	case 4: return DC_SLEEP;
+	case 5: return syscall_nr == 43 || syscall_nr == 288 ? DC_ACCEPT : DC_NET;
+	default: return DC_OTHER;
+	}
+}
+
+/* state_code (enum state_kind): 0 running, 1 runnable, else blocked. */
+static void add_state(struct diag_thread *t, int64_t state, int64_t wait_class,
+		      int64_t syscall_nr, uint64_t ns)
+{
+	if (state == 0) {
+		t->running += ns;
+	} else if (state == 1) {
+		t->runnable += ns;
+	} else {
+		t->blocked += ns;
+		t->wait[class_of(wait_class, syscall_nr)] += ns;
+	}
+}
+
+/* Adds one row: the thread's totals, its run-queue waits (runnable and
+ * not cut by the capture's edges, as runq_latency) and blocked time per
+ * system call number. */
+static void add_row(struct diag_input *in, struct diag_thread *t, sqlite3_stmt *st,
+		    uint64_t ns)
+{
+	int64_t state = sqlite3_column_int64(st, 2), cls = sqlite3_column_int64(st, 3);
+	int64_t nr = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 4);
+	uint64_t duration = (uint64_t)sqlite3_column_int64(st, 7);
+
+	add_state(t, state, cls, nr, ns);
+	if (state == 1 && sqlite3_column_int64(st, 6) == 0) {
+		t->runq_waits++;
+		if (duration > t->runq_max)
+			t->runq_max = duration;
+	}
+	if (state >= 2 && nr >= 0 && nr < CALLS_MAX_NR)
+		in->blocked_by_nr[nr][class_of(cls, nr)] += ns;
+}
+
+/* One streaming pass over thread_state_rows, aggregated here: a GROUP BY
+ * would sort every row. */
+static int load_states(struct diag_input *in, size_t *cap)
+{
+	char where[1024], sql[2048];
+	sqlite3_stmt *st;
+	int rc = 0, step;
+
+	snprintf(sql, sizeof(sql),
+		 "SELECT pid, tid, state_code, wait_class_code, syscall_nr,"
+		 " min(start_ts + duration, :to) - max(start_ts, :from), partial, duration"
+		 " FROM thread_state_rows"
+		 " WHERE tid <> 0 AND %s",
+		 report_scope_sql(where, sizeof(where), "pid", "tid", "start_ts",
+				  "(start_ts + duration)"));
+	st = diag_prepare(in, sql);
+	if (!st)
+		return -1;
+	while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t ns = sqlite3_column_int64(st, 5);
+		int i;
+		if (ns <= 0)
+			continue;
+		i = thread_index(in, cap, (uint32_t)sqlite3_column_int64(st, 0),
+				 (uint32_t)sqlite3_column_int64(st, 1));
+		if (i < 0)
+			rc = -1;
+		else
+			add_row(in, &in->threads[i], st, (uint64_t)ns);
+	}
+	if (rc == 0 && step != SQLITE_DONE) {
+		db_report_error(in->db, "thread_state_rows");
+		rc = -1;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int add_samples(struct diag_input *in, size_t *cap, const struct selection *sel)
+{
+	for (size_t g = 0; g < sel->len; g++) {
+		int i = thread_index(in, cap, sel->groups[g].pid, sel->groups[g].tid);
+		if (i < 0)
+			return -1;
+		in->threads[i].samples += sel->groups[g].count;
+	}
+	return 0;
+}
+
+int diag_threads_load(struct diag_input *in, const struct selection *sel)
+{
+	size_t cap = 0;
+	uint64_t window = diag_scope_ns(in);
+	if ((in->has_sched && load_states(in, &cap) < 0) || add_samples(in, &cap, sel) < 0)
+		return -1;
+	for (size_t i = 0; i < in->nthreads; i++) {
+		struct diag_thread *t = &in->threads[i];
+		t->observed = t->running + t->runnable + t->blocked;
+		if (t->observed == 0)
+			t->observed = window;
+	}
+	return 0;
+}
+
+const struct diag_thread *diag_thread_find(const struct diag_input *in, uint32_t tid)
+{
+	uint64_t *slot = hmap_find(&in->thread_by_tid, tid, 0);
+
+	return slot ? &in->threads[*slot] : NULL;
+}
+
+uint64_t diag_scope_ns(const struct diag_input *in)
+{
+	const struct report_scope *s = in->scope;
+	uint64_t to = s->to > s->capture_end ? s->capture_end : s->to;
+
+	return to > s->from ? to - s->from : 0;
+}
+
+int diag_material(const struct diag_input *in, uint64_t ns)
+{
+	return ns >= 1000000 && (double)ns >= 0.05 * (double)diag_scope_ns(in);
+}
+
+uint64_t diag_observed_ns(const struct diag_input *in, uint32_t tid)
+{
+	const struct diag_thread *t = diag_thread_find(in, tid);
+
+	return t ? t->observed : diag_scope_ns(in);
+}
+
+const char *diag_comm(const struct diag_input *in, uint32_t pid, uint32_t tid, char *buf,
+		      size_t len)
+{
+	const char *name = names_thread(in->names, pid, tid);
+
+	snprintf(buf, len, "%s", name ? name : "?");
+	return buf;
+}

@@ -1,0 +1,348 @@
+/* load_records.c - decodes the records of EVENTS, PROCS, STACKS and SYMBOLS
+ * chunks and stores them. Every length and count inside a record is checked
+ * against the record's size; inconsistent records are counted and skipped. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "correlate/correlate.h"
+#include "db/db.h"
+#include "elf_module.h"
+#include "load_state.h"
+#include "db/sql_writer.h"
+#include "symbolize/symbolize.h"
+#include "util/text.h"
+
+int load_prepare_statements(struct loader *L)
+{
+	struct load_statements *s = &L->st;
+
+	s->chunk = db_prepare(L->db, "INSERT INTO chunks (seq, offset, type, type_name,"
+		" version, payload_size, raw_size, count, t_start, t_end)"
+		" VALUES (?,?,?,?,?,?,?,?,?,?)");
+	s->meta = db_prepare(L->db, "INSERT OR REPLACE INTO meta (key, value) VALUES (?,?)");
+	s->stat = db_prepare(L->db,
+		"INSERT OR REPLACE INTO stats (chunk, key, value) VALUES (?,?,?)");
+	s->process = db_prepare(L->db, "INSERT INTO processes (ts, pid, ppid, start_ns,"
+		" comm, exe, cmdline) VALUES (?,?,?,?,?,?,?)");
+	s->thread = db_prepare(L->db,
+		"INSERT INTO threads (ts, pid, tid, comm) VALUES (?,?,?,?)");
+	s->map = db_prepare(L->db, "INSERT INTO maps (map_id, ts, pid, start_addr,"
+		" end_addr, pgoff, prot, inode, dev_major, dev_minor, build_id, path)"
+		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+	s->module = db_prepare(L->db, "INSERT INTO modules (kind, path, build_id, e_type,"
+		" nsegs, nsyms) VALUES (?,?,?,?,?,?)");
+	if (batch_init(&s->samples, L->db,
+		       "samples (ts, pid, tid, cpu, ustack_id, kstack_id)", 6) < 0)
+		return -1;
+	if (!s->chunk || !s->meta || !s->stat || !s->process || !s->thread ||
+	    !s->map || !s->module)
+		return -1;
+	return load_events_prepare(L);
+}
+
+int load_flush_statements(struct loader *L)
+{
+	if (batch_flush(&L->st.samples) < 0)
+		return -1;
+	return load_events_flush(L);
+}
+
+void load_finalize_statements(struct loader *L)
+{
+	struct load_statements *s = &L->st;
+	sqlite3_stmt *all[] = { s->chunk, s->meta, s->stat, s->process, s->thread,
+				s->map, s->module };
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		sqlite3_finalize(all[i]);
+	batch_free(&s->samples);
+	load_events_finalize(L);
+	memset(s, 0, sizeof(*s));
+}
+
+static void run_insert(struct loader *L, sqlite3_stmt *st)
+{
+	if (db_run(st) < 0)
+		L->failed = 1;
+}
+
+static void count_malformed(struct loader *L)
+{
+	L->counts.records_malformed++;
+}
+
+static void hex_string(char *out, size_t out_len, const uint8_t *bytes, size_t n)
+{
+	size_t pos = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < n && pos + 3 <= out_len; i++)
+		pos += (size_t)snprintf(out + pos, out_len - pos, "%02x", bytes[i]);
+}
+
+static void load_sample(struct loader *L, const struct pc_rec *rec)
+{
+	struct pc_rec_sample s;
+	size_t tail_len;
+	uint8_t *is_null;
+	int64_t *row = batch_row(&L->st.samples, &is_null);
+
+	pc_rec_copy(rec, &s, sizeof(s), &tail_len);
+	row[0] = (int64_t)s.ts;
+	row[1] = s.pid;
+	row[2] = s.tid;
+	row[3] = s.cpu;
+	row[4] = s.ustack;
+	row[5] = s.kstack;
+	is_null[4] = s.ustack == PC_STACK_NONE;
+	is_null[5] = s.kstack == PC_STACK_NONE;
+	if (batch_commit_row(&L->st.samples) < 0)
+		L->failed = 1;
+
+	if (sample_groups_add(&L->groups, s.pid, s.tid, s.ustack, s.kstack, s.ts) < 0 ||
+	    correlator_add_sample(L->corr, s.pid, s.tid, s.ts) < 0)
+		L->failed = 1;
+	if (L->nsamples == 0 || s.ts < L->first_ts)
+		L->first_ts = s.ts;
+	if (L->nsamples == 0 || s.ts > L->last_ts)
+		L->last_ts = s.ts;
+	L->nsamples++;
+}
+
+static void load_stack(struct loader *L, const struct pc_rec *rec)
+{
+	struct pc_rec_stack s;
+	size_t tail_len;
+	const uint8_t *tail = pc_rec_copy(rec, &s, sizeof(s), &tail_len);
+	int rc;
+
+	if ((uint64_t)s.nr * sizeof(uint64_t) > tail_len ||
+	    (s.kind != PC_STACK_USER && s.kind != PC_STACK_KERNEL) ||
+	    s.id == PC_STACK_NONE) {
+		count_malformed(L);
+		return;
+	}
+	rc = stack_store_define(&L->stacks, s.id, s.pid, s.kind, s.h.flags, tail, s.nr);
+	if (rc == -EEXIST)
+		L->counts.stacks_duplicate++;
+	else if (rc < 0)
+		L->failed = 1;
+}
+
+static void load_process(struct loader *L, const struct pc_rec *rec)
+{
+	struct pc_rec_proc p;
+	size_t tail_len;
+	const uint8_t *tail = pc_rec_copy(rec, &p, sizeof(p), &tail_len);
+	char comm[sizeof(p.comm) + 1];
+	char *exe, *cmdline;
+	sqlite3_stmt *st = L->st.process;
+
+	if ((uint64_t)p.exe_len + p.cmdline_len > tail_len) {
+		count_malformed(L);
+		return;
+	}
+	exe = text_dup_printable(tail, p.exe_len, '?');
+	cmdline = text_dup_printable(tail + p.exe_len, p.cmdline_len, ' ');
+	if (!exe || !cmdline) {
+		L->failed = 1;
+	} else {
+		db_bind_u64(st, 1, p.ts);
+		sqlite3_bind_int64(st, 2, p.pid);
+		sqlite3_bind_int64(st, 3, p.ppid);
+		db_bind_u64(st, 4, p.start_ns);
+		db_bind_text(st, 5, text_copy_printable(comm, sizeof(comm), p.comm,
+							sizeof(p.comm)));
+		db_bind_text(st, 6, exe);
+		db_bind_text(st, 7, cmdline);
+		run_insert(L, st);
+	}
+	free(exe);
+	free(cmdline);
+}
+
+static void load_thread(struct loader *L, const struct pc_rec *rec)
+{
+	struct pc_rec_thread t;
+	size_t tail_len;
+	char comm[sizeof(t.comm) + 1];
+	sqlite3_stmt *st = L->st.thread;
+
+	pc_rec_copy(rec, &t, sizeof(t), &tail_len);
+	db_bind_u64(st, 1, t.ts);
+	sqlite3_bind_int64(st, 2, t.pid);
+	sqlite3_bind_int64(st, 3, t.tid);
+	db_bind_text(st, 4, text_copy_printable(comm, sizeof(comm), t.comm, sizeof(t.comm)));
+	run_insert(L, st);
+}
+
+/* process_events rows (a batch: EXEC and EXIT come in EVENTS chunks). */
+static void add_process_event(struct loader *L, uint64_t ts, const char *kind_name,
+			      uint32_t pid, uint32_t tid, const char *comm)
+{
+	struct batch_insert *b = &L->st.ev[ET_PROCESS_EVENTS];
+	uint8_t *kind;
+	int64_t *row = batch_row(b, &kind);
+
+	row[0] = (int64_t)ts;
+	batch_text(row, kind, 1, kind_name);
+	row[2] = pid;
+	row[3] = tid;
+	batch_text_copy(b, row, kind, 4, comm);
+	if (batch_commit_row(b) < 0)
+		L->failed = 1;
+}
+
+static void load_exec(struct loader *L, const struct pc_rec *rec)
+{
+	struct pc_rec_exec e;
+	size_t tail_len;
+	char comm[sizeof(e.comm) + 1];
+
+	pc_rec_copy(rec, &e, sizeof(e), &tail_len);
+	add_process_event(L, e.ts, "exec", e.pid, e.tid,
+			  text_copy_printable(comm, sizeof(comm), e.comm, sizeof(e.comm)));
+}
+
+static void load_exit(struct loader *L, const struct pc_rec *rec)
+{
+	struct pc_rec_exit e;
+	size_t tail_len;
+
+	pc_rec_copy(rec, &e, sizeof(e), &tail_len);
+	add_process_event(L, e.ts, "exit", e.pid, e.tid, NULL);
+}
+
+static void insert_map_row(struct loader *L, int64_t map_id, const struct pc_rec_map *m,
+			   const struct mapping *mapping)
+{
+	char build_id[2 * PC_BUILD_ID_MAX + 1];
+	sqlite3_stmt *st = L->st.map;
+
+	hex_string(build_id, sizeof(build_id), mapping->build_id, mapping->build_id_len);
+	sqlite3_bind_int64(st, 1, map_id + 1);
+	db_bind_u64(st, 2, m->ts);
+	sqlite3_bind_int64(st, 3, m->pid);
+	db_bind_u64(st, 4, m->start);
+	db_bind_u64(st, 5, m->end);
+	db_bind_u64(st, 6, m->pgoff);
+	sqlite3_bind_int64(st, 7, m->prot);
+	db_bind_u64(st, 8, m->inode);
+	sqlite3_bind_int64(st, 9, m->dev_major);
+	sqlite3_bind_int64(st, 10, m->dev_minor);
+	db_bind_text(st, 11, mapping->build_id_len ? build_id : NULL);
+	db_bind_text(st, 12, mapping->path);
+	run_insert(L, st);
+}
+
+static void load_map(struct loader *L, const struct pc_rec *rec)
+{
+	struct pc_rec_map m;
+	size_t tail_len;
+	const uint8_t *tail = pc_rec_copy(rec, &m, sizeof(m), &tail_len);
+	struct mapping mapping = { 0 };
+	int64_t map_id;
+
+	if (m.path_len > tail_len || m.build_id_len > PC_BUILD_ID_MAX) {
+		count_malformed(L);
+		return;
+	}
+	if (m.start >= m.end) {
+		L->counts.maps_bad++;
+		return;
+	}
+	mapping.ts = m.ts;
+	mapping.start = m.start;
+	mapping.end = m.end;
+	mapping.pgoff = m.pgoff;
+	mapping.pid = m.pid;
+	mapping.build_id_len = m.build_id_len;
+	memcpy(mapping.build_id, m.build_id, m.build_id_len);
+	mapping.path = text_dup_printable(tail, m.path_len, '?');
+	if (!mapping.path) {
+		L->failed = 1;
+		return;
+	}
+	map_id = map_index_add(&L->maps, &mapping);
+	if (map_id < 0)
+		L->failed = 1;
+	else
+		insert_map_row(L, map_id, &m, &mapping);
+	free(mapping.path);
+}
+
+static void load_module(struct loader *L, const struct pc_rec *rec)
+{
+	struct pc_elf_module m;
+	char build_id[2 * PC_BUILD_ID_MAX + 1];
+	char *path;
+	sqlite3_stmt *st = L->st.module;
+
+	memset(&m, 0, sizeof(m));
+	if (pc_elf_module_from_rec(&m, rec) < 0) {
+		L->counts.modules_bad++;
+		count_malformed(L);
+		pc_elf_module_free(&m);
+		return;
+	}
+	if (symbolizer_add_module(L->sym, rec) < 0)
+		L->counts.modules_bad++;
+	path = m.path ? text_dup_printable(m.path, strlen(m.path), '?') : NULL;
+	hex_string(build_id, sizeof(build_id), m.build_id,
+		   m.build_id_len <= PC_BUILD_ID_MAX ? m.build_id_len : 0);
+	db_bind_text(st, 1, m.kind == PC_MODULE_KERNEL ? "kernel" :
+			    m.kind == PC_MODULE_PERFMAP ? "perfmap" : "elf");
+	db_bind_text(st, 2, path);
+	db_bind_text(st, 3, m.build_id_len ? build_id : NULL);
+	sqlite3_bind_int64(st, 4, m.e_type);
+	sqlite3_bind_int64(st, 5, m.nsegs);
+	sqlite3_bind_int64(st, 6, m.nsyms);
+	run_insert(L, st);
+	free(path);
+	pc_elf_module_free(&m);
+}
+
+static void count_unknown_record(struct loader *L, uint16_t chunk_type, uint16_t type)
+{
+	uint64_t *count = hmap_upsert(&L->counts.unknown_record_types, chunk_type, type,
+				      0, NULL);
+	if (!count)
+		L->failed = 1;
+	else
+		(*count)++;
+	L->counts.records_unknown++;
+}
+
+/* Records stored with the loader's own statements: the INSERT thread must
+ * be idle (it is, except when a damaged capture puts them in EVENTS). */
+static int uses_direct_statements(uint16_t type)
+{
+	return type == PC_REC_PROC || type == PC_REC_THREAD || type == PC_REC_MAP ||
+	       type == PC_REC_MODULE;
+}
+
+void load_record(struct loader *L, uint16_t chunk_type, const struct pc_rec *rec)
+{
+	if (rec->type >= PC_REC_SAMPLE && rec->type < KNOWN_RECORD_TYPES)
+		L->counts.records[rec->type]++;
+	if (L->writer && uses_direct_statements(rec->type))
+		sql_writer_drain(L->writer);
+	switch (rec->type) {
+	case PC_REC_SAMPLE: load_sample(L, rec); break;
+	case PC_REC_STACK:  load_stack(L, rec); break;
+	case PC_REC_PROC:   load_process(L, rec); break;
+	case PC_REC_THREAD: load_thread(L, rec); break;
+	case PC_REC_MAP:    load_map(L, rec); break;
+	case PC_REC_MODULE: load_module(L, rec); break;
+	case PC_REC_EXEC:   load_exec(L, rec); break;
+	case PC_REC_EXIT:   load_exit(L, rec); break;
+	default:
+		if (rec->type >= PC_REC_SWITCH && rec->type <= PC_REC_FAULT)
+			load_event(L, rec);
+		else
+			count_unknown_record(L, chunk_type, rec->type);
+		break;
+	}
+}

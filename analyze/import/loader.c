@@ -1,0 +1,403 @@
+/* loader.c - imports a capture into SQLite (see loader.h): walks the chunks
+ * in file order, stores key/value chunks and chunk headers itself, hands
+ * records to load_records.c, lets the correlator release events after each
+ * chunk, and after the last chunk finishes the correlations, resolves
+ * frames (resolve.c) and summarizes data quality (quality.c). The big
+ * tables' rows go to the database on an INSERT thread (sql_writer.h) while
+ * this one reads on; before it uses the database itself, it waits for that
+ * thread to be idle. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "util/messages.h"
+#include "correlate/correlate.h"
+#include "db/db.h"
+#include "load_state.h"
+#include "loader.h"
+#include "perfcap_version.h"
+#include "progress.h"
+#include "db/schema.h"
+#include "db/sql_writer.h"
+#include "symbolize/symbolize.h"
+#include "util/syscalls.h"
+
+static int is_record_chunk(uint16_t type)
+{
+	return type == PC_CHUNK_EVENTS || type == PC_CHUNK_PROCS ||
+	       type == PC_CHUNK_SYMBOLS || type == PC_CHUNK_STACKS;
+}
+
+static int is_known_chunk(uint16_t type)
+{
+	return type >= PC_CHUNK_META && type <= PC_CHUNK_END;
+}
+
+/* Chunk headers are kept and written after the last chunk, so that EVENTS
+ * chunks touch the database only through batches (sql_writer.h). */
+static void keep_chunk_header(struct loader *L, const struct pc_chunk *c)
+{
+	if (L->nchunk_rows == L->chunk_rows_cap) {
+		size_t cap = L->chunk_rows_cap ? L->chunk_rows_cap * 2 : 64;
+		struct chunk_row *grown = realloc(L->chunk_rows, cap * sizeof(*grown));
+		if (!grown) {
+			L->failed = 1;
+			return;
+		}
+		L->chunk_rows = grown;
+		L->chunk_rows_cap = cap;
+	}
+	L->chunk_rows[L->nchunk_rows++] = (struct chunk_row){ c->hdr, c->offset };
+}
+
+static int store_chunk_headers(struct loader *L)
+{
+	sqlite3_stmt *st = L->st.chunk;
+
+	for (size_t i = 0; i < L->nchunk_rows; i++) {
+		const struct pc_chunk_header *h = &L->chunk_rows[i].hdr;
+		db_bind_u64(st, 1, h->seq);
+		db_bind_u64(st, 2, L->chunk_rows[i].offset);
+		sqlite3_bind_int64(st, 3, h->type);
+		db_bind_text(st, 4, pc_chunk_type_name(h->type));
+		sqlite3_bind_int64(st, 5, h->version);
+		db_bind_u64(st, 6, h->payload_size);
+		db_bind_u64(st, 7, h->raw_size);
+		db_bind_u64(st, 8, h->count);
+		db_bind_u64(st, 9, h->t_start);
+		db_bind_u64(st, 10, h->t_end);
+		if (db_run(st) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int parse_u64(const char *text, uint64_t *out)
+{
+	char *end;
+
+	if (!text || *text < '0' || *text > '9')
+		return -1;
+	*out = strtoull(text, &end, 10);
+	return *end == '\0' ? 0 : -1;
+}
+
+/* The few capture facts the correlator needs: start, end, sources. */
+static void note_capture_fact(struct loader *L, uint16_t chunk_type, const char *key,
+			      const char *value)
+{
+	uint64_t ns;
+
+	if (chunk_type == PC_CHUNK_META && strcmp(key, "record.start_ns") == 0 &&
+	    parse_u64(value, &ns) == 0)
+		correlator_set_start(L->corr, ns);
+	else if (chunk_type == PC_CHUNK_META && strcmp(key, "sources") == 0)
+		correlator_set_sources(L->corr, value);
+	else if (chunk_type == PC_CHUNK_META && strcmp(key, "record.duration_limit_ns") == 0 &&
+		 parse_u64(value, &ns) == 0)
+		correlator_set_duration_limit(L->corr, ns);
+	else if (strcmp(key, "record.end_ns") == 0 && parse_u64(value, &ns) == 0 &&
+		 (chunk_type == PC_CHUNK_STATS || !L->has_record_end)) {
+		correlator_set_end(L->corr, ns);
+		L->has_record_end = 1;
+	}
+}
+
+static void store_kv_pair(struct loader *L, uint16_t chunk_type, const char *key,
+			  const char *value)
+{
+	sqlite3_stmt *st;
+
+	note_capture_fact(L, chunk_type, key, value);
+	if (chunk_type == PC_CHUNK_META) {
+		st = L->st.meta;
+		db_bind_text(st, 1, key);
+		db_bind_text(st, 2, value);
+	} else {
+		st = L->st.stat;
+		db_bind_text(st, 1, chunk_type == PC_CHUNK_END ? "end" : "stats");
+		db_bind_text(st, 2, key);
+		db_bind_text(st, 3, value);
+	}
+	if (db_run(st) < 0)
+		L->failed = 1;
+}
+
+static void load_kv_chunk(struct loader *L, const struct pc_chunk *c)
+{
+	struct pc_kv_iter it;
+	const char *key, *value;
+	int rc;
+
+	pc_kv_iter_init(&it, c->data, c->size);
+	while ((rc = pc_kv_next(&it, &key, &value)) == 1 && !L->failed)
+		store_kv_pair(L, c->hdr.type, key, value);
+	if (rc < 0)
+		L->counts.kv_malformed++;
+}
+
+static void load_record_chunk(struct loader *L, const struct pc_chunk *c)
+{
+	struct pc_rec_iter it;
+	const struct pc_rec *rec;
+	int rc;
+
+	pc_rec_iter_init(&it, c->data, c->size);
+	while ((rc = pc_rec_next(&it, &rec)) == 1 && !L->failed) {
+		load_record(L, c->hdr.type, rec);
+		L->nevents += c->hdr.type == PC_CHUNK_EVENTS;
+	}
+	if (rc < 0)
+		L->counts.records_malformed++;
+	if (c->hdr.type == PC_CHUNK_EVENTS && correlator_chunk_done(L->corr) < 0)
+		L->failed = 1;
+}
+
+static void count_chunk(struct loader *L, uint16_t type)
+{
+	if (is_known_chunk(type)) {
+		L->counts.chunks[type]++;
+		return;
+	}
+	uint64_t *count = hmap_upsert(&L->counts.unknown_chunk_types, type, 0, 0, NULL);
+	if (!count)
+		L->failed = 1;
+	else
+		(*count)++;
+	L->counts.chunks_unknown++;
+}
+
+static void load_chunk(struct loader *L, const struct pc_chunk *c)
+{
+	uint16_t type = c->hdr.type;
+
+	keep_chunk_header(L, c);
+	count_chunk(L, type);
+	if (type != PC_CHUNK_EVENTS && L->writer)
+		sql_writer_drain(L->writer);   /* this chunk uses the database directly */
+	if (type == PC_CHUNK_META || type == PC_CHUNK_STATS || type == PC_CHUNK_END)
+		load_kv_chunk(L, c);
+	else if (is_record_chunk(type))
+		load_record_chunk(L, c);
+}
+
+static int store_schema_info(sqlite3 *db, const char *path,
+			     const struct pc_reader_status *status, uint64_t window_ns)
+{
+	sqlite3_stmt *st = db_prepare(db,
+		"INSERT INTO schema_info (key, value) VALUES (?,?)");
+	char version[32], format[32], size[32], window[32], reorder[32];
+	const char *rows[][2] = {
+		{ "schema_version", version },
+		{ "analyzer", "perfcap-analyze " PERFCAP_VERSION " (" PERFCAP_GIT_HASH ")" },
+		{ "source_path", path },
+		{ "source_size", size },
+		{ "format_version", format },
+		{ "window_ns", window },
+		{ "reorder_window_ns", reorder },
+	};
+	int rc = 0;
+
+	if (!st)
+		return -1;
+	snprintf(version, sizeof(version), "%d", SCHEMA_VERSION);
+	snprintf(format, sizeof(format), "%u.%u", status->major, status->minor);
+	snprintf(size, sizeof(size), "%llu", (unsigned long long)status->file_size);
+	snprintf(window, sizeof(window), "%llu", (unsigned long long)window_ns);
+	snprintf(reorder, sizeof(reorder), "%llu", (unsigned long long)TIMELINE_WINDOW_NS);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]) && rc == 0; i++) {
+		db_bind_text(st, 1, rows[i][0]);
+		db_bind_text(st, 2, rows[i][1]);
+		rc = db_run(st);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int open_capture(struct pc_reader **reader, const char *path,
+			char *errbuf, size_t errlen)
+{
+	char why[256] = "";
+	int rc = pc_reader_open(reader, path, why, sizeof(why));
+
+	if (rc == 0)
+		return 0;
+	snprintf(errbuf, errlen, "%s", capture_open_error(rc, why));
+	return -1;
+}
+
+static void attach_writer(struct loader *L, struct sql_writer *w)
+{
+	batch_use_writer(&L->st.samples, w);
+	for (int i = 0; i < ET_COUNT; i++)
+		batch_use_writer(&L->st.ev[i], w);
+	if (L->corr)
+		correlator_use_writer(L->corr, w);
+}
+
+/* Big tables go through an INSERT thread; without one, inline. */
+static void use_writer_thread(struct loader *L)
+{
+	L->writer = sql_writer_start();
+	if (L->writer)
+		attach_writer(L, L->writer);
+}
+
+/* Waits for the INSERT thread to finish its batches, then stops it. */
+static void stop_writer_thread(struct loader *L)
+{
+	if (!L->writer)
+		return;
+	sql_writer_stop(L->writer);
+	L->writer = NULL;
+	attach_writer(L, NULL);
+}
+
+static void loader_init(struct loader *L, sqlite3 *db)
+{
+	memset(L, 0, sizeof(*L));
+	L->db = db;
+	stack_store_init(&L->stacks);
+	map_index_init(&L->maps);
+	sample_groups_init(&L->groups);
+	hmap_init(&L->counts.unknown_chunk_types);
+	hmap_init(&L->counts.unknown_record_types);
+}
+
+static void loader_free(struct loader *L)
+{
+	stop_writer_thread(L);
+	load_finalize_statements(L);
+	stack_store_free(&L->stacks);
+	map_index_free(&L->maps);
+	sample_groups_free(&L->groups);
+	hmap_free(&L->counts.unknown_chunk_types);
+	hmap_free(&L->counts.unknown_record_types);
+	free(L->chunk_rows);
+	symbolizer_free(L->sym);
+	correlator_free(L->corr);
+}
+
+/* Tells every stack how many samples use it and when it was first used. */
+static int mark_used_stacks(struct loader *L)
+{
+	const struct sample_group *g;
+
+	for (size_t pos = 0; (g = sample_groups_next(&L->groups, &pos));) {
+		if (g->ustack != PC_STACK_NONE &&
+		    stack_store_use(&L->stacks, g->ustack, g->first_ts, g->pid, g->count) < 0)
+			return -1;
+		if (g->kstack != PC_STACK_NONE &&
+		    stack_store_use(&L->stacks, g->kstack, g->first_ts, g->pid, g->count) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int load_all_chunks(struct loader *L, struct pc_reader *reader, int progress)
+{
+	const struct pc_reader_status *status = pc_reader_status(reader);
+	struct progress bar;
+	struct pc_chunk chunk;
+	uint64_t chunks = 0;
+
+	progress_init(&bar, progress, status->file_size);
+	while (!L->failed && pc_reader_next(reader, &chunk) == 1) {
+		load_chunk(L, &chunk);
+		progress_update(&bar, ++chunks, chunk.offset + chunk.hdr.header_size +
+				chunk.hdr.payload_size, L->nevents);
+	}
+	progress_done(&bar);
+	if (!L->failed && (correlator_release_all(L->corr) < 0 || load_flush_statements(L) < 0))
+		L->failed = 1;
+	stop_writer_thread(L);
+	if (!L->failed && (correlator_finish(L->corr) < 0 || store_chunk_headers(L) < 0))
+		L->failed = 1;
+	return L->failed ? -1 : 0;
+}
+
+static int out_of_memory(void)
+{
+	fprintf(stderr, "perfcap-analyze: out of memory\n");
+	return -1;
+}
+
+/* Symbolizer, schema, correlator, statements and the fixed tables. */
+static int load_setup(struct loader *L, struct pc_reader *reader, const char *path,
+		      const struct load_options *opts)
+{
+	struct symbolizer_opts sym_opts = {
+		.symfs = opts->symfs,
+		.debuginfod = opts->local_files,
+		.local_files = opts->local_files,
+	};
+	uint64_t window_ns = opts->window_ns ? opts->window_ns : CORRELATE_DEFAULT_WINDOW_NS;
+
+	L->sym = symbolizer_new(&sym_opts);
+	if (!L->sym)
+		return out_of_memory();
+	if (schema_create_tables(L->db) < 0)
+		return -1;
+	L->corr = correlator_new(L->db, window_ns);
+	if (!L->corr)
+		return out_of_memory();
+	if (db_exec(L->db, "BEGIN") < 0 || load_prepare_statements(L) < 0 ||
+	    store_schema_info(L->db, path, pc_reader_status(reader), window_ns) < 0 ||
+	    syscalls_store(L->db) < 0)
+		return -1;
+	use_writer_thread(L);
+	return 0;
+}
+
+static const char *fill_summary(struct loader *L, struct pc_reader *reader,
+				struct load_summary *summary)
+{
+	const char *damage = pc_reader_damage(reader, summary->damage, sizeof(summary->damage));
+
+	if (!damage)
+		summary->damage[0] = '\0';
+	else if (damage != summary->damage)
+		snprintf(summary->damage, sizeof(summary->damage), "%s", damage);
+	summary->samples = L->nsamples;
+	summary->events = L->nevents;
+	return damage ? summary->damage : NULL;
+}
+
+static int load_into(struct loader *L, struct pc_reader *reader, const char *path,
+		     const struct load_options *opts, struct load_summary *summary)
+{
+	const char *damage;
+
+	if (load_setup(L, reader, path, opts) < 0 ||
+	    load_all_chunks(L, reader, opts->progress) < 0)
+		return -1;
+	map_index_finish(&L->maps);
+	if (mark_used_stacks(L) < 0 || resolve_stacks(L) < 0)
+		return -1;
+	damage = fill_summary(L, reader, summary);
+	if (quality_store(L, pc_reader_status(reader), damage) < 0)
+		return -1;
+	load_finalize_statements(L);
+	if (schema_create_indexes(L->db) < 0 || db_exec(L->db, "COMMIT") < 0)
+		return -1;
+	return 0;
+}
+
+int load_capture(sqlite3 *db, const char *path, const struct load_options *opts,
+		 struct load_summary *summary, char *errbuf, size_t errlen)
+{
+	struct pc_reader *reader = NULL;
+	struct loader L;
+	int rc;
+
+	memset(summary, 0, sizeof(*summary));
+	if (open_capture(&reader, path, errbuf, errlen) < 0)
+		return LOAD_NOT_CAPTURE;
+	loader_init(&L, db);
+	rc = load_into(&L, reader, path, opts, summary) < 0 ? LOAD_FAILED : LOAD_OK;
+	loader_free(&L);
+	pc_reader_close(reader);
+	return rc;
+}

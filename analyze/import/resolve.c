@@ -1,0 +1,369 @@
+/* resolve.c - turns every stack's instruction pointers into frames, once
+ * all chunks (and so all module records) have been read.
+ *
+ * A user ip is looked up in its process's mappings (the one current at the
+ * stack's first sample), converted to a file offset (ip - start + pgoff) and
+ * handed to the symbolizer; inline expansion may give several frames for
+ * one ip. Return addresses (every ip but the innermost) are looked up at
+ * ip - 1 so a call at the end of a function is not blamed on the next one.
+ * Each distinct (address space, ip) is resolved once and its frames reused.
+ * Kernel ips go to the kernel symbolizer. Ips with no mapping become one
+ * unresolved frame in module "[unknown]" carrying the raw address. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/db.h"
+#include "load_state.h"
+#include "symbolize/symbolize.h"
+#include "util/text.h"
+
+#define MAX_INLINE_FRAMES 16
+
+/* Cache key tags (high bits of the first key word). */
+#define KEY_KERNEL   (1ull << 60)
+#define KEY_MAPPED   (2ull << 60)   /* low 32 bits: mapping index */
+#define KEY_UNMAPPED (3ull << 60)   /* low 32 bits: pid */
+#define KEY_RETURN   (1ull << 56)   /* looked up at ip - 1 */
+
+/* Per-frame facts kept for the stack summaries. */
+#define FRAME_UNRESOLVED 0x1
+#define FRAME_ROOT       0x2
+
+struct resolver {
+	struct loader *L;
+	sqlite3_stmt *ins_frame;
+	sqlite3_stmt *ins_stack;
+	struct batch_insert stack_frames;
+	struct hmap cache;        /* key -> first_frame_id << 8 | nframes */
+	uint8_t *frame_flags;     /* indexed by frame id */
+	uint32_t flags_cap;
+	uint32_t next_frame_id;   /* ids start at 1 */
+};
+
+/* Functions where a complete user stack ends. */
+static const char *const root_functions[] = {
+	"_start", "__libc_start_main", "__libc_start_call_main", "__libc_start_main_impl",
+	"clone", "clone3", "__clone", "__clone3", "__clone_internal", "start_thread",
+	"thread_start", "_dl_start", "_dl_start_user", "runtime.goexit", "runtime.rt0_go",
+};
+
+static int is_root_function(const char *name)
+{
+	if (!name)
+		return 0;
+	for (size_t i = 0; i < sizeof(root_functions) / sizeof(root_functions[0]); i++)
+		if (strcmp(name, root_functions[i]) == 0)
+			return 1;
+	return 0;
+}
+
+static const char *source_name(enum sym_source source)
+{
+	switch (source) {
+	case SYM_SRC_CAPTURE:    return "capture";
+	case SYM_SRC_LOCAL:      return "local";
+	case SYM_SRC_DEBUGINFOD: return "debuginfod";
+	case SYM_SRC_KERNEL:     return "kernel";
+	case SYM_SRC_PERFMAP:    return "perfmap";
+	default:                 return "none";
+	}
+}
+
+static const char *mode_name(enum sym_mode mode)
+{
+	switch (mode) {
+	case SYM_MODE_SYMBOL: return "symbol";
+	case SYM_MODE_LINE:   return "line";
+	default:              return "unresolved";
+	}
+}
+
+static int remember_frame_flags(struct resolver *R, uint32_t frame_id, uint8_t flags)
+{
+	if (frame_id >= R->flags_cap) {
+		uint32_t new_cap = R->flags_cap ? R->flags_cap * 2 : 4096;
+		while (new_cap <= frame_id)
+			new_cap *= 2;
+		uint8_t *grown = realloc(R->frame_flags, new_cap);
+		if (!grown)
+			return -ENOMEM;
+		memset(grown + R->flags_cap, 0, new_cap - R->flags_cap);
+		R->frame_flags = grown;
+		R->flags_cap = new_cap;
+	}
+	R->frame_flags[frame_id] = flags;
+	return 0;
+}
+
+/* What one frame row holds besides its id. */
+struct frame_row {
+	const char *kind;         /* "user" or "kernel" */
+	uint64_t address;         /* the ip as captured */
+	uint64_t return_adjust;   /* 1 if looked up at ip - 1 */
+	const struct sym_frame *sym;
+	const char *fallback_module;
+	uint64_t module_offset;   /* unadjusted file offset (user) or address */
+};
+
+static int insert_frame(struct resolver *R, const struct frame_row *f, uint32_t *id_out)
+{
+	const struct sym_frame *sf = f->sym;
+	const char *module = sf->module ? sf->module : f->fallback_module;
+	int resolved = sf->mode != SYM_MODE_UNRESOLVED && sf->function;
+	char unresolved_name[512];
+	sqlite3_stmt *st = R->ins_frame;
+	uint32_t id = R->next_frame_id++;
+
+	snprintf(unresolved_name, sizeof(unresolved_name), "%s+0x%" PRIx64,
+		 text_basename(module), f->module_offset);
+	sqlite3_bind_int64(st, 1, id);
+	db_bind_text(st, 2, f->kind);
+	db_bind_text(st, 3, module);
+	db_bind_u64(st, 4, f->module_offset);
+	db_bind_u64(st, 5, f->address);
+	db_bind_text(st, 6, resolved ? sf->function : NULL);
+	if (resolved)
+		db_bind_u64(st, 7, sf->sym_offset + f->return_adjust);
+	db_bind_text(st, 8, sf->file);
+	if (sf->line > 0)
+		sqlite3_bind_int64(st, 9, sf->line);
+	sqlite3_bind_int(st, 10, sf->inlined ? 1 : 0);
+	db_bind_text(st, 11, source_name(resolved ? sf->source : SYM_SRC_NONE));
+	db_bind_text(st, 12, mode_name(resolved ? sf->mode : SYM_MODE_UNRESOLVED));
+	db_bind_text(st, 13, resolved ? sf->function : unresolved_name);
+	if (db_run(st) < 0)
+		return -1;
+	*id_out = id;
+	return remember_frame_flags(R, id, (resolved ? 0 : FRAME_UNRESOLVED) |
+				    (resolved && is_root_function(sf->function) ? FRAME_ROOT : 0));
+}
+
+/* Inserts n symbolizer frames (innermost first); returns the first id. */
+static int insert_frames(struct resolver *R, struct frame_row *row,
+			 const struct sym_frame *frames, int n, uint32_t *first)
+{
+	for (int i = 0; i < n; i++) {
+		uint32_t id;
+		row->sym = &frames[i];
+		if (insert_frame(R, row, &id) < 0)
+			return -1;
+		if (i == 0)
+			*first = id;
+	}
+	return 0;
+}
+
+static int resolve_kernel_ip(struct resolver *R, uint64_t ip, int is_return,
+			     uint32_t *first, uint32_t *n)
+{
+	struct sym_frame frame = { 0 };
+	struct frame_row row = {
+		.kind = "kernel", .address = ip, .return_adjust = is_return ? 1 : 0,
+		.fallback_module = "[kernel]", .module_offset = ip,
+	};
+
+	if (symbolizer_resolve_kernel(R->L->sym, ip - row.return_adjust, &frame) < 1)
+		memset(&frame, 0, sizeof(frame));
+	*n = 1;
+	return insert_frames(R, &row, &frame, 1, first);
+}
+
+/* An ip outside every mapped file: JIT code named by the process's perf
+ * map, else module "[unknown]". */
+static int resolve_unmapped_ip(struct resolver *R, uint32_t pid, uint64_t ip, int is_return,
+			       uint32_t *first, uint32_t *n)
+{
+	struct sym_frame frame = { 0 };
+	struct frame_row row = {
+		.kind = "user", .address = ip, .fallback_module = "[unknown]",
+		.module_offset = ip, .return_adjust = is_return ? 1 : 0,
+	};
+
+	if (symbolizer_resolve_perfmap(R->L->sym, pid, ip - row.return_adjust, &frame) < 1)
+		memset(&frame, 0, sizeof(frame));
+	*n = 1;
+	return insert_frames(R, &row, &frame, 1, first);
+}
+
+static int resolve_mapped_ip(struct resolver *R, const struct mapping *m, uint64_t ip,
+			     int is_return, uint32_t *first, uint32_t *n)
+{
+	struct sym_frame frames[MAX_INLINE_FRAMES];
+	uint64_t offset = ip - m->start + m->pgoff;
+	struct frame_row row = {
+		.kind = "user", .address = ip, .fallback_module = m->path,
+		.module_offset = offset,
+		.return_adjust = (is_return && offset > 0) ? 1 : 0,
+	};
+	int count;
+
+	memset(frames, 0, sizeof(frames));
+	count = symbolizer_resolve_user(R->L->sym, m->path, m->build_id, m->build_id_len,
+					offset - row.return_adjust, frames,
+					MAX_INLINE_FRAMES);
+	if (count < 1 || count > MAX_INLINE_FRAMES) {
+		memset(frames, 0, sizeof(frames));
+		count = 1;
+	}
+	*n = (uint32_t)count;
+	return insert_frames(R, &row, frames, count, first);
+}
+
+/* Frames of one ip, from the cache or freshly resolved. */
+static int frames_of_ip(struct resolver *R, const struct stack_entry *e, uint32_t index,
+			uint32_t *first, uint32_t *n)
+{
+	uint64_t ip = e->ips[index];
+	int is_return = index > 0;
+	uint32_t pid = e->pid ? e->pid : e->first_pid;
+	int64_t map = -1;
+	uint64_t key;
+	uint64_t *cached;
+	int rc;
+
+	if (e->kind == PC_STACK_KERNEL) {
+		key = KEY_KERNEL;
+	} else {
+		map = map_index_lookup(&R->L->maps, pid, ip, e->first_ts);
+		key = map >= 0 ? KEY_MAPPED | (uint64_t)map : KEY_UNMAPPED | pid;
+	}
+	if (is_return)
+		key |= KEY_RETURN;
+	cached = hmap_find(&R->cache, key, ip);
+	if (cached) {
+		*first = (uint32_t)(*cached >> 8);
+		*n = (uint32_t)(*cached & 0xff);
+		return 0;
+	}
+	if (e->kind == PC_STACK_KERNEL)
+		rc = resolve_kernel_ip(R, ip, is_return, first, n);
+	else if (map >= 0)
+		rc = resolve_mapped_ip(R, &R->L->maps.maps[map], ip, is_return, first, n);
+	else
+		rc = resolve_unmapped_ip(R, pid, ip, is_return, first, n);
+	if (rc < 0)
+		return -1;
+	if (!hmap_upsert(&R->cache, key, ip, ((uint64_t)*first << 8) | *n, NULL))
+		return -1;
+	return 0;
+}
+
+static int insert_stack_row(struct resolver *R, const struct stack_entry *e)
+{
+	sqlite3_stmt *st = R->ins_stack;
+
+	sqlite3_bind_int64(st, 1, e->id);
+	db_bind_text(st, 2, e->kind == PC_STACK_KERNEL ? "kernel" : "user");
+	sqlite3_bind_int64(st, 3, e->pid);
+	sqlite3_bind_int64(st, 4, e->nr);
+	sqlite3_bind_int64(st, 5, e->flags);
+	sqlite3_bind_int64(st, 6, e->nframes);
+	sqlite3_bind_int(st, 7, e->probably_truncated);
+	return db_run(st);
+}
+
+static int resolve_stack(struct resolver *R, struct stack_entry *e)
+{
+	uint32_t position = 0;
+	uint32_t last_frame = 0;
+
+	for (uint32_t i = 0; i < e->nr; i++) {
+		uint32_t first, n;
+		if (frames_of_ip(R, e, i, &first, &n) < 0)
+			return -1;
+		for (uint32_t j = 0; j < n; j++) {
+			uint8_t *is_null;
+			int64_t *row = batch_row(&R->stack_frames, &is_null);
+			row[0] = e->id;
+			row[1] = position++;
+			row[2] = first + j;
+			if (batch_commit_row(&R->stack_frames) < 0)
+				return -1;
+			if (R->frame_flags[first + j] & FRAME_UNRESOLVED)
+				e->nunresolved++;
+		}
+		last_frame = first + n - 1;
+	}
+	e->nframes = position;
+	e->probably_truncated = e->kind == PC_STACK_USER && e->nr > 0 &&
+		!(e->flags & (PC_STACK_F_TRUNCATED | PC_STACK_F_ERROR)) &&
+		!(R->frame_flags[last_frame] & FRAME_ROOT);
+	return insert_stack_row(R, e);
+}
+
+static int resolver_init(struct resolver *R, struct loader *L)
+{
+	memset(R, 0, sizeof(*R));
+	R->L = L;
+	R->next_frame_id = 1;
+	hmap_init(&R->cache);
+	R->ins_frame = db_prepare(L->db, "INSERT INTO frames (frame_id, kind, module,"
+		" module_offset, address, function, sym_offset, file, line, inlined,"
+		" source, mode, name) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
+	R->ins_stack = db_prepare(L->db, "INSERT INTO stacks (stack_id, kind, pid, depth,"
+		" flags, nframes, probably_truncated) VALUES (?,?,?,?,?,?,?)");
+	if (batch_init(&R->stack_frames, L->db, "stack_frames (stack_id, position, frame_id)",
+		       3) < 0)
+		return -1;
+	return (R->ins_frame && R->ins_stack) ? 0 : -1;
+}
+
+static void resolver_free(struct resolver *R)
+{
+	sqlite3_finalize(R->ins_frame);
+	sqlite3_finalize(R->ins_stack);
+	batch_free(&R->stack_frames);
+	hmap_free(&R->cache);
+	free(R->frame_flags);
+}
+
+static const struct stack_store *sort_store;
+
+static int compare_stack_ids(const void *pa, const void *pb)
+{
+	uint32_t a = sort_store->entries[*(const uint32_t *)pa].id;
+	uint32_t b = sort_store->entries[*(const uint32_t *)pb].id;
+
+	return a < b ? -1 : a > b;
+}
+
+/* Indices of the stacks ordered by id, so stack_frames (clustered by
+ * stack id) is filled in key order. NULL on out-of-memory. */
+static uint32_t *stacks_by_id(const struct stack_store *store)
+{
+	uint32_t *order = malloc(((size_t)store->len + 1) * sizeof(uint32_t));
+
+	if (!order)
+		return NULL;
+	for (uint32_t i = 0; i < store->len; i++)
+		order[i] = i;
+	sort_store = store;
+	qsort(order, store->len, sizeof(uint32_t), compare_stack_ids);
+	sort_store = NULL;
+	return order;
+}
+
+int resolve_stacks(struct loader *L)
+{
+	struct resolver R;
+	int rc = resolver_init(&R, L);
+	uint32_t *order = stacks_by_id(&L->stacks);
+
+	if (!order)
+		rc = -1;
+	for (uint32_t i = 0; rc == 0 && i < L->stacks.len; i++) {
+		struct stack_entry *e = &L->stacks.entries[order[i]];
+		if (e->present)
+			rc = resolve_stack(&R, e);
+	}
+	free(order);
+	if (rc == 0)
+		rc = batch_flush(&R.stack_frames);
+	resolver_free(&R);
+	if (rc < 0)
+		L->failed = 1;
+	return rc;
+}

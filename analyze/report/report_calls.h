@@ -1,0 +1,73 @@
+/* report_calls.h - one streaming pass over the system calls of a report's
+ * scope, feeding everything that needs them: per-call-number durations
+ * (latency percentiles and histograms), futex waits per address (lock
+ * contention), and I/O calls per time window (the spike window). SQLite
+ * would sort millions of rows for each GROUP BY; this reads them once. */
+#ifndef ANALYZE_REPORT_CALLS_H
+#define ANALYZE_REPORT_CALLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sqlite3.h>
+
+#include "util/hashmap.h"
+#include "report.h"
+
+#define CALLS_MAX_NR      1024    /* numbers at or above are not per-number */
+#define FUTEX_TOP         4       /* stacks and wakers kept per address */
+#define FUTEX_TIDS_TEXT   512
+
+/* Durations of one system call number. */
+struct call_durations {
+	int64_t nr;
+	int64_t *v;               /* sorted ascending after calls_load */
+	size_t len, cap;
+	int64_t total;
+};
+
+struct top_count {
+	int64_t key;
+	uint64_t n;
+};
+
+/* Futex waits on one (pid, address), split by kind: mutex = FUTEX_WAIT
+ * (op 0), condition = the other wait ops (WAIT_BITSET ...). */
+struct futex_waits {
+	uint32_t pid;
+	uint64_t addr;
+	int mutex;
+	uint64_t waits, wait_ns, max_ns;
+	uint32_t waiters;                     /* distinct threads */
+	char tids[FUTEX_TIDS_TEXT];           /* their tids, comma-separated (cut) */
+	struct top_count stacks[FUTEX_TOP];   /* most frequent user stacks of the waits */
+	struct top_count wakers[FUTEX_TOP];   /* threads that called WAKE on it */
+};
+
+struct call_windows {
+	uint64_t base, width;                 /* window k is [base + k*width, ...) */
+	size_t n;
+	double *io_calls, *io_ns;             /* I/O calls (rw, sync, net) started in it */
+};
+
+struct calls {
+	struct call_durations *by_nr;         /* sorted by total, most first */
+	size_t nnr;
+	struct futex_waits *futex;            /* sorted by wait_ns, most first */
+	size_t nfutex;
+	struct call_windows windows;
+	uint64_t count;
+};
+
+/* Reads the scope's system calls. window_base/window_ns: the spike's
+ * windows (window_ns 0: none). 0 or -1 (reported). */
+int calls_load(sqlite3 *db, const struct report_scope *scope, uint64_t window_base,
+	       uint64_t window_ns, struct calls *c);
+void calls_free(struct calls *c);
+
+/* Nearest rank: the value at rank ceil(p * n / 100) of the sorted durations. */
+int64_t calls_percentile(const struct call_durations *d, int p);
+
+/* Adds one to key's count in a small heavy-hitter list of FUTEX_TOP. */
+void top_count_add(struct top_count *top, int64_t key);
+
+#endif /* ANALYZE_REPORT_CALLS_H */

@@ -1,0 +1,333 @@
+/* report_latency.c - "Latency breakdown": requests (request_spans, and
+ * their queueing from request_queueing when the view exists) and system
+ * calls per name (syscall_intervals): count, nearest-rank p50/p90/p99,
+ * total, and the dominant component — the largest measured part of the
+ * calls' time: blocked in a wait class (thread_states inside the call),
+ * or "in call" (running or runnable inside it). In JSON: "latency", with
+ * log2 histograms of request service time and of the top calls. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/db.h"
+#include "util/fmt.h"
+#include "report_sections.h"
+
+#define HIST_BUCKETS 48
+
+struct latency_row {
+	char name[64];
+	int64_t nr;
+	int64_t count, p50, p90, p99, total;
+	char dominant[64];
+};
+
+static void call_name(const struct report_context *ctx, int64_t nr, char *buf, size_t len)
+{
+	char *name = NULL, key[32];
+
+	snprintf(key, sizeof(key), "%lld", (long long)nr);
+	name = db_lookup_text(ctx->db, "SELECT name FROM syscall_names WHERE nr = ?1", key, NULL);
+	snprintf(buf, len, "%s%s", name ? "" : "syscall_", name ? name : key);
+	free(name);
+}
+
+/* The top max system calls by total time, from the report's one pass. */
+static int call_rows(const struct report_context *ctx, struct latency_row *rows, int max)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < ctx->calls->nnr && n < max; i++, n++) {
+		const struct call_durations *c = &ctx->calls->by_nr[i];
+		struct latency_row *r = &rows[n];
+		memset(r, 0, sizeof(*r));
+		call_name(ctx, c->nr, r->name, sizeof(r->name));
+		r->nr = c->nr;
+		r->count = (int64_t)c->len;
+		r->p50 = calls_percentile(c, 50);
+		r->p90 = calls_percentile(c, 90);
+		r->p99 = calls_percentile(c, 99);
+		r->total = c->total;
+	}
+	return n;
+}
+
+static const char pctl_sql[] =
+	"WITH s AS (SELECT %s AS name, %s AS d FROM %s WHERE %s),"
+	" r AS (SELECT name, d, row_number() OVER (PARTITION BY name ORDER BY d) AS rk,"
+	"  count(*) OVER (PARTITION BY name) AS n FROM s)"
+	" SELECT name, n, max(CASE WHEN rk = (n * 50 + 99) / 100 THEN d END),"
+	"  max(CASE WHEN rk = (n * 90 + 99) / 100 THEN d END),"
+	"  max(CASE WHEN rk = (n * 99 + 99) / 100 THEN d END), sum(d)"
+	" FROM r GROUP BY name ORDER BY sum(d) DESC LIMIT %d";
+
+static int load_rows(const struct report_context *ctx, const char *name_expr,
+		     const char *value_expr, const char *table, const char *where,
+		     struct latency_row *rows, int max)
+{
+	char sql[4096];
+	sqlite3_stmt *st;
+	int n = 0;
+
+	snprintf(sql, sizeof(sql), pctl_sql, name_expr, value_expr, table, where, max);
+	st = report_prepare(ctx, sql);
+	if (!st)
+		return -1;
+	while (n < max && sqlite3_step(st) == SQLITE_ROW) {
+		struct latency_row *r = &rows[n++];
+		memset(r, 0, sizeof(*r));
+		snprintf(r->name, sizeof(r->name), "%s",
+			 sqlite3_column_text(st, 0) ? (const char *)sqlite3_column_text(st, 0) : "?");
+		r->count = sqlite3_column_int64(st, 1);
+		r->p50 = sqlite3_column_int64(st, 2);
+		r->p90 = sqlite3_column_int64(st, 3);
+		r->p99 = sqlite3_column_int64(st, 4);
+		r->total = sqlite3_column_int64(st, 5);
+	}
+	sqlite3_finalize(st);
+	return n;
+}
+
+/* The largest measured part of each row's calls: the blocked class with
+ * the most time inside them (thread states inside the call), or "in call"
+ * (the rest: running or runnable inside it) when that is larger. */
+static void set_dominant(const struct report_context *ctx, struct latency_row *rows, int n)
+{
+	static const char *const names[DC_N] = { "block_io", "futex", "poll", "sleep", "net",
+						  "net", "other" };
+
+	for (int i = 0; i < n; i++) {
+		const uint64_t *b = rows[i].nr >= 0 && rows[i].nr < CALLS_MAX_NR ?
+				    ctx->diag->blocked_by_nr[rows[i].nr] : NULL;
+		uint64_t blocked = 0, best = 0;
+		int best_k = -1;
+		double total = rows[i].total > 0 ? (double)rows[i].total : 1;
+		for (int k = 0; b && k < DC_N; k++) {
+			blocked += b[k];
+			if (b[k] > best) {
+				best = b[k];
+				best_k = k;
+			}
+		}
+		int64_t in_call = rows[i].total - (int64_t)blocked;
+		if (best_k >= 0 && (int64_t)best >= in_call)
+			snprintf(rows[i].dominant, sizeof(rows[i].dominant), "blocked %s %.0f%%",
+				 names[best_k], 100.0 * (double)best / total);
+		else
+			snprintf(rows[i].dominant, sizeof(rows[i].dominant), "in call %.0f%%",
+				 100.0 * (double)(in_call > 0 ? in_call : 0) / total);
+	}
+}
+
+static void add_to_bucket(uint64_t *buckets, int *lo, int *hi, int64_t d, uint64_t count)
+{
+	int b = 0;
+
+	while (b < HIST_BUCKETS - 1 && d > (1ll << b))
+		b++;
+	buckets[b] += count;
+	*lo = b < *lo ? b : *lo;
+	*hi = b > *hi ? b : *hi;
+}
+
+static void hist_write(struct json_writer *w, const char *name, const uint64_t *buckets,
+		       int lo, int hi)
+{
+	if (hi < 0)
+		return;
+	json_begin_object(w, NULL);
+	json_string(w, "name", name);
+	json_string(w, "unit", "ns");
+	json_begin_array(w, "buckets");
+	for (int b = lo; b <= hi; b++) {
+		json_begin_object(w, NULL);
+		json_int(w, "le_ns", 1ll << b);
+		json_uint(w, "count", buckets[b]);
+		json_end_object(w);
+	}
+	json_end_array(w);
+	json_end_object(w);
+}
+
+static void hist_json(const struct report_context *ctx, const char *name, const char *sql)
+{
+	uint64_t buckets[HIST_BUCKETS] = { 0 };
+	sqlite3_stmt *st = report_prepare(ctx, sql);
+	int lo = HIST_BUCKETS, hi = -1;
+
+	while (st && sqlite3_step(st) == SQLITE_ROW)
+		add_to_bucket(buckets, &lo, &hi, sqlite3_column_int64(st, 0),
+			      (uint64_t)sqlite3_column_int64(st, 1));
+	sqlite3_finalize(st);
+	hist_write(ctx->json, name, buckets, lo, hi);
+}
+
+static void call_hist_json(const struct report_context *ctx, const char *name,
+			   const struct call_durations *c)
+{
+	uint64_t buckets[HIST_BUCKETS] = { 0 };
+	int lo = HIST_BUCKETS, hi = -1;
+
+	for (size_t i = 0; i < c->len; i++)
+		add_to_bucket(buckets, &lo, &hi, c->v[i], 1);
+	hist_write(ctx->json, name, buckets, lo, hi);
+}
+
+static void row_json(struct json_writer *w, const struct latency_row *r)
+{
+	json_begin_object(w, NULL);
+	json_string(w, "name", r->name);
+	json_int(w, "count", r->count);
+	json_int(w, "p50_ns", r->p50);
+	json_int(w, "p90_ns", r->p90);
+	json_int(w, "p99_ns", r->p99);
+	json_int(w, "total_ns", r->total);
+	json_string(w, "dominant", r->dominant);
+	json_end_object(w);
+}
+
+static void print_row(FILE *out, const struct latency_row *r)
+{
+	char c[FMT_BUF], a[FMT_BUF], b[FMT_BUF], d[FMT_BUF], t[FMT_BUF];
+
+	fprintf(out, "  %-18s %9s %10s %10s %10s %10s  %s\n", r->name,
+		fmt_count(c, sizeof(c), (uint64_t)r->count),
+		fmt_duration_ns(a, sizeof(a), (uint64_t)r->p50),
+		fmt_duration_ns(b, sizeof(b), (uint64_t)r->p90),
+		fmt_duration_ns(d, sizeof(d), (uint64_t)r->p99),
+		fmt_duration_ns(t, sizeof(t), (uint64_t)r->total), r->dominant);
+}
+
+/* Mean queueing of the requests, from request_queueing (-1: no view). */
+static double queue_mean(const struct report_context *ctx, int64_t *n)
+{
+	char where[1024], sql[1400];
+	sqlite3_stmt *st;
+	double mean = -1;
+
+	*n = 0;
+	if (!report_has_object(ctx->db, "request_queueing"))
+		return -1;
+	snprintf(sql, sizeof(sql), "SELECT count(*), avg(queue_ns) FROM request_queueing WHERE %s",
+		 report_scope_sql(where, sizeof(where), "pid", "pickup_tid", "ready_ts", "ready_ts"));
+	st = report_prepare(ctx, sql);
+	if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0) {
+		*n = sqlite3_column_int64(st, 0);
+		mean = sqlite3_column_double(st, 1);
+	}
+	sqlite3_finalize(st);
+	return mean;
+}
+
+/* What the section shows, loaded once for text or JSON. */
+struct latency {
+	struct latency_row req, sys[64];
+	int nreq, nsys, top;
+	int64_t queued;           /* requests in request_queueing */
+	double queue_mean;        /* their mean queueing, -1 without the view */
+	char req_where[1024];
+};
+
+static void requests_json(struct json_writer *w, const struct latency *l)
+{
+	if (l->nreq == 0) {
+		json_null(w, "requests");
+		return;
+	}
+	json_begin_object(w, "requests");
+	json_int(w, "count", l->req.count);
+	json_int(w, "p50_ns", l->req.p50);
+	json_int(w, "p90_ns", l->req.p90);
+	json_int(w, "p99_ns", l->req.p99);
+	json_int(w, "total_ns", l->req.total);
+	json_string(w, "dominant", l->req.dominant);
+	if (l->queue_mean >= 0)
+		json_double(w, "queue_mean_ns", l->queue_mean);
+	else
+		json_null(w, "queue_mean_ns");
+	json_end_object(w);
+}
+
+static void write_json(const struct report_context *ctx, const struct latency *l)
+{
+	struct json_writer *w = ctx->json;
+	char sql[2048];
+
+	json_begin_object(w, "latency");
+	requests_json(w, l);
+	json_begin_array(w, "syscalls");
+	for (int i = 0; i < l->nsys; i++)
+		row_json(w, &l->sys[i]);
+	json_end_array(w);
+	json_begin_array(w, "histograms");
+	snprintf(sql, sizeof(sql), "SELECT service_ns, count(*) FROM request_spans WHERE %s"
+		 " GROUP BY 1", l->req_where);
+	if (l->nreq > 0)
+		hist_json(ctx, "requests", sql);
+	for (int i = 0; i < l->nsys && i < 5; i++)
+		call_hist_json(ctx, l->sys[i].name, &ctx->calls->by_nr[i]);
+	json_end_array(w);
+	json_end_object(w);
+}
+
+static void print_requests(const struct report_context *ctx, struct latency *l)
+{
+	char a[FMT_BUF];
+
+	if (l->nreq == 0) {
+		report_none(ctx, "requests on sockets", "syscall");
+		return;
+	}
+	fprintf(ctx->out, "  Requests on sockets (request_spans):\n");
+	fprintf(ctx->out, "  %-18s %9s %10s %10s %10s %10s  %s\n", "", "count", "p50", "p90",
+		"p99", "total", "");
+	print_row(ctx->out, &l->req);
+	if (l->queue_mean >= 0)
+		fprintf(ctx->out, "  queueing before pickup: mean %s over %lld requests"
+			" (request_queueing)\n",
+			fmt_duration_ns(a, sizeof(a), (uint64_t)l->queue_mean), (long long)l->queued);
+}
+
+static void print_text(const struct report_context *ctx, struct latency *l)
+{
+	fprintf(ctx->out, "\nLatency breakdown\n");
+	print_requests(ctx, l);
+	if (l->nsys == 0) {
+		report_none(ctx, "system calls", "syscall");
+		return;
+	}
+	fprintf(ctx->out, "  System calls (top %d by total time):\n", l->top);
+	fprintf(ctx->out, "  %-18s %9s %10s %10s %10s %10s  %s\n", "name", "count", "p50", "p90",
+		"p99", "total", "dominant component");
+	for (int i = 0; i < l->nsys; i++)
+		print_row(ctx->out, &l->sys[i]);
+}
+
+int report_section_latency(const struct report_context *ctx)
+{
+	struct latency *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return -1;
+	l->top = ctx->opts->top < 64 ? ctx->opts->top : 64;
+	l->queue_mean = queue_mean(ctx, &l->queued);
+	report_scope_sql(l->req_where, sizeof(l->req_where), "pid", "CAST(tids AS INTEGER)",
+			 "start_ts", "end_ts");
+	l->nreq = load_rows(ctx, "'requests'", "service_ns", "request_spans", l->req_where,
+			    &l->req, 1);
+	if (l->nreq < 0) {
+		free(l);
+		return -1;
+	}
+	if (l->nreq > 0 && report_request_dominant(ctx, l->req_where, l->req.total,
+						   l->req.dominant, sizeof(l->req.dominant)) < 0)
+		snprintf(l->req.dominant, sizeof(l->req.dominant), "unknown (no sched source)");
+	l->nsys = call_rows(ctx, l->sys, l->top);
+	set_dominant(ctx, l->sys, l->nsys);
+	if (ctx->json)
+		write_json(ctx, l);
+	else
+		print_text(ctx, l);
+	free(l);
+	return 0;
+}

@@ -1,0 +1,176 @@
+/* report_method.c - "Method and scope": what was recorded and what the
+ * report looks at — host, command, event sources, the recorder's and the
+ * report's filters, sampling, the time window and its duration, samples.
+ * From the meta and stats tables. In JSON: "scope". */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/db.h"
+#include "util/fmt.h"
+#include "report_sections.h"
+
+static const char stat_sql[] = "SELECT value FROM stats WHERE chunk = ?1 AND key = ?2";
+
+static uint64_t window_ns(const struct report_context *ctx)
+{
+	const struct report_scope *s = ctx->scope;
+	uint64_t to = s->to > s->capture_end ? s->capture_end : s->to;
+	int64_t recorded = db_lookup_int(ctx->db, stat_sql, "stats", "record.duration_ns", -1);
+
+	if (!s->windowed && recorded > 0)
+		return (uint64_t)recorded;
+	return to > s->from ? to - s->from : 0;
+}
+
+static void print_meta(const struct report_context *ctx, const char *label, const char *key,
+		       const char *fallback_key)
+{
+	char *value = report_meta(ctx, key);
+
+	if (!value && fallback_key)
+		value = report_meta(ctx, fallback_key);
+	fprintf(ctx->out, "  %-11s %s\n", label, value ? value : "-");
+	free(value);
+}
+
+static void print_filters(const struct report_context *ctx)
+{
+	const struct report_options *o = ctx->opts;
+	char *pids = report_meta(ctx, "filter.pids"), *comm = report_meta(ctx, "filter.comm");
+	char *cgroup = report_meta(ctx, "filter.cgroup");
+
+	fprintf(ctx->out, "  %-11s recorder: pids %s, comm %s, cgroup %s\n", "filters",
+		pids ? pids : "-", comm ? comm : "-", cgroup ? cgroup : "-");
+	fprintf(ctx->out, "  %-11s report: ", "");
+	if (!ctx->scope->filtered)
+		fprintf(ctx->out, "none");
+	if (o->has_pid)
+		fprintf(ctx->out, "--pid %u ", o->pid);
+	if (o->has_tid)
+		fprintf(ctx->out, "--tid %u ", o->tid);
+	if (o->comm)
+		fprintf(ctx->out, "--comm %s", o->comm);
+	fprintf(ctx->out, "\n");
+	free(pids);
+	free(comm);
+	free(cgroup);
+}
+
+static void print_sampling(const struct report_context *ctx)
+{
+	char *one_in = report_meta(ctx, "sampling.events.one_in");
+	char *cap = report_meta(ctx, "sampling.events.rate_cap");
+	char *event = report_meta(ctx, "sampling.cpu.event");
+
+	if (ctx->freq_hz > 0)
+		fprintf(ctx->out, "  %-11s %g Hz per CPU\n", "frequency", ctx->freq_hz);
+	else
+		fprintf(ctx->out, "  %-11s unknown (CPU time not estimated)\n", "frequency");
+	fprintf(ctx->out, "  %-11s CPU %s; events 1 in %s; rate cap %s per s per CPU\n",
+		"sampling", event ? event : "-", one_in ? one_in : "1",
+		cap && strcmp(cap, "0") != 0 ? cap : "none");
+	free(one_in);
+	free(cap);
+	free(event);
+}
+
+static void print_window(const struct report_context *ctx)
+{
+	const struct report_scope *s = ctx->scope;
+	uint64_t to = s->to > s->capture_end ? s->capture_end : s->to;
+	char a[FMT_BUF], b[FMT_BUF];
+
+	fprintf(ctx->out, "  %-11s +%s to +%s of the capture%s\n", "window",
+		fmt_duration_ns(a, sizeof(a), s->from - s->capture_start),
+		fmt_duration_ns(b, sizeof(b), to > s->capture_start ? to - s->capture_start : 0),
+		s->windowed ? "" : " (all of it)");
+	fprintf(ctx->out, "  %-11s %s\n", "duration", fmt_duration_ns(a, sizeof(a),
+								     window_ns(ctx)));
+}
+
+static void print_samples(const struct report_context *ctx)
+{
+	int64_t all = db_query_int(ctx->db, "SELECT value FROM quality WHERE source = 'cpu'"
+				   " AND key = 'samples'", 0);
+	char a[FMT_BUF], b[FMT_BUF];
+
+	fprintf(ctx->out, "  %-11s %s", "samples", fmt_count(a, sizeof(a), ctx->samples));
+	if ((uint64_t)all != ctx->samples)
+		fprintf(ctx->out, " selected of %s", fmt_count(b, sizeof(b), (uint64_t)all));
+	fprintf(ctx->out, "\n");
+}
+
+static void json_meta(const struct report_context *ctx, const char *name, const char *key)
+{
+	char *value = report_meta(ctx, key);
+
+	json_string(ctx->json, name, value);
+	free(value);
+}
+
+static void write_json(const struct report_context *ctx)
+{
+	struct json_writer *w = ctx->json;
+	const struct report_options *o = ctx->opts;
+	const struct report_scope *s = ctx->scope;
+	char *list = ctx->sources ? strdup(ctx->sources) : NULL;
+
+	json_begin_object(w, "scope");
+	json_meta(ctx, "host", "host.hostname");
+	json_meta(ctx, "kernel", "host.kernel.release");
+	json_meta(ctx, "command", "target.command");
+	json_begin_array(w, "sources");
+	for (char *save = NULL, *t = list ? strtok_r(list, ",", &save) : NULL; t;
+	     t = strtok_r(NULL, ",", &save))
+		json_string(w, NULL, t);
+	json_end_array(w);
+	json_begin_object(w, "filters");
+	if (o->has_pid)
+		json_int(w, "pid", o->pid);
+	else
+		json_null(w, "pid");
+	if (o->has_tid)
+		json_int(w, "tid", o->tid);
+	else
+		json_null(w, "tid");
+	json_string(w, "comm", o->comm);
+	json_meta(ctx, "recorder_pids", "filter.pids");
+	json_meta(ctx, "recorder_comm", "filter.comm");
+	json_meta(ctx, "recorder_cgroup", "filter.cgroup");
+	json_end_object(w);
+	json_begin_object(w, "sampling");
+	json_meta(ctx, "cpu_event", "sampling.cpu.event");
+	json_double(w, "cpu_freq_hz", ctx->freq_hz);
+	json_meta(ctx, "events_one_in", "sampling.events.one_in");
+	json_meta(ctx, "rate_cap", "sampling.events.rate_cap");
+	json_meta(ctx, "offcpu_min_ns", "sched.offcpu_min_ns");
+	json_meta(ctx, "syscall_min_ns", "syscall.min_ns");
+	json_end_object(w);
+	json_uint(w, "capture_start_ns", s->capture_start);
+	json_uint(w, "capture_end_ns", s->capture_end);
+	json_uint(w, "from_ns", s->from);
+	json_uint(w, "to_ns", s->to > s->capture_end ? s->capture_end : s->to);
+	json_uint(w, "duration_ns", window_ns(ctx));
+	json_uint(w, "samples", ctx->samples);
+	json_end_object(w);
+	free(list);
+}
+
+int report_section_method(const struct report_context *ctx)
+{
+	if (ctx->json) {
+		write_json(ctx);
+		return 0;
+	}
+	fprintf(ctx->out, "\nMethod and scope\n");
+	print_meta(ctx, "host", "host.hostname", NULL);
+	print_meta(ctx, "kernel", "host.kernel.release", NULL);
+	print_meta(ctx, "command", "target.command", "record.cmdline");
+	print_meta(ctx, "sources", "sources", NULL);
+	print_filters(ctx);
+	print_sampling(ctx);
+	print_window(ctx);
+	print_samples(ctx);
+	return 0;
+}

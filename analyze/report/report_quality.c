@@ -1,0 +1,206 @@
+/* report_quality.c - "Data quality": how far the numbers above can be
+ * trusted. Losses, truncated and probably truncated stacks, stack errors,
+ * unresolved frames, unknown or malformed content and file damage, all
+ * read from the quality table the loader filled (whole capture, not only
+ * the selected samples), then the data_quality view per event source:
+ * recorded, imported, lost, sampled out, unmatched, expired, late.
+ * In JSON: "data_quality", one {source, key, value, meaning} per number. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "db/db.h"
+#include "util/fmt.h"
+#include "report_sections.h"
+
+static const char quality_sql[] = "SELECT value FROM quality WHERE source = ?1 AND key = ?2";
+
+static uint64_t q(const struct report_context *ctx, const char *source, const char *key)
+{
+	int64_t value = db_lookup_int(ctx->db, quality_sql, source, key, 0);
+
+	return value > 0 ? (uint64_t)value : 0;
+}
+
+static void print_losses(const struct report_context *ctx)
+{
+	uint64_t samples = q(ctx, "cpu", "samples");
+	uint64_t lost_kernel = q(ctx, "cpu", "lost.kernel");
+	uint64_t lost_user = q(ctx, "cpu", "lost.user");
+	uint64_t lost = lost_kernel + lost_user;
+	char a[FMT_BUF], b[FMT_BUF], c[FMT_BUF], d[FMT_BUF], e[FMT_BUF];
+
+	fprintf(ctx->out, "  %-20s lost %s of %s events (%s; kernel %s, user %s)\n",
+		"Lost events:", fmt_count(a, sizeof(a), lost),
+		fmt_count(b, sizeof(b), samples + lost),
+		fmt_percent(c, sizeof(c), lost, samples + lost),
+		fmt_count(d, sizeof(d), lost_kernel), fmt_count(e, sizeof(e), lost_user));
+}
+
+static void print_stack_line(const struct report_context *ctx, const char *label,
+			     uint64_t samples, uint64_t stacks, const char *what)
+{
+	uint64_t all = q(ctx, "cpu", "samples");
+	char pct[FMT_BUF], n[FMT_BUF];
+
+	fprintf(ctx->out, "  %-20s %s of samples (distinct stacks: %s; %s)\n", label,
+		fmt_percent(pct, sizeof(pct), samples, all),
+		fmt_count(n, sizeof(n), stacks), what);
+}
+
+static void print_stacks(const struct report_context *ctx)
+{
+	print_stack_line(ctx, "Truncated stacks:", q(ctx, "stacks", "samples.truncated"),
+			 q(ctx, "stacks", "truncated"), "hit the depth limit");
+	print_stack_line(ctx, "Probably truncated:",
+			 q(ctx, "stacks", "samples.probably_truncated"),
+			 q(ctx, "stacks", "probably_truncated"),
+			 "user stack does not end in _start, clone, start_thread...");
+	print_stack_line(ctx, "Stack errors:", q(ctx, "stacks", "samples.error"),
+			 q(ctx, "stacks", "error"), "unwinding failed or empty");
+	if (q(ctx, "stacks", "samples.missing") > 0)
+		print_stack_line(ctx, "Missing stacks:", q(ctx, "stacks", "samples.missing"),
+				 q(ctx, "stacks", "missing"), "ids never defined");
+}
+
+static void print_frames(const struct report_context *ctx)
+{
+	char pct[FMT_BUF], a[FMT_BUF], b[FMT_BUF];
+
+	fprintf(ctx->out, "  %-20s %s of sampled frames (%s of %s distinct frames)\n",
+		"Unresolved frames:",
+		fmt_percent(pct, sizeof(pct), q(ctx, "frames", "sampled.unresolved"),
+			    q(ctx, "frames", "sampled")),
+		fmt_count(a, sizeof(a), q(ctx, "frames", "unique.unresolved")),
+		fmt_count(b, sizeof(b), q(ctx, "frames", "unique")));
+}
+
+static void print_format(const struct report_context *ctx)
+{
+	char a[FMT_BUF], b[FMT_BUF], c[FMT_BUF];
+
+	fprintf(ctx->out, "  %-20s %s chunks, %s records skipped; %s malformed records\n",
+		"Unknown content:",
+		fmt_count(a, sizeof(a), q(ctx, "format", "chunks.unknown")),
+		fmt_count(b, sizeof(b), q(ctx, "format", "records.unknown")),
+		fmt_count(c, sizeof(c), q(ctx, "format", "records.malformed") +
+			  q(ctx, "format", "kv.malformed")));
+}
+
+static void print_file(const struct report_context *ctx)
+{
+	char *damage = db_lookup_text(ctx->db, quality_sql, "file", "damage");
+
+	fprintf(ctx->out, "  %-20s %s\n", "File:",
+		damage ? damage : "intact, end marker present");
+	free(damage);
+}
+
+static const struct {
+	const char *column;
+	const char *meaning;
+} per_source[] = {
+	{ "recorded", "records the recorder wrote (STATS <source>.events)" },
+	{ "imported", "records imported" },
+	{ "lost_kernel", "lost in the kernel ring buffer" },
+	{ "lost_user", "lost in the recorder" },
+	{ "sampled_out", "left out on purpose by --sample (scale counts by them)" },
+	{ "rate_capped", "left out on purpose by --rate-cap" },
+	{ "stack_errors", "stacks the recorder failed to take" },
+	{ "unmatched", "events that contradicted the state (unmatched switches, wakeups...)" },
+	{ "expired", "waits classified by state because their system call never came" },
+	{ "late", "events that arrived too late for the correlations" },
+	{ "lost_share", "lost / (imported + lost)" },
+};
+
+#define NCOLUMNS (sizeof(per_source) / sizeof(per_source[0]))
+
+static sqlite3_stmt *per_source_rows(const struct report_context *ctx)
+{
+	return db_prepare(ctx->db, "SELECT source, recorded, imported, lost_kernel, lost_user,"
+			  " sampled_out, rate_capped, stack_errors, unmatched, expired, late,"
+			  " lost_share FROM data_quality ORDER BY source");
+}
+
+static void print_sources(const struct report_context *ctx)
+{
+	sqlite3_stmt *st = per_source_rows(ctx);
+	char v[10][FMT_BUF];
+	int n = 0;
+
+	while (st && sqlite3_step(st) == SQLITE_ROW) {
+		if (n++ == 0)
+			fprintf(ctx->out, "  Per source:\n  %-8s %10s %10s %8s %8s %9s %9s %9s %8s %6s\n",
+				"source", "recorded", "imported", "lost", "lost%", "sampled", "unmatched",
+				"expired", "late", "stkerr");
+		for (int i = 0; i < 9; i++)
+			fmt_count(v[i], sizeof(v[i]), (uint64_t)sqlite3_column_int64(st, i + 2));
+		fprintf(ctx->out, "  %-8s %10s %10s %8s %7.2f%% %9s %9s %9s %8s %6s\n",
+			sqlite3_column_text(st, 0),
+			sqlite3_column_type(st, 1) == SQLITE_NULL ? "-" :
+			fmt_count(v[9], sizeof(v[9]), (uint64_t)sqlite3_column_int64(st, 1)),
+			v[0], fmt_count(v[1], sizeof(v[1]), (uint64_t)(sqlite3_column_int64(st, 3) +
+								  sqlite3_column_int64(st, 4))),
+			100 * sqlite3_column_double(st, 11),
+			fmt_count(v[2], sizeof(v[2]), (uint64_t)(sqlite3_column_int64(st, 5) +
+								  sqlite3_column_int64(st, 6))),
+			v[6], v[7], v[8], v[5]);
+	}
+	sqlite3_finalize(st);
+}
+
+static void json_row(struct json_writer *w, const char *source, const char *key, double value,
+		     const char *meaning)
+{
+	json_begin_object(w, NULL);
+	json_string(w, "source", source);
+	json_string(w, "key", key);
+	json_double(w, "value", value);
+	json_string(w, "meaning", meaning);
+	json_end_object(w);
+}
+
+static void write_json(const struct report_context *ctx)
+{
+	struct json_writer *w = ctx->json;
+	sqlite3_stmt *st = per_source_rows(ctx);
+	char *damage = db_lookup_text(ctx->db, quality_sql, "file", "damage");
+
+	json_begin_array(w, "data_quality");
+	while (st && sqlite3_step(st) == SQLITE_ROW)
+		for (size_t i = 0; i < NCOLUMNS; i++)
+			if (sqlite3_column_type(st, (int)i + 1) != SQLITE_NULL)
+				json_row(w, (const char *)sqlite3_column_text(st, 0), per_source[i].column,
+					 sqlite3_column_double(st, (int)i + 1), per_source[i].meaning);
+	sqlite3_finalize(st);
+	json_row(w, "stacks", "samples.truncated", (double)q(ctx, "stacks", "samples.truncated"),
+		 "samples whose stack hit the depth limit");
+	json_row(w, "stacks", "samples.probably_truncated",
+		 (double)q(ctx, "stacks", "samples.probably_truncated"),
+		 "samples whose user stack does not reach a thread entry point");
+	json_row(w, "stacks", "samples.error", (double)q(ctx, "stacks", "samples.error"),
+		 "samples whose stack failed or was empty");
+	json_row(w, "frames", "sampled.unresolved", (double)q(ctx, "frames", "sampled.unresolved"),
+		 "sampled frames without a symbol");
+	json_row(w, "frames", "sampled", (double)q(ctx, "frames", "sampled"),
+		 "frames summed over all samples");
+	json_row(w, "file", "damaged", damage ? 1 : 0,
+		 damage ? damage : "intact, end marker present");
+	json_end_array(w);
+	free(damage);
+}
+
+int report_section_quality(const struct report_context *ctx)
+{
+	if (ctx->json) {
+		write_json(ctx);
+		return 0;
+	}
+	fprintf(ctx->out, "\nData quality\n");
+	print_losses(ctx);
+	print_stacks(ctx);
+	print_frames(ctx);
+	print_format(ctx);
+	print_file(ctx);
+	print_sources(ctx);
+	return 0;
+}

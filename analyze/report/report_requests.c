@@ -1,0 +1,158 @@
+/* report_requests.c - the dominant component of request time (book
+ * 12.5): what the serving thread was doing during each request span of
+ * request_spans (its first thread, from the first read to the last
+ * write's return): running, runnable, or blocked in a wait class. One
+ * pass over thread_state_rows of the serving threads; each state
+ * interval is split over the requests of its thread it overlaps (a
+ * thread serves one request at a time, so its spans are disjoint and
+ * sorted). The part no state covers is "unattributed", not zero. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/db.h"
+#include "util/hashmap.h"
+#include "report_sections.h"
+
+enum { RC_RUNNING, RC_RUNNABLE, RC_BLOCK_IO, RC_FUTEX, RC_POLL, RC_SLEEP, RC_NET, RC_OTHER,
+       RC_N };
+
+static const char *const component_names[RC_N] = { "running", "runnable", "block_io wait",
+	"futex wait", "poll wait", "sleep", "socket wait", "other wait" };
+
+struct span {
+	int64_t tid, start, end;
+};
+
+static int by_tid_start(const void *pa, const void *pb)
+{
+	const struct span *a = pa, *b = pb;
+
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+static struct span *load_spans(const struct report_context *ctx, const char *where, size_t *n)
+{
+	char sql[1600];
+	struct span *v = NULL;
+	size_t cap = 0;
+	sqlite3_stmt *st;
+
+	*n = 0;
+	snprintf(sql, sizeof(sql), "SELECT CAST(tids AS INTEGER), start_ts, end_ts FROM"
+		 " request_spans WHERE %s", where);
+	st = report_prepare(ctx, sql);
+	while (st && sqlite3_step(st) == SQLITE_ROW) {
+		if (*n == cap) {
+			size_t c = cap ? cap * 2 : 256;
+			struct span *grown = realloc(v, c * sizeof(*grown));
+			if (!grown)
+				break;
+			v = grown;
+			cap = c;
+		}
+		v[*n] = (struct span){ sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+				       sqlite3_column_int64(st, 2) };
+		(*n)++;
+	}
+	sqlite3_finalize(st);
+	if (*n > 0)
+		qsort(v, *n, sizeof(*v), by_tid_start);
+	return v;
+}
+
+static int component_of(int64_t state_code, int64_t wait_class_code)
+{
+	static const int by_class[7] = { RC_OTHER, RC_BLOCK_IO, RC_FUTEX, RC_POLL, RC_SLEEP,
+					 RC_NET, RC_OTHER };
+
+	if (state_code == 0 || state_code == 1)
+		return (int)state_code;
+	return wait_class_code >= 0 && wait_class_code < 7 ? by_class[wait_class_code] : RC_OTHER;
+}
+
+/* Adds the overlap of [s, e) with the spans of its thread (first..last). */
+static void add_overlap(const struct span *v, size_t first, size_t last, int64_t s, int64_t e,
+			uint64_t *sum)
+{
+	size_t lo = first, hi = last;
+
+	while (lo < hi) {                    /* first span ending after s */
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid].end <= s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < last && v[i].start < e; i++) {
+		int64_t a = s > v[i].start ? s : v[i].start, b = e < v[i].end ? e : v[i].end;
+		if (b > a)
+			*sum += (uint64_t)(b - a);
+	}
+}
+
+static void stream_states(const struct report_context *ctx, const struct span *v, size_t n,
+			  uint64_t sums[RC_N])
+{
+	struct hmap range;                    /* (tid, 0) -> first << 32 | count */
+	sqlite3_stmt *st;
+
+	hmap_init(&range);
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		int created;
+		while (j < n && v[j].tid == v[i].tid)
+			j++;
+		uint64_t *slot = hmap_upsert(&range, (uint64_t)v[i].tid, 0, 0, &created);
+		if (slot)
+			*slot = (uint64_t)i << 32 | (uint64_t)(j - i);
+		i = j;
+	}
+	st = report_prepare(ctx, "SELECT tid, state_code, wait_class_code, start_ts,"
+			    " start_ts + duration FROM thread_state_rows");
+	while (st && sqlite3_step(st) == SQLITE_ROW) {
+		uint64_t *slot = hmap_find(&range, (uint64_t)sqlite3_column_int64(st, 0), 0);
+		size_t first, count;
+		if (!slot)
+			continue;
+		first = (size_t)(*slot >> 32);
+		count = (size_t)(*slot & 0xffffffffu);
+		add_overlap(v, first, first + count, sqlite3_column_int64(st, 3),
+			    sqlite3_column_int64(st, 4),
+			    &sums[component_of(sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2))]);
+	}
+	sqlite3_finalize(st);
+	hmap_free(&range);
+}
+
+int report_request_dominant(const struct report_context *ctx, const char *where,
+			    int64_t total_ns, char *buf, size_t len)
+{
+	uint64_t sums[RC_N] = { 0 }, covered = 0, best = 0;
+	int best_k = -1;
+	size_t n;
+	struct span *v;
+
+	if (!report_source_on(ctx, "sched") || total_ns <= 0)
+		return -1;
+	v = load_spans(ctx, where, &n);
+	if (n > 0)
+		stream_states(ctx, v, n, sums);
+	free(v);
+	for (int k = 0; k < RC_N; k++) {
+		covered += sums[k];
+		if (sums[k] > best) {
+			best = sums[k];
+			best_k = k;
+		}
+	}
+	if (best_k < 0)
+		return -1;
+	snprintf(buf, len, "%s %.0f%% (unattributed %.0f%%)", component_names[best_k],
+		 100.0 * (double)best / (double)total_ns,
+		 covered < (uint64_t)total_ns ? 100.0 * (double)((uint64_t)total_ns - covered) /
+		 (double)total_ns : 0.0);
+	return 0;
+}

@@ -1,0 +1,87 @@
+/* report_sections.h - the sections of the report, each in its own file,
+ * and what they share. A section writes text to ctx->out, or, when
+ * ctx->json is set, its member of the JSON report (docs/report-json.md).
+ * Used by report_text.c and report_json.c. */
+#ifndef ANALYZE_REPORT_SECTIONS_H
+#define ANALYZE_REPORT_SECTIONS_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sqlite3.h>
+
+#include "query/callchains.h"
+#include "diagnose/diagnose.h"
+#include "util/json_writer.h"
+#include "query/names.h"
+#include "report.h"
+
+struct report_context {
+	sqlite3 *db;
+	const struct report_options *opts;
+	const struct report_scope *scope;
+	FILE *out;
+	struct json_writer *json;     /* NULL: text */
+	const struct callchains *cc;  /* every stack as functions */
+	const struct names *names;
+	const struct selection *sel;  /* the selected sample groups */
+	const struct diagnosis *diag;
+	const struct calls *calls;    /* the scope's system calls, read once */
+	uint64_t samples;         /* samples selected */
+	double freq_hz;           /* sampling frequency, 0 if unknown */
+	char *sources;            /* META sources, or NULL */
+	char capture_sha256[65];  /* hex, "" if the capture could not be read */
+};
+
+/* Runs every section (report_text.c); json NULL for text. 0 or -1. */
+int report_render(sqlite3 *db, const struct report_options *opts, FILE *out,
+		  struct json_writer *json);
+
+/* Estimated CPU time of n samples ("-" if the frequency is unknown). */
+const char *report_cpu_time(const struct report_context *ctx, char *buf, size_t len,
+			    uint64_t n);
+
+/* 1 if META sources names the source (or its table has rows). */
+int report_source_on(const struct report_context *ctx, const char *source);
+
+/* Prints the one-line "no data" note of a text section. */
+void report_none(const struct report_context *ctx, const char *what, const char *source);
+
+/* Prepares sql (with report_scope_sql conditions) and binds the scope. */
+sqlite3_stmt *report_prepare(const struct report_context *ctx, const char *sql);
+
+/* A META value (malloc'd) or NULL. */
+char *report_meta(const struct report_context *ctx, const char *key);
+
+int report_section_summary(const struct report_context *ctx);    /* report_summary.c */
+int report_section_method(const struct report_context *ctx);     /* report_method.c */
+int report_section_latency(const struct report_context *ctx);    /* report_latency.c */
+int report_section_cpu(const struct report_context *ctx);        /* report_functions.c */
+int report_section_stacks(const struct report_context *ctx);     /* report_stacks.c */
+int report_stacks_json(const struct report_context *ctx);        /* report_stacks.c */
+int report_section_io(const struct report_context *ctx);         /* report_io.c */
+int report_section_contention(const struct report_context *ctx); /* report_contention.c */
+int report_section_threads(const struct report_context *ctx);    /* report_threads.c */
+int report_section_evidence(const struct report_context *ctx);   /* report_summary.c */
+int report_section_quality(const struct report_context *ctx);    /* report_quality.c */
+int report_section_reproduce(const struct report_context *ctx);  /* report_reproduce.c */
+
+/* Sets ctx->capture_sha256: of the input if it is a capture, else of the
+ * database's source capture if it is still there, same size (report_reproduce.c). */
+void report_capture_hash(struct report_context *ctx);
+
+/* The dominant component of the requests matching where (a
+ * report_scope_sql condition over request_spans) into buf, e.g. "socket
+ * wait 85% (unattributed 3%)". -1 if unknown (report_requests.c). */
+int report_request_dominant(const struct report_context *ctx, const char *where,
+			    int64_t total_ns, char *buf, size_t len);
+
+/* Folded stacks of the selection, merged and sorted bytewise (folded.c). */
+struct folded_stack {
+	char *text;
+	uint64_t count;
+};
+int folded_stacks_build(const struct selection *sel, const struct callchains *cc,
+			const struct names *names, struct folded_stack **lines, size_t *n);
+void folded_stacks_free(struct folded_stack *lines, size_t n);
+
+#endif /* ANALYZE_REPORT_SECTIONS_H */

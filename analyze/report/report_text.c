@@ -1,0 +1,149 @@
+/* report_text.c - drives a report: resolves the scope, loads the samples,
+ * stacks and names once, runs the diagnosis, then has each section write
+ * itself, as text (report_text) or as members of the JSON object
+ * (report_json.c). Sections come in the order of book chapter 12.5:
+ * summary, method and scope, latency, CPU hot paths, I/O, contention and
+ * scheduling, evidence, data quality, reproduce. Every number comes from
+ * the database, so a report on a capture and on its imported database
+ * are identical (but for the analyze command line). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/db.h"
+#include "util/fmt.h"
+#include "report_sections.h"
+
+static const char meta_sql[] = "SELECT value FROM meta WHERE key = ?1";
+
+const char *report_cpu_time(const struct report_context *ctx, char *buf, size_t len,
+			    uint64_t n)
+{
+	if (ctx->freq_hz <= 0) {
+		snprintf(buf, len, "-");
+		return buf;
+	}
+	return fmt_seconds(buf, len, (double)n / ctx->freq_hz);
+}
+
+char *report_meta(const struct report_context *ctx, const char *key)
+{
+	return db_lookup_text(ctx->db, meta_sql, key, NULL);
+}
+
+int report_source_on(const struct report_context *ctx, const char *source)
+{
+	char list[512], needle[64];
+
+	if (ctx->sources) {
+		snprintf(list, sizeof(list), ",%s,", ctx->sources);
+		snprintf(needle, sizeof(needle), ",%s,", source);
+		if (strstr(list, needle))
+			return 1;
+	}
+	return db_lookup_int(ctx->db, "SELECT value FROM quality WHERE source = ?1"
+			     " AND key = 'records'", source, NULL, 0) > 0;
+}
+
+void report_none(const struct report_context *ctx, const char *what, const char *source)
+{
+	if (source && !report_source_on(ctx, source))
+		fprintf(ctx->out, "  no %s recorded (source '%s' not enabled: perfcap-record -e %s)\n",
+			what, source, source);
+	else
+		fprintf(ctx->out, "  no %s in scope\n", what);
+}
+
+sqlite3_stmt *report_prepare(const struct report_context *ctx, const char *sql)
+{
+	sqlite3_stmt *st = db_prepare(ctx->db, sql);
+
+	if (st)
+		report_scope_bind(st, ctx->scope);
+	return st;
+}
+
+static double meta_number(sqlite3 *db, const char *key)
+{
+	char *text = db_lookup_text(db, meta_sql, key, NULL);
+	double value = text ? strtod(text, NULL) : 0;
+
+	free(text);
+	return value > 0 ? value : 0;
+}
+
+static int run_sections(struct report_context *ctx)
+{
+	int (*const sections[])(const struct report_context *) = {
+		report_section_summary, report_section_method, report_section_latency,
+		report_section_cpu, report_section_stacks, report_section_io,
+		report_section_contention, report_section_threads, report_section_evidence,
+		report_section_quality, report_section_reproduce,
+	};
+
+	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++)
+		if (sections[i](ctx) < 0)
+			return -1;
+	return 0;
+}
+
+/* The spike windows: those of thread_time_shares. */
+static void window_grid(sqlite3 *db, const struct report_scope *scope, uint64_t *base,
+			uint64_t *width)
+{
+	*base = (uint64_t)db_query_int(db, "SELECT min(window_start) FROM thread_time_shares",
+				       (int64_t)scope->capture_start);
+	*width = (uint64_t)db_query_int(db, "SELECT value FROM schema_info"
+					" WHERE key = 'window_ns'", 1000000000);
+}
+
+/* Loads what every section shares and runs them. */
+int report_render(sqlite3 *db, const struct report_options *opts, FILE *out,
+		  struct json_writer *json)
+{
+	struct report_context ctx = { .db = db, .opts = opts, .out = out, .json = json };
+	struct report_scope scope;
+	struct diagnosis *diag = calloc(1, sizeof(*diag));
+	struct selection sel;
+	struct callchains cc;
+	struct names names;
+	struct calls calls;
+	uint64_t base = 0, width = 0;
+	int rc = -1;
+
+	memset(&calls, 0, sizeof(calls));
+	memset(&sel, 0, sizeof(sel));
+	memset(&cc, 0, sizeof(cc));
+	memset(&names, 0, sizeof(names));
+	if (diag && report_scope_resolve(db, opts, &scope) == 0 &&
+	    selection_load(db, &scope, &sel) == 0 && callchains_load(&cc, db) == 0 &&
+	    names_load(&names, db) == 0 &&
+	    (window_grid(db, &scope, &base, &width), calls_load(db, &scope, base, width, &calls)) == 0) {
+		ctx.scope = &scope;
+		ctx.sel = &sel;
+		ctx.cc = &cc;
+		ctx.names = &names;
+		ctx.samples = sel.samples;
+		ctx.freq_hz = meta_number(db, "sampling.cpu.freq_hz");
+		ctx.sources = db_lookup_text(db, meta_sql, "sources", NULL);
+		ctx.diag = diag;
+		ctx.calls = &calls;
+		report_capture_hash(&ctx);
+		if (diagnose_run(db, &scope, ctx.freq_hz, &sel, &cc, &names, &calls, diag) == 0)
+			rc = run_sections(&ctx);
+		free(ctx.sources);
+	}
+	if (diag)
+		diagnose_free(diag);
+	calls_free(&calls);
+	names_free(&names);
+	callchains_free(&cc);
+	selection_free(&sel);
+	free(diag);
+	return rc;
+}
+
+int report_text(sqlite3 *db, const struct report_options *opts, FILE *out)
+{
+	return report_render(db, opts, out, NULL);
+}

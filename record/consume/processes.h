@@ -1,0 +1,114 @@
+/* processes.h - what the recorder knows about each process it has seen:
+ * it reads /proc the first time a process shows up (or after an exec) and
+ * emits PC_REC_PROC / PC_REC_THREAD / PC_REC_MAP records; it tracks thread
+ * names; and it keeps each address space's executable mappings so user ips
+ * can be turned into (module, file offset) at the end.
+ *
+ * Records carry the timestamp of the event that caused the read (the
+ * sample or exec), so a mapping's record is never later than the first
+ * sample that needed it.
+ *
+ * An address space is one process image: a pid gets a new one at exec and
+ * when the pid is reused. Stacks are deduplicated per address space, so one
+ * stack never mixes addresses of two images.
+ */
+#ifndef RECORD_PROCESSES_H
+#define RECORD_PROCESSES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "output/chunk_buffer.h"
+#include "modules.h"
+#include "util/u64_table.h"
+
+struct proc_map {
+	uint64_t start;
+	uint64_t end;
+	uint64_t pgoff;
+	uint32_t module;            /* MODULE_NONE: anonymous executable memory */
+};
+
+struct address_space {
+	uint32_t pid;
+	bool     gone;              /* /proc/PID vanished: stop re-reading */
+	uint64_t last_read_ns;
+	uint64_t reread_interval_ns;
+	struct proc_map *maps;      /* sorted by start; every mapping ever seen */
+	uint32_t nmaps;
+	uint32_t cap;
+};
+
+struct process {
+	uint32_t pid;
+	uint32_t aspace;            /* index of the current address space */
+	uint64_t start_ns;          /* from /proc/PID/stat; 0 if unknown */
+	bool     info_pending;      /* /proc not read yet for this image */
+	bool     exited;
+};
+
+struct thread {
+	uint32_t tid;
+	uint32_t pid;
+	char     comm[16];
+};
+
+struct process_table {
+	struct process *procs;
+	uint32_t nprocs, procs_cap;
+	struct u64_table proc_by_pid;
+	struct address_space *aspaces;
+	uint32_t naspaces, aspaces_cap;
+	struct thread *threads;
+	uint32_t nthreads, threads_cap;
+	struct u64_table thread_by_tid;
+	struct module_registry modules;
+	struct chunk_buffer *out;   /* PROCS chunk being filled */
+	/* statistics */
+	uint64_t procs_seen;
+	uint64_t procs_unreadable;
+	uint64_t records_failed;    /* out of memory while adding records */
+};
+
+void processes_init(struct process_table *pt, struct chunk_buffer *out);
+
+/* Accounts a sample of (pid, tid) taken at ts with thread name comm:
+ * reads /proc for a new process, notes new or renamed threads. Returns the
+ * index of the address space the sample's user stack belongs to. */
+uint32_t processes_on_sample(struct process_table *pt, uint32_t pid, uint32_t tid,
+			     const char *comm, uint64_t ts);
+
+/* A thread of a process that is not traced (the other side of a context
+ * switch, a waker): notes its name (a THREAD record when new or renamed),
+ * reads nothing from /proc. */
+void processes_on_thread(struct process_table *pt, uint32_t pid, uint32_t tid,
+			 const char *comm, uint64_t ts);
+
+/* pid called exec: a new address space starts. With read_now /proc is read
+ * at once (short-lived processes), else at the pid's next sample. */
+void processes_on_exec(struct process_table *pt, uint32_t pid, uint32_t tid,
+		       const char *comm, uint64_t ts, bool read_now);
+
+void processes_on_exit(struct process_table *pt, uint32_t pid);
+
+/* Called for each new user stack (sampled at ts): if some ip lies outside
+ * every known mapping (a library loaded later), re-reads the maps, at most
+ * every reread_interval_ns per address space (doubling while a re-read
+ * finds nothing new, back to 100 ms when it does). */
+void processes_check_user_ips(struct process_table *pt, uint32_t aspace,
+			      const uint64_t *ips, uint32_t nr, uint64_t ts);
+
+/* pid made [start, start + len) executable at ts (mmap or mprotect with
+ * PROT_EXEC, seen by the mem source): re-reads its maps at once unless a
+ * known mapping covers the range, so code loaded late (dlopen, JIT) gets
+ * MAP records before it can be unmapped again. Returns true if it re-read. */
+bool processes_on_exec_mapping(struct process_table *pt, uint32_t pid, uint64_t start,
+			       uint64_t len, uint64_t ts);
+
+/* The mapping of aspace that covers ip, or NULL. */
+const struct proc_map *processes_find_map(const struct process_table *pt,
+					  uint32_t aspace, uint64_t ip);
+
+void processes_free(struct process_table *pt);
+
+#endif /* RECORD_PROCESSES_H */

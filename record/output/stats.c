@@ -1,0 +1,279 @@
+/* stats.c - the STATS chunk, the END totals and the exit summary.
+ *
+ * STATS keys (u64 values). For each attached source NAME:
+ *   NAME.events                capture records written
+ *   NAME.lost.kernel           records the kernel side dropped (ring full,
+ *                              no ring, no scratch buffer)
+ *   NAME.lost.kernel.cpu<N>    the same per CPU, only for CPUs with losses
+ *   NAME.lost.user             records dropped in user space (malformed,
+ *                              out of memory)
+ *   NAME.sampled_out           left out by --sample (by choice)
+ *   NAME.rate_capped           left out by --rate-cap (by choice)
+ *   NAME.stack_errors          stacks not captured or not readable (stack
+ *                              map bucket taken, unwinding failed); the
+ *                              record is kept without that stack
+ *   NAME.map_full              the source's state map was full
+ * plus the source's own keys (cpu.samples, sched.switches, ...).
+ * Overall:
+ *   stacks.unique              distinct stacks (user and kernel)
+ *   stacks.user.errors         samples whose user stack walk failed
+ *   stacks.kernel.errors       samples whose kernel stack walk failed
+ *   stacks.user.truncated      samples whose user stack hit stack.max_depth
+ *   stacks.kernel.truncated    samples whose kernel stack hit stack.max_depth
+ *   stacks.user.unmapped_ips   user ips in no known executable mapping
+ *   stacks.records.failed      STACK records lost to out-of-memory
+ *   procs.seen                 processes described (PROC records)
+ *   procs.unreadable           of those, /proc could not be read (exited)
+ *   procs.events.lost.kernel   = proc.lost.kernel (exec/exit not queued)
+ *   procs.records.failed       PROC/THREAD/MAP records lost to out-of-memory
+ *   modules.hit                mapped files that user ips hit
+ *   modules.unreadable         of those, no symbols could be read
+ *   kernel.ips                 distinct kernel addresses looked up
+ *   kernel.symbols.unavailable 1 if kallsyms was unreadable or hidden
+ *   targets.map_full           = proc.map_full: forks of targets not followed
+ *   records.unrouted           kernel records of no attached source
+ *   writer.backpressure_waits  times the consumer waited for the writer
+ *   record.end_ns              monotonic end of the recording
+ *   record.duration_ns         end - start
+ *   record.stop_reason         why recording stopped (a word, main.c)
+ * The writer thread appends flight.* and record.max_size.* (writer_thread.c).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "stats.h"
+#include "util/util.h"
+
+static const struct consumer_stats *sample_stats(const struct record_totals *t)
+{
+	return &t->consumer->stats;
+}
+
+uint64_t totals_lost(const struct record_totals *t, int source)
+{
+	return loss_counts_dropped(&t->losses, source) + t->consumer->lost_user[source];
+}
+
+static uint64_t stack_errors(const struct record_totals *t, int source)
+{
+	const uint64_t *kernel = t->losses.total[source];
+	uint64_t n = kernel[PERFCAP_LOSS_STACK_EXIST] + kernel[PERFCAP_LOSS_STACK_ERROR] +
+		     t->consumer->stack_errors[source];
+
+	if (source == PERFCAP_SRC_CPU)
+		n += sample_stats(t)->ustack_errors + sample_stats(t)->kstack_errors;
+	return n;
+}
+
+/* ---- per source ----------------------------------------------------------- */
+
+static int add_key(struct chunk_buffer *cb, const char *name, const char *what, uint64_t v)
+{
+	char key[96];
+
+	snprintf(key, sizeof(key), "%s.%s", name, what);
+	return chunk_buffer_add_kv_u64(cb, key, v);
+}
+
+static int add_per_cpu_losses(struct chunk_buffer *cb, const struct record_totals *t,
+			      const struct source *src)
+{
+	const struct loss_counts *l = &t->losses;
+	int err = 0;
+
+	for (int cpu = 0; l->dropped_per_cpu && cpu < l->nr_cpus && !err; cpu++) {
+		uint64_t n = l->dropped_per_cpu[src->id * l->nr_cpus + cpu];
+		char what[48];
+
+		if (!n)
+			continue;
+		snprintf(what, sizeof(what), "lost.kernel.cpu%d", cpu);
+		err = add_key(cb, src->name, what, n);
+	}
+	return err;
+}
+
+static int add_source(struct chunk_buffer *cb, const struct record_totals *t,
+		      const struct source *src)
+{
+	const uint64_t *kernel = t->losses.total[src->id];
+	int err = 0;
+
+	err |= add_key(cb, src->name, "events", t->consumer->written[src->id]);
+	err |= add_key(cb, src->name, "lost.kernel", loss_counts_dropped(&t->losses, src->id));
+	err |= add_per_cpu_losses(cb, t, src);
+	err |= add_key(cb, src->name, "lost.user", t->consumer->lost_user[src->id]);
+	err |= add_key(cb, src->name, "sampled_out", kernel[PERFCAP_LOSS_SAMPLED_OUT]);
+	err |= add_key(cb, src->name, "rate_capped", kernel[PERFCAP_LOSS_RATE_CAPPED]);
+	err |= add_key(cb, src->name, "stack_errors", stack_errors(t, src->id));
+	err |= add_key(cb, src->name, "map_full", kernel[PERFCAP_LOSS_MAP_FULL]);
+	if (src->stats)
+		err |= src->stats(cb, t->consumer);
+	return err;
+}
+
+static int add_sources(struct chunk_buffer *cb, const struct record_totals *t)
+{
+	size_t n;
+	const struct source *const *all = sources_all(&n);
+	int err = 0;
+
+	for (size_t i = 0; i < n && !err; i++) {
+		if (t->attached[all[i]->id])
+			err = add_source(cb, t, all[i]);
+	}
+	return err;
+}
+
+/* ---- overall ---------------------------------------------------------------- */
+
+static int add_stacks_and_procs(struct chunk_buffer *cb, const struct record_totals *t)
+{
+	const struct consumer_stats *c = sample_stats(t);
+	const struct process_table *pt = &t->consumer->processes;
+	const struct symbol_stats *s = &t->symbols;
+	int err = 0;
+
+	err |= chunk_buffer_add_kv_u64(cb, "stacks.unique", t->consumer->stack_table.n);
+	err |= chunk_buffer_add_kv_u64(cb, "stacks.user.errors", c->ustack_errors);
+	err |= chunk_buffer_add_kv_u64(cb, "stacks.kernel.errors", c->kstack_errors);
+	err |= chunk_buffer_add_kv_u64(cb, "stacks.user.truncated", c->ustack_truncated);
+	err |= chunk_buffer_add_kv_u64(cb, "stacks.kernel.truncated", c->kstack_truncated);
+	err |= chunk_buffer_add_kv_u64(cb, "stacks.user.unmapped_ips", s->user_ips_unmapped);
+	err |= chunk_buffer_add_kv_u64(cb, "stacks.records.failed", c->stack_records_failed);
+	err |= chunk_buffer_add_kv_u64(cb, "procs.seen", pt->procs_seen);
+	err |= chunk_buffer_add_kv_u64(cb, "procs.unreadable", pt->procs_unreadable);
+	err |= chunk_buffer_add_kv_u64(cb, "procs.events.lost.kernel",
+				       loss_counts_dropped(&t->losses, PERFCAP_SRC_PROC));
+	err |= chunk_buffer_add_kv_u64(cb, "procs.records.failed", pt->records_failed);
+	return err;
+}
+
+int stats_build(struct chunk_buffer *cb, const struct record_totals *t)
+{
+	const struct symbol_stats *s = &t->symbols;
+	int err = 0;
+
+	err |= add_sources(cb, t);
+	err |= add_stacks_and_procs(cb, t);
+	err |= chunk_buffer_add_kv_u64(cb, "modules.hit", s->modules_hit);
+	err |= chunk_buffer_add_kv_u64(cb, "modules.unreadable", s->modules_unreadable);
+	err |= chunk_buffer_add_kv_u64(cb, "kernel.ips", s->kernel_ips);
+	err |= chunk_buffer_add_kv_u64(cb, "jit.ips", s->jit_ips);
+	err |= chunk_buffer_add_kv_u64(cb, "jit.ips.named", s->jit_ips_named);
+	err |= chunk_buffer_add_kv_u64(cb, "jit.perfmaps.read", s->perfmaps.files_read);
+	err |= chunk_buffer_add_kv_u64(cb, "jit.perfmaps.refused", s->perfmaps.files_refused);
+	err |= chunk_buffer_add_kv_u64(cb, "jit.perfmaps.malformed_lines",
+				       s->perfmaps.lines_malformed);
+	err |= chunk_buffer_add_kv_u64(cb, "kernel.symbols.unavailable",
+				       s->kernel_symbols_unavailable ? 1 : 0);
+	err |= chunk_buffer_add_kv_u64(cb, "targets.map_full",
+				       t->losses.total[PERFCAP_SRC_PROC][PERFCAP_LOSS_MAP_FULL]);
+	err |= chunk_buffer_add_kv_u64(cb, "records.unrouted",
+				       sample_stats(t)->unknown_records);
+	err |= chunk_buffer_add_kv_u64(cb, "writer.backpressure_waits", t->backpressure_waits);
+	err |= chunk_buffer_add_kv_u64(cb, "record.end_ns", t->end_ns);
+	err |= chunk_buffer_add_kv_u64(cb, "record.duration_ns", t->end_ns - t->start_ns);
+	if (t->stop_reason)
+		err |= chunk_buffer_add_kv(cb, "record.stop_reason", t->stop_reason);
+	return err ? -ENOMEM : 0;
+}
+
+static uint64_t total_events(const struct record_totals *t)
+{
+	uint64_t n = 0;
+
+	for (int id = 0; id < PERFCAP_SRC_MAX; id++)
+		n += t->consumer->written[id];
+	return n;
+}
+
+int stats_build_end(struct chunk_buffer *cb, const struct record_totals *t, uint64_t chunks)
+{
+	int err = 0;
+
+	err |= chunk_buffer_add_kv_u64(cb, "chunks", chunks);
+	err |= chunk_buffer_add_kv_u64(cb, "events", total_events(t));
+	err |= chunk_buffer_add_kv_u64(cb, "record.end_ns", t->end_ns);
+	return err ? -1 : 0;
+}
+
+/* ---- the summary -------------------------------------------------------------- */
+
+static const char *plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+/* "name lost/total" (with_losses) or "name written" for each attached
+ * source except proc, whose exec/exit records are bookkeeping. */
+static void per_source(const struct record_totals *t, bool with_losses, char *buf, size_t len)
+{
+	size_t n, used = 0;
+	const struct source *const *all = sources_all(&n);
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && used < len; i++) {
+		const struct source *src = all[i];
+		uint64_t events = t->consumer->written[src->id], lost = totals_lost(t, src->id);
+		char a[32], b[32];
+
+		if (!t->attached[src->id] || src->always_on)
+			continue;
+		if (with_losses)
+			used += (size_t)snprintf(buf + used, len - used, "%s%s %s/%s", used ? ", " : "",
+						 src->name, format_count(lost, a, sizeof(a)),
+						 format_count(events + lost, b, sizeof(b)));
+		else
+			used += (size_t)snprintf(buf + used, len - used, "%s%s %s", used ? ", " : "",
+						 src->name, format_count(events, a, sizeof(a)));
+	}
+}
+
+static void print_left_out(const struct record_totals *t)
+{
+	size_t n;
+	const struct source *const *all = sources_all(&n);
+
+	for (size_t i = 0; i < n; i++) {
+		const uint64_t *k = t->losses.total[all[i]->id];
+		char a[32], b[32];
+
+		if (!t->attached[all[i]->id] || (!k[PERFCAP_LOSS_SAMPLED_OUT] &&
+						  !k[PERFCAP_LOSS_RATE_CAPPED]))
+			continue;
+		fprintf(stderr, "%s: %s: %s records sampled out (--sample), %s rate capped "
+			"(--rate-cap)\n", PROGRAM_NAME, all[i]->name,
+			format_count(k[PERFCAP_LOSS_SAMPLED_OUT], a, sizeof(a)),
+			format_count(k[PERFCAP_LOSS_RATE_CAPPED], b, sizeof(b)));
+	}
+}
+
+void stats_print_summary(const struct record_totals *t, const char *path, uint64_t bytes)
+{
+	char events[32], stacks[32], procs[32], size[32], lost[32], total[32];
+	char wrote[512], losses[512];
+	uint64_t nevents = 0, nlost = 0, nstacks = t->consumer->stack_table.n;
+	uint64_t nprocs = t->consumer->processes.procs_seen;
+
+	for (int id = 0; id < PERFCAP_SRC_MAX; id++) {
+		if (id == PERFCAP_SRC_PROC) /* exec/exit bookkeeping, not events */
+			continue;
+		nevents += t->consumer->written[id];
+		nlost += totals_lost(t, id);
+	}
+	per_source(t, false, wrote, sizeof(wrote));
+	per_source(t, true, losses, sizeof(losses));
+	fprintf(stderr, "%s: wrote %s %s (%s; %s %s, %s %s) to %s (%s %s)\n", PROGRAM_NAME,
+		format_count(nevents, events, sizeof(events)), plural(nevents, "event", "events"),
+		wrote, format_count(nstacks, stacks, sizeof(stacks)),
+		plural(nstacks, "stack", "stacks"), format_count(nprocs, procs, sizeof(procs)),
+		plural(nprocs, "process", "processes"), path,
+		format_count(bytes, size, sizeof(size)), plural(bytes, "byte", "bytes"));
+	fprintf(stderr, "%s: lost %s of %s %s (%s)\n", PROGRAM_NAME,
+		format_count(nlost, lost, sizeof(lost)),
+		format_count(nevents + nlost, total, sizeof(total)),
+		plural(nevents + nlost, "event", "events"), losses);
+	print_left_out(t);
+}

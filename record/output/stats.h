@@ -1,0 +1,41 @@
+/* stats.h - the STATS chunk (loss and quality counters of the recording,
+ * per source and overall), the END totals, and the summary printed at
+ * exit. */
+#ifndef RECORD_STATS_H
+#define RECORD_STATS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "chunk_buffer.h"
+#include "consume/consumer.h"
+#include "session/shared_maps.h"
+#include "consume/symbols.h"
+
+struct record_totals {
+	const struct consumer *consumer;
+	const bool *attached;             /* by source id */
+	struct loss_counts losses;        /* from the kernel side */
+	struct symbol_stats symbols;
+	uint64_t backpressure_waits;
+	uint64_t start_ns;                /* monotonic */
+	uint64_t end_ns;
+	const char *stop_reason;          /* record.stop_reason (main.c) */
+};
+
+/* Records of source lost on the way (kernel drops + user-space drops). */
+uint64_t totals_lost(const struct record_totals *t, int source);
+
+/* STATS key/values. 0 or -ENOMEM. */
+int stats_build(struct chunk_buffer *cb, const struct record_totals *t);
+
+/* END key/values: chunks, events, record.end_ns. */
+int stats_build_end(struct chunk_buffer *cb, const struct record_totals *t, uint64_t chunks);
+
+/* On stderr:
+ * "perfcap-record: wrote N events (cpu a, sched b; S stacks, P processes)
+ *  to FILE (B bytes)", "perfcap-record: lost L of T events (cpu l/t, ...)"
+ * and, when any, what --sample and --rate-cap left out. */
+void stats_print_summary(const struct record_totals *t, const char *path, uint64_t bytes);
+
+#endif /* RECORD_STATS_H */

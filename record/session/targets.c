@@ -1,0 +1,61 @@
+/* targets.c - the processes being followed: the shared `targets` map and
+ * the delayed removal of exited processes from it. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+
+#include "targets.h"
+#include "util/util.h"
+
+#define RETIRE_DELAY_NS (1000ull * 1000 * 1000)
+
+void targets_init(struct targets *t, int map_fd)
+{
+	memset(t, 0, sizeof(*t));
+	t->map_fd = map_fd;
+}
+
+int targets_add(struct targets *t, uint32_t pid)
+{
+	uint8_t one = 1;
+
+	if (bpf_map_update_elem(t->map_fd, &pid, &one, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+void targets_retire(struct targets *t, uint32_t pid, uint64_t now_ns)
+{
+	struct retired_target *r = array_reserve(t->retired, &t->retired_cap,
+						 t->nretired + 1, sizeof(*r));
+	if (!r) /* keep it in the map: harmless */
+		return;
+	t->retired = r;
+	t->retired[t->nretired].pid = pid;
+	t->retired[t->nretired].at_ns = now_ns;
+	t->nretired++;
+}
+
+void targets_remove_retired(struct targets *t, uint64_t now_ns)
+{
+	uint32_t done = 0;
+
+	while (done < t->nretired && now_ns - t->retired[done].at_ns >= RETIRE_DELAY_NS) {
+		uint32_t pid = t->retired[done].pid;
+
+		bpf_map_delete_elem(t->map_fd, &pid);
+		done++;
+	}
+	if (!done)
+		return;
+	memmove(t->retired, t->retired + done, (t->nretired - done) * sizeof(*t->retired));
+	t->nretired -= done;
+}
+
+void targets_free(struct targets *t)
+{
+	free(t->retired);
+	memset(t, 0, sizeof(*t));
+	t->map_fd = -1;
+}

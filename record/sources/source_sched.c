@@ -1,0 +1,241 @@
+/* source_sched.c - the sched source: context switches, wakeups, off-CPU
+ * intervals with stacks (bpf/sched.bpf.c) and forks (emitted by
+ * bpf/proc.bpf.c, the one owner of sched_process_fork, when this source is
+ * selected). The reference source: the others follow its shape.
+ *
+ * Each kernel record becomes one capture record (SWITCH, WAKEUP, OFFCPU,
+ * FORK). The tasks of SWITCH, WAKEUP and FORK records are only named
+ * (THREAD records: a context switch is too frequent, and too often of an
+ * untraced task, to read /proc for); a process with an OFFCPU record is
+ * described like a sampled one (PROC/THREAD/MAP records), since its user
+ * stack needs its mappings.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "cli.h"
+#include "consume/consumer.h"
+#include "session/preflight.h"
+#include "sched.skel.h"
+#include "source.h"
+
+_Static_assert(PERFCAP_TASK_STATE_MASK == PC_TASK_STATE_MASK, "state bits as in the format");
+
+static struct sched_bpf *skel;
+static bool prev_state_from_tracepoint;
+static uint64_t switches, wakeups, offcpus, forks;
+
+/* ---- loading and attaching -------------------------------------------- */
+
+static int sched_load(const struct source_env *env, char *why, size_t len)
+{
+	int err;
+
+	skel = sched_bpf__open();
+	if (!skel) {
+		err = -errno;
+		source_explain(why, len, "cannot open the BPF object", err);
+		return err;
+	}
+	/* sched_switch(preempt, prev, next, prev_state) since Linux 5.18 */
+	prev_state_from_tracepoint = preflight_tracepoint_args("sched_switch") >= 4;
+	skel->rodata->pc_config = *env->config;
+	skel->rodata->offcpu_min_ns = env->opts->offcpu_min_ns;
+	skel->rodata->switch_has_prev_state = prev_state_from_tracepoint;
+	err = source_reuse_shared_maps(env, skel->obj, why, len);
+	if (err)
+		return err;
+	err = sched_bpf__load(skel);
+	if (err)
+		source_explain(why, len, "cannot load the BPF programs", err);
+	return err;
+}
+
+static int sched_attach(const struct source_env *env, char *why, size_t len)
+{
+	int err = sched_bpf__attach(skel);
+
+	(void)env;
+	if (err)
+		source_explain(why, len, "cannot attach sched_switch/sched_waking", err);
+	return err;
+}
+
+static void sched_detach(void)
+{
+	if (skel)
+		sched_bpf__detach(skel);
+}
+
+static void sched_destroy(void)
+{
+	sched_bpf__destroy(skel);
+	skel = NULL;
+}
+
+/* ---- records ------------------------------------------------------------ */
+
+static void handle_switch(struct consumer *c, const struct perfcap_switch *e)
+{
+	struct pc_rec_switch rec = {
+		.h.type = PC_REC_SWITCH,
+		.h.flags = e->h.flags & (PC_SWITCH_F_PREV_TRACED | PC_SWITCH_F_NEXT_TRACED),
+		.ts = e->h.ts,
+		.cpu = e->h.cpu,
+		.prev_state = e->prev_state,
+		.prev_pid = e->prev_pid,
+		.prev_tid = e->prev_tid,
+		.next_pid = e->next_pid,
+		.next_tid = e->next_tid,
+		.prev_prio = e->prev_prio,
+		.next_prio = e->next_prio,
+	};
+
+	consumer_thread_name(c, e->prev_pid, e->prev_tid, e->prev_comm, e->h.ts);
+	consumer_thread_name(c, e->next_pid, e->next_tid, e->next_comm, e->h.ts);
+	if (consumer_add_event(c, PERFCAP_SRC_SCHED, &rec, sizeof(rec), e->h.ts) == 0)
+		switches++;
+}
+
+static void handle_wakeup(struct consumer *c, const struct perfcap_wakeup *e)
+{
+	struct pc_rec_wakeup rec = {
+		.h.type = PC_REC_WAKEUP,
+		.h.flags = e->h.flags & PERFCAP_WAKEUP_F_NEW ? PC_WAKEUP_F_NEW : 0,
+		.ts = e->h.ts,
+		.pid = e->pid,
+		.tid = e->tid,
+		.waker_pid = e->waker_pid,
+		.waker_tid = e->waker_tid,
+		.target_cpu = e->target_cpu,
+	};
+
+	consumer_thread_name(c, e->pid, e->tid, e->comm, e->h.ts);
+	if (e->waker_tid)
+		consumer_thread_name(c, e->waker_pid, e->waker_tid, e->waker_comm, e->h.ts);
+	if (consumer_add_event(c, PERFCAP_SRC_SCHED, &rec, sizeof(rec), e->h.ts) == 0)
+		wakeups++;
+}
+
+/* The raw kernel stack's ips as uint64_t (same size and representation as
+ * __u64, which is unsigned long long where uint64_t is unsigned long). */
+static const uint64_t *kernel_ips(const struct perfcap_offcpu *e)
+{
+	return (const uint64_t *)(const void *)e->kips;
+}
+
+static void handle_offcpu(struct consumer *c, const struct perfcap_offcpu *e, size_t size)
+{
+	uint32_t aspace = consumer_process(c, e->pid, e->tid, e->comm, e->h.ts);
+	bool kstack_error = e->h.flags & PERFCAP_OFFCPU_F_KSTACK_ERR;
+	struct pc_rec_offcpu rec = {
+		.h.type = PC_REC_OFFCPU,
+		.ts = e->h.ts,
+		.duration = e->duration,
+		.pid = e->pid,
+		.tid = e->tid,
+		.state = e->state,
+		.waker_tid = e->waker_tid,
+	};
+
+	if (e->kstack_nr > PERFCAP_STACK_MAX_DEPTH ||
+	    size < PERFCAP_OFFCPU_HEADER_SIZE + e->kstack_nr * sizeof(uint64_t)) {
+		consumer_drop(c, PERFCAP_SRC_SCHED);
+		return;
+	}
+	rec.kstack = consumer_raw_stack(c, PC_STACK_KERNEL, 0, 0, kstack_error, kernel_ips(e),
+					e->kstack_nr, e->h.ts);
+	rec.ustack = consumer_user_stack_id(c, PERFCAP_SRC_SCHED, e->ustack, aspace, e->pid,
+					    e->h.ts);
+	if (consumer_add_event(c, PERFCAP_SRC_SCHED, &rec, sizeof(rec), e->h.ts) == 0)
+		offcpus++;
+}
+
+static void handle_fork(struct consumer *c, const struct perfcap_fork *e)
+{
+	struct pc_rec_fork rec = {
+		.h.type = PC_REC_FORK,
+		.h.flags = e->h.flags & PERFCAP_FORK_F_THREAD ? PC_FORK_F_THREAD : 0,
+		.ts = e->h.ts,
+		.parent_pid = e->parent_pid,
+		.parent_tid = e->parent_tid,
+		.child_pid = e->child_pid,
+		.child_tid = e->child_tid,
+	};
+
+	consumer_thread_name(c, e->child_pid, e->child_tid, e->comm, e->h.ts);
+	if (consumer_add_event(c, PERFCAP_SRC_SCHED, &rec, sizeof(rec), e->h.ts) == 0)
+		forks++;
+}
+
+static size_t size_of_type(uint16_t type)
+{
+	switch (type) {
+	case PERFCAP_EV_SWITCH: return sizeof(struct perfcap_switch);
+	case PERFCAP_EV_WAKEUP: return sizeof(struct perfcap_wakeup);
+	case PERFCAP_EV_OFFCPU: return PERFCAP_OFFCPU_HEADER_SIZE;
+	case PERFCAP_EV_FORK:   return sizeof(struct perfcap_fork);
+	default:                return SIZE_MAX;
+	}
+}
+
+static void sched_handle(struct consumer *c, const void *rec, size_t size)
+{
+	const struct perfcap_event_header *h = rec;
+
+	if (size < size_of_type(h->type)) {
+		consumer_drop(c, PERFCAP_SRC_SCHED);
+		return;
+	}
+	switch (h->type) {
+	case PERFCAP_EV_SWITCH: handle_switch(c, rec); break;
+	case PERFCAP_EV_WAKEUP: handle_wakeup(c, rec); break;
+	case PERFCAP_EV_OFFCPU: handle_offcpu(c, rec, size); break;
+	case PERFCAP_EV_FORK:   handle_fork(c, rec); break;
+	}
+}
+
+/* ---- metadata and counters ----------------------------------------------- */
+
+static int sched_meta(struct chunk_buffer *kv, const struct source_env *env)
+{
+	int err = 0;
+
+	err |= chunk_buffer_add_kv_u64(kv, "sched.offcpu_min_ns", env->opts->offcpu_min_ns);
+	err |= chunk_buffer_add_kv_u64(kv, "sched.offcpu_max_threads", PERFCAP_OFFCPU_MAX);
+	err |= chunk_buffer_add_kv(kv, "sched.prev_state",
+				   prev_state_from_tracepoint ? "tracepoint" : "task");
+	return err ? -ENOMEM : 0;
+}
+
+static int sched_stats(struct chunk_buffer *kv, const struct consumer *c)
+{
+	int err = 0;
+
+	(void)c;
+	err |= chunk_buffer_add_kv_u64(kv, "sched.switches", switches);
+	err |= chunk_buffer_add_kv_u64(kv, "sched.wakeups", wakeups);
+	err |= chunk_buffer_add_kv_u64(kv, "sched.offcpu", offcpus);
+	err |= chunk_buffer_add_kv_u64(kv, "sched.forks", forks);
+	return err ? -ENOMEM : 0;
+}
+
+static const uint16_t sched_event_types[] = {
+	PERFCAP_EV_SWITCH, PERFCAP_EV_WAKEUP, PERFCAP_EV_OFFCPU, PERFCAP_EV_FORK, 0
+};
+
+const struct source sched_source = {
+	.name = "sched",
+	.summary = "context switches, wakeups, off-CPU intervals with stacks "
+		   "(>= --offcpu-min), forks",
+	.id = PERFCAP_SRC_SCHED,
+	.default_on = true,
+	.event_types = sched_event_types,
+	.load = sched_load,
+	.attach = sched_attach,
+	.detach = sched_detach,
+	.destroy = sched_destroy,
+	.handle = sched_handle,
+	.meta = sched_meta,
+	.stats = sched_stats,
+};

@@ -1,0 +1,159 @@
+/* sources.c - the registry of event sources, -e parsing, --list-events,
+ * and the small helpers every source's load/attach uses.
+ *
+ * Adding a source: one line in `registry` (and see source.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "session/bpf_log.h"
+#include "session/shared_maps.h"
+#include "source.h"
+#include "util/util.h"
+
+extern const struct source proc_source;
+extern const struct source cpu_source;
+extern const struct source sched_source;
+extern const struct source syscall_source;
+extern const struct source mux_source;
+extern const struct source block_source;
+extern const struct source net_source;
+extern const struct source lock_source;
+extern const struct source mem_source;
+
+/* In load order: proc first, so forks are followed before anything runs. */
+static const struct source *const registry[] = {
+	&proc_source,
+	&cpu_source,
+	&sched_source,
+	&syscall_source,
+	&mux_source,
+	&block_source,
+	&net_source,
+	&lock_source,
+	&mem_source,
+};
+
+#define NSOURCES (sizeof(registry) / sizeof(registry[0]))
+
+const struct source *const *sources_all(size_t *n)
+{
+	*n = NSOURCES;
+	return registry;
+}
+
+const struct source *source_by_name(const char *name)
+{
+	for (size_t i = 0; i < NSOURCES; i++) {
+		if (strcmp(registry[i]->name, name) == 0)
+			return registry[i];
+	}
+	return NULL;
+}
+
+const char *sources_default_list(void)
+{
+	static char list[128];
+	size_t len = 0;
+
+	if (list[0])
+		return list;
+	for (size_t i = 0; i < NSOURCES; i++) {
+		if (registry[i]->default_on && !registry[i]->always_on)
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
+						len ? "," : "", registry[i]->name);
+	}
+	return list;
+}
+
+static void valid_names(char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < NSOURCES && used < len; i++) {
+		if (!registry[i]->always_on)
+			used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
+						 registry[i]->name);
+	}
+}
+
+static int select_one(const char *name, size_t name_len, bool selected[PERFCAP_SRC_MAX],
+		      const char *list)
+{
+	char word[64], valid[256];
+	const struct source *src;
+
+	if (name_len == 0 || name_len >= sizeof(word)) {
+		error_line("invalid event list '%s': expected NAME[,NAME...]", list);
+		return -EINVAL;
+	}
+	memcpy(word, name, name_len);
+	word[name_len] = '\0';
+	src = source_by_name(word);
+	if (!src) {
+		valid_names(valid, sizeof(valid));
+		error_line("unknown event source '%s' (valid: %s; see --list-events)", word, valid);
+		return -EINVAL;
+	}
+	selected[src->id] = true;
+	return 0;
+}
+
+int sources_select(const char *list, bool selected[PERFCAP_SRC_MAX])
+{
+	const char *p;
+
+	memset(selected, 0, sizeof(bool) * PERFCAP_SRC_MAX);
+	for (size_t i = 0; i < NSOURCES; i++) {
+		if (registry[i]->always_on || (!list && registry[i]->default_on))
+			selected[registry[i]->id] = true;
+	}
+	if (!list)
+		return 0;
+	for (p = list;; p++) {
+		size_t n = strcspn(p, ",");
+
+		if (select_one(p, n, selected, list))
+			return -EINVAL;
+		p += n;
+		if (!*p)
+			break;
+	}
+	return 0;
+}
+
+void sources_print(void)
+{
+	for (size_t i = 0; i < NSOURCES; i++) {
+		const struct source *s = registry[i];
+		const char *when = s->always_on ? "always" : s->default_on ? "default" : "-";
+
+		printf("%-8s %-8s %s\n", s->name, when, s->summary);
+	}
+}
+
+/* ---- helpers for the sources ------------------------------------------- */
+
+void source_explain(char *why, size_t len, const char *what, int err)
+{
+	char summary[512];
+
+	bpf_log_summary(summary, sizeof(summary));
+	if (summary[0])
+		snprintf(why, len, "%s: %s (libbpf: %s)", what, strerror(err < 0 ? -err : err),
+			 summary);
+	else
+		snprintf(why, len, "%s: %s", what, strerror(err < 0 ? -err : err));
+}
+
+int source_reuse_shared_maps(const struct source_env *env, struct bpf_object *obj,
+			     char *why, size_t len)
+{
+	int err = shared_maps_reuse(env->maps, obj);
+
+	if (err)
+		source_explain(why, len, "cannot reuse the shared maps", err);
+	return err;
+}
