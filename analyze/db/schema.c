@@ -110,7 +110,18 @@ static const char create_derived_tables_sql[] =
 	"  syscall_ns INTEGER, vfs_read_ns INTEGER, vfs_write_ns INTEGER,"
 	"  net_recv_ns INTEGER, net_send_ns INTEGER, block_requests INTEGER,"
 	"  block_bytes INTEGER, block_queue_ns INTEGER, block_service_ns INTEGER,"
-	"  cpu_samples INTEGER);";
+	"  cpu_samples INTEGER);"
+	/* requests.c fills these two once the events are in (docs/schema.md) */
+	"CREATE TABLE requests (pid INTEGER, fd INTEGER, conn INTEGER, cookie INTEGER,"
+	"  origin TEXT, conn_ts INTEGER, request INTEGER, tids TEXT, pickup_tid INTEGER,"
+	"  start_ts INTEGER, first_write_ts INTEGER, end_ts INTEGER, service_ns INTEGER,"
+	"  bytes_in INTEGER, bytes_out INTEGER, reads INTEGER, writes INTEGER,"
+	"  lower_ts INTEGER, ready_ts INTEGER, ready_source TEXT, queue_ns INTEGER,"
+	"  sojourn_ns INTEGER);"
+	"CREATE TABLE pool_utilisation (pid INTEGER, window_start INTEGER,"
+	"  window_end INTEGER, workers INTEGER, requests INTEGER, busy_avg REAL,"
+	"  utilisation REAL, queue_depth_avg REAL, queue_depth_max INTEGER,"
+	"  queue_mean_ns INTEGER);";
 
 /* Only indexes the reports need, on the small tables: every index on a big
  * table (samples, frames) costs import time; docs/schema.md suggests the
@@ -119,7 +130,8 @@ static const char create_derived_tables_sql[] =
 static const char create_indexes_sql[] =
 	"CREATE INDEX maps_by_pid ON maps (pid, start_addr);"
 	"CREATE INDEX processes_by_pid ON processes (pid, ts);"
-	"CREATE INDEX threads_by_tid ON threads (tid, ts);";
+	"CREATE INDEX threads_by_tid ON threads (tid, ts);"
+	"CREATE INDEX requests_by_start ON requests (start_ts, pid, fd);";
 
 int schema_create_tables(sqlite3 *db)
 {

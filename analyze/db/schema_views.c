@@ -3,9 +3,9 @@
  * (syscall_intervals, thread_states, runq_latency, offcpu_intervals) and
  * futex waits per address (futex_calls, futex_waits, futex_contention),
  * block I/O per device and thread (block_io_by_device, block_io_by_thread),
- * request spans on socket fds (request_spans), their queueing
- * (request_queueing), thread-pool use per window (pool_utilisation), what
- * the threads serving the slowest requests did (slow_request_samples)
+ * request spans on socket fds (request_spans) and their queueing
+ * (request_queueing), projections of the requests table, what the threads
+ * serving the slowest requests did (slow_request_samples)
  * and the per-source data-quality summary (data_quality). docs/schema.md documents each. */
 #include <stddef.h>
 
@@ -193,196 +193,41 @@ static const char block_io_by_device_sql[] =
 static const char block_io_by_thread_sql[] =
 	BLOCK_IO_VIEW("block_io_by_thread", "pid, tid, dev");
 
-/* The request calls of socket fds, shared by the request views: CTEs m, g,
- * k, b, n. A stream per (pid, fd) in time order holds the sockets rows
- * (ord 0: a connection opens), successful closes (ord 1) and reads
- * (ret > 0) / writes (ret >= 0) (ord 2); running window sums give each call
- * its connection (conn: the count of opens so far, conn_ts the last open)
- * and the last close, so a call belongs to a live connection when
- * closed_ts < conn_ts. One sort, no join of every call with every
- * connection of its fd. n numbers the requests: a read that is the first
- * call of its connection or follows a write starts one (starts = 1: the
- * request's first read, made by the thread that picked it up). Only
- * calls on a (pid, fd) that ever held a socket are sorted: no other call
- * can belong to a connection, and a capture without sockets costs nothing.
- * docs/schema.md, request_spans. */
-#define REQUEST_CALLS_CTES \
-	" m AS (SELECT pid, fd, ts, 0 AS ord, 0 AS syscall_id, NULL AS tid, NULL AS end_ts," \
-	"   NULL AS io, NULL AS bytes, cookie, origin FROM sockets" \
-	"  UNION ALL SELECT pid, fd, start_ts, 1, syscall_id, tid, end_ts, NULL, NULL, NULL," \
-	"   NULL FROM syscall_intervals WHERE EXISTS (SELECT 1 FROM sockets) AND nr = 3" \
-	"   AND ret = 0 AND (pid, fd) IN (SELECT pid, fd FROM sockets)" \
-	"  UNION ALL SELECT pid, fd, start_ts, 2, syscall_id, tid, end_ts, io," \
-	"   bytes_transferred, NULL, NULL FROM syscall_intervals" \
-	"   WHERE EXISTS (SELECT 1 FROM sockets)" \
-	"   AND ((io = 'read' AND ret > 0) OR (io = 'write' AND ret >= 0))" \
-	"   AND (pid, fd) IN (SELECT pid, fd FROM sockets))," \
-	" g AS (SELECT *, sum(ord = 0) OVER w AS conn," \
-	"   max(CASE WHEN ord = 0 THEN ts END) OVER w AS conn_ts," \
-	"   max(CASE WHEN ord = 1 THEN ts END) OVER w AS closed_ts FROM m" \
-	"   WINDOW w AS (PARTITION BY pid, fd ORDER BY ts, ord, syscall_id" \
-	"   ROWS UNBOUNDED PRECEDING))," \
-	" k AS (SELECT pid, fd, conn, conn_ts, max(cookie) OVER c AS cookie," \
-	"   max(origin) OVER c AS origin, ord, closed_ts, tid, ts AS start_ts, end_ts," \
-	"   syscall_id, io, bytes FROM g WHERE conn > 0" \
-	"   WINDOW c AS (PARTITION BY pid, fd, conn))," \
-	" b AS (SELECT *, CASE WHEN io = 'read' AND COALESCE(lag(io) OVER w, 'write') = 'write'" \
-	"   THEN 1 ELSE 0 END AS starts FROM k" \
-	"   WHERE ord = 2 AND (closed_ts IS NULL OR closed_ts < conn_ts)" \
-	"   WINDOW w AS (PARTITION BY pid, fd, conn ORDER BY start_ts, syscall_id))," \
-	" n AS (SELECT *, sum(starts) OVER (PARTITION BY pid, fd, conn" \
-	"   ORDER BY start_ts, syscall_id) AS request FROM b)"
-
-/* One row per request of the calls in n (CTE r): the connection, the
- * thread that picked it up (its first read), the span and the bytes. The
- * calls reach the grouping sorted by tid, so group_concat(DISTINCT tid)
- * lists the threads in ascending order (one pass, no join). */
-#define REQUEST_ROWS_CTES \
-	REQUEST_CALLS_CTES "," \
-	" r AS (SELECT pid, fd, conn, min(cookie) AS cookie, min(origin) AS origin," \
-	"  min(conn_ts) AS conn_ts, request, group_concat(DISTINCT tid) AS tids," \
-	"  max(CASE WHEN starts = 1 THEN tid END) AS pickup_tid," \
-	"  min(start_ts) AS start_ts," \
-	"  min(CASE WHEN io = 'write' THEN start_ts END) AS first_write_ts," \
-	"  max(end_ts) AS end_ts, max(end_ts) - min(start_ts) AS service_ns," \
-	"  sum(CASE WHEN io = 'read' THEN bytes ELSE 0 END) AS bytes_in," \
-	"  sum(CASE WHEN io = 'write' THEN bytes ELSE 0 END) AS bytes_out," \
-	"  sum(io = 'read') AS reads, sum(io = 'write') AS writes" \
-	" FROM (SELECT * FROM n WHERE request > 0 ORDER BY pid, fd, conn, request, tid)" \
-	" GROUP BY pid, fd, conn, request" \
-	" HAVING sum(io = 'write') > 0)"
-
+/* Request spans and their queueing: projections of the requests table,
+ * which correlate/requests.c fills at import (the rules are there and in
+ * docs/schema.md, request_spans and request_queueing); requests_by_start
+ * serves the order. pool_utilisation is a table of its own. */
 static const char request_spans_sql[] =
-	"CREATE VIEW request_spans AS WITH" REQUEST_ROWS_CTES
+	"CREATE VIEW request_spans AS"
 	" SELECT pid, fd, cookie, conn_ts, request, tids, start_ts, first_write_ts, end_ts,"
 	"  service_ns, bytes_in, bytes_out, reads, writes"
-	" FROM r ORDER BY start_ts, pid, fd;";
-
-/* Queueing of each request: the CTEs up to r, then (CTE l) the lower
- * bound of its readiness (the accept or first sighting of the connection
- * for a first request, the previous request's end for the others) and two
- * sweeps over poll family returns (ret > 0, CTE pl) that carry the request
- * rows along (no join): o, per thread in time order, gives each pickup the
- * last poll return of the pickup thread itself (a running max); a, per
- * process in reverse time order, gives each lower bound the first poll
- * return of any thread at or after it (a running min). Each counts only
- * between the bound and the pickup. docs/schema.md, request_queueing. */
-#define REQUEST_QUEUE_COLS \
-	"pid, fd, cookie, origin, conn_ts, conn, request, tids, pickup_tid, start_ts, end_ts," \
-	" service_ns, lower_ts"
-#define REQUEST_QUEUE_CTES \
-	REQUEST_ROWS_CTES "," \
-	" l AS (SELECT *, CASE WHEN request = 1 THEN conn_ts ELSE lag(end_ts) OVER" \
-	"   (PARTITION BY pid, fd, conn ORDER BY request) END AS lower_ts FROM r)," \
-	" pl AS (SELECT pid, tid, end_ts FROM syscall_intervals WHERE EXISTS (SELECT 1 FROM sockets)" \
-	"   AND family = 'poll' AND ret > 0" \
-	"   AND pid IN (SELECT pid FROM sockets))," \
-	" o AS (SELECT * FROM (SELECT *, max(CASE WHEN kind = 0 THEN ts END) OVER (PARTITION BY" \
-	"   pid, stream_tid ORDER BY ts, kind ROWS UNBOUNDED PRECEDING) AS last_poll FROM" \
-	"   (SELECT pid, tid AS stream_tid, end_ts AS ts, 0 AS kind, NULL AS fd, NULL AS cookie," \
-	"   NULL AS origin, NULL AS conn_ts, NULL AS conn, NULL AS request, NULL AS tids," \
-	"   NULL AS pickup_tid, NULL AS start_ts, NULL AS end_ts, NULL AS service_ns," \
-	"   NULL AS lower_ts FROM pl" \
-	"   UNION ALL SELECT pid, pickup_tid, start_ts, 1, fd, cookie, origin, conn_ts, conn," \
-	"   request, tids, pickup_tid, start_ts, end_ts, service_ns, lower_ts FROM l))" \
-	"   WHERE kind = 1)," \
-	" a AS (SELECT * FROM (SELECT *, min(CASE WHEN kind = 1 THEN ts END) OVER (PARTITION BY" \
-	"   pid ORDER BY ts DESC, kind DESC ROWS UNBOUNDED PRECEDING) AS next_poll FROM" \
-	"   (SELECT pid, end_ts AS ts, 1 AS kind, NULL AS last_poll, NULL AS fd, NULL AS cookie," \
-	"   NULL AS origin, NULL AS conn_ts, NULL AS conn, NULL AS request, NULL AS tids," \
-	"   NULL AS pickup_tid, NULL AS start_ts, NULL AS end_ts, NULL AS service_ns," \
-	"   NULL AS lower_ts FROM pl" \
-	"   UNION ALL SELECT pid, lower_ts, 0, last_poll, fd, cookie, origin, conn_ts, conn," \
-	"   request, tids, pickup_tid, start_ts, end_ts, service_ns, lower_ts FROM o))" \
-	"   WHERE kind = 0)," \
-	" q AS (SELECT " REQUEST_QUEUE_COLS "," \
-	"   CASE WHEN last_poll >= lower_ts THEN last_poll END AS own_ts," \
-	"   CASE WHEN next_poll <= start_ts AND lower_ts IS NOT NULL THEN next_poll END AS any_ts" \
-	"   FROM a)," \
-	" rq AS (SELECT pid, fd, cookie, origin, conn_ts, request, tids, start_ts AS pickup_ts," \
-	"   pickup_tid, end_ts, service_ns," \
-	"   CASE WHEN origin IS NOT 'connected' THEN COALESCE(own_ts, any_ts," \
-	"    CASE WHEN request > 1 OR origin = 'accepted' THEN lower_ts END) END AS ready_ts," \
-	"   CASE WHEN origin IS 'connected' THEN NULL" \
-	"    WHEN own_ts IS NOT NULL THEN 'poll' WHEN any_ts IS NOT NULL THEN 'poll_other'" \
-	"    WHEN request > 1 THEN 'previous_response' WHEN origin = 'accepted' THEN 'accept'" \
-	"   END AS ready_source FROM q)"
+	" FROM requests ORDER BY start_ts, pid, fd;";
 
 static const char request_queueing_sql[] =
-	"CREATE VIEW request_queueing AS WITH" REQUEST_QUEUE_CTES
-	" SELECT pid, fd, cookie, origin, conn_ts, request, ready_ts, ready_source, pickup_ts,"
-	"  pickup_tid, tids, max(pickup_ts - ready_ts, 0) AS queue_ns, service_ns, end_ts,"
-	"  end_ts - ready_ts AS sojourn_ns"
-	" FROM rq ORDER BY pickup_ts, pid, fd;";
-
-/* Pool utilisation per window: one sweep per process over the window edges
- * (kind 0), request ends (1: busy - 1), pickups (2: busy + 1, queue - 1) and
- * readiness (3: queue + 1); between a row and the next the running counts
- * hold, so each window's areas are sums of count * gap over its rows, and
- * its maximum queue depth the largest running count (its edge row carries
- * the depth from before). Client (connected) connections are left out.
- * docs/schema.md, pool_utilisation. */
-static const char pool_utilisation_sql[] =
-	"CREATE VIEW pool_utilisation AS WITH RECURSIVE"
-	" cfg AS (SELECT COALESCE((SELECT CAST(value AS INTEGER) FROM schema_info"
-	"   WHERE key = 'window_ns' AND CAST(value AS INTEGER) > 0), 1000000000) AS w,"
-	"   COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'record.start_ns'),"
-	"   0) AS origin,"
-	"   (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'record.start_ns') AS cap_start,"
-	"   (SELECT CAST(value AS INTEGER) FROM stats WHERE key = 'record.end_ns'"
-	"    ORDER BY chunk = 'stats' DESC LIMIT 1) AS cap_end),"
-	" r AS (SELECT pid, pickup_tid, min(COALESCE(ready_ts, pickup_ts), pickup_ts) AS ready_ts,"
-	"   pickup_ts, end_ts, queue_ns FROM request_queueing WHERE origin IS NOT 'connected'),"
-	" span AS (SELECT pid, min(ready_ts) AS t0, max(end_ts) AS t1,"
-	"   count(DISTINCT pickup_tid) AS workers FROM r GROUP BY pid),"
-	" win(pid, ws, t1) AS (SELECT pid, t0 - ((t0 - origin) % w + w) % w, t1 FROM span, cfg"
-	"   UNION ALL SELECT pid, ws + (SELECT w FROM cfg), t1 FROM win"
-	"   WHERE ws + (SELECT w FROM cfg) <= t1),"
-	" ev AS (SELECT pid, ws AS ts, 0 AS kind, 0 AS bd, 0 AS qd, NULL AS queue_ns FROM win"
-	"  UNION ALL SELECT pid, max(ws) + (SELECT w FROM cfg), 0, 0, 0, NULL FROM win GROUP BY pid"
-	"  UNION ALL SELECT pid, end_ts, 1, -1, 0, NULL FROM r"
-	"  UNION ALL SELECT pid, pickup_ts, 2, 1, -1, queue_ns FROM r"
-	"  UNION ALL SELECT pid, ready_ts, 3, 0, 1, NULL FROM r),"
-	" s AS (SELECT *, sum(kind = 0) OVER w AS win_no, sum(bd) OVER w AS busy,"
-	"   sum(qd) OVER w AS depth, lead(ts) OVER w AS next_ts FROM ev"
-	"   WINDOW w AS (PARTITION BY pid ORDER BY ts, kind ROWS UNBOUNDED PRECEDING)),"
-	" agg AS (SELECT pid, win_no, min(ts) AS window_start,"
-	"   sum(busy * (COALESCE(next_ts, ts) - ts)) AS busy_area,"
-	"   sum(depth * (COALESCE(next_ts, ts) - ts)) AS queue_area,"
-	"   max(depth) AS queue_depth_max, sum(kind = 2) AS requests,"
-	"   CAST(avg(CASE WHEN kind = 2 THEN queue_ns END) AS INTEGER) AS queue_mean_ns"
-	"   FROM s GROUP BY pid, win_no),"
-	" len AS (SELECT agg.*, span.workers, window_start + cfg.w AS window_end,"
-	"   min(window_start + cfg.w, COALESCE(cfg.cap_end, window_start + cfg.w))"
-	"   - max(window_start, COALESCE(cfg.cap_start, window_start)) AS inside"
-	"   FROM agg JOIN span USING (pid), cfg"
-	"   WHERE agg.win_no <= (SELECT count(*) FROM win WHERE win.pid = agg.pid))"
-	" SELECT pid, window_start, window_end, workers, requests,"
-	"  round(1.0 * busy_area / d, 6) AS busy_avg,"
-	"  round(1.0 * busy_area / d / workers, 6) AS utilisation,"
-	"  round(1.0 * queue_area / d, 6) AS queue_depth_avg, queue_depth_max, queue_mean_ns"
-	" FROM (SELECT *, CASE WHEN inside > 0 THEN inside ELSE window_end - window_start END AS d"
-	"  FROM len)"
-	" ORDER BY pid, window_start;";
+	"CREATE VIEW request_queueing AS"
+	" SELECT pid, fd, cookie, origin, conn_ts, request, ready_ts, ready_source,"
+	"  start_ts AS pickup_ts, pickup_tid, tids, queue_ns, service_ns, end_ts, sojourn_ns"
+	" FROM requests ORDER BY start_ts, pid, fd;";
 
 /* CPU samples and off-CPU intervals of the threads serving the slowest
  * requests: those whose service_ns is at or above the nearest-rank p90 of
  * their process (CTE sl), each with the threads that made its calls (CTE
- * th: n's distinct tids, numbered rn per thread in start order). Samples
+ * th: the request's tids, numbered rn per thread in start order). Samples
  * are matched by a sweep per thread (sw: the running max of rn gives each
  * sample the latest slow request its thread started before it), then one
  * equality join on (pid, tid, rn): no scan of the samples per request.
  * Off-CPU intervals (far fewer) are joined by overlap. docs/schema.md,
  * slow_request_samples. */
 static const char slow_request_samples_sql[] =
-	"CREATE VIEW slow_request_samples AS WITH" REQUEST_ROWS_CTES ","
+	"CREATE VIEW slow_request_samples AS WITH"
 	" rk AS (SELECT *, row_number() OVER (PARTITION BY pid ORDER BY service_ns) AS rk,"
-	"   count(*) OVER (PARTITION BY pid) AS cnt FROM r),"
+	"   count(*) OVER (PARTITION BY pid) AS cnt FROM requests),"
 	" p AS (SELECT pid, " PCTL(90, "rk", "cnt", "service_ns") " AS p90 FROM rk GROUP BY pid),"
-	" sl AS (SELECT r.*, p.p90 FROM r JOIN p USING (pid) WHERE r.service_ns >= p.p90),"
-	" th0 AS (SELECT DISTINCT sl.pid, sl.fd, sl.conn, sl.request, n.tid, sl.cookie,"
+	" sl AS (SELECT r.*, p.p90 FROM requests r JOIN p USING (pid)"
+	"   WHERE r.service_ns >= p.p90),"
+	" th0 AS (SELECT DISTINCT sl.pid, sl.fd, sl.conn, sl.request, t.value AS tid, sl.cookie,"
 	"   sl.conn_ts, sl.start_ts, sl.end_ts, sl.service_ns, sl.p90"
-	"   FROM sl JOIN n USING (pid, fd, conn, request)),"
+	"   FROM sl, json_each('[' || sl.tids || ']') t),"
 	" th AS (SELECT *, row_number() OVER (PARTITION BY pid, tid"
 	"   ORDER BY start_ts, fd, conn, request) AS rn FROM th0),"
 	" sw AS (SELECT *, max(rn) OVER (PARTITION BY pid, tid ORDER BY ts, kind"
@@ -414,8 +259,7 @@ int schema_create_views(sqlite3 *db)
 			      offcpu_intervals_sql, data_quality_sql, futex_calls_sql,
 			      futex_waits_sql, futex_contention_sql, block_io_by_device_sql,
 			      block_io_by_thread_sql, request_spans_sql,
-			      request_queueing_sql, pool_utilisation_sql,
-			      slow_request_samples_sql };
+			      request_queueing_sql, slow_request_samples_sql };
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		if (db_exec(db, all[i]) < 0)

@@ -14,6 +14,7 @@
 
 #include "util/messages.h"
 #include "correlate/correlate.h"
+#include "correlate/requests.h"
 #include "db/db.h"
 #include "load_state.h"
 #include "loader.h"
@@ -374,7 +375,7 @@ static int load_into(struct loader *L, struct pc_reader *reader, const char *pat
 	    load_all_chunks(L, reader, opts->progress) < 0)
 		return -1;
 	map_index_finish(&L->maps);
-	if (mark_used_stacks(L) < 0 || resolve_stacks(L) < 0)
+	if (requests_build(L->db) < 0 || mark_used_stacks(L) < 0 || resolve_stacks(L) < 0)
 		return -1;
 	damage = fill_summary(L, reader, summary);
 	if (quality_store(L, pc_reader_status(reader), damage) < 0)

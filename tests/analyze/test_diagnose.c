@@ -388,7 +388,7 @@ static void add_pool_tables(const char *db_path, double busy_avg)
 	 * from syscalls, tested in test_views.c and e2e-accept-pool) give way
 	 * to tables of the same columns. */
 	cr_assert_eq(sqlite3_open(db_path, &db), SQLITE_OK);
-	cr_assert_eq(sqlite3_exec(db, "DROP VIEW request_queueing; DROP VIEW pool_utilisation;"
+	cr_assert_eq(sqlite3_exec(db, "DROP VIEW request_queueing; DROP TABLE pool_utilisation;"
 				  "CREATE TABLE request_queueing (pid, fd, conn_ts, request,"
 				  " ready_ts, pickup_ts, pickup_tid, queue_ns, service_ns, end_ts);"
 				  "CREATE TABLE pool_utilisation (pid, window_start, window_end,"

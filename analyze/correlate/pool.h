@@ -1,0 +1,58 @@
+/* pool.h - thread-pool utilisation per window (the pool_utilisation
+ * table), swept per process from its requests' readiness, pickup and end
+ * (requests.c feeds it one process at a time). docs/schema.md,
+ * pool_utilisation. */
+#ifndef ANALYZE_POOL_H
+#define ANALYZE_POOL_H
+
+#include <stdint.h>
+#include <sqlite3.h>
+
+/* How windows are cut: width, the origin they are aligned to (the
+ * capture's start), and the capture's start and end when known (a window
+ * that sticks out of the capture is averaged over its inside only). */
+struct pool_windows {
+	int64_t width;
+	int64_t origin;
+	int64_t cap_start, cap_end;
+	int has_cap_start, has_cap_end;
+};
+
+/* One change of the counts; at equal times the sweep takes window edges,
+ * then request ends, pickups, readiness (the kinds' order). */
+enum pool_kind { POOL_EDGE = 0, POOL_END = 1, POOL_PICKUP = 2, POOL_READY = 3 };
+
+struct pool_event {
+	int64_t ts;
+	int32_t kind;      /* enum pool_kind */
+	int32_t has_queue; /* POOL_PICKUP: queue_ns is known */
+	int64_t queue_ns;
+};
+
+struct pool {
+	sqlite3 *db;
+	sqlite3_stmt *insert;
+	struct pool_windows win;
+	int64_t pid;
+	struct pool_event *ev;
+	size_t nev, cap;
+	int64_t *tids;         /* pickup threads of the process (workers) */
+	size_t ntids, tids_cap;
+	int64_t t0, t1;
+	int failed;
+};
+
+/* 0 or -1 (reported). */
+int pool_init(struct pool *p, sqlite3 *db);
+void pool_free(struct pool *p);
+
+/* One request of process pid, which must not precede the previous
+ * request's process (requests arrive grouped by process). ready_ts is
+ * already min(readiness or pickup, pickup). has_queue: queue_ns is known. */
+int pool_add(struct pool *p, int64_t pid, int64_t tid, int64_t ready_ts, int64_t pickup_ts,
+	     int64_t end_ts, int has_queue, int64_t queue_ns);
+
+/* Writes the windows of the process being collected. 0 or -1. */
+int pool_flush(struct pool *p);
+
+#endif /* ANALYZE_POOL_H */

@@ -1,0 +1,38 @@
+/* requests.h - request spans, their queueing and the thread pool's use per
+ * window, computed once when a capture is imported and stored as tables
+ * (requests, pool_utilisation); the views request_spans and
+ * request_queueing are projections of requests. They used to be SQL
+ * window functions evaluated on every read, which cost a report of a busy
+ * server minutes; here one sorted pass over the socket calls does it.
+ *
+ * The rules, exactly those docs/schema.md states for the views:
+ *  - a connection of a (pid, fd) starts at each sockets row (accept,
+ *    connect or first sighting); a successful close(2) ends it, and calls
+ *    after the close and before the next open belong to no connection;
+ *  - on a live connection, a successful read that is the connection's
+ *    first call or follows a write starts a request (its thread is the
+ *    pickup thread); a request is kept when it has at least one write;
+ *  - readiness: the last poll-family return (ret > 0) of the pickup thread
+ *    at or before the pickup and at or after the lower bound (the
+ *    connection's start for its first request, the previous request's end
+ *    otherwise); else the first poll return of any thread of the process
+ *    between the lower bound and the pickup; else the previous response
+ *    or the accept; client (connected) connections have no readiness;
+ *  - pool utilisation per window: busy workers and queue depth as areas
+ *    over the window, client connections left out.
+ *
+ * Memory: the poll returns of the processes that have sockets (16 bytes
+ * each, twice), the live connections of one (pid, fd) at a time, and three
+ * 16-byte events per request of one process for the pool sweep. */
+#ifndef ANALYZE_REQUESTS_H
+#define ANALYZE_REQUESTS_H
+
+#include <stdint.h>
+#include <sqlite3.h>
+
+/* Fills requests and pool_utilisation from syscalls and sockets (which
+ * must be complete); the pool windows are schema_info's window_ns.
+ * 0 or -1 (reported). */
+int requests_build(sqlite3 *db);
+
+#endif /* ANALYZE_REQUESTS_H */
