@@ -138,6 +138,9 @@ static int open_output(struct recorder *r)
 
 	if (err == -EEXIST)
 		error_line("%s already exists (use -f to overwrite it)", path);
+	else if (err == -EINVAL)
+		error_line("cannot create %s: not a regular file (-f replaces only a file "
+			   "or a symlink)", path);
 	else if (err)
 		error_line("cannot create %s: %s", path, strerror(-err));
 	return err;
