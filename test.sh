@@ -20,6 +20,16 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 meson test -C $builddir --print-errorlogs --num-processes 2 "$@"
 rc=$?
+# Fuzz smoke (tests/fuzz, docs/testing.md): each libFuzzer target runs
+# FUZZ_SECONDS (20) under ASan/UBSan in a clang build. PERFCAP_FUZZ=0 skips.
+if [ "${PERFCAP_FUZZ:-1}" = 1 ] && [ $# -eq 0 ] && command -v clang > /dev/null; then
+	fuzzdir=build-fuzz
+	# -Dwerror=false: clang warns about GNU extensions gcc's build allows
+	[ -f $fuzzdir/build.ninja ] || CC=clang meson setup $fuzzdir -Dfuzz=true \
+		-Db_sanitize=address,undefined -Db_lundef=false -Dwerror=false \
+		> $fuzzdir.setup.log 2>&1 || { cat $fuzzdir.setup.log; exit 1; }
+	meson test -C $fuzzdir --print-errorlogs --suite fuzz || rc=1
+fi
 # One closing line any CI can read.
 python3 - "$builddir/meson-logs/testlog.json" <<'PY'
 import json, sys

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "elf_module.h"
+#include "safe_file.h"
 
 #ifndef NT_GNU_BUILD_ID
 #define NT_GNU_BUILD_ID 3
@@ -451,10 +452,11 @@ int pc_elf_module_load(struct pc_elf_module *m, const char *path,
 	int fd, err;
 
 	memset(m, 0, sizeof(*m));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = pc_open_regular(path, 0); /* a FIFO must not block */
 	if (fd < 0) {
-		err = -errno;
-		set_error(errbuf, errlen, "%s: %s", path, strerror(errno));
+		err = fd;
+		set_error(errbuf, errlen, "%s: %s", path,
+			  err == -EINVAL ? "not a regular file" : strerror(-err));
 		return err;
 	}
 	err = pc_elf_module_load_fd(m, fd, path, errbuf, errlen);

@@ -17,6 +17,7 @@
 #include <zstd.h>
 
 #include "perfcap_format.h"
+#include "safe_file.h"
 
 #define MAX_HEADER_SIZE 4096u
 #define SCAN_WINDOW     (1u << 20)
@@ -102,17 +103,13 @@ int pc_reader_open(struct pc_reader **out, const char *path,
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
-	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	r->fd = pc_open_regular(path, 0); /* a FIFO must not block */
 	if (r->fd < 0 || fstat(r->fd, &sb) < 0) {
-		err = -errno;
-		snprintf(errbuf, errlen, "%s", strerror(-err));
+		err = r->fd < 0 ? r->fd : -errno;
+		snprintf(errbuf, errlen, "%s",
+			 err == -EINVAL ? "not a regular file" : strerror(-err));
 		pc_reader_close(r);
 		return err;
-	}
-	if (!S_ISREG(sb.st_mode)) {
-		snprintf(errbuf, errlen, "not a regular file");
-		pc_reader_close(r);
-		return -EINVAL;
 	}
 	r->st.file_size = (uint64_t)sb.st_size;
 	r->dctx = ZSTD_createDCtx();
@@ -170,13 +167,15 @@ static int decode_payload(struct pc_reader *r, const struct pc_chunk_header *h,
 		c->size = h->raw_size;
 		return 0;
 	}
+	if (h->payload_size == 0)
+		return -1; /* a zstd frame is never empty */
 	if (buf_size(&r->raw, h->raw_size))
 		return -1;
 	n = ZSTD_decompressDCtx(r->dctx, r->raw.data, h->raw_size, payload,
 				h->payload_size);
 	if (ZSTD_isError(n) || n != h->raw_size)
 		return -1;
-	c->data = r->raw.data;
+	c->data = h->raw_size ? r->raw.data : (const uint8_t *)""; /* never NULL */
 	c->size = h->raw_size;
 	return 0;
 }

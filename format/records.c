@@ -7,7 +7,7 @@
 void pc_rec_iter_init(struct pc_rec_iter *it, const void *data, size_t size)
 {
 	it->p = data;
-	it->end = it->p + size;
+	it->end = data ? it->p + size : it->p; /* NULL + 0 is undefined */
 	it->bad = 0;
 }
 
@@ -47,7 +47,7 @@ const uint8_t *pc_rec_copy(const struct pc_rec *rec, void *out, size_t out_size,
 void pc_kv_iter_init(struct pc_kv_iter *it, const void *data, size_t size)
 {
 	it->p = data;
-	it->end = it->p + size;
+	it->end = data ? it->p + size : it->p; /* NULL + 0 is undefined */
 }
 
 int pc_kv_next(struct pc_kv_iter *it, const char **key, const char **value)

@@ -14,6 +14,7 @@
 #include <zstd.h>
 
 #include "perfcap_format.h"
+#include "safe_file.h"
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 	       "the capture format is little-endian; this host is not");
@@ -60,18 +61,17 @@ static uint64_t realtime_ns(void)
 int pc_writer_open(struct pc_writer **out, const char *path, int flags)
 {
 	struct pc_file_header fh = { .magic = PC_FILE_MAGIC };
-	int oflags = O_WRONLY | O_CREAT | O_CLOEXEC;
 	struct pc_writer *w;
 	int err;
 
 	*out = NULL;
-	oflags |= (flags & PC_WRITE_FORCE) ? O_TRUNC : O_EXCL;
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
-	w->fd = open(path, oflags, 0600);
+	/* never through a symlink planted at path; always a new 0600 file */
+	w->fd = pc_create_output(path, flags & PC_WRITE_FORCE);
 	if (w->fd < 0) {
-		err = -errno;
+		err = w->fd;
 		free(w);
 		return err;
 	}

@@ -138,6 +138,9 @@ static int open_output(struct recorder *r)
 
 	if (err == -EEXIST)
 		error_line("%s already exists (use -f to overwrite it)", path);
+	else if (err == -EINVAL)
+		error_line("cannot create %s: not a regular file (-f replaces only a file "
+			   "or a symlink)", path);
 	else if (err)
 		error_line("cannot create %s: %s", path, strerror(-err));
 	return err;
@@ -434,7 +437,8 @@ static void stop_command(struct recorder *r)
 	if (!r->have_child || command_has_exited(&r->child))
 		return;
 	if (r->reason == STOP_SIGNAL || r->reason == STOP_DURATION ||
-	    r->reason == STOP_MAX_SIZE || r->reason == STOP_FLIGHT_DUMP)
+	    r->reason == STOP_MAX_SIZE || r->reason == STOP_FLIGHT_DUMP ||
+	    r->reason == STOP_WRITE_ERROR || r->reason == STOP_RING_ERROR)
 		command_stop(&r->child, sig, COMMAND_STOP_TIMEOUT_MS);
 }
 
@@ -521,6 +525,7 @@ static uint64_t file_size(const char *path)
 static int finish(struct recorder *r)
 {
 	struct record_totals totals = { 0 };
+	struct writer_drops drops = { 0 };
 	struct symbol_stats symbols = { 0 };
 	int err, stop_err;
 
@@ -536,7 +541,9 @@ static int finish(struct recorder *r)
 	totals.symbols = symbols;
 	if (!err)
 		err = write_stats(r, &totals);
-	stop_err = writer_thread_stop(r->writer_thread);
+	stop_err = writer_thread_stop_counted(r->writer_thread, &drops);
+	totals.max_size_dropped = drops.max_size_events;
+	totals.flight_dropped = drops.flight_events;
 	r->writer_thread = NULL;
 	if (stop_err)
 		err = stop_err;

@@ -93,6 +93,21 @@ static void not_checked(const struct diag_input *in, struct diagnosis *d)
 		diag_caveat(d, "source 'cpu' not recorded: hot functions not checked");
 }
 
+/* Events the recorder dropped on purpose (--max-size, flight recorder). */
+static void caveat_dropped(const struct diag_input *in, struct diagnosis *d)
+{
+	static const char sql[] = "SELECT value FROM quality WHERE source = 'record' AND key = ?1";
+	int64_t max_size = db_lookup_int(in->db, sql, "max_size.events_dropped", NULL, 0);
+	int64_t flight = db_lookup_int(in->db, sql, "flight.events_dropped", NULL, 0);
+
+	if (max_size > 0)
+		diag_caveat(d, "%lld events were dropped at --max-size (the file was full):"
+			    " the end of the run is missing", (long long)max_size);
+	if (flight > 0)
+		diag_caveat(d, "%lld events older than the flight recorder's window were"
+			    " dropped: totals cover the window only", (long long)flight);
+}
+
 /* Lowers the confidence for the losses and sampling of the sources the
  * main cause rests on; notes losses elsewhere as caveats. */
 static void rate_quality(const struct diag_input *in, struct diagnosis *d)
@@ -125,6 +140,7 @@ static void rate_quality(const struct diag_input *in, struct diagnosis *d)
 		}
 	}
 	sqlite3_finalize(st);
+	caveat_dropped(in, d);
 	if (d->ncauses && strcmp(d->causes[0].kind, "cpu_bound") == 0 && in->samples < 200) {
 		diag_caveat(d, "only %llu CPU samples: shares are approximate",
 			    (unsigned long long)in->samples);

@@ -24,6 +24,7 @@
 #include "db/sql_writer.h"
 #include "symbolize/symbolize.h"
 #include "util/syscalls.h"
+#include "util/text.h"
 
 static int is_record_chunk(uint16_t type)
 {
@@ -109,9 +110,19 @@ static void note_capture_fact(struct loader *L, uint16_t chunk_type, const char 
 static void store_kv_pair(struct loader *L, uint16_t chunk_type, const char *key,
 			  const char *value)
 {
+	char *pkey, *pvalue;
 	sqlite3_stmt *st;
 
 	note_capture_fact(L, chunk_type, key, value);
+	/* stored printable: the command line, hostname... reach text output */
+	key = pkey = text_dup_printable(key, strlen(key), 0);
+	value = pvalue = text_dup_printable(value, strlen(value), 0);
+	if (!pkey || !pvalue) {
+		free(pkey);
+		free(pvalue);
+		L->failed = 1;
+		return;
+	}
 	if (chunk_type == PC_CHUNK_META) {
 		st = L->st.meta;
 		db_bind_text(st, 1, key);
@@ -124,6 +135,8 @@ static void store_kv_pair(struct loader *L, uint16_t chunk_type, const char *key
 	}
 	if (db_run(st) < 0)
 		L->failed = 1;
+	free(pkey);
+	free(pvalue);
 }
 
 static void load_kv_chunk(struct loader *L, const struct pc_chunk *c)

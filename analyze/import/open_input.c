@@ -7,12 +7,13 @@
 #include "db/db.h"
 #include "open_input.h"
 #include "db/schema.h"
+#include "safe_file.h"
 
 int is_sqlite_file(const char *path)
 {
 	static const char magic[16] = "SQLite format 3";
 	char head[16];
-	FILE *f = fopen(path, "rb");
+	FILE *f = pc_fopen_regular(path); /* a FIFO must not block */
 	int is_db;
 
 	if (!f)

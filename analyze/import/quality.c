@@ -139,6 +139,22 @@ static void put_cpu(struct quality_writer *w, struct loader *L,
 	quality_put_u64(w, "cpu", "samples.kernel_stack", t->samples_kernel_stack);
 }
 
+/* Events the recorder dropped on purpose (STATS of --max-size and of the
+ * flight recorder): recorded minus imported is explained by them. */
+static void put_dropped(struct quality_writer *w, struct loader *L)
+{
+	static const char *const keys[][2] = {
+		{ "record.max_size.events_dropped", "max_size.events_dropped" },
+		{ "record.max_size.chunks_dropped", "max_size.chunks_dropped" },
+		{ "record.max_size.symbols_dropped", "max_size.symbols_dropped" },
+		{ "flight.events_dropped", "flight.events_dropped" },
+		{ "flight.chunks_dropped", "flight.chunks_dropped" },
+	};
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		quality_put_u64(w, "record", keys[i][1], stat_value(L->db, keys[i][0]));
+}
+
 static void put_stacks(struct quality_writer *w, struct loader *L,
 		       const struct quality_totals *t)
 {
@@ -243,6 +259,7 @@ int quality_store(struct loader *L, const struct pc_reader_status *status,
 	if (!w.st)
 		return -1;
 	put_cpu(&w, L, &totals);
+	put_dropped(&w, L);
 	quality_put_sources(&w, L);
 	put_stacks(&w, L, &totals);
 	put_frames(&w, L, &totals);

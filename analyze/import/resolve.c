@@ -108,6 +108,38 @@ struct frame_row {
 	uint64_t module_offset;   /* unadjusted file offset (user) or address */
 };
 
+/* Names from symbol tables, DWARF and perf maps are data from the capture
+ * or from files it names: stored with control characters replaced, so no
+ * text output can be steered (ESC sequences, a newline forging a row). */
+struct printable_frame {
+	char *function, *file, *module;
+};
+
+static char *printable_or_null(const char *s)
+{
+	return s ? text_dup_printable(s, strlen(s), 0) : NULL;
+}
+
+static void printable_frame_free(struct printable_frame *p)
+{
+	free(p->function);
+	free(p->file);
+	free(p->module);
+}
+
+static int printable_frame_make(struct printable_frame *p, const char *function,
+				const char *file, const char *module)
+{
+	p->function = printable_or_null(function);
+	p->file = printable_or_null(file);
+	p->module = printable_or_null(module);
+	if ((function && !p->function) || (file && !p->file) || (module && !p->module)) {
+		printable_frame_free(p);
+		return -1;
+	}
+	return 0;
+}
+
 static int insert_frame(struct resolver *R, const struct frame_row *f, uint32_t *id_out)
 {
 	const struct sym_frame *sf = f->sym;
@@ -116,25 +148,31 @@ static int insert_frame(struct resolver *R, const struct frame_row *f, uint32_t 
 	char unresolved_name[512];
 	sqlite3_stmt *st = R->ins_frame;
 	uint32_t id = R->next_frame_id++;
+	struct printable_frame p;
+	int rc;
 
+	if (printable_frame_make(&p, sf->function, sf->file, module) < 0)
+		return -1;
 	snprintf(unresolved_name, sizeof(unresolved_name), "%s+0x%" PRIx64,
-		 text_basename(module), f->module_offset);
+		 text_basename(p.module), f->module_offset);
 	sqlite3_bind_int64(st, 1, id);
 	db_bind_text(st, 2, f->kind);
-	db_bind_text(st, 3, module);
+	db_bind_text(st, 3, p.module);
 	db_bind_u64(st, 4, f->module_offset);
 	db_bind_u64(st, 5, f->address);
-	db_bind_text(st, 6, resolved ? sf->function : NULL);
+	db_bind_text(st, 6, resolved ? p.function : NULL);
 	if (resolved)
 		db_bind_u64(st, 7, sf->sym_offset + f->return_adjust);
-	db_bind_text(st, 8, sf->file);
+	db_bind_text(st, 8, p.file);
 	if (sf->line > 0)
 		sqlite3_bind_int64(st, 9, sf->line);
 	sqlite3_bind_int(st, 10, sf->inlined ? 1 : 0);
 	db_bind_text(st, 11, source_name(resolved ? sf->source : SYM_SRC_NONE));
 	db_bind_text(st, 12, mode_name(resolved ? sf->mode : SYM_MODE_UNRESOLVED));
-	db_bind_text(st, 13, resolved ? sf->function : unresolved_name);
-	if (db_run(st) < 0)
+	db_bind_text(st, 13, resolved ? p.function : unresolved_name);
+	rc = db_run(st);
+	printable_frame_free(&p);
+	if (rc < 0)
 		return -1;
 	*id_out = id;
 	return remember_frame_flags(R, id, (resolved ? 0 : FRAME_UNRESOLVED) |

@@ -20,7 +20,8 @@ struct folded_lines {
 };
 
 /* How each function appears in a line: its name with ';' (the separator)
- * made harmless, and "_[k]" appended for kernel functions. */
+ * and control characters (a newline would split the line) made harmless,
+ * and "_[k]" appended for kernel functions. */
 struct tokens {
 	char **text;
 	size_t *len;
@@ -35,7 +36,8 @@ static char *make_token(const char *name, int is_kernel)
 	if (!token)
 		return NULL;
 	for (size_t i = 0; i < len; i++)
-		token[i] = name[i] == ';' ? ':' : name[i];
+		token[i] = name[i] == ';' ? ':' :
+			   ((unsigned char)name[i] < 0x20 || name[i] == 0x7f) ? '?' : name[i];
 	strcpy(token + len, is_kernel ? "_[k]" : "");
 	return token;
 }
@@ -98,6 +100,8 @@ static int build_line(struct pc_buf *b, const struct callchains *cc, const struc
 	for (char *p = comm_token; *p; p++)
 		if (*p == ';')
 			*p = ':';
+		else if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?'; /* one stack per line, whatever the database holds */
 	pc_buf_reset(b);
 	if (append_token(b, comm_token, strlen(comm_token)) < 0 ||
 	    append_chain(b, t, ufns, ulen) < 0 || append_chain(b, t, kfns, klen) < 0)

@@ -44,7 +44,12 @@ static void tab_text(FILE *out, const char *s)
 		case '\n': fputs("\\n", out); break;
 		case '\r': fputs("\\r", out); break;
 		case '\\': fputs("\\\\", out); break;
-		default:   fputc(*s, out); break;
+		default:
+			if ((unsigned char)*s < 0x20 || *s == 0x7f)
+				fprintf(out, "\\x%02x", (unsigned char)*s); /* ESC... */
+			else
+				fputc(*s, out);
+			break;
 		}
 	}
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "html_page.h"
+#include "safe_file.h"
 
 /* Defined in the generated html_page_data.c: the skeleton split at the
  * title and at the data; all NULL with the reason in html_page_unavailable
@@ -94,33 +95,26 @@ int html_page_write(FILE *out, const char *title, const char *json, size_t json_
 	return fflush(out) == EOF ? -1 : 0;
 }
 
-static char *temporary_path(const char *path)
-{
-	size_t len = strlen(path) + sizeof(".tmp");
-	char *tmp = malloc(len);
-
-	if (tmp)
-		snprintf(tmp, len, "%s.tmp", path);
-	return tmp;
-}
-
 int html_page_write_file(const char *path, const char *title, const char *json,
 			 size_t json_len)
 {
 	char *tmp;
 	FILE *out;
-	int rc, saved_errno;
+	int fd, rc, saved_errno;
 
 	if (report_unavailable() < 0)
 		return -1;
-	tmp = temporary_path(path);
-	if (!tmp) {
-		fprintf(stderr, "perfcap-analyze: %s: out of memory\n", path);
-		return -1;
-	}
-	out = fopen(tmp, "w");
+	/* a new 0600 file of an unpredictable name, renamed over path: a
+	 * symlink planted at path or at the temporary name is never followed */
+	fd = pc_create_temp_beside(path, &tmp);
+	out = fd >= 0 ? fdopen(fd, "w") : NULL;
 	if (!out) {
-		fprintf(stderr, "perfcap-analyze: %s: %s\n", tmp, strerror(errno));
+		fprintf(stderr, "perfcap-analyze: %s: %s\n", path,
+			strerror(fd < 0 ? -fd : errno));
+		if (fd >= 0) {
+			close(fd);
+			unlink(tmp);
+		}
 		free(tmp);
 		return -1;
 	}

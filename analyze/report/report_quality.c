@@ -36,6 +36,20 @@ static void print_losses(const struct report_context *ctx)
 		fmt_count(d, sizeof(d), lost_kernel), fmt_count(e, sizeof(e), lost_user));
 }
 
+/* Dropped on purpose by the recorder's size policies, with the reason. */
+static void print_dropped(const struct report_context *ctx)
+{
+	uint64_t max_size = q(ctx, "record", "max_size.events_dropped");
+	uint64_t flight = q(ctx, "record", "flight.events_dropped");
+	char a[FMT_BUF], b[FMT_BUF];
+
+	if (max_size == 0 && flight == 0)
+		return;
+	fprintf(ctx->out, "  %-20s %s at --max-size (the file was full), %s older than "
+		"the flight recorder's window\n", "Dropped events:",
+		fmt_count(a, sizeof(a), max_size), fmt_count(b, sizeof(b), flight));
+}
+
 static void print_stack_line(const struct report_context *ctx, const char *label,
 			     uint64_t samples, uint64_t stacks, const char *what)
 {
@@ -172,6 +186,12 @@ static void write_json(const struct report_context *ctx)
 				json_row(w, (const char *)sqlite3_column_text(st, 0), per_source[i].column,
 					 sqlite3_column_double(st, (int)i + 1), per_source[i].meaning);
 	sqlite3_finalize(st);
+	json_row(w, "record", "max_size.events_dropped",
+		 (double)q(ctx, "record", "max_size.events_dropped"),
+		 "events dropped at --max-size: they did not fit in the file");
+	json_row(w, "record", "flight.events_dropped",
+		 (double)q(ctx, "record", "flight.events_dropped"),
+		 "events dropped by the flight recorder: older than its window");
 	json_row(w, "stacks", "samples.truncated", (double)q(ctx, "stacks", "samples.truncated"),
 		 "samples whose stack hit the depth limit");
 	json_row(w, "stacks", "samples.probably_truncated",
@@ -197,6 +217,7 @@ int report_section_quality(const struct report_context *ctx)
 	}
 	fprintf(ctx->out, "\nData quality\n");
 	print_losses(ctx);
+	print_dropped(ctx);
 	print_stacks(ctx);
 	print_frames(ctx);
 	print_format(ctx);

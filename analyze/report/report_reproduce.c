@@ -10,11 +10,12 @@
 #include "db/db.h"
 #include "report_sections.h"
 #include "util/sha256.h"
+#include "safe_file.h"
 
 static int is_sqlite_file(const char *path)
 {
 	char head[16] = { 0 };
-	FILE *f = fopen(path, "rb");
+	FILE *f = pc_fopen_regular(path); /* a FIFO must not block */
 	int yes;
 
 	if (!f)

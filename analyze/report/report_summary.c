@@ -52,6 +52,22 @@ static void write_capture_json(const struct report_context *ctx)
 	free(version);
 }
 
+/* Events dropped on purpose are said next to the conclusions they bound. */
+static void print_dropped_note(const struct report_context *ctx)
+{
+	static const char sql[] = "SELECT value FROM quality WHERE source = 'record' AND key = ?1";
+	int64_t max_size = db_lookup_int(ctx->db, sql, "max_size.events_dropped", NULL, 0);
+	int64_t flight = db_lookup_int(ctx->db, sql, "flight.events_dropped", NULL, 0);
+	char a[FMT_BUF];
+
+	if (max_size > 0)
+		fprintf(ctx->out, "  Dropped: %s events at --max-size (the file was full; "
+			"see Data quality)\n", fmt_count(a, sizeof(a), (uint64_t)max_size));
+	if (flight > 0)
+		fprintf(ctx->out, "  Dropped: %s events older than the flight recorder's window "
+			"(see Data quality)\n", fmt_count(a, sizeof(a), (uint64_t)flight));
+}
+
 int report_section_summary(const struct report_context *ctx)
 {
 	const struct diagnosis *d = ctx->diag;
@@ -76,6 +92,7 @@ int report_section_summary(const struct report_context *ctx)
 			100 * d->causes[i].score, d->causes[i].key_name,
 			diag_key_text(&d->causes[i], key, sizeof(key)));
 	fprintf(ctx->out, "  Confidence: %s\n", d->confidence);
+	print_dropped_note(ctx);
 	return 0;
 }
 

@@ -4,6 +4,7 @@
  * file) and closing them again.
  */
 
+#include "safe_file.h"
 #include "symbolize_internal.h"
 
 
@@ -80,7 +81,7 @@ static void attach_alt_dwarf(const struct symbolizer *s, struct local_file *f)
 	if (asprintf(&path, "%s/.build-id/%.2s/%s.debug", s->debug_dir, hex,
 		     hex + 2) < 0)
 		return;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = pc_open_regular(path, 0);
 	free(path);
 	if (fd < 0)
 		return;
@@ -121,10 +122,31 @@ static void add_local_fd(const struct symbolizer *s, struct module_state *st,
 static void add_local_path(const struct symbolizer *s, struct module_state *st,
 			   const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = pc_open_regular(path, 0); /* a FIFO must not block */
 
 	if (fd >= 0)
 		add_local_fd(s, st, fd, path, SYM_SRC_LOCAL);
+}
+
+/* A path recorded in the capture (data, not trusted): normalised and
+ * resolved inside root ("/" without --symfs), a regular file only. */
+static void add_recorded_path(const struct symbolizer *s, struct module_state *st,
+			      const char *root)
+{
+	char *norm = strdup(st->path), *shown = NULL;
+	int fd;
+
+	if (norm == NULL)
+		return;
+	pc_path_normalise(norm);
+	if (asprintf(&shown, "%s%s%s", root ? root : "", norm[0] == '/' ? "" : "/",
+		     norm) >= 0) {
+		fd = pc_open_confined(root, norm);
+		if (fd >= 0)
+			add_local_fd(s, st, fd, shown, SYM_SRC_LOCAL);
+		free(shown);
+	}
+	free(norm);
 }
 
 static void try_build_id_tree(struct symbolizer *s, struct module_state *st)
@@ -144,21 +166,15 @@ static void try_build_id_tree(struct symbolizer *s, struct module_state *st)
 
 static void try_symfs(struct symbolizer *s, struct module_state *st)
 {
-	char *path;
-
 	if (s->symfs == NULL || st->path[0] == '\0')
 		return;
-	if (asprintf(&path, "%s%s%s", s->symfs, st->path[0] == '/' ? "" : "/",
-		     st->path) < 0)
-		return;
-	add_local_path(s, st, path);
-	free(path);
+	add_recorded_path(s, st, s->symfs);
 }
 
 /* The file name in the .gnu_debuglink section of f, or NULL. malloc'd. */
 static char *read_debuglink(const struct local_file *f)
 {
-	int fd = open(f->elf.path, O_RDONLY | O_CLOEXEC);
+	int fd = pc_open_regular(f->elf.path, 0);
 	Elf *elf;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr shdr;
@@ -267,8 +283,8 @@ void search_files(struct symbolizer *s, struct module_state *st)
 	if (s->local_files) {
 		try_build_id_tree(s, st);
 		try_symfs(s, st);
-		if (st->path[0] != '\0')
-			add_local_path(s, st, st->path);
+		if (st->path[0] != '\0' && s->symfs == NULL) /* --symfs confines */
+			add_recorded_path(s, st, NULL);
 		try_debuglinks(s, st);
 	}
 	try_debuginfod(s, st);

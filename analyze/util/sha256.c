@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "sha256.h"
+#include "safe_file.h"
 
 static const uint32_t round_constants[64] = {
 	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
@@ -97,7 +98,7 @@ int sha256_file(const char *path, char hex[65])
 {
 	static uint8_t buf[1 << 16];
 	struct sha256 s;
-	FILE *f = fopen(path, "rb");
+	FILE *f = pc_fopen_regular(path); /* a FIFO must not block */
 	size_t n;
 	int rc = 0;
 

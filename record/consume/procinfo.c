@@ -13,6 +13,7 @@
 
 #include "procinfo.h"
 #include "util/util.h"
+#include "safe_file.h"
 
 #define MAX_CMDLINE_BYTES (64u << 10)
 
@@ -196,9 +197,9 @@ int procinfo_open_mapped_file(uint32_t pid, const struct map_entry *m)
 
 	/* The path names a file in the target's mount namespace; accept it
 	 * only if it is the same inode. */
-	fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	fd = pc_open_regular(m->path, 0); /* a FIFO must not block */
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (fstat(fd, &st) || (uint64_t)st.st_ino != m->inode) {
 		close(fd);
 		return -ESTALE;

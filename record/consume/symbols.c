@@ -25,6 +25,7 @@
 #include "kallsyms.h"
 #include "symbols.h"
 #include "util/util.h"
+#include "safe_file.h"
 
 #define SYMBOLS_CHUNK_BYTES (32u << 20) /* start a new chunk past this */
 
@@ -121,7 +122,7 @@ static void reopen_by_path(struct module *mod)
 
 	if (mod->fd >= 0 || mod->path[0] != '/')
 		return;
-	fd = open(mod->path, O_RDONLY | O_CLOEXEC);
+	fd = pc_open_regular(mod->path, 0); /* a FIFO must not block */
 	if (fd < 0)
 		return;
 	if (fstat(fd, &st) || (uint64_t)st.st_ino != mod->inode) {

@@ -250,6 +250,21 @@ static void print_left_out(const struct record_totals *t)
 	}
 }
 
+/* Events left out on purpose by a size policy: said, never silent. */
+static void print_dropped(const struct record_totals *t)
+{
+	char n[32];
+
+	if (t->max_size_dropped)
+		fprintf(stderr, "%s: of these, %s events were dropped at --max-size (they did not fit; "
+			"STATS record.max_size.events_dropped)\n", PROGRAM_NAME,
+			format_count(t->max_size_dropped, n, sizeof(n)));
+	if (t->flight_dropped)
+		fprintf(stderr, "%s: of these, %s events were dropped as older than the flight "
+			"recorder's window (STATS flight.events_dropped)\n", PROGRAM_NAME,
+			format_count(t->flight_dropped, n, sizeof(n)));
+}
+
 void stats_print_summary(const struct record_totals *t, const char *path, uint64_t bytes)
 {
 	char events[32], stacks[32], procs[32], size[32], lost[32], total[32];
@@ -275,5 +290,6 @@ void stats_print_summary(const struct record_totals *t, const char *path, uint64
 		format_count(nlost, lost, sizeof(lost)),
 		format_count(nevents + nlost, total, sizeof(total)),
 		plural(nevents + nlost, "event", "events"), losses);
+	print_dropped(t);
 	print_left_out(t);
 }

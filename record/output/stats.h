@@ -21,6 +21,8 @@ struct record_totals {
 	uint64_t start_ns;                /* monotonic */
 	uint64_t end_ns;
 	const char *stop_reason;          /* record.stop_reason (main.c) */
+	uint64_t max_size_dropped;        /* events --max-size did not write */
+	uint64_t flight_dropped;          /* events older than the flight window */
 };
 
 /* Records of source lost on the way (kernel drops + user-space drops). */
@@ -35,7 +37,8 @@ int stats_build_end(struct chunk_buffer *cb, const struct record_totals *t, uint
 /* On stderr:
  * "perfcap-record: wrote N events (cpu a, sched b; S stacks, P processes)
  *  to FILE (B bytes)", "perfcap-record: lost L of T events (cpu l/t, ...)"
- * and, when any, what --sample and --rate-cap left out. */
+ * and, when any, the events --max-size or the flight recorder dropped and
+ * what --sample and --rate-cap left out. */
 void stats_print_summary(const struct record_totals *t, const char *path, uint64_t bytes);
 
 #endif /* RECORD_STATS_H */

@@ -312,6 +312,11 @@ uint64_t writer_thread_backpressure_waits(struct writer_thread *wt)
 
 int writer_thread_stop(struct writer_thread *wt)
 {
+	return writer_thread_stop_counted(wt, NULL);
+}
+
+int writer_thread_stop_counted(struct writer_thread *wt, struct writer_drops *drops)
+{
 	int err;
 
 	pthread_mutex_lock(&wt->lock);
@@ -320,6 +325,10 @@ int writer_thread_stop(struct writer_thread *wt)
 	pthread_mutex_unlock(&wt->lock);
 	pthread_join(wt->thread, NULL);
 
+	if (drops) {
+		drops->max_size_events = wt->limited ? wt->limit.events_dropped : 0;
+		drops->flight_events = wt->flight ? wt->ring.events_dropped : 0;
+	}
 	err = wt->error;
 	free_policy(wt);
 	for (unsigned i = 0; i < wt->nspares; i++)

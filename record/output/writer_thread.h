@@ -42,6 +42,16 @@ uint64_t writer_thread_backpressure_waits(struct writer_thread *wt);
 
 /* Writes what is queued, joins the thread and frees it. Returns the first
  * write error or 0. Afterwards the caller may use the pc_writer again. */
+/* Events dropped on purpose: by --max-size (they did not fit) and by the
+ * flight recorder (older than its window). */
+struct writer_drops {
+	uint64_t max_size_events;
+	uint64_t flight_events;
+};
+
+/* writer_thread_stop that also says what was dropped (drops may be NULL). */
+int writer_thread_stop_counted(struct writer_thread *wt, struct writer_drops *drops);
+
 int writer_thread_stop(struct writer_thread *wt);
 
 #endif /* RECORD_WRITER_THREAD_H */

@@ -1,0 +1,86 @@
+#!/bin/bash
+# hostile_outputs.sh - issue 16 end to end for the recorder, which runs as
+# root: a symlink planted at -o (to a file, dangling) is never followed,
+# with or without -f; an overwritten 0644 file becomes a new 0600 capture;
+# a full disk stops recording AND the -- COMMAND; the summary says how
+# many events --max-size dropped. (The analyzer's outputs: analyze-hardening.)
+set -u
+. "$(dirname "$0")/lib.sh"
+: "${PERFCAP_RECORD:?}" "${PERFCAP_ANALYZE:?}"
+require_bpf
+make_tmpdir
+cd "$TMP" || fail "no scratch directory"
+
+intact() { [ "$(cat victim)" = victim ] || fail "$1: the symlink's target was written"; }
+mode_is_0600() {
+	[ ! -L "$1" ] && [ -f "$1" ] || fail "$1 is not a regular file"
+	[ "$(stat -c %a "$1")" = 600 ] || fail "$1 has mode $(stat -c %a "$1"), want 600"
+}
+
+echo victim > victim
+chmod 644 victim
+ln -s victim link.perfcap
+"$PERFCAP_RECORD" -e sched -o link.perfcap -- true 2> err && fail "-o over a link without -f"
+grep -q "already exists" err || { cat err; fail "no 'already exists' error"; }
+intact "-o link"
+"$PERFCAP_RECORD" -e sched -f -o link.perfcap -- true 2> err || { cat err; fail "-f -o link"; }
+intact "-f -o link"
+mode_is_0600 link.perfcap
+"$PERFCAP_ANALYZE" info link.perfcap > /dev/null || fail "the capture written over the link is unreadable"
+echo "ok: a symlink at -o is replaced, its target untouched"
+
+ln -s created-by-link dangling.perfcap
+"$PERFCAP_RECORD" -e sched -o dangling.perfcap -- true 2> /dev/null && fail "-o over a dangling link"
+[ -e created-by-link ] && fail "a dangling link at -o created its target"
+"$PERFCAP_RECORD" -e sched -f -o dangling.perfcap -- true 2> /dev/null || fail "-f -o dangling"
+[ -e created-by-link ] && fail "-f over a dangling link created its target"
+mode_is_0600 dangling.perfcap
+echo "ok: a dangling link at -o never creates its target"
+
+echo old > old.perfcap
+chmod 644 old.perfcap
+"$PERFCAP_RECORD" -e sched -f -o old.perfcap -- true 2> /dev/null || fail "-f over a 0644 file"
+mode_is_0600 old.perfcap
+echo "ok: -f over a 0644 file leaves a 0600 capture"
+
+mkfifo fifo.perfcap
+"$PERFCAP_RECORD" -e sched -f -o fifo.perfcap -- true 2> err && fail "-f -o FIFO accepted"
+[ -p fifo.perfcap ] || fail "-f removed a FIFO"
+echo "ok: -f refuses a FIFO: $(cat err)"
+
+# A full disk: a 256 KiB tmpfs; the command would run 60 s.
+mkdir full
+if mount -t tmpfs -o size=256k perfcap-full full 2> /dev/null; then
+	trap 'umount "$TMP/full" 2> /dev/null; rm -rf "$TMP"' EXIT
+	for i in 1 2; do timeout 60 sh -c 'while :; do :; done' & done
+	start=$(date +%s)
+	timeout 50 "$PERFCAP_RECORD" -a -e cpu,sched -F 999 -o full/x.perfcap -- sleep 60 2> err
+	rc=$?
+	kill $(jobs -p) 2> /dev/null; wait 2> /dev/null
+	cat err
+	[ $rc -eq 124 ] && fail "the recorder did not stop on a full disk"
+	[ $rc -ne 0 ] || fail "a full disk exited 0"
+	grep -q "still running" err && fail "the command was left running"
+	pgrep -x -f "sleep 60" > /dev/null && fail "'sleep 60' is still running"
+	[ $(( $(date +%s) - start )) -lt 45 ] || fail "took too long to stop"
+	umount full
+	echo "ok: a full disk stops the recording and its command (exit $rc)"
+else
+	echo "note: cannot mount a tmpfs here; full-disk check skipped"
+fi
+
+# --max-size: the events it drops are said in the summary.
+for i in 1 2; do timeout 30 sh -c 'while :; do :; done' & done
+timeout 30 "$PERFCAP_RECORD" --max-size 64K -a -e cpu,sched -F 999 -o ms.perfcap 2> err
+kill $(jobs -p) 2> /dev/null; wait 2> /dev/null
+dropped=$("$PERFCAP_ANALYZE" info ms.perfcap | awk '$1 == "record.max_size.events_dropped" { print $2 }')
+if [ "${dropped:-0}" -gt 0 ]; then
+	grep -q "of these, $(printf "%'d" "$dropped") events were dropped at --max-size" err \
+		|| { cat err; fail "the summary does not say the $dropped dropped events"; }
+	"$PERFCAP_ANALYZE" report ms.perfcap | grep -q "Dropped events: .* at --max-size" \
+		|| fail "the report does not show the dropped events"
+	echo "ok: $dropped events dropped at --max-size are shown"
+else
+	echo "note: --max-size dropped no events this time"
+fi
+echo PASS
