@@ -11,6 +11,32 @@ void db_report_error(sqlite3 *db, const char *what)
 		db ? sqlite3_errmsg(db) : "out of memory");
 }
 
+/* PERFCAP_SQL_PROFILE=MS: every statement that ran MS milliseconds or
+ * more is printed on stderr with its time (docs/perfcap-analyze.md,
+ * PERFORMANCE): how slow reports are taken apart. */
+static int profile_statement(unsigned type, void *ctx, void *p, void *x)
+{
+	sqlite3_int64 ns = *(sqlite3_int64 *)x;
+	char *sql;
+
+	if (type != SQLITE_TRACE_PROFILE || ns < (sqlite3_int64)(intptr_t)ctx * 1000000)
+		return 0;
+	sql = sqlite3_expanded_sql((sqlite3_stmt *)p);
+	fprintf(stderr, "perfcap-analyze: sql %.3f s: %.600s\n", ns / 1e9,
+		sql ? sql : sqlite3_sql((sqlite3_stmt *)p));
+	sqlite3_free(sql);
+	return 0;
+}
+
+static void maybe_profile(sqlite3 *db)
+{
+	const char *ms = getenv("PERFCAP_SQL_PROFILE");
+
+	if (ms && *ms)
+		sqlite3_trace_v2(db, SQLITE_TRACE_PROFILE, profile_statement,
+				 (void *)(intptr_t)atol(ms));
+}
+
 sqlite3 *db_open_for_load(const char *path)
 {
 	sqlite3 *db = NULL;
@@ -30,6 +56,7 @@ sqlite3 *db_open_for_load(const char *path)
 		sqlite3_close(db);
 		return NULL;
 	}
+	maybe_profile(db);
 	return db;
 }
 
@@ -44,6 +71,7 @@ sqlite3 *db_open_readonly(const char *path)
 		return NULL;
 	}
 	db_exec(db, "PRAGMA temp_store=FILE; PRAGMA cache_size=-65536;");
+	maybe_profile(db);
 	return db;
 }
 

@@ -131,7 +131,8 @@ static const char create_indexes_sql[] =
 	"CREATE INDEX maps_by_pid ON maps (pid, start_addr);"
 	"CREATE INDEX processes_by_pid ON processes (pid, ts);"
 	"CREATE INDEX threads_by_tid ON threads (tid, ts);"
-	"CREATE INDEX requests_by_start ON requests (start_ts, pid, fd);";
+	"CREATE INDEX requests_by_start ON requests (start_ts, pid, fd);"
+	"CREATE INDEX sockets_by_fd ON sockets (pid, fd, ts);";
 
 int schema_create_tables(sqlite3 *db)
 {
