@@ -7,8 +7,13 @@
  * stack map collision, and user space deduplicates them anyway. CPU samples
  * pass the filters but are never sampled 1-in-N or rate capped: -F is
  * their rate control.
+ *
+ * With --stack-copy, each sample of a user task is preceded by a USTACK
+ * record (same ts and tid): the user registers and a window of the user
+ * stack, for offline unwinding of code built without frame pointers.
  */
 #include "perfcap_common.bpf.h"
+#include "ustack_copy.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -28,7 +33,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	__u32 zero = 0;
 	struct perfcap_sample *s;
 	long kret, uret;
-	__u64 knr = 0, unr = 0, size;
+	__u64 knr = 0, unr = 0, size, now = bpf_ktime_get_ns();
 	void *ring;
 
 	if (!pc_task_traced(task))
@@ -38,7 +43,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 		pc_count(PERFCAP_SRC_CPU, PERFCAP_LOSS_SCRATCH);
 		return 0;
 	}
-	pc_header(&s->h, PERFCAP_EV_SAMPLE, bpf_ktime_get_ns());
+	pc_header(&s->h, PERFCAP_EV_SAMPLE, now);
 	s->pid = id >> 32;
 	s->tid = (__u32)id;
 	s->kstack_err = 0;
@@ -73,6 +78,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 		size = sizeof(*s);
 
 	ring = pc_ring(PERFCAP_SRC_CPU);
+	ustack_emit(ring, task, PERFCAP_SRC_CPU, now, 0);
 	if (ring && bpf_ringbuf_output(ring, s, size, pc_wakeup_flag(ring)))
 		pc_count(PERFCAP_SRC_CPU, PERFCAP_LOSS_RINGBUF);
 	return 0;

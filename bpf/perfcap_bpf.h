@@ -76,6 +76,7 @@ enum perfcap_event_type {
 	PERFCAP_EV_MUTEX       = 31, /* lock: struct perfcap_mutex */
 	PERFCAP_EV_FAULT       = 36, /* mem: struct perfcap_fault */
 	PERFCAP_EV_EXEC_MAP    = 37, /* mem: struct perfcap_exec_map */
+	PERFCAP_EV_USTACK      = 40, /* cpu, sched: struct perfcap_ustack */
 	PERFCAP_EV_MAX    = 64,
 };
 
@@ -209,6 +210,39 @@ struct perfcap_offcpu {
 };
 
 #define PERFCAP_OFFCPU_HEADER_SIZE 56 /* offsetof(struct perfcap_offcpu, kips) */
+
+/* ---- user stack copies (bpf/ustack_copy.bpf.h) -------------------------- */
+
+/* Largest --stack-copy window, in bytes (a multiple of the page size). */
+#define PERFCAP_USTACK_MAX (64 * 1024)
+
+/* The user registers an x86-64 CFI unwinder needs, in this order. */
+enum perfcap_ureg {
+	PERFCAP_UREG_IP = 0, PERFCAP_UREG_SP, PERFCAP_UREG_BP, PERFCAP_UREG_BX,
+	PERFCAP_UREG_R12, PERFCAP_UREG_R13, PERFCAP_UREG_R14, PERFCAP_UREG_R15,
+	PERFCAP_UREG_NR,
+};
+
+/* perfcap_ustack flags */
+#define PERFCAP_USTACK_F_FULL    0x1 /* the copy filled the whole window */
+#define PERFCAP_USTACK_F_FAULT   0x2 /* a page below the window's end was unreadable */
+#define PERFCAP_USTACK_F_OFFCPU  0x4 /* taken at a switch-out (sched), not a CPU sample */
+
+/* The user registers and the user stack from sp upward, page by page,
+ * until the window is full or a page cannot be read. Sent just before the
+ * PERFCAP_EV_SAMPLE with the same ts and tid (cpu), or at a switch-out with
+ * ts = the switch-out time (sched, F_OFFCPU). Sent at its used length:
+ * PERFCAP_USTACK_HEADER_SIZE + size. */
+struct perfcap_ustack {
+	struct perfcap_event_header h; /* PERFCAP_EV_USTACK, PERFCAP_USTACK_F_* */
+	__u32 pid, tid;
+	__u32 size;             /* bytes of data[] copied from regs[SP] upward */
+	__u32 window;           /* bytes asked for (--stack-copy) */
+	__u64 regs[PERFCAP_UREG_NR];
+	__u8  data[PERFCAP_USTACK_MAX];
+};
+
+#define PERFCAP_USTACK_HEADER_SIZE 96 /* offsetof(struct perfcap_ustack, data) */
 
 #define PERFCAP_FORK_F_THREAD 0x1 /* a new thread, not a new process */
 

@@ -18,7 +18,7 @@
 
 #define PC_FILE_MAGIC      "PERFCAP\0" /* 8 bytes */
 #define PC_FORMAT_MAJOR    1           /* incompatible layout changes */
-#define PC_FORMAT_MINOR    1           /* compatible additions */
+#define PC_FORMAT_MINOR    2           /* compatible additions */
 
 struct pc_file_header {
 	char     magic[8];        /* PC_FILE_MAGIC */
@@ -101,6 +101,8 @@ enum pc_rec_type {
 	PC_REC_LOCK       = 18, /* lock: kernel lock contention interval */
 	PC_REC_MUTEX      = 19, /* lock: user mutex wait (uprobes) */
 	PC_REC_FAULT      = 20, /* mem: a sampled user page fault */
+	PC_REC_USTACK     = 21, /* EVENTS (1.2): user registers + user stack copy */
+	PC_REC_UNWIND     = 22, /* SYMBOLS (1.2): unwind tables of one module */
 };
 
 /* "no stack captured" in a sample. Stack ids are assigned by the recorder
@@ -390,6 +392,57 @@ struct pc_rec_fault {
 	uint64_t ip;
 	uint32_t error_code;
 	uint32_t weight;          /* faults this one stands for (1-in-N sampling) */
+};
+
+/* ---- user stack copies and unwind tables (format 1.2) ----------------- */
+
+/* x86-64 user registers in pc_rec_ustack.regs, in this order. */
+enum pc_ureg {
+	PC_UREG_IP = 0, PC_UREG_SP, PC_UREG_BP, PC_UREG_BX,
+	PC_UREG_R12, PC_UREG_R13, PC_UREG_R14, PC_UREG_R15,
+	PC_UREG_NR,
+};
+
+#define PC_USTACK_F_FULL   0x1u /* the copy filled the window: may be cut */
+#define PC_USTACK_F_FAULT  0x2u /* a page inside the window was unreadable */
+#define PC_USTACK_F_OFFCPU 0x4u /* taken at a switch-out: belongs to the OFFCPU
+				 * record of tid whose ts - duration == ts */
+
+/* The user registers and the user stack from regs[SP] upward. Without
+ * F_OFFCPU it belongs to the SAMPLE of the same tid and ts, which follows
+ * it in the same chunk or the next EVENTS chunk. */
+struct pc_rec_ustack {
+	struct pc_rec h;          /* h.flags: PC_USTACK_F_* */
+	uint64_t ts;
+	uint32_t pid, tid;
+	uint32_t size;            /* bytes of stack that follow */
+	uint32_t window;          /* bytes the recorder asked for (--stack-copy) */
+	uint64_t regs[PC_UREG_NR];
+	/* uint8_t stack[size]: memory at regs[SP] .. regs[SP] + size; padding to 8 */
+};
+
+enum pc_unwind_kind { PC_UNWIND_EH_FRAME = 0, PC_UNWIND_DEBUG_FRAME = 1 };
+
+/* The unwind tables of one ELF module (a file mapped executable by a
+ * process with stack copies), keyed by build-id like PC_REC_MODULE. Each
+ * section keeps its sh_addr: .eh_frame's pc-relative pointers need it. */
+struct pc_rec_unwind {
+	struct pc_rec h;
+	uint16_t kind;            /* enum pc_unwind_kind of table */
+	uint8_t  build_id_len;
+	uint8_t  reserved;
+	uint32_t nsegs;           /* load segments, as in PC_REC_MODULE */
+	uint64_t table_addr;      /* sh_addr of .eh_frame (or .debug_frame: 0) */
+	uint64_t hdr_addr;        /* sh_addr of .eh_frame_hdr; 0 if none */
+	uint32_t table_len;
+	uint32_t hdr_len;
+	uint32_t path_len;
+	uint32_t reserved2;
+	uint8_t  build_id[PC_BUILD_ID_MAX];
+	uint32_t reserved3;
+	/* struct pc_segment segs[nsegs];
+	 * uint8_t table[table_len]; uint8_t hdr[hdr_len]; char path[path_len];
+	 * padding to 8 */
 };
 
 /* ---- growable byte buffer (building payloads) ------------------------- */

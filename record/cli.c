@@ -41,6 +41,7 @@ enum long_only_option {
 	OPT_SYSCALL_MIN,
 	OPT_MAX_SIZE,
 	OPT_FLIGHT_RECORDER,
+	OPT_STACK_COPY,
 };
 
 const char *argp_program_version =
@@ -92,6 +93,9 @@ static const struct argp_option options[] = {
 	{ "flight-recorder", OPT_FLIGHT_RECORDER, "SIZE", 0,
 	  "Keep only the most recent ~SIZE of compressed events in memory; write the "
 	  "file on SIGUSR1 (then stop) or at the normal stop", 0 },
+	{ "stack-copy", OPT_STACK_COPY, "SIZE", 0,
+	  "Copy SIZE bytes of user stack with each CPU sample and off-CPU stack, for "
+	  "unwinding code built without frame pointers (default 16K, at most 64K, 0: off)", 0 },
 	{ NULL, 0, NULL, 0, "Event sources:", 1 },
 	{ "events", 'e', "LIST", 0, "Sources to record, comma-separated (default cpu,sched)", 1 },
 	{ "list-events", OPT_LIST_EVENTS, NULL, 0, "List the event sources and exit", 1 },
@@ -133,6 +137,7 @@ struct parse_state {
 	const char *fault_sample_arg;
 	const char *max_size_arg;
 	const char *flight_arg;
+	const char *stack_copy_arg;
 	int ntargets;
 };
 
@@ -211,6 +216,9 @@ static error_t parse_option(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_FLIGHT_RECORDER:
 		ps->flight_arg = arg;
+		break;
+	case OPT_STACK_COPY:
+		ps->stack_copy_arg = arg;
 		break;
 	case ARGP_KEY_ARGS:
 		o->command = state->argv + state->next;
@@ -435,6 +443,23 @@ static int validate_size(const char *opt, const char *arg, uint64_t max, uint64_
 	return 0;
 }
 
+/* --stack-copy SIZE: 0, or 512 bytes .. PERFCAP_USTACK_MAX */
+static int validate_stack_copy(struct record_options *o, const char *arg)
+{
+	uint64_t bytes;
+
+	if (!arg)
+		return 0;
+	if ((strcmp(arg, "0") != 0 && !parse_size_bytes(arg, PERFCAP_USTACK_MAX, &bytes)) ||
+	    (strcmp(arg, "0") != 0 && bytes < 512)) {
+		error_line("invalid --stack-copy '%s': expected 0 (off) or a size from 512 to 64K",
+			   arg);
+		return 1;
+	}
+	o->stack_copy = strcmp(arg, "0") == 0 ? 0 : (uint32_t)(bytes & ~7ull);
+	return 0;
+}
+
 /* --max-size and --flight-recorder */
 static int validate_limits(struct record_options *o, const struct parse_state *ps)
 {
@@ -516,6 +541,7 @@ int cli_parse(int argc, char **argv, struct record_options *opts)
 	opts->lock_min_ns = DEFAULT_LOCK_MIN_NS;
 	opts->fault_one_in = DEFAULT_FAULT_ONE_IN;
 	opts->sample_one_in = 1;
+	opts->stack_copy = DEFAULT_STACK_COPY;
 	opts->argc = argc;
 	opts->argv = argv;
 	argp_err_exit_status = 1;
@@ -528,7 +554,8 @@ int cli_parse(int argc, char **argv, struct record_options *opts)
 	    validate_syscalls(opts, ps.syscall_min_arg) ||
 	    validate_comm(opts) || validate_cgroup(opts) ||
 	    validate_sample(opts, ps.sample_arg) || validate_rate_cap(opts, ps.rate_cap_arg) ||
-	    validate_lock_mem(opts, &ps) || validate_limits(opts, &ps))
+	    validate_lock_mem(opts, &ps) || validate_limits(opts, &ps) ||
+	    validate_stack_copy(opts, ps.stack_copy_arg))
 		return 1;
 	if (opts->list_events)
 		return 0;

@@ -23,6 +23,7 @@ enum target_mode {
 #define DEFAULT_FAULT_ONE_IN  100
 #define DEFAULT_OUTPUT     "run.perfcap"
 #define FALLBACK_MAX_FREQ  100000
+#define DEFAULT_STACK_COPY (16u * 1024) /* --stack-copy: bytes of user stack */
 
 struct record_options {
 	uint64_t freq_hz;
@@ -36,6 +37,7 @@ struct record_options {
 	size_t npids;
 	char **command;           /* TARGET_COMMAND: NULL-terminated argv */
 	bool verbose;
+	uint32_t stack_copy;      /* --stack-copy: bytes of user stack per stack, 0: off */
 	/* event sources */
 	const char *events;       /* -e as given; NULL: the default set */
 	bool selected[PERFCAP_SRC_MAX]; /* by source id, always-on ones included */

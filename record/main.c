@@ -36,6 +36,7 @@
 #include "output/size_limit.h"
 #include "output/stats.h"
 #include "consume/symbols.h"
+#include "consume/unwind_tables.h"
 #include "session/target.h"
 #include "util/util.h"
 #include "output/writer_thread.h"
@@ -534,6 +535,8 @@ static int finish(struct recorder *r)
 	r->end_ns = monotonic_ns();
 	ring_reader_drain(&r->session.reader);
 	err = consumer_flush(&r->consumer);
+	if (!err)
+		err = unwind_tables_write(r->writer_thread, &r->consumer.processes);
 	if (!err)
 		err = symbols_write(r->writer_thread, &r->consumer.stack_table,
 				    &r->consumer.processes, &symbols);

@@ -13,6 +13,7 @@
 #include "db/sql_writer.h"
 #include "symbolize/symbolize.h"
 #include "util/text.h"
+#include "ustack_unwind.h"
 
 int load_prepare_statements(struct loader *L)
 {
@@ -90,6 +91,7 @@ static void load_sample(struct loader *L, const struct pc_rec *rec)
 	int64_t *row = batch_row(&L->st.samples, &is_null);
 
 	pc_rec_copy(rec, &s, sizeof(s), &tail_len);
+	s.ustack = ustack_for_sample(L, s.tid, s.ts, s.ustack);
 	row[0] = (int64_t)s.ts;
 	row[1] = s.pid;
 	row[2] = s.tid;
@@ -338,6 +340,8 @@ void load_record(struct loader *L, uint16_t chunk_type, const struct pc_rec *rec
 	case PC_REC_MODULE: load_module(L, rec); break;
 	case PC_REC_EXEC:   load_exec(L, rec); break;
 	case PC_REC_EXIT:   load_exit(L, rec); break;
+	case PC_REC_USTACK: ustack_load(L, rec); break;
+	case PC_REC_UNWIND: break; /* read by the first pass (ustack_unwind.c) */
 	default:
 		if (rec->type >= PC_REC_SWITCH && rec->type <= PC_REC_FAULT)
 			load_event(L, rec);

@@ -16,10 +16,11 @@
 
 struct symbolizer;
 struct correlator;
+struct ustack_state;
 struct sql_writer;
 
 #define KNOWN_CHUNK_TYPES  8  /* indices 1..7 used */
-#define KNOWN_RECORD_TYPES 21 /* indices 1..20 used */
+#define KNOWN_RECORD_TYPES 23 /* indices 1..22 used */
 
 #define SYSCALL_NR_COUNTED 1024   /* numbers above are not split by source */
 
@@ -73,6 +74,7 @@ struct loader {
 	struct load_counters counts;
 	struct correlator *corr;      /* thread states, waits, time shares */
 	struct sql_writer *writer;    /* runs the big tables' INSERTs; may be NULL */
+	struct ustack_state *ust;     /* user stack copies (ustack_unwind.h); NULL if none */
 	uint64_t nsamples;
 	uint64_t nevents;             /* records of EVENTS chunks */
 	uint64_t nsyscalls;           /* syscall_id of the last syscall */

@@ -25,6 +25,7 @@
 #include "symbolize/symbolize.h"
 #include "util/syscalls.h"
 #include "util/text.h"
+#include "ustack_unwind.h"
 
 static int is_record_chunk(uint16_t type)
 {
@@ -292,6 +293,7 @@ static void loader_free(struct loader *L)
 	free(L->chunk_rows);
 	symbolizer_free(L->sym);
 	correlator_free(L->corr);
+	ustack_free(L);
 }
 
 /* Tells every stack how many samples use it and when it was first used. */
@@ -384,11 +386,12 @@ static int load_into(struct loader *L, struct pc_reader *reader, const char *pat
 {
 	const char *damage;
 
-	if (load_setup(L, reader, path, opts) < 0 ||
+	if (load_setup(L, reader, path, opts) < 0 || ustack_prepass(L, reader) < 0 ||
 	    load_all_chunks(L, reader, opts->progress) < 0)
 		return -1;
 	map_index_finish(&L->maps);
-	if (requests_build(L->db) < 0 || mark_used_stacks(L) < 0 || resolve_stacks(L) < 0)
+	if (requests_build(L->db) < 0 || mark_used_stacks(L) < 0 || resolve_stacks(L) < 0 ||
+	    ustack_store(L) < 0)
 		return -1;
 	damage = fill_summary(L, reader, summary);
 	if (quality_store(L, pc_reader_status(reader), damage) < 0)

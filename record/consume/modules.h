@@ -6,6 +6,7 @@
 #ifndef RECORD_MODULES_H
 #define RECORD_MODULES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "util/addr_list.h"
@@ -24,6 +25,7 @@ struct module {
 	uint8_t  build_id_len;    /* 0: none or unreadable */
 	uint8_t  build_id[PC_BUILD_ID_MAX];
 	struct addr_list hits;    /* file offsets of sampled ips */
+	bool     all_symbols;     /* unwind_tables.c: store every symbol, not the hits' */
 };
 
 struct module_registry {

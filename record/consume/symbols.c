@@ -154,7 +154,8 @@ static int add_user_module(struct chunk_buffer *cb, struct module *mod, struct s
 		}
 		offsets_to_vaddrs(&m, &mod->hits);
 	}
-	err = pc_buf_add_module(&cb->buf, &m, mod->hits.v, mod->hits.n);
+	err = pc_buf_add_module(&cb->buf, &m, mod->all_symbols ? NULL : mod->hits.v,
+				mod->hits.n);
 	if (!err)
 		chunk_buffer_count(cb, 0);
 	pc_elf_module_free(&m);
@@ -273,7 +274,7 @@ int symbols_write(struct writer_thread *wt, const struct stack_table *stacks,
 	for (uint32_t i = 0; i < pt->modules.n && !err; i++) {
 		struct module *mod = &pt->modules.mods[i];
 
-		if (!mod->hits.n)
+		if (!mod->hits.n && !mod->all_symbols)
 			continue;
 		st->modules_hit++;
 		err = add_user_module(&cb, mod, st);

@@ -3,7 +3,9 @@
  * The sample program runs on a cpu-clock software perf event in frequency
  * mode (-F HZ), one per online CPU (offline CPUs have no event). Each
  * sample carries raw kernel and user stacks, deduplicated here into STACK
- * records; the SAMPLE record refers to them by id.
+ * records; the SAMPLE record refers to them by id. With --stack-copy, a
+ * USTACK record (user registers + stack window, consume/ustack_copy.c)
+ * precedes each sample of a user task.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,8 +17,11 @@
 
 #include "cli.h"
 #include "consume/consumer.h"
+#include "consume/unwind_tables.h"
+#include "consume/ustack_copy.h"
 #include "cpu_sample.skel.h"
 #include "source.h"
+#include "ustack_setup.h"
 #include "util/util.h"
 
 static struct cpu_sample_bpf *skel;
@@ -103,6 +108,9 @@ static int cpu_load(const struct source_env *env, char *why, size_t len)
 	}
 	skel->rodata->pc_config = *env->config;
 	err = source_reuse_shared_maps(env, skel->obj, why, len);
+	if (!err)
+		err = ustack_setup(skel->maps.ustack_scratch, &skel->rodata->ustack_window,
+				   env->opts->stack_copy, why, len);
 	if (err)
 		return err;
 	err = cpu_sample_bpf__load(skel);
@@ -267,6 +275,10 @@ static void cpu_handle(struct consumer *c, const void *rec, size_t size)
 	struct pc_rec_sample out = { .h.type = PC_REC_SAMPLE };
 	uint32_t aspace;
 
+	if (size >= sizeof(s->h) && s->h.type == PERFCAP_EV_USTACK) {
+		ustack_copy_handle(c, PERFCAP_SRC_CPU, rec, size);
+		return;
+	}
 	if (!sample_is_well_formed(s, size)) {
 		consumer_drop(c, PERFCAP_SRC_CPU);
 		return;
@@ -292,15 +304,20 @@ static int cpu_meta(struct chunk_buffer *kv, const struct source_env *env)
 	err |= chunk_buffer_add_kv(kv, "sampling.cpu.event", "cpu-clock");
 	err |= chunk_buffer_add_kv_u64(kv, "sampling.cpu.freq_hz", env->opts->freq_hz);
 	err |= chunk_buffer_add_kv(kv, "sampling.cpu.cpus", list);
+	if (env->opts->stack_copy)
+		err |= chunk_buffer_add_kv_u64(kv, "sampling.cpu.stack_copy",
+					       env->opts->stack_copy);
 	return err ? -ENOMEM : 0;
 }
 
 static int cpu_stats(struct chunk_buffer *kv, const struct consumer *c)
 {
-	return chunk_buffer_add_kv_u64(kv, "cpu.samples", c->written[PERFCAP_SRC_CPU]) ? -ENOMEM : 0;
+	if (chunk_buffer_add_kv_u64(kv, "cpu.samples", c->written[PERFCAP_SRC_CPU]))
+		return -ENOMEM;
+	return ustack_copy_stats_kv(kv) ? -ENOMEM : unwind_tables_stats_kv(kv);
 }
 
-static const uint16_t cpu_event_types[] = { PERFCAP_EV_SAMPLE, 0 };
+static const uint16_t cpu_event_types[] = { PERFCAP_EV_SAMPLE, PERFCAP_EV_USTACK, 0 };
 
 const struct source cpu_source = {
 	.name = "cpu",

@@ -1,0 +1,422 @@
+/* ustack_unwind.c - unwinds the capture's user stack copies while loading
+ * (see ustack_unwind.h).
+ *
+ * Modules are found by the mapping that covers a pc (map_index of the
+ * first pass) and matched to their UNWIND record by build-id (by path when
+ * there is none). Each module's CFI is built once, on first use. Results
+ * are deduplicated by (pid, ips, stop): identical walks share one stack.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/db.h"
+#include "load_state.h"
+#include "ustack_unwind.h"
+#include "unwind/unwind.h"
+#include "unwind_table.h"
+
+struct ustack_module {
+	struct pc_unwind_table table;
+	struct unwind_cfi *cfi;
+	const char *why;          /* why cfi is NULL after a try */
+	int tried;
+};
+
+struct unwound {               /* per unwound stack, by id - USTACK_ID_BASE */
+	uint32_t pid;
+	uint16_t stop;            /* enum unwind_stop */
+	uint32_t nframes;
+	uint64_t stop_pc;
+};
+
+struct ustack_state {
+	struct map_index maps;
+	struct ustack_module *mods;
+	uint32_t nmods, mods_cap;
+	struct hmap mod_by_key;   /* build-id (or path) key -> index in mods */
+	struct hmap pending;      /* (tid, ts) -> unwound stack id */
+	struct hmap by_content;   /* (content hash, 0) -> unwound stack id */
+	struct unwound *stacks;
+	uint32_t nstacks, stacks_cap;
+	uint64_t ips[STACK_MAX_IPS];
+	uint64_t copies, malformed, tables_bad;
+	uint64_t by_stop[UNWIND_STOP_COUNT];  /* copies per stop reason */
+};
+
+/* ---- modules ---------------------------------------------------------- */
+
+static uint64_t fnv(const void *p, size_t n, uint64_t h)
+{
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* Key of a module: its build-id, else its path (b = 1). */
+static void module_key(const uint8_t *bid, uint8_t bid_len, const char *path,
+		       uint64_t *a, uint64_t *b)
+{
+	if (bid_len) {
+		*a = fnv(bid, bid_len, 0xcbf29ce484222325ull);
+		*b = 0;
+	} else {
+		*a = fnv(path, strlen(path), 0xcbf29ce484222325ull);
+		*b = 1;
+	}
+}
+
+static int grow(void **arr, uint32_t *cap, size_t elem)
+{
+	uint32_t n = *cap ? *cap * 2 : 16;
+	void *grown = realloc(*arr, n * elem);
+
+	if (!grown)
+		return 0;
+	*arr = grown;
+	*cap = n;
+	return 1;
+}
+
+static void add_table(struct ustack_state *S, const struct pc_rec *rec)
+{
+	struct pc_unwind_table t;
+	uint64_t a, b, *slot;
+	int created;
+
+	if (pc_unwind_table_from_rec(&t, rec) < 0) {
+		S->tables_bad++;
+		return;
+	}
+	module_key(t.build_id, t.build_id_len, t.path, &a, &b);
+	slot = hmap_upsert(&S->mod_by_key, a, b, S->nmods, &created);
+	if (!slot || !created ||
+	    (S->nmods == S->mods_cap && !grow((void **)&S->mods, &S->mods_cap, sizeof(*S->mods)))) {
+		pc_unwind_table_free(&t);
+		return;
+	}
+	S->mods[S->nmods++] = (struct ustack_module){ .table = t };
+}
+
+static struct ustack_module *module_of(struct ustack_state *S, const struct mapping *m)
+{
+	uint64_t a, b, *idx;
+	struct ustack_module *mod;
+
+	module_key(m->build_id, m->build_id_len, m->path, &a, &b);
+	idx = hmap_find(&S->mod_by_key, a, b);
+	if (!idx)
+		return NULL;
+	mod = &S->mods[*idx];
+	if (!mod->tried) {
+		mod->tried = 1;
+		mod->cfi = unwind_cfi_new(&mod->table, &mod->why);
+		if (!mod->cfi)
+			S->tables_bad++;
+	}
+	return mod;
+}
+
+/* ---- unwinding one copy ------------------------------------------------ */
+
+struct find_ctx {
+	struct ustack_state *S;
+	uint32_t pid;
+	uint64_t ts;
+};
+
+static int find_module(void *ctx, uint64_t pc, struct unwind_cfi **cfi, uint64_t *vaddr)
+{
+	struct find_ctx *f = ctx;
+	int64_t i = map_index_lookup(&f->S->maps, f->pid, pc, f->ts);
+	const struct mapping *m;
+	struct ustack_module *mod;
+
+	if (i < 0)
+		return -1;
+	m = &f->S->maps.maps[i];
+	mod = module_of(f->S, m);
+	*cfi = mod ? mod->cfi : NULL;
+	if (!*cfi)
+		return -1;
+	return pc_unwind_offset_to_vaddr(&mod->table, pc - m->start + m->pgoff, vaddr) ? -1 : 0;
+}
+
+static uint64_t content_hash(uint32_t pid, uint16_t stop, const uint64_t *ips, uint32_t n)
+{
+	uint64_t h = fnv(&pid, sizeof(pid), 0xcbf29ce484222325ull);
+
+	h = fnv(&stop, sizeof(stop), h);
+	return fnv(ips, n * sizeof(*ips), h);
+}
+
+static int same_stack(const struct loader *L, const struct ustack_state *S, uint32_t id,
+		      uint32_t pid, uint16_t stop, const uint64_t *ips, uint32_t n)
+{
+	const struct unwound *u = &S->stacks[id - USTACK_ID_BASE];
+	const struct stack_entry *e = stack_store_find(&L->stacks, id);
+
+	return e && u->pid == pid && u->stop == stop && e->nr == n &&
+	       !memcmp(e->ips, ips, n * sizeof(*ips));
+}
+
+/* The id of the unwound stack (pid, ips, stop), defined on first sight.
+ * PC_STACK_NONE on out-of-memory. */
+static uint32_t stack_id_of(struct loader *L, uint32_t pid, const struct unwind_result *r)
+{
+	struct ustack_state *S = L->ust;
+	uint64_t h = content_hash(pid, (uint16_t)r->stop, S->ips, r->n), *slot;
+	uint32_t id;
+	int created;
+
+	slot = hmap_upsert(&S->by_content, h, 0, 0, &created);
+	if (!slot)
+		return PC_STACK_NONE;
+	if (!created && same_stack(L, S, (uint32_t)*slot, pid, (uint16_t)r->stop, S->ips, r->n))
+		return (uint32_t)*slot;
+	if (S->nstacks == S->stacks_cap &&
+	    !grow((void **)&S->stacks, &S->stacks_cap, sizeof(*S->stacks)))
+		return PC_STACK_NONE;
+	id = USTACK_ID_BASE + S->nstacks;
+	if (stack_store_define(&L->stacks, id, pid, PC_STACK_USER,
+			       r->stop == UNWIND_DEPTH ? PC_STACK_F_TRUNCATED : 0, S->ips, r->n) < 0)
+		return PC_STACK_NONE;
+	S->stacks[S->nstacks++] = (struct unwound){ pid, (uint16_t)r->stop, r->n, r->stop_pc };
+	if (created)
+		*slot = id;  /* a collision keeps the first stack as the dedupe target */
+	return id;
+}
+
+void ustack_load(struct loader *L, const struct pc_rec *rec)
+{
+	struct ustack_state *S = L->ust;
+	struct pc_rec_ustack u;
+	size_t tail_len;
+	const uint8_t *tail;
+	struct unwind_result r;
+	struct find_ctx f;
+	uint32_t id;
+	uint64_t *slot;
+
+	if (!S)
+		return; /* no tables announced: the copy cannot be unwound */
+	tail = pc_rec_copy(rec, &u, sizeof(u), &tail_len);
+	if (u.size > tail_len) {
+		S->malformed++;
+		return;
+	}
+	f = (struct find_ctx){ S, u.pid, u.ts };
+	unwind_stack(u.regs, &(struct unwind_memory){ u.regs[PC_UREG_SP], tail, u.size },
+		     find_module, &f, S->ips, STACK_MAX_IPS, &r);
+	S->copies++;
+	S->by_stop[r.stop]++;
+	id = stack_id_of(L, u.pid, &r);
+	slot = id == PC_STACK_NONE ? NULL :
+	       hmap_upsert(&S->pending, u.tid, u.ts, id, NULL);
+	if (!slot)
+		L->failed = 1;
+	else
+		*slot = id;
+}
+
+uint32_t ustack_for_sample(struct loader *L, uint32_t tid, uint64_t ts, uint32_t ustack)
+{
+	uint64_t *id = L->ust ? hmap_find(&L->ust->pending, tid, ts) : NULL;
+
+	return id ? (uint32_t)*id : ustack;
+}
+
+/* ---- the first pass ------------------------------------------------------ */
+
+static int announces_copies(const struct pc_chunk *c)
+{
+	struct pc_kv_iter it;
+	const char *key, *value;
+
+	pc_kv_iter_init(&it, c->data, c->size);
+	while (pc_kv_next(&it, &key, &value) == 1)
+		if (strcmp(key, "sampling.cpu.stack_copy") == 0)
+			return strcmp(value, "0") != 0;
+	return 0;
+}
+
+static void add_map(struct ustack_state *S, const struct pc_rec *rec)
+{
+	struct pc_rec_map m;
+	size_t tail_len;
+	const uint8_t *tail = pc_rec_copy(rec, &m, sizeof(m), &tail_len);
+	struct mapping mapping = {
+		.ts = m.ts, .start = m.start, .end = m.end, .pgoff = m.pgoff, .pid = m.pid,
+	};
+
+	if (m.path_len > tail_len || m.build_id_len > PC_BUILD_ID_MAX || m.start >= m.end)
+		return; /* counted by the main pass */
+	mapping.build_id_len = m.build_id_len;
+	memcpy(mapping.build_id, m.build_id, m.build_id_len);
+	mapping.path = strndup((const char *)tail, m.path_len);
+	if (mapping.path)
+		map_index_add(&S->maps, &mapping);
+	free(mapping.path); /* map_index_add keeps its own copy */
+}
+
+static void scan_records(struct ustack_state *S, const struct pc_chunk *c)
+{
+	struct pc_rec_iter it;
+	const struct pc_rec *rec;
+
+	pc_rec_iter_init(&it, c->data, c->size);
+	while (pc_rec_next(&it, &rec) == 1) {
+		if (rec->type == PC_REC_UNWIND && c->hdr.type == PC_CHUNK_SYMBOLS)
+			add_table(S, rec);
+		else if (rec->type == PC_REC_MAP && c->hdr.type == PC_CHUNK_PROCS)
+			add_map(S, rec);
+	}
+}
+
+static struct ustack_state *state_new(void)
+{
+	struct ustack_state *S = calloc(1, sizeof(*S));
+
+	if (!S)
+		return NULL;
+	map_index_init(&S->maps);
+	hmap_init(&S->mod_by_key);
+	hmap_init(&S->pending);
+	hmap_init(&S->by_content);
+	return S;
+}
+
+int ustack_prepass(struct loader *L, struct pc_reader *reader)
+{
+	struct pc_chunk c;
+	int seen_meta = 0;
+
+	while (pc_reader_next(reader, &c) == 1) {
+		if (c.hdr.type == PC_CHUNK_META && !seen_meta) {
+			seen_meta = 1;
+			if (!announces_copies(&c))
+				break;
+			if (!(L->ust = state_new()))
+				return -1;
+		} else if (L->ust && (c.hdr.type == PC_CHUNK_SYMBOLS ||
+				      c.hdr.type == PC_CHUNK_PROCS)) {
+			scan_records(L->ust, &c);
+		}
+	}
+	if (L->ust)
+		map_index_finish(&L->ust->maps);
+	return pc_reader_rewind(reader);
+}
+
+/* ---- after the main pass ------------------------------------------------ */
+
+static const char *stop_module(const struct ustack_state *S, const struct unwound *u,
+			       uint64_t *offset)
+{
+	int64_t i = map_index_lookup(&S->maps, u->pid, u->stop_pc, 0);
+
+	*offset = 0;
+	if (i < 0)
+		return NULL;
+	*offset = u->stop_pc - S->maps.maps[i].start + S->maps.maps[i].pgoff;
+	return S->maps.maps[i].path;
+}
+
+static int store_stack_rows(struct loader *L, sqlite3_stmt *st)
+{
+	const struct ustack_state *S = L->ust;
+
+	for (uint32_t i = 0; i < S->nstacks; i++) {
+		const struct unwound *u = &S->stacks[i];
+		uint64_t offset;
+		const char *module = stop_module(S, u, &offset);
+
+		sqlite3_bind_int64(st, 1, USTACK_ID_BASE + (int64_t)i);
+		sqlite3_bind_int64(st, 2, u->pid);
+		db_bind_text(st, 3, u->stop == UNWIND_END ? "dwarf" : "partial");
+		db_bind_text(st, 4, unwind_stop_name((enum unwind_stop)u->stop));
+		sqlite3_bind_int64(st, 5, u->nframes);
+		if (module && u->stop != UNWIND_END) {
+			db_bind_text(st, 6, module);
+			db_bind_u64(st, 7, offset);
+		} else {
+			sqlite3_bind_null(st, 6);
+			sqlite3_bind_null(st, 7);
+		}
+		if (db_run(st) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int store_counters(struct loader *L)
+{
+	const struct ustack_state *S = L->ust;
+	sqlite3_stmt *st = db_prepare(L->db,
+		"INSERT INTO unwind_counts (key, value) VALUES (?,?)");
+	const struct { const char *k; uint64_t v; } rows[] = {
+		{ "copies", S->copies }, { "copies.malformed", S->malformed },
+		{ "modules", S->nmods }, { "modules.unusable", S->tables_bad },
+		{ "stacks", S->nstacks },
+	};
+	char key[64];
+	int rc = st ? 0 : -1;
+
+	for (int s = 0; s < UNWIND_STOP_COUNT && !rc; s++) {
+		snprintf(key, sizeof(key), "copies.stop.%s", unwind_stop_name((enum unwind_stop)s));
+		db_bind_text(st, 1, key);
+		db_bind_u64(st, 2, S->by_stop[s]);
+		rc = db_run(st);
+	}
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]) && !rc; i++) {
+		db_bind_text(st, 1, rows[i].k);
+		db_bind_u64(st, 2, rows[i].v);
+		rc = db_run(st);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int ustack_store(struct loader *L)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (!L->ust)
+		return 0;
+	if (db_exec(L->db,
+		    "CREATE TABLE user_stack_unwinds (stack_id INTEGER PRIMARY KEY,"
+		    "  pid INTEGER, method TEXT, stop TEXT, frames INTEGER,"
+		    "  stop_module TEXT, stop_offset INTEGER);"
+		    "CREATE TABLE unwind_counts (key TEXT PRIMARY KEY, value INTEGER);") < 0)
+		return -1;
+	st = db_prepare(L->db, "INSERT INTO user_stack_unwinds VALUES (?,?,?,?,?,?,?)");
+	if (!st)
+		return -1;
+	rc = store_stack_rows(L, st);
+	sqlite3_finalize(st);
+	return rc < 0 ? -1 : store_counters(L);
+}
+
+void ustack_free(struct loader *L)
+{
+	struct ustack_state *S = L->ust;
+
+	if (!S)
+		return;
+	for (uint32_t i = 0; i < S->nmods; i++) {
+		unwind_cfi_free(S->mods[i].cfi);
+		pc_unwind_table_free(&S->mods[i].table);
+	}
+	free(S->mods);
+	free(S->stacks);
+	map_index_free(&S->maps);
+	hmap_free(&S->mod_by_key);
+	hmap_free(&S->pending);
+	hmap_free(&S->by_content);
+	free(S);
+	L->ust = NULL;
+}

@@ -1,0 +1,38 @@
+/* ustack_unwind.h - the loader's side of user stack copies (format 1.2):
+ * a first pass over the capture collects the modules' unwind tables and
+ * the mappings; each USTACK record is then unwound as it is read (unwind/)
+ * into a stack of its own (deduplicated), which replaces the frame-pointer
+ * stack of the SAMPLE it belongs to. How each such stack was obtained and
+ * why it stopped goes to the user_stack_unwinds table (docs/schema.md).
+ * Captures without copies are read exactly as before. */
+#ifndef ANALYZE_USTACK_UNWIND_H
+#define ANALYZE_USTACK_UNWIND_H
+
+#include <stdint.h>
+
+#include "perfcap_format.h"
+
+struct loader;
+struct pc_reader;
+
+/* Unwound stacks get ids from here up (the recorder's ids stay below). */
+#define USTACK_ID_BASE 0x80000000u
+
+/* The first pass: when the capture's META announces stack copies, reads
+ * its UNWIND and MAP records, then rewinds. 0 or -1. */
+int ustack_prepass(struct loader *L, struct pc_reader *reader);
+
+/* A PC_REC_USTACK record of the main pass. */
+void ustack_load(struct loader *L, const struct pc_rec *rec);
+
+/* The user stack id a SAMPLE of tid at ts uses: the unwound one if a copy
+ * of that sample was unwound, else ustack. */
+uint32_t ustack_for_sample(struct loader *L, uint32_t tid, uint64_t ts, uint32_t ustack);
+
+/* After the main pass: the user_stack_unwinds table and the STATS-like
+ * counters (quality rows). 0 or -1. */
+int ustack_store(struct loader *L);
+
+void ustack_free(struct loader *L);
+
+#endif /* ANALYZE_USTACK_UNWIND_H */

@@ -1,0 +1,62 @@
+#!/bin/bash
+# stacks_nofp.sh - issue 11, end to end with real eBPF: nofp_chain and its
+# library are built -O2 -fomit-frame-pointer, so frame-pointer walks break;
+# with the default --stack-copy the capture carries user stack copies and
+# the modules' .eh_frame. At least 90% of the workload's CPU samples must
+# show the exact chain main;level_a;level_b;lib_c in report --folded, and
+# at least 90% of its unwound stacks must be complete ("end"). Then the
+# binary and the library are deleted: the capture alone (--no-local-files)
+# must give the same chains.
+set -u
+. "$(dirname "$0")/lib.sh"
+: "${PERFCAP_RECORD:?}" "${PERFCAP_ANALYZE:?}" "${NOFP_CHAIN:?}" "${NOFP_LIB:?}"
+require_bpf
+make_tmpdir
+
+cp "$NOFP_CHAIN" "$TMP/nofp_chain"
+cp "$NOFP_LIB" "$TMP/$(basename "$NOFP_LIB")"
+LD_LIBRARY_PATH="$TMP" "$PERFCAP_RECORD" -e cpu -F 199 -o "$TMP/run.perfcap" -- \
+	"$TMP/nofp_chain" 3 40 10 > "$TMP/record.out" 2> "$TMP/record.err" \
+	|| { cat "$TMP/record.err" >&2; fail "perfcap-record failed"; }
+cat "$TMP/record.err"
+
+# share (percent) of the workload's samples whose stack has the chain
+chain_pct() {
+	awk '
+		$1 ~ /^nofp_chain;/ {
+			n = $NF; total += n
+			if ($0 ~ /;main;level_a;level_b;lib_c(;|[ ])/) hit += n
+		}
+		END { if (total == 0) print -1; else printf "%d %d\n", 100 * hit / total, total }' "$1"
+}
+
+check_chain() {   # $1 = label, remaining = extra analyze args
+	local label=$1; shift
+	"$PERFCAP_ANALYZE" report "$@" --folded "$TMP/run.perfcap" > "$TMP/folded" \
+		|| fail "$label: report --folded failed"
+	read -r pct total < <(chain_pct "$TMP/folded")
+	echo "$label: ${pct}% of ${total} nofp_chain samples have main;level_a;level_b;lib_c"
+	[ "${total:-0}" -ge 50 ] || fail "$label: only ${total:-0} samples"
+	[ "$pct" -ge 90 ] || { head -20 "$TMP/folded"; fail "$label: chain in ${pct}% < 90%"; }
+}
+
+check_complete() {   # $1 = label, remaining = extra import args
+	local label=$1; shift
+	rm -f "$TMP/run.db"
+	"$PERFCAP_ANALYZE" import "$@" "$TMP/run.perfcap" -o "$TMP/run.db" > /dev/null \
+		|| fail "$label: import failed"
+	local complete
+	complete=$(sqlite3 "$TMP/run.db" "
+		SELECT CAST(100.0 * SUM(u.stop = 'end') / COUNT(*) AS INT)
+		FROM samples s JOIN user_stack_unwinds u ON u.stack_id = s.ustack_id
+		WHERE s.pid IN (SELECT pid FROM processes WHERE comm = 'nofp_chain')")
+	echo "$label: ${complete:-?}% of nofp_chain samples unwound to the outermost frame"
+	[ "${complete:-0}" -ge 90 ] || fail "$label: complete stacks ${complete:-0}% < 90%"
+}
+
+check_chain "with binaries"
+command -v sqlite3 > /dev/null && check_complete "with binaries"
+rm -f "$TMP/nofp_chain" "$TMP/$(basename "$NOFP_LIB")"
+check_chain "binaries deleted" --no-local-files
+command -v sqlite3 > /dev/null && check_complete "binaries deleted" --no-local-files
+echo "PASS"

@@ -1,0 +1,54 @@
+#!/bin/bash
+# stacks_redis.sh - issue 11 on a real server built without frame pointers:
+# Debian's redis-server on 127.0.0.1 (a free port), recorded with
+# perfcap-record -p PID -d 3 while redis-benchmark runs a bounded get/set
+# load. At least 90% of the server's CPU samples must have a complete user
+# stack (unwound to _start / clone), and the report must name redis's own
+# event loop (aeMain) above main. Skips when redis is not installed.
+set -u
+. "$(dirname "$0")/lib.sh"
+: "${PERFCAP_RECORD:?}" "${PERFCAP_ANALYZE:?}"
+require_bpf
+skip() { echo "SKIP: $* (apt-get install redis-server redis-tools sqlite3)" >&2; exit 77; }
+command -v redis-server > /dev/null && command -v redis-benchmark > /dev/null \
+	|| skip "redis-server / redis-benchmark not installed"
+command -v sqlite3 > /dev/null || skip "sqlite3 not installed"
+make_tmpdir
+
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+	--daemonize no > "$TMP/redis.log" 2>&1 &
+rpid=$!
+bpid=
+cleanup_redis() {
+	[ -n "$bpid" ] && kill "$bpid" 2> /dev/null
+	kill "$rpid" 2> /dev/null
+	wait "$rpid" 2> /dev/null
+}
+trap 'cleanup_redis; rm -rf "$TMP"' EXIT
+for _ in $(seq 50); do
+	redis-cli -p "$port" ping > /dev/null 2>&1 && break
+	sleep 0.1
+done
+
+redis-benchmark -p "$port" -n 2000000 -t get,set -q > "$TMP/bench.out" 2>&1 &
+bpid=$!
+"$PERFCAP_RECORD" -e cpu -p "$rpid" -d 3 -o "$TMP/run.perfcap" \
+	> "$TMP/record.out" 2> "$TMP/record.err" \
+	|| { cat "$TMP/record.err" >&2; fail "perfcap-record failed"; }
+cat "$TMP/record.err"
+kill "$bpid" 2> /dev/null
+bpid=
+
+"$PERFCAP_ANALYZE" import "$TMP/run.perfcap" -o "$TMP/run.db" > /dev/null \
+	|| fail "import failed"
+read -r total complete < <(sqlite3 -separator ' ' "$TMP/run.db" "
+	SELECT COUNT(*), SUM(u.stop = 'end')
+	FROM samples s LEFT JOIN user_stack_unwinds u ON u.stack_id = s.ustack_id
+	WHERE s.pid = $rpid")
+echo "redis-server: ${complete:-0} of ${total:-0} CPU samples with a complete user stack"
+[ "${total:-0}" -ge 30 ] || fail "only ${total:-0} samples of redis-server"
+[ $((100 * ${complete:-0} / total)) -ge 90 ] || fail "complete stacks below 90%"
+"$PERFCAP_ANALYZE" report --folded "$TMP/run.perfcap" > "$TMP/folded" || fail "report --folded failed"
+grep -q ';main;aeMain;' "$TMP/folded" || { head -5 "$TMP/folded"; fail "no main;aeMain chain"; }
+echo "PASS"

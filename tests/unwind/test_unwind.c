@@ -1,0 +1,246 @@
+/* test_unwind.c - the offline unwinder (analyze/unwind/) on hand-built
+ * .eh_frame tables: a normal two-frame walk that ends at an undefined
+ * return address, and hostile input - a CFA that does not grow, absurd
+ * offsets, an empty window, a pc in no module, truncated and random
+ * tables. Every walk must stop with a reason, inside the window, without
+ * crashing or hanging. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "unwind/unwind.h"
+
+/* ---- building .eh_frame -------------------------------------------------- */
+
+struct eh { uint8_t b[512]; size_t n; };
+
+static void put(struct eh *e, const void *p, size_t n) { memcpy(e->b + e->n, p, n); e->n += n; }
+static void put8(struct eh *e, uint8_t v) { put(e, &v, 1); }
+static void put32(struct eh *e, uint32_t v) { put(e, &v, 4); }
+static void pad4(struct eh *e, size_t start)
+{
+	while ((e->n - start) % 4)
+		put8(e, 0); /* DW_CFA_nop */
+	uint32_t len = (uint32_t)(e->n - start - 4);
+	memcpy(e->b + start, &len, 4);
+}
+
+/* CIE: "zR", code align 1, data align -8, RA = 16, FDE pointers udata4
+ * (absolute 32-bit); initial rules CFA = rsp + 8, RA at CFA - 8. */
+static void cie(struct eh *e)
+{
+	size_t start = e->n;
+	static const uint8_t body[] = {
+		1, 'z', 'R', 0, 1, 0x78, 16, 1, 0x03,  /* version .. FDE encoding */
+		0x0c, 7, 8,                             /* def_cfa rsp 8 */
+		0x90, 1,                                /* offset RA, 1 * -8 */
+	};
+	put32(e, 0);
+	put32(e, 0); /* CIE id */
+	put(e, body, sizeof(body));
+	pad4(e, start);
+}
+
+/* An FDE for [lo, hi) with extra instructions after the CIE's. */
+static void fde(struct eh *e, uint32_t lo, uint32_t hi, const uint8_t *ins, size_t nins)
+{
+	size_t start = e->n;
+
+	put32(e, 0);
+	put32(e, (uint32_t)(e->n)); /* CIE pointer: back to offset 0 */
+	put32(e, lo);
+	put32(e, hi - lo);
+	put8(e, 0); /* augmentation data length */
+	put(e, ins, nins);
+	pad4(e, start);
+}
+
+static struct unwind_cfi *cfi_of(struct eh *e, struct pc_unwind_table *t)
+{
+	const char *why;
+
+	put32(e, 0); /* terminator */
+	memset(t, 0, sizeof(*t));
+	t->kind = PC_UNWIND_EH_FRAME;
+	t->table = e->b;
+	t->table_len = (uint32_t)e->n;
+	t->table_addr = 0x40000;
+	return unwind_cfi_new(t, &why);
+}
+
+/* Code lives at [0x1000, 0x3000): vaddr = pc. */
+static int find(void *ctx, uint64_t pc, struct unwind_cfi **cfi, uint64_t *vaddr)
+{
+	if (pc < 0x1000 || pc >= 0x3000)
+		return -1;
+	*cfi = ctx;
+	*vaddr = pc;
+	return 0;
+}
+
+#define SP 0x7ffff000ull
+
+static struct unwind_result walk(struct unwind_cfi *c, uint64_t ip, const uint64_t *stack,
+				 size_t words)
+{
+	uint64_t regs[PC_UREG_NR] = { [PC_UREG_IP] = ip, [PC_UREG_SP] = SP };
+	uint64_t ips[256];
+	struct unwind_memory mem = { SP, (const uint8_t *)stack, words * 8 };
+	struct unwind_result r;
+
+	unwind_stack(regs, &mem, find, c, ips, 256, &r);
+	cr_assert_leq(r.n, 256);
+	return r;
+}
+
+/* F [0x1000,0x1100): the CIE's rules. G [0x2000,0x2100): RA undefined. */
+static struct unwind_cfi *two_functions(struct eh *e, struct pc_unwind_table *t,
+					const uint8_t *f_ins, size_t f_n)
+{
+	static const uint8_t undefined_ra[] = { 0x07, 16 };
+
+	cie(e);
+	fde(e, 0x1000, 0x1100, f_ins, f_n);
+	fde(e, 0x2000, 0x2100, undefined_ra, sizeof(undefined_ra));
+	return cfi_of(e, t);
+}
+
+Test(unwind, two_frames_end_at_undefined_return_address)
+{
+	struct eh e = { .n = 0 };
+	struct pc_unwind_table t;
+	struct unwind_cfi *c = two_functions(&e, &t, NULL, 0);
+	uint64_t stack[4] = { 0x2010, 0, 0, 0 };
+	struct unwind_result r;
+
+	cr_assert_not_null(c);
+	r = walk(c, 0x1010, stack, 4);
+	cr_assert_eq(r.stop, UNWIND_END, "stop %s", unwind_stop_name(r.stop));
+	cr_assert_eq(r.n, 2);
+	unwind_cfi_free(c);
+}
+
+Test(unwind, recursion_runs_off_the_window)
+{
+	struct eh e = { .n = 0 };
+	struct pc_unwind_table t;
+	struct unwind_cfi *c = two_functions(&e, &t, NULL, 0);
+	uint64_t stack[32];
+	struct unwind_result r;
+
+	for (int i = 0; i < 32; i++)
+		stack[i] = 0x1020;
+	r = walk(c, 0x1010, stack, 32);
+	cr_assert_eq(r.stop, UNWIND_WINDOW, "stop %s", unwind_stop_name(r.stop));
+	cr_assert_eq(r.n, 33);
+	unwind_cfi_free(c);
+}
+
+Test(unwind, cfa_that_does_not_grow_is_a_loop)
+{
+	static const uint8_t cfa_rsp_0[] = { 0x0c, 7, 0 };  /* def_cfa rsp 0 */
+	struct eh e = { .n = 0 };
+	struct pc_unwind_table t;
+	struct unwind_cfi *c = two_functions(&e, &t, cfa_rsp_0, sizeof(cfa_rsp_0));
+	uint64_t stack[4] = { 0x1010, 0x1010, 0x1010, 0x1010 };
+	struct unwind_result r;
+
+	r = walk(c, 0x1010, stack, 4);
+	cr_assert_eq(r.stop, UNWIND_LOOP, "stop %s", unwind_stop_name(r.stop));
+	cr_assert_eq(r.n, 1);
+	unwind_cfi_free(c);
+}
+
+Test(unwind, absurd_offsets_stop_at_the_window)
+{
+	/* def_cfa rsp 0x7fffffff; def_cfa_offset 2^63 (uleb) */
+	static const uint8_t huge[] = { 0x0c, 7, 0xff, 0xff, 0xff, 0xff, 0x07 };
+	static const uint8_t wrap[] = { 0x0e, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+					0x80, 0x80, 0x01 };
+	uint64_t stack[4] = { 0x2010, 0, 0, 0 };
+	const uint8_t *cases[] = { huge, wrap };
+	size_t lens[] = { sizeof(huge), sizeof(wrap) };
+
+	for (int i = 0; i < 2; i++) {
+		struct eh e = { .n = 0 };
+		struct pc_unwind_table t;
+		struct unwind_cfi *c = two_functions(&e, &t, cases[i], lens[i]);
+		struct unwind_result r = walk(c, 0x1010, stack, 4);
+
+		cr_assert(r.stop == UNWIND_WINDOW || r.stop == UNWIND_LOOP ||
+			  r.stop == UNWIND_BAD_RULE, "case %d: stop %s", i,
+			  unwind_stop_name(r.stop));
+		cr_assert_eq(r.n, 1);
+		unwind_cfi_free(c);
+	}
+}
+
+Test(unwind, empty_window_and_unknown_pc)
+{
+	struct eh e = { .n = 0 };
+	struct pc_unwind_table t;
+	struct unwind_cfi *c = two_functions(&e, &t, NULL, 0);
+	struct unwind_result r = walk(c, 0x1010, NULL, 0);
+
+	cr_assert_eq(r.stop, UNWIND_WINDOW);
+	cr_assert_eq(r.n, 1);
+	r = walk(c, 0x9000, NULL, 0);
+	cr_assert_eq(r.stop, UNWIND_NO_MODULE);
+	r = walk(c, 0x1800, NULL, 0);   /* inside the module, no FDE */
+	cr_assert_eq(r.stop, UNWIND_NO_CFI);
+	unwind_cfi_free(c);
+}
+
+/* Every prefix of a valid table, and random tables: a stop, never a crash. */
+static void walk_any(uint8_t *bytes, size_t n)
+{
+	struct pc_unwind_table t = { .kind = PC_UNWIND_EH_FRAME, .table = bytes,
+				     .table_len = (uint32_t)n, .table_addr = 0x40000 };
+	const char *why;
+	struct unwind_cfi *c = unwind_cfi_new(&t, &why);
+	uint64_t stack[16];
+
+	for (int i = 0; i < 16; i++)
+		stack[i] = 0x1000 + (uint64_t)i * 0x111;
+	if (!c)
+		return;
+	for (uint64_t ip = 0x1000; ip < 0x2100; ip += 0x3f) {
+		struct unwind_result r = walk(c, ip, stack, 16);
+
+		cr_assert_lt(r.stop, UNWIND_STOP_COUNT);
+	}
+	unwind_cfi_free(c);
+}
+
+Test(unwind, truncated_tables)
+{
+	struct eh e = { .n = 0 };
+	struct pc_unwind_table t;
+	struct unwind_cfi *c = two_functions(&e, &t, NULL, 0);
+
+	unwind_cfi_free(c);
+	for (size_t n = 1; n < e.n; n++) {
+		uint8_t copy[512];
+
+		memcpy(copy, e.b, n);
+		walk_any(copy, n);
+	}
+}
+
+Test(unwind, random_tables)
+{
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+
+	for (int round = 0; round < 300; round++) {
+		struct eh e = { .n = 0 };
+		struct pc_unwind_table t;
+		struct unwind_cfi *c = two_functions(&e, &t, NULL, 0);
+
+		unwind_cfi_free(c);
+		for (int k = 0; k < 6; k++) { /* flip bytes of a valid table */
+			x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+			e.b[(x >> 8) % e.n] = (uint8_t)x;
+		}
+		walk_any(e.b, e.n);
+	}
+}
