@@ -22,7 +22,7 @@
 #include "db/schema.h"
 #include "db/sql_writer.h"
 #include "symbolize/symbolize.h"
-#include "util/syscalls.h"
+#include "db/syscall_names.h"
 
 static int is_record_chunk(uint16_t type)
 {

@@ -9,10 +9,12 @@
 #include <stdio.h>
 #include <sqlite3.h>
 
-#include "query/callchains.h"
 #include "diagnose/diagnose.h"
-#include "util/json_writer.h"
+#include "query/calls.h"
+#include "query/callchains.h"
+#include "query/folded.h"
 #include "query/names.h"
+#include "util/json_writer.h"
 #include "report.h"
 
 struct report_context {
@@ -74,14 +76,5 @@ void report_capture_hash(struct report_context *ctx);
  * wait 85% (unattributed 3%)". -1 if unknown (report_requests.c). */
 int report_request_dominant(const struct report_context *ctx, const char *where,
 			    int64_t total_ns, char *buf, size_t len);
-
-/* Folded stacks of the selection, merged and sorted bytewise (folded.c). */
-struct folded_stack {
-	char *text;
-	uint64_t count;
-};
-int folded_stacks_build(const struct selection *sel, const struct callchains *cc,
-			const struct names *names, struct folded_stack **lines, size_t *n);
-void folded_stacks_free(struct folded_stack *lines, size_t n);
 
 #endif /* ANALYZE_REPORT_SECTIONS_H */

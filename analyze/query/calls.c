@@ -1,10 +1,10 @@
-/* report_calls.c - the system call pass of a report (report_calls.h). */
+/* calls.c - the system call pass of a report (calls.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "db/db.h"
-#include "report_calls.h"
+#include "calls.h"
 
 #define NR_FUTEX 202
 
