@@ -230,9 +230,7 @@ static int open_capture(struct pc_reader **reader, const char *path,
 
 static void attach_writer(struct loader *L, struct sql_writer *w)
 {
-	batch_use_writer(&L->st.samples, w);
-	for (int i = 0; i < ET_COUNT; i++)
-		batch_use_writer(&L->st.ev[i], w);
+	record_batches_use_writer(L, w);
 	if (L->corr)
 		correlator_use_writer(L->corr, w);
 }
