@@ -343,7 +343,7 @@ static int load_setup(struct loader *L, struct pc_reader *reader, const char *pa
 		return out_of_memory();
 	if (db_exec(L->db, "BEGIN") < 0 || load_prepare_statements(L) < 0 ||
 	    store_schema_info(L->db, path, pc_reader_status(reader), window_ns) < 0 ||
-	    syscalls_store(L->db) < 0)
+	    syscalls_store(L->db) < 0 || state_codes_store(L->db) < 0)
 		return -1;
 	use_writer_thread(L);
 	return 0;
