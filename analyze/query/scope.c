@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/messages.h"
 #include "db/db.h"
 #include "scope.h"
+#include "util/parse.h"
 
 static const char meta_sql[] = "SELECT value FROM meta WHERE key = ?1";
 static const char stat_sql[] = "SELECT value FROM stats WHERE chunk = ?1 AND key = ?2";

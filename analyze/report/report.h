@@ -1,5 +1,5 @@
 /* report.h - outputs computed from an imported database: the text report
- * (report_text.c), the JSON report (report_json.c, docs/report-json.md)
+ * (report_run.c), the JSON report (report_json.c, docs/report-json.md)
  * and folded stacks (report_folded.c). All work on the scope chosen by
  * the options (query/scope.h) and on the samples of that scope
  * (query/selection.h). */

@@ -1,7 +1,7 @@
 /* report_sections.h - the sections of the report, each in its own file,
  * and what they share. A section writes text to ctx->out, or, when
  * ctx->json is set, its member of the JSON report (docs/report-json.md).
- * Used by report_text.c and report_json.c. */
+ * Used by report_run.c and report_json.c. */
 #ifndef ANALYZE_REPORT_SECTIONS_H
 #define ANALYZE_REPORT_SECTIONS_H
 
@@ -34,7 +34,7 @@ struct report_context {
 	char capture_sha256[65];  /* hex, "" if the capture could not be read */
 };
 
-/* Runs every section (report_text.c); json NULL for text. 0 or -1. */
+/* Runs every section (report_run.c); json NULL for text. 0 or -1. */
 int report_render(sqlite3 *db, const struct report_options *opts, FILE *out,
 		  struct json_writer *json);
 
