@@ -12,7 +12,7 @@
 #include "util/fmt.h"
 #include "util/hashmap.h"
 #include "perfcap_format.h"
-#include "db/record_names.h"
+#include "import/record_types.h"
 #include "util/text.h"
 
 static const char info_doc[] =

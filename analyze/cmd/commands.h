@@ -4,7 +4,8 @@
 #ifndef ANALYZE_COMMANDS_H
 #define ANALYZE_COMMANDS_H
 
-#include "util/messages.h"   /* EXIT_USAGE, EXIT_DAMAGED, fail_file, parse_* */
+#include "util/messages.h"   /* EXIT_USAGE, EXIT_DAMAGED, fail_file */
+#include "util/parse.h"      /* parse_number, parse_duration, parse_window */
 
 int cmd_info(int argc, char **argv);    /* cmd_info.c */
 int cmd_import(int argc, char **argv);  /* cmd_import.c */

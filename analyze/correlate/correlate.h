@@ -81,4 +81,8 @@ int correlator_finish(struct correlator *c);
 
 const struct correlate_counts *correlator_counts(const struct correlator *c);
 
+/* Fills state_kinds, runnable_reasons and wait_classes, which decode the
+ * codes of thread_state_rows (state_codes.c). 0 or -1 (reported). */
+int state_codes_store(sqlite3 *db);
+
 #endif /* ANALYZE_CORRELATE_H */

@@ -1,6 +1,6 @@
 /* schema.c - DDL of the perfcap SQLite schema, version 2: the tables of
- * capture content, of event records and of correlations (the views are in
- * schema_views.c). docs/schema.md describes every table; keep the two in
+ * capture content, of event records and of correlations (the views are the
+ * files of views/, embedded by schema_views.c). docs/schema.md describes every table; keep the two in
  * step. Times are nanoseconds (CLOCK_MONOTONIC unless noted); addresses are
  * stored as signed 64-bit integers (kernel addresses read negative). */
 #include <stdio.h>
@@ -95,13 +95,19 @@ static const char create_event_tables_sql[] =
 
 /* Correlations computed at import (analyze/correlate/correlate.c and friends).
  * thread_state_rows stores small codes (enum state_kind, enum
- * runnable_reason, enum wait_class); the view thread_states (schema_views.c)
- * decodes them: rows are smaller and cheaper to write. */
+ * runnable_reason, enum wait_class); the view thread_states
+ * (views/thread_states.sql) decodes them through the lookup tables
+ * state_kinds, runnable_reasons and wait_classes, which the importer fills
+ * from those enums (correlate/state_codes.c): rows are smaller and cheaper
+ * to write. */
 static const char create_derived_tables_sql[] =
 	"CREATE TABLE thread_state_rows (tid INTEGER, pid INTEGER, state_code INTEGER,"
 	"  start_ts INTEGER, duration INTEGER, cpu INTEGER, reason_code INTEGER,"
 	"  waker_tid INTEGER, waker_pid INTEGER, wait_class_code INTEGER,"
 	"  syscall_nr INTEGER, syscall_id INTEGER, partial INTEGER);"
+	"CREATE TABLE state_kinds (code INTEGER PRIMARY KEY, name TEXT);"
+	"CREATE TABLE runnable_reasons (code INTEGER PRIMARY KEY, name TEXT);"
+	"CREATE TABLE wait_classes (code INTEGER PRIMARY KEY, name TEXT);"
 	"CREATE TABLE thread_time_shares (window_start INTEGER, window_end INTEGER,"
 	"  pid INTEGER, tid INTEGER, running_ns INTEGER, runnable_ns INTEGER,"
 	"  io_wait_ns INTEGER, sleep_ns INTEGER, other_wait_ns INTEGER,"

@@ -16,11 +16,12 @@
 #include <stdint.h>
 #include <sqlite3.h>
 
+#include "query/calls.h"
 #include "query/callchains.h"
-#include "util/hashmap.h"
 #include "query/names.h"
-#include "report/report_calls.h"
-#include "report/report.h"
+#include "query/scope.h"
+#include "query/selection.h"
+#include "util/hashmap.h"
 
 #define DIAG_MAX_CAUSES   12
 #define DIAG_MAX_FIELDS   14

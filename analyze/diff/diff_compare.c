@@ -11,7 +11,7 @@
 
 #include "diff_internal.h"
 #include "util/fmt.h"
-#include "stats.h"
+#include "statistics.h"
 
 double run_exposure(const struct diff_run *r, enum diff_norm norm)
 {

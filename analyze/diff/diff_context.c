@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "diff_internal.h"
-#include "stats.h"
+#include "statistics.h"
 
 static void collect_windows(const struct side *s, const char *key, double *vals,
 			    size_t *n, double *means, size_t *nmeans)

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "diff_internal.h"
-#include "stats.h"
+#include "statistics.h"
 
 /* Compares the series named keys[0] on the base side with keys[1] on the
  * new side (the same name, or a function with and without its source

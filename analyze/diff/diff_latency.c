@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "diff_internal.h"
-#include "stats.h"
+#include "statistics.h"
 
 static int by_u64(const void *a, const void *b)
 {

@@ -11,7 +11,7 @@
 #include "db/db.h"
 #include "diff.h"
 #include "diff_sql.h"
-#include "report/report.h"
+#include "query/folded.h"
 
 /* A request this program served: its connection was accepted (or was
  * open before recording), not one it connected to a server itself,
@@ -199,37 +199,24 @@ static int load_functions(struct diff_run *run, sqlite3 *db)
 	return load_counts(db, total_sql, &run->total);
 }
 
-/* Folded stacks through report_folded (the same lines report --folded
- * prints), read back as "stack count". */
+/* Folded stacks of the whole run (the lines report --folded prints),
+ * keyed by their text. */
 static int load_stacks(struct diff_run *run, sqlite3 *db)
 {
 	struct report_options opts = { .top = 20 };
-	char *text = NULL, *line, *save = NULL;
-	size_t len = 0;
-	FILE *mem = open_memstream(&text, &len);
-	int rc = 0;
+	struct folded_stack *lines = NULL;
+	size_t n = 0;
+	int rc = folded_stacks_load(db, &opts, &lines, &n);
 
-	if (!mem)
-		return -1;
-	if (report_folded(db, &opts, mem) < 0)
-		rc = -1;
-	if (fclose(mem) != 0)
-		rc = -1;
-	for (line = text ? strtok_r(text, "\n", &save) : NULL; line && rc == 0;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char *space = strrchr(line, ' ');
-		struct dseries *s;
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		struct dseries *s = diff_table_get(&run->stacks, lines[i].text);
 
-		if (!space)
-			continue;
-		*space = '\0';
-		s = diff_table_get(&run->stacks, line);
 		if (!s)
 			rc = -1;
 		else
-			s->count += strtoull(space + 1, NULL, 10);
+			s->count += lines[i].count;
 	}
-	free(text);
+	folded_stacks_free(lines, n);
 	return rc;
 }
 

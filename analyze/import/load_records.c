@@ -1,6 +1,9 @@
-/* load_records.c - decodes the records of EVENTS, PROCS, STACKS and SYMBOLS
- * chunks and stores them. Every length and count inside a record is checked
- * against the record's size; inconsistent records are counted and skipped. */
+/* load_records.c - dispatches the records of EVENTS, PROCS, STACKS and
+ * SYMBOLS chunks to their decoders through the record type table
+ * (record_types.c), and holds the decoders of the capture's content:
+ * samples, stacks, processes, threads, mappings, modules, exec and exit.
+ * Every length and count inside a record is checked against the record's
+ * size; inconsistent records are counted and skipped. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,20 +37,15 @@ int load_prepare_statements(struct loader *L)
 		" VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
 	s->module = db_prepare(L->db, "INSERT INTO modules (kind, path, build_id, e_type,"
 		" nsegs, nsyms) VALUES (?,?,?,?,?,?)");
-	if (batch_init(&s->samples, L->db,
-		       "samples (ts, pid, tid, cpu, ustack_id, kstack_id)", 6) < 0)
-		return -1;
 	if (!s->chunk || !s->meta || !s->stat || !s->process || !s->thread ||
 	    !s->map || !s->module)
 		return -1;
-	return load_events_prepare(L);
+	return record_batches_prepare(L);
 }
 
 int load_flush_statements(struct loader *L)
 {
-	if (batch_flush(&L->st.samples) < 0)
-		return -1;
-	return load_events_flush(L);
+	return record_batches_flush(L);
 }
 
 void load_finalize_statements(struct loader *L)
@@ -58,8 +56,7 @@ void load_finalize_statements(struct loader *L)
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		sqlite3_finalize(all[i]);
-	batch_free(&s->samples);
-	load_events_finalize(L);
+	record_batches_free(L);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -83,138 +80,140 @@ static void hex_string(char *out, size_t out_len, const uint8_t *bytes, size_t n
 		pos += (size_t)snprintf(out + pos, out_len - pos, "%02x", bytes[i]);
 }
 
-static void load_sample(struct loader *L, const struct pc_rec *rec)
+int decode_sample(struct loader *L, const struct record_in *in)
 {
-	struct pc_rec_sample s;
-	size_t tail_len;
-	uint8_t *is_null;
-	int64_t *row = batch_row(&L->st.samples, &is_null);
+	const struct pc_rec_sample *s = in->body;
+	uint32_t ustack;
 
-	pc_rec_copy(rec, &s, sizeof(s), &tail_len);
-	s.ustack = ustack_for_sample(L, s.tid, s.ts, s.ustack);
-	row[0] = (int64_t)s.ts;
-	row[1] = s.pid;
-	row[2] = s.tid;
-	row[3] = s.cpu;
-	row[4] = s.ustack;
-	row[5] = s.kstack;
-	is_null[4] = s.ustack == PC_STACK_NONE;
-	is_null[5] = s.kstack == PC_STACK_NONE;
-	if (batch_commit_row(&L->st.samples) < 0)
+	ustack = ustack_for_sample(L, s->tid, s->ts, s->ustack);
+	in->row[0] = (int64_t)s->ts;
+	in->row[1] = s->pid;
+	in->row[2] = s->tid;
+	in->row[3] = s->cpu;
+	in->row[4] = ustack;
+	in->row[5] = s->kstack;
+	in->kind[4] = ustack == PC_STACK_NONE;
+	in->kind[5] = s->kstack == PC_STACK_NONE;
+	if (sample_groups_add(&L->groups, s->pid, s->tid, ustack, s->kstack, s->ts) < 0 ||
+	    correlator_add_sample(L->corr, s->pid, s->tid, s->ts) < 0)
 		L->failed = 1;
-
-	if (sample_groups_add(&L->groups, s.pid, s.tid, s.ustack, s.kstack, s.ts) < 0 ||
-	    correlator_add_sample(L->corr, s.pid, s.tid, s.ts) < 0)
-		L->failed = 1;
-	if (L->nsamples == 0 || s.ts < L->first_ts)
-		L->first_ts = s.ts;
-	if (L->nsamples == 0 || s.ts > L->last_ts)
-		L->last_ts = s.ts;
+	if (L->nsamples == 0 || s->ts < L->first_ts)
+		L->first_ts = s->ts;
+	if (L->nsamples == 0 || s->ts > L->last_ts)
+		L->last_ts = s->ts;
 	L->nsamples++;
+	return 1;
 }
 
-static void load_stack(struct loader *L, const struct pc_rec *rec)
+/* A user stack copy: unwound now, its sample (next) takes the result. */
+int decode_ustack(struct loader *L, const struct record_in *in)
 {
-	struct pc_rec_stack s;
-	size_t tail_len;
-	const uint8_t *tail = pc_rec_copy(rec, &s, sizeof(s), &tail_len);
+	ustack_load(L, in->rec);
+	return 0;
+}
+
+/* Unwind tables are read by the first pass (ustack_unwind.c). */
+int decode_unwind(struct loader *L, const struct record_in *in)
+{
+	(void)L;
+	(void)in;
+	return 0;
+}
+
+int decode_stack(struct loader *L, const struct record_in *in)
+{
+	const struct pc_rec_stack *s = in->body;
 	int rc;
 
-	if ((uint64_t)s.nr * sizeof(uint64_t) > tail_len ||
-	    (s.kind != PC_STACK_USER && s.kind != PC_STACK_KERNEL) ||
-	    s.id == PC_STACK_NONE) {
+	if ((uint64_t)s->nr * sizeof(uint64_t) > in->tail_len ||
+	    (s->kind != PC_STACK_USER && s->kind != PC_STACK_KERNEL) ||
+	    s->id == PC_STACK_NONE) {
 		count_malformed(L);
-		return;
+		return 0;
 	}
-	rc = stack_store_define(&L->stacks, s.id, s.pid, s.kind, s.h.flags, tail, s.nr);
+	rc = stack_store_define(&L->stacks, s->id, s->pid, s->kind, s->h.flags, in->tail,
+				s->nr);
 	if (rc == -EEXIST)
 		L->counts.stacks_duplicate++;
 	else if (rc < 0)
 		L->failed = 1;
+	return 0;
 }
 
-static void load_process(struct loader *L, const struct pc_rec *rec)
+int decode_process(struct loader *L, const struct record_in *in)
 {
-	struct pc_rec_proc p;
-	size_t tail_len;
-	const uint8_t *tail = pc_rec_copy(rec, &p, sizeof(p), &tail_len);
-	char comm[sizeof(p.comm) + 1];
+	const struct pc_rec_proc *p = in->body;
+	char comm[sizeof(p->comm) + 1];
 	char *exe, *cmdline;
 	sqlite3_stmt *st = L->st.process;
 
-	if ((uint64_t)p.exe_len + p.cmdline_len > tail_len) {
+	if ((uint64_t)p->exe_len + p->cmdline_len > in->tail_len) {
 		count_malformed(L);
-		return;
+		return 0;
 	}
-	exe = text_dup_printable(tail, p.exe_len, '?');
-	cmdline = text_dup_printable(tail + p.exe_len, p.cmdline_len, ' ');
+	exe = text_dup_printable(in->tail, p->exe_len, '?');
+	cmdline = text_dup_printable(in->tail + p->exe_len, p->cmdline_len, ' ');
 	if (!exe || !cmdline) {
 		L->failed = 1;
 	} else {
-		db_bind_u64(st, 1, p.ts);
-		sqlite3_bind_int64(st, 2, p.pid);
-		sqlite3_bind_int64(st, 3, p.ppid);
-		db_bind_u64(st, 4, p.start_ns);
-		db_bind_text(st, 5, text_copy_printable(comm, sizeof(comm), p.comm,
-							sizeof(p.comm)));
+		db_bind_u64(st, 1, p->ts);
+		sqlite3_bind_int64(st, 2, p->pid);
+		sqlite3_bind_int64(st, 3, p->ppid);
+		db_bind_u64(st, 4, p->start_ns);
+		db_bind_text(st, 5, text_copy_printable(comm, sizeof(comm), p->comm,
+							sizeof(p->comm)));
 		db_bind_text(st, 6, exe);
 		db_bind_text(st, 7, cmdline);
 		run_insert(L, st);
 	}
 	free(exe);
 	free(cmdline);
+	return 0;
 }
 
-static void load_thread(struct loader *L, const struct pc_rec *rec)
+int decode_thread(struct loader *L, const struct record_in *in)
 {
-	struct pc_rec_thread t;
-	size_t tail_len;
-	char comm[sizeof(t.comm) + 1];
+	const struct pc_rec_thread *t = in->body;
+	char comm[sizeof(t->comm) + 1];
 	sqlite3_stmt *st = L->st.thread;
 
-	pc_rec_copy(rec, &t, sizeof(t), &tail_len);
-	db_bind_u64(st, 1, t.ts);
-	sqlite3_bind_int64(st, 2, t.pid);
-	sqlite3_bind_int64(st, 3, t.tid);
-	db_bind_text(st, 4, text_copy_printable(comm, sizeof(comm), t.comm, sizeof(t.comm)));
+	db_bind_u64(st, 1, t->ts);
+	sqlite3_bind_int64(st, 2, t->pid);
+	sqlite3_bind_int64(st, 3, t->tid);
+	db_bind_text(st, 4, text_copy_printable(comm, sizeof(comm), t->comm, sizeof(t->comm)));
 	run_insert(L, st);
+	return 0;
 }
 
-/* process_events rows (a batch: EXEC and EXIT come in EVENTS chunks). */
-static void add_process_event(struct loader *L, uint64_t ts, const char *kind_name,
-			      uint32_t pid, uint32_t tid, const char *comm)
+/* A process_events row (EXEC and EXIT come in EVENTS chunks). */
+static int process_event_row(const struct record_in *in, uint64_t ts, const char *kind_name,
+			     uint32_t pid, uint32_t tid, const char *comm)
 {
-	struct batch_insert *b = &L->st.ev[ET_PROCESS_EVENTS];
-	uint8_t *kind;
-	int64_t *row = batch_row(b, &kind);
-
-	row[0] = (int64_t)ts;
-	batch_text(row, kind, 1, kind_name);
-	row[2] = pid;
-	row[3] = tid;
-	batch_text_copy(b, row, kind, 4, comm);
-	if (batch_commit_row(b) < 0)
-		L->failed = 1;
+	in->row[0] = (int64_t)ts;
+	batch_text(in->row, in->kind, 1, kind_name);
+	in->row[2] = pid;
+	in->row[3] = tid;
+	batch_text_copy(in->batch, in->row, in->kind, 4, comm);
+	return 1;
 }
 
-static void load_exec(struct loader *L, const struct pc_rec *rec)
+int decode_exec(struct loader *L, const struct record_in *in)
 {
-	struct pc_rec_exec e;
-	size_t tail_len;
-	char comm[sizeof(e.comm) + 1];
+	const struct pc_rec_exec *e = in->body;
+	char comm[sizeof(e->comm) + 1];
 
-	pc_rec_copy(rec, &e, sizeof(e), &tail_len);
-	add_process_event(L, e.ts, "exec", e.pid, e.tid,
-			  text_copy_printable(comm, sizeof(comm), e.comm, sizeof(e.comm)));
+	(void)L;
+	return process_event_row(in, e->ts, "exec", e->pid, e->tid,
+				 text_copy_printable(comm, sizeof(comm), e->comm,
+						     sizeof(e->comm)));
 }
 
-static void load_exit(struct loader *L, const struct pc_rec *rec)
+int decode_exit(struct loader *L, const struct record_in *in)
 {
-	struct pc_rec_exit e;
-	size_t tail_len;
+	const struct pc_rec_exit *e = in->body;
 
-	pc_rec_copy(rec, &e, sizeof(e), &tail_len);
-	add_process_event(L, e.ts, "exit", e.pid, e.tid, NULL);
+	(void)L;
+	return process_event_row(in, e->ts, "exit", e->pid, e->tid, NULL);
 }
 
 static void insert_map_row(struct loader *L, int64_t map_id, const struct pc_rec_map *m,
@@ -239,44 +238,45 @@ static void insert_map_row(struct loader *L, int64_t map_id, const struct pc_rec
 	run_insert(L, st);
 }
 
-static void load_map(struct loader *L, const struct pc_rec *rec)
+int decode_map(struct loader *L, const struct record_in *in)
 {
-	struct pc_rec_map m;
-	size_t tail_len;
-	const uint8_t *tail = pc_rec_copy(rec, &m, sizeof(m), &tail_len);
+	const struct pc_rec_map *m = in->body;
 	struct mapping mapping = { 0 };
 	int64_t map_id;
 
-	if (m.path_len > tail_len || m.build_id_len > PC_BUILD_ID_MAX) {
+	if (m->path_len > in->tail_len || m->build_id_len > PC_BUILD_ID_MAX) {
 		count_malformed(L);
-		return;
+		return 0;
 	}
-	if (m.start >= m.end) {
+	if (m->start >= m->end) {
 		L->counts.maps_bad++;
-		return;
+		return 0;
 	}
-	mapping.ts = m.ts;
-	mapping.start = m.start;
-	mapping.end = m.end;
-	mapping.pgoff = m.pgoff;
-	mapping.pid = m.pid;
-	mapping.build_id_len = m.build_id_len;
-	memcpy(mapping.build_id, m.build_id, m.build_id_len);
-	mapping.path = text_dup_printable(tail, m.path_len, '?');
+	mapping.ts = m->ts;
+	mapping.start = m->start;
+	mapping.end = m->end;
+	mapping.pgoff = m->pgoff;
+	mapping.pid = m->pid;
+	mapping.build_id_len = m->build_id_len;
+	memcpy(mapping.build_id, m->build_id, m->build_id_len);
+	mapping.path = text_dup_printable(in->tail, m->path_len, '?');
 	if (!mapping.path) {
 		L->failed = 1;
-		return;
+		return 0;
 	}
 	map_id = map_index_add(&L->maps, &mapping);
 	if (map_id < 0)
 		L->failed = 1;
 	else
-		insert_map_row(L, map_id, &m, &mapping);
+		insert_map_row(L, map_id, m, &mapping);
 	free(mapping.path);
+	return 0;
 }
 
-static void load_module(struct loader *L, const struct pc_rec *rec)
+/* SYMBOLS: the module record is parsed by format/elf_module.c, whole. */
+int decode_module(struct loader *L, const struct record_in *in)
 {
+	const struct pc_rec *rec = in->rec;
 	struct pc_elf_module m;
 	char build_id[2 * PC_BUILD_ID_MAX + 1];
 	char *path;
@@ -287,7 +287,7 @@ static void load_module(struct loader *L, const struct pc_rec *rec)
 		L->counts.modules_bad++;
 		count_malformed(L);
 		pc_elf_module_free(&m);
-		return;
+		return 0;
 	}
 	if (symbolizer_add_module(L->sym, rec) < 0)
 		L->counts.modules_bad++;
@@ -304,6 +304,7 @@ static void load_module(struct loader *L, const struct pc_rec *rec)
 	run_insert(L, st);
 	free(path);
 	pc_elf_module_free(&m);
+	return 0;
 }
 
 static void count_unknown_record(struct loader *L, uint16_t chunk_type, uint16_t type)
@@ -317,36 +318,27 @@ static void count_unknown_record(struct loader *L, uint16_t chunk_type, uint16_t
 	L->counts.records_unknown++;
 }
 
-/* Records stored with the loader's own statements: the INSERT thread must
- * be idle (it is, except when a damaged capture puts them in EVENTS). */
-static int uses_direct_statements(uint16_t type)
-{
-	return type == PC_REC_PROC || type == PC_REC_THREAD || type == PC_REC_MAP ||
-	       type == PC_REC_MODULE;
-}
-
+/* Copies the record into its type's struct, hands it to the decoder with
+ * the next row of its table, and commits the row the decoder filled.
+ * Records stored with the loader's own statements need the INSERT thread
+ * idle (it is, except when a damaged capture puts them in EVENTS). */
 void load_record(struct loader *L, uint16_t chunk_type, const struct pc_rec *rec)
 {
-	if (rec->type >= PC_REC_SAMPLE && rec->type < KNOWN_RECORD_TYPES)
-		L->counts.records[rec->type]++;
-	if (L->writer && uses_direct_statements(rec->type))
-		sql_writer_drain(L->writer);
-	switch (rec->type) {
-	case PC_REC_SAMPLE: load_sample(L, rec); break;
-	case PC_REC_STACK:  load_stack(L, rec); break;
-	case PC_REC_PROC:   load_process(L, rec); break;
-	case PC_REC_THREAD: load_thread(L, rec); break;
-	case PC_REC_MAP:    load_map(L, rec); break;
-	case PC_REC_MODULE: load_module(L, rec); break;
-	case PC_REC_EXEC:   load_exec(L, rec); break;
-	case PC_REC_EXIT:   load_exit(L, rec); break;
-	case PC_REC_USTACK: ustack_load(L, rec); break;
-	case PC_REC_UNWIND: break; /* read by the first pass (ustack_unwind.c) */
-	default:
-		if (rec->type >= PC_REC_SWITCH && rec->type <= PC_REC_FAULT)
-			load_event(L, rec);
-		else
-			count_unknown_record(L, chunk_type, rec->type);
-		break;
+	const struct record_type *t = record_type_get(rec->type);
+	uint64_t body[RECORD_BODY_MAX / sizeof(uint64_t)];
+	struct record_in in = { .rec = rec, .body = body };
+
+	if (!t) {
+		count_unknown_record(L, chunk_type, rec->type);
+		return;
 	}
+	L->counts.records[rec->type]++;
+	if (L->writer && t->direct)
+		sql_writer_drain(L->writer);
+	in.tail = pc_rec_copy(rec, body, t->size, &in.tail_len);
+	in.batch = L->st.batch[rec->type];
+	if (in.batch)
+		in.row = batch_row(in.batch, &in.kind);
+	if (t->decode(L, &in) && in.batch && batch_commit_row(in.batch) < 0)
+		L->failed = 1;
 }

@@ -4,6 +4,7 @@
 #ifndef ANALYZE_LOAD_STATE_H
 #define ANALYZE_LOAD_STATE_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sqlite3.h>
 
@@ -12,6 +13,7 @@
 #include "util/hashmap.h"
 #include "map_index.h"
 #include "sample_groups.h"
+#include "record_types.h"
 #include "stack_store.h"
 
 struct symbolizer;
@@ -20,13 +22,12 @@ struct ustack_state;
 struct sql_writer;
 
 #define KNOWN_CHUNK_TYPES  8  /* indices 1..7 used */
-#define KNOWN_RECORD_TYPES 23 /* indices 1..22 used */
 
 #define SYSCALL_NR_COUNTED 1024   /* numbers above are not split by source */
 
 struct load_counters {
 	uint64_t chunks[KNOWN_CHUNK_TYPES];
-	uint64_t records[KNOWN_RECORD_TYPES];
+	uint64_t records[RECORD_TYPE_MAX + 1];
 	uint64_t chunks_unknown;
 	uint64_t records_unknown;
 	uint64_t records_malformed;   /* bad record runs and inconsistent records */
@@ -39,14 +40,6 @@ struct load_counters {
 	struct hmap unknown_record_types;  /* (chunk type, record type) -> count */
 };
 
-/* Event tables written through batches. */
-enum event_table {
-	ET_SWITCHES = 0, ET_WAKEUPS, ET_FORKS, ET_SYSCALLS, ET_BLOCK_IO,
-	ET_KERNEL_LOCKS, ET_USER_MUTEXES, ET_PAGE_FAULTS, ET_SOCKETS, ET_TCP_STATES,
-	ET_TCP_RETRANSMITS, ET_PROCESS_EVENTS,
-	ET_COUNT,
-};
-
 struct load_statements {
 	sqlite3_stmt *chunk;
 	sqlite3_stmt *meta;
@@ -55,8 +48,10 @@ struct load_statements {
 	sqlite3_stmt *thread;
 	sqlite3_stmt *map;
 	sqlite3_stmt *module;
-	struct batch_insert samples;
-	struct batch_insert ev[ET_COUNT];  /* tables of EVENTS records (load_events.c) */
+	/* the batched table of each record type (record_types.c): batch[t]
+	 * points into batches[] at the first type of its table, NULL if none */
+	struct batch_insert batches[RECORD_TYPE_MAX + 1];
+	struct batch_insert *batch[RECORD_TYPE_MAX + 1];
 };
 
 struct chunk_row {
@@ -92,12 +87,70 @@ struct loader {
 /* load_records.c: decodes and stores one record of a record chunk. */
 void load_record(struct loader *L, uint16_t chunk_type, const struct pc_rec *rec);
 
-/* load_events.c: decodes and stores one event source record (types 9-20);
- * prepares, flushes and finalizes the event tables' statements. */
-void load_event(struct loader *L, const struct pc_rec *rec);
-int load_events_prepare(struct loader *L);
-int load_events_flush(struct loader *L);
-void load_events_finalize(struct loader *L);
+#define RECORD_BODY_MAX 256   /* bytes of the largest record struct */
+
+/* One record as its decoder gets it. */
+struct record_in {
+	const struct pc_rec *rec;     /* as read: header and flags */
+	const void *body;             /* copied into the type's struct, zero-filled */
+	const uint8_t *tail;          /* the bytes after the struct */
+	size_t tail_len;
+	struct batch_insert *batch;   /* the type's table, or NULL */
+	int64_t *row;                 /* its next row, when batch */
+	uint8_t *kind;
+};
+
+/* Stores or hands on one record; 1 when it filled in->row, which the
+ * caller then commits, 0 when not (no table, or a rejected record). */
+typedef int (*record_decoder)(struct loader *L, const struct record_in *in);
+
+/* What the loader knows about one record type (record_types.c). */
+struct record_type {
+	uint16_t id;                  /* PC_REC_* */
+	const char *name;             /* record_type_name */
+	const char *source;           /* record_type_source */
+	size_t size;                  /* its struct, copied to record_in.body */
+	record_decoder decode;
+	int direct;                   /* stored with the loader's own statements */
+	const char *table;            /* batched into this table, or NULL */
+	const char *columns;          /* the INSERT column list */
+	int ncols;
+};
+
+/* The row of a known type, NULL for an unknown one. */
+const struct record_type *record_type_get(uint16_t type);
+
+/* The batches of the record types' tables: prepared, flushed, handed to
+ * the INSERT thread, freed without writing. */
+int record_batches_prepare(struct loader *L);
+int record_batches_flush(struct loader *L);
+void record_batches_use_writer(struct loader *L, struct sql_writer *w);
+void record_batches_free(struct loader *L);
+
+/* The decoders (load_records.c: capture content; load_events.c: event
+ * source records). */
+int decode_sample(struct loader *L, const struct record_in *in);
+int decode_stack(struct loader *L, const struct record_in *in);
+int decode_process(struct loader *L, const struct record_in *in);
+int decode_thread(struct loader *L, const struct record_in *in);
+int decode_map(struct loader *L, const struct record_in *in);
+int decode_module(struct loader *L, const struct record_in *in);
+int decode_exec(struct loader *L, const struct record_in *in);
+int decode_exit(struct loader *L, const struct record_in *in);
+int decode_switch(struct loader *L, const struct record_in *in);
+int decode_wakeup(struct loader *L, const struct record_in *in);
+int decode_offcpu(struct loader *L, const struct record_in *in);
+int decode_fork(struct loader *L, const struct record_in *in);
+int decode_syscall(struct loader *L, const struct record_in *in);
+int decode_block(struct loader *L, const struct record_in *in);
+int decode_socket(struct loader *L, const struct record_in *in);
+int decode_tcp_state(struct loader *L, const struct record_in *in);
+int decode_tcp_retrans(struct loader *L, const struct record_in *in);
+int decode_lock(struct loader *L, const struct record_in *in);
+int decode_mutex(struct loader *L, const struct record_in *in);
+int decode_fault(struct loader *L, const struct record_in *in);
+int decode_ustack(struct loader *L, const struct record_in *in);
+int decode_unwind(struct loader *L, const struct record_in *in);
 
 /* load_records.c: prepares the insert statements, writes what is still
  * buffered, finalizes them. */

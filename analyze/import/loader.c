@@ -23,7 +23,7 @@
 #include "db/schema.h"
 #include "db/sql_writer.h"
 #include "symbolize/symbolize.h"
-#include "util/syscalls.h"
+#include "db/syscall_names.h"
 #include "util/text.h"
 #include "ustack_unwind.h"
 
@@ -245,9 +245,7 @@ static int open_capture(struct pc_reader **reader, const char *path,
 
 static void attach_writer(struct loader *L, struct sql_writer *w)
 {
-	batch_use_writer(&L->st.samples, w);
-	for (int i = 0; i < ET_COUNT; i++)
-		batch_use_writer(&L->st.ev[i], w);
+	record_batches_use_writer(L, w);
 	if (L->corr)
 		correlator_use_writer(L->corr, w);
 }
@@ -361,7 +359,7 @@ static int load_setup(struct loader *L, struct pc_reader *reader, const char *pa
 		return out_of_memory();
 	if (db_exec(L->db, "BEGIN") < 0 || load_prepare_statements(L) < 0 ||
 	    store_schema_info(L->db, path, pc_reader_status(reader), window_ns) < 0 ||
-	    syscalls_store(L->db) < 0)
+	    syscalls_store(L->db) < 0 || state_codes_store(L->db) < 0)
 		return -1;
 	use_writer_thread(L);
 	return 0;

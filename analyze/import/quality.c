@@ -10,7 +10,7 @@
 #include "db/db.h"
 #include "load_state.h"
 #include "quality.h"
-#include "db/record_names.h"
+#include "record_types.h"
 #include "symbolize/symbolize.h"
 
 struct quality_totals {
@@ -211,7 +211,7 @@ static void put_format(struct quality_writer *w, struct loader *L)
 	const struct hmap_slot *slot;
 	char key[64];
 
-	for (uint16_t type = 1; type < KNOWN_RECORD_TYPES; type++) {
+	for (uint16_t type = 1; type <= RECORD_TYPE_MAX; type++) {
 		snprintf(key, sizeof(key), "records.%s", record_type_name(type));
 		quality_put_u64(w, "format", key, L->counts.records[type]);
 	}

@@ -13,7 +13,7 @@
 #include "db/db.h"
 #include "load_state.h"
 #include "quality.h"
-#include "db/record_names.h"
+#include "record_types.h"
 #include "util/syscalls.h"
 #include "correlate/timeline.h"
 

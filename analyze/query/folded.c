@@ -7,11 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "callchains.h"
 #include "db/db.h"
-#include "names.h"
+#include "folded.h"
 #include "perfcap_format.h"
-#include "report/report_sections.h"
 
 struct folded_lines {
 	struct folded_stack *lines;
@@ -193,25 +191,23 @@ void folded_stacks_free(struct folded_stack *lines, size_t n)
 	free(lines);
 }
 
-int report_folded(sqlite3 *db, const struct report_options *opts, FILE *out)
+int folded_stacks_load(sqlite3 *db, const struct report_options *opts,
+		       struct folded_stack **lines, size_t *n)
 {
 	struct report_scope scope;
 	struct selection sel;
 	struct callchains cc;
 	struct names names;
-	struct folded_stack *lines = NULL;
-	size_t n = 0;
 	int rc = -1;
 
+	*lines = NULL;
+	*n = 0;
 	memset(&cc, 0, sizeof(cc));
 	memset(&names, 0, sizeof(names));
 	if (report_scope_resolve(db, opts, &scope) < 0 || selection_load(db, &scope, &sel) < 0)
 		return -1;
 	if (callchains_load(&cc, db) == 0 && names_load(&names, db) == 0)
-		rc = folded_stacks_build(&sel, &cc, &names, &lines, &n);
-	for (size_t i = 0; rc == 0 && i < n; i++)
-		fprintf(out, "%s %llu\n", lines[i].text, (unsigned long long)lines[i].count);
-	folded_stacks_free(lines, n);
+		rc = folded_stacks_build(&sel, &cc, &names, lines, n);
 	names_free(&names);
 	callchains_free(&cc);
 	selection_free(&sel);

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "db/db.h"
-#include "report/report.h"
+#include "selection.h"
 
 static const char counts_filter_sql[] =
 	"SELECT pid, tid, ustack_id, kstack_id, count FROM sample_counts"

@@ -1,89 +1,20 @@
 /* report.h - outputs computed from an imported database: the text report
- * (report_text.c), the JSON report (report_json.c, docs/report-json.md)
- * and folded stacks (folded.c). All work on the scope chosen by the
- * options: a time window and pid/tid/comm filters (report_scope.c), and
- * on the samples of that scope (selection.c). */
+ * (report_run.c), the JSON report (report_json.c, docs/report-json.md)
+ * and folded stacks (report_folded.c). All work on the scope chosen by
+ * the options (query/scope.h) and on the samples of that scope
+ * (query/selection.h). */
 #ifndef ANALYZE_REPORT_H
 #define ANALYZE_REPORT_H
 
-#include <stdint.h>
 #include <stdio.h>
 #include <sqlite3.h>
 
-/* A --from/--to bound as given: an offset from the capture start ("2s",
- * "500ms") or an absolute CLOCK_MONOTONIC time in ns (digits only). */
-struct time_bound {
-	int      given;
-	int      absolute;        /* 1: value is absolute ns; 0: an offset */
-	uint64_t value;
-};
-
-struct report_options {
-	int         top;          /* functions to list (--top) */
-	int         has_pid;
-	uint32_t    pid;          /* --pid */
-	int         has_tid;
-	uint32_t    tid;          /* --tid */
-	const char *comm;         /* --comm, or NULL */
-	struct time_bound from;   /* --from */
-	struct time_bound to;     /* --to */
-	const char *input_path;   /* FILE|DB as given, for "capture" and "reproduce" */
-	const char *analyze_command; /* the analyze command line, or NULL */
-};
-
-/* The time window and filters resolved against the database. */
-struct report_scope {
-	uint64_t capture_start;   /* META record.start_ns, else first event */
-	uint64_t capture_end;     /* STATS record.end_ns, else last event */
-	uint64_t from;            /* [from, to): absolute ns */
-	uint64_t to;
-	int      windowed;        /* --from or --to given */
-	int      filtered;        /* --pid, --tid or --comm given */
-	const struct report_options *opts;
-};
-
-/* Parses a --from/--to value. 0 or -1. */
-int report_parse_time_bound(const char *text, struct time_bound *out);
-
-/* Resolves the window. 0, or -1 with a one-line error written to
- * stderr (a bound outside the capture, from >= to). */
-int report_scope_resolve(sqlite3 *db, const struct report_options *opts,
-			 struct report_scope *scope);
-
-/* SQL condition selecting rows of the scope, for a table whose columns
- * are named pid, tid and whose interval is [start_col, end_col) (end_col
- * may equal start_col for instants). Uses the parameters bound by
- * report_scope_bind: :from, :to, :pid, :tid, :comm. Writes into buf. */
-const char *report_scope_sql(char *buf, size_t len, const char *pid_col,
-			     const char *tid_col, const char *start_col, const char *end_col);
-
-/* Binds :from, :to, :pid, :tid, :comm of st (those it uses). */
-void report_scope_bind(sqlite3_stmt *st, const struct report_scope *scope);
-
-/* 1 if a table or view of that name exists. */
-int report_has_object(sqlite3 *db, const char *name);
-
-/* One row of sample_counts chosen by the options. */
-struct selected_group {
-	uint32_t pid;
-	uint32_t tid;
-	int64_t  ustack;          /* -1: none */
-	int64_t  kstack;          /* -1: none */
-	uint64_t count;
-};
-
-struct selection {
-	struct selected_group *groups;
-	size_t   len;
-	uint64_t samples;         /* sum of counts */
-};
-
-/* Reads the sample groups of the scope (selection.c): sample_counts when
- * there is no time window, else the samples in it. 0 or -1 (reported). */
-int selection_load(sqlite3 *db, const struct report_scope *scope, struct selection *sel);
-void selection_free(struct selection *sel);
+#include "query/scope.h"
+#include "query/selection.h"
 
 int report_text(sqlite3 *db, const struct report_options *opts, FILE *out);
+
+/* Prints the folded stacks of the scope, "stack count" per line. 0 or -1. */
 int report_folded(sqlite3 *db, const struct report_options *opts, FILE *out);
 
 /* The report as one JSON object (docs/report-json.md). 0 or -1; on -1 the

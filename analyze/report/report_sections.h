@@ -1,7 +1,7 @@
 /* report_sections.h - the sections of the report, each in its own file,
  * and what they share. A section writes text to ctx->out, or, when
  * ctx->json is set, its member of the JSON report (docs/report-json.md).
- * Used by report_text.c and report_json.c. */
+ * Used by report_run.c and report_json.c. */
 #ifndef ANALYZE_REPORT_SECTIONS_H
 #define ANALYZE_REPORT_SECTIONS_H
 
@@ -9,10 +9,12 @@
 #include <stdio.h>
 #include <sqlite3.h>
 
-#include "query/callchains.h"
 #include "diagnose/diagnose.h"
-#include "util/json_writer.h"
+#include "query/calls.h"
+#include "query/callchains.h"
+#include "query/folded.h"
 #include "query/names.h"
+#include "util/json_writer.h"
 #include "report.h"
 
 struct report_context {
@@ -32,7 +34,7 @@ struct report_context {
 	char capture_sha256[65];  /* hex, "" if the capture could not be read */
 };
 
-/* Runs every section (report_text.c); json NULL for text. 0 or -1. */
+/* Runs every section (report_run.c); json NULL for text. 0 or -1. */
 int report_render(sqlite3 *db, const struct report_options *opts, FILE *out,
 		  struct json_writer *json);
 
@@ -74,14 +76,5 @@ void report_capture_hash(struct report_context *ctx);
  * wait 85% (unattributed 3%)". -1 if unknown (report_requests.c). */
 int report_request_dominant(const struct report_context *ctx, const char *where,
 			    int64_t total_ns, char *buf, size_t len);
-
-/* Folded stacks of the selection, merged and sorted bytewise (folded.c). */
-struct folded_stack {
-	char *text;
-	uint64_t count;
-};
-int folded_stacks_build(const struct selection *sel, const struct callchains *cc,
-			const struct names *names, struct folded_stack **lines, size_t *n);
-void folded_stacks_free(struct folded_stack *lines, size_t n);
 
 #endif /* ANALYZE_REPORT_SECTIONS_H */

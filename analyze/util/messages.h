@@ -1,8 +1,7 @@
-/* messages.h - the one-line messages every command prints the same way,
- * the exit codes they stand for, and the parsers of the numbers and
- * durations users type. Used by the commands and by the libraries below
- * them (the loader names why a capture could not be opened; the report's
- * scope parses --from/--to), so it lives in util/, not cmd/. */
+/* messages.h - the one-line messages every command prints the same way
+ * and the exit codes they stand for. Used by the commands and by the
+ * libraries below them (the loader names why a capture could not be
+ * opened), so it lives in util/, not cmd/. */
 #ifndef ANALYZE_UTIL_MESSAGES_H
 #define ANALYZE_UTIL_MESSAGES_H
 
@@ -20,18 +19,5 @@ int warn_damage(const char *path, const char *damage);
  * reader's own message (may be empty): "not a perfcap capture", the
  * version refusal naming both versions, or the system error. */
 const char *capture_open_error(int rc, const char *reader_message);
-
-/* Parses a decimal number in [min, max]; 0 or -1. */
-int parse_number(const char *text, unsigned long long min, unsigned long long max,
-		 unsigned long long *out);
-
-/* Parses a duration: a decimal number of seconds, or one with
- * a unit ("500ms", "250us", "2s", "1000000ns"), into ns in [min, max].
- * 0 or -1. */
-int parse_duration(const char *text, unsigned long long min_ns,
-		   unsigned long long max_ns, unsigned long long *out_ns);
-
-/* --window, a duration from 1 ms to 1 day. 0 or -1. */
-int parse_window(const char *text, unsigned long long *out_ns);
 
 #endif /* ANALYZE_UTIL_MESSAGES_H */

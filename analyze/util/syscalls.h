@@ -7,7 +7,6 @@
 #define ANALYZE_SYSCALLS_H
 
 #include <stdint.h>
-#include <sqlite3.h>
 
 struct syscall_name {
 	unsigned nr;
@@ -46,8 +45,5 @@ const struct syscall_info *syscall_info(uint32_t nr);
 
 /* "futex", "poll", "sleep", "sync", "rw", "net", or NULL for SC_OTHER. */
 const char *syscall_family_name(enum syscall_family family);
-
-/* Fills the syscall_names table. 0 or -1 (reported). */
-int syscalls_store(sqlite3 *db);
 
 #endif /* ANALYZE_SYSCALLS_H */

@@ -1,9 +1,9 @@
-/* test_stats.c - unit tests of analyze/diff/stats.c against values computed by
+/* test_stats.c - unit tests of analyze/diff/statistics.c against values computed by
  * hand (or with a statistics package) for small inputs. */
 #include <criterion/criterion.h>
 #include <math.h>
 
-#include "diff/stats.h"
+#include "diff/statistics.h"
 
 #define near(x, want, tol) cr_expect(fabs((x) - (want)) <= (tol), \
 	"%s = %.6g, expected %.6g (+- %g)", #x, (double)(x), (double)(want), (double)(tol))

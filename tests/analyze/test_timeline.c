@@ -5,7 +5,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
-#include "util/messages.h"
+#include "util/parse.h"
 #include "correlate/timeline.h"
 
 struct seen {

@@ -1,4 +1,4 @@
-/* stats.h - the statistics behind "perfcap-analyze diff": tests that fit
+/* statistics.h - the statistics behind "perfcap-analyze diff": tests that fit
  * each kind of profile data, effect sizes with confidence intervals, and
  * control of multiple comparisons. Pure functions of their inputs (no I/O,
  * no randomness), unit tested in tests/analyze/test_stats.c.
@@ -6,8 +6,8 @@
  * Conventions: p-values are two-sided; a test that has no data to decide
  * returns p = 1 (never "significant by default"); confidence intervals are
  * 95% (z = 1.959964) unless a function says otherwise. */
-#ifndef ANALYZE_STATS_H
-#define ANALYZE_STATS_H
+#ifndef ANALYZE_DIFF_STATISTICS_H
+#define ANALYZE_DIFF_STATISTICS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -90,4 +90,4 @@ double stats_rate_noise_floor(uint64_t c1, uint64_t c2);
  * relative to mean1: (1.96 + 0.84) * sqrt(se1^2 + se2^2) / mean1. */
 double stats_mean_noise_floor(double mean1, double se1, double se2);
 
-#endif /* ANALYZE_STATS_H */
+#endif /* ANALYZE_DIFF_STATISTICS_H */

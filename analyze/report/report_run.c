@@ -1,4 +1,4 @@
-/* report_text.c - drives a report: resolves the scope, loads the samples,
+/* report_run.c - drives a report: resolves the scope, loads the samples,
  * stacks and names once, runs the diagnosis, then has each section write
  * itself, as text (report_text) or as members of the JSON object
  * (report_json.c). Sections come in the order of book chapter 12.5:

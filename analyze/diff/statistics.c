@@ -1,11 +1,11 @@
-/* stats.c - significance tests, intervals and multiple-comparison control
- * for diff (see stats.h). Normal approximations throughout: diff compares
+/* statistics.c - significance tests, intervals and multiple-comparison control
+ * for diff (see statistics.h). Normal approximations throughout: diff compares
  * profiles with tens to millions of observations per side; where counts are
  * small the tests return large p-values rather than overclaim. */
 #include <math.h>
 #include <stdlib.h>
 
-#include "stats.h"
+#include "statistics.h"
 
 #define Z80 0.8416212335729143   /* one-sided 80% power */
 

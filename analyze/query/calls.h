@@ -1,17 +1,17 @@
-/* report_calls.h - one streaming pass over the system calls of a report's
+/* calls.h - one streaming pass over the system calls of a report's
  * scope, feeding everything that needs them: per-call-number durations
  * (latency percentiles and histograms), futex waits per address (lock
  * contention), and I/O calls per time window (the spike window). SQLite
  * would sort millions of rows for each GROUP BY; this reads them once. */
-#ifndef ANALYZE_REPORT_CALLS_H
-#define ANALYZE_REPORT_CALLS_H
+#ifndef ANALYZE_QUERY_CALLS_H
+#define ANALYZE_QUERY_CALLS_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <sqlite3.h>
 
 #include "util/hashmap.h"
-#include "report.h"
+#include "scope.h"
 
 #define CALLS_MAX_NR      1024    /* numbers at or above are not per-number */
 #define FUTEX_TOP         4       /* stacks and wakers kept per address */
@@ -70,4 +70,4 @@ int64_t calls_percentile(const struct call_durations *d, int p);
 /* Adds one to key's count in a small heavy-hitter list of FUTEX_TOP. */
 void top_count_add(struct top_count *top, int64_t key);
 
-#endif /* ANALYZE_REPORT_CALLS_H */
+#endif /* ANALYZE_QUERY_CALLS_H */

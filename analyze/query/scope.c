@@ -1,4 +1,4 @@
-/* report_scope.c - what a report looks at: the time window (--from,
+/* scope.c - what a report looks at: the time window (--from,
  * --to) resolved against the capture's start and end, and the pid, tid
  * and comm filters, turned into one SQL condition every section uses so
  * all sections describe the same threads over the same time. */
@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/messages.h"
 #include "db/db.h"
-#include "report.h"
+#include "scope.h"
+#include "util/parse.h"
 
 static const char meta_sql[] = "SELECT value FROM meta WHERE key = ?1";
 static const char stat_sql[] = "SELECT value FROM stats WHERE chunk = ?1 AND key = ?2";

@@ -1,12 +1,10 @@
-/* report_calls.c - the system call pass of a report (report_calls.h). */
+/* calls.c - the system call pass of a report (calls.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "db/db.h"
-#include "report_calls.h"
-
-#define NR_FUTEX 202
+#include "calls.h"
 
 struct loader {
 	struct calls *c;
@@ -15,6 +13,7 @@ struct loader {
 	struct hmap futex_index;              /* (pid << 1 | mutex, addr) -> index */
 	struct hmap waiter_seen;              /* (futex index, tid) -> 1 */
 	unsigned char io_nr[CALLS_MAX_NR];    /* 1: family rw, sync or net */
+	int64_t futex_nr;                     /* futex's number, from syscall_names */
 };
 
 void top_count_add(struct top_count *top, int64_t key)
@@ -164,7 +163,8 @@ static void add_window(struct loader *L, int64_t nr, int64_t ts, int64_t duratio
 	}
 }
 
-static void load_families(struct loader *L, sqlite3 *db)
+/* The I/O call numbers and futex's, read from syscall_names. */
+static void load_syscall_facts(struct loader *L, sqlite3 *db)
 {
 	sqlite3_stmt *st = db_prepare(db, "SELECT nr FROM syscall_names"
 				      " WHERE family IN ('rw', 'sync', 'net')");
@@ -175,6 +175,7 @@ static void load_families(struct loader *L, sqlite3 *db)
 			L->io_nr[nr] = 1;
 	}
 	sqlite3_finalize(st);
+	L->futex_nr = db_query_int(db, "SELECT nr FROM syscall_names WHERE name = 'futex'", -1);
 }
 
 static int read_calls(struct loader *L, sqlite3 *db, const struct report_scope *scope)
@@ -194,7 +195,7 @@ static int read_calls(struct loader *L, sqlite3 *db, const struct report_scope *
 		int64_t nr = sqlite3_column_int64(st, 4), duration = sqlite3_column_int64(st, 1);
 		L->c->count++;
 		rc = add_duration(L, nr, duration);
-		if (rc == 0 && nr == NR_FUTEX)
+		if (rc == 0 && nr == L->futex_nr)
 			rc = add_futex(L, st, sqlite3_column_int64(st, 8));
 		add_window(L, nr, sqlite3_column_int64(st, 0), duration);
 	}
@@ -256,7 +257,7 @@ int calls_load(sqlite3 *db, const struct report_scope *scope, uint64_t window_ba
 	hmap_init(&L.nr_index);
 	hmap_init(&L.futex_index);
 	hmap_init(&L.waiter_seen);
-	load_families(&L, db);
+	load_syscall_facts(&L, db);
 	rc = make_windows(&c->windows, window_base, window_ns, end);
 	if (rc == 0)
 		rc = read_calls(&L, db, scope);

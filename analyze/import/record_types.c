@@ -1,0 +1,148 @@
+/* record_types.c - one row per record type (perf's feat_ops[] pattern):
+ * its id, name, source, the size of its struct, its decoder, and the
+ * table and columns its rows are batched into. The row drives the
+ * decoders' dispatch (load_records.c), the batched INSERTs of the tables
+ * (prepared here) and the names info and the quality table print. Adding a
+ * record type: its PC_REC_* and struct in format/, a decoder, one row
+ * here (and its CREATE TABLE in db/schema.c). */
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "db/sql_writer.h"
+#include "load_state.h"
+#include "record_types.h"
+
+/* sizeof(T), refused at compile time when T outgrows RECORD_BODY_MAX. */
+#define BODY_SIZE(T) (sizeof(T) + 0 * sizeof(char[sizeof(T) <= RECORD_BODY_MAX ? 1 : -1]))
+
+#define TYPE(id_, name_, source_, T, decoder) \
+	[id_] = { .id = id_, .name = name_, .source = source_, .size = BODY_SIZE(T), \
+		  .decode = decoder
+
+static const struct record_type types[RECORD_TYPE_MAX + 1] = {
+	TYPE(PC_REC_SAMPLE, "sample", "cpu", struct pc_rec_sample, decode_sample),
+	  .table = "samples", .columns = "ts, pid, tid, cpu, ustack_id, kstack_id", .ncols = 6 },
+	TYPE(PC_REC_STACK, "stack", NULL, struct pc_rec_stack, decode_stack) },
+	TYPE(PC_REC_PROC, "proc", NULL, struct pc_rec_proc, decode_process), .direct = 1 },
+	TYPE(PC_REC_THREAD, "thread", NULL, struct pc_rec_thread, decode_thread), .direct = 1 },
+	TYPE(PC_REC_MAP, "map", NULL, struct pc_rec_map, decode_map), .direct = 1 },
+	TYPE(PC_REC_MODULE, "module", NULL, struct pc_rec, decode_module), .direct = 1 },
+	TYPE(PC_REC_EXEC, "exec", "proc", struct pc_rec_exec, decode_exec),
+	  .table = "process_events", .columns = "ts, kind, pid, tid, comm", .ncols = 5 },
+	TYPE(PC_REC_EXIT, "exit", "proc", struct pc_rec_exit, decode_exit),
+	  .table = "process_events", .columns = "ts, kind, pid, tid, comm", .ncols = 5 },
+	TYPE(PC_REC_SWITCH, "switch", "sched", struct pc_rec_switch, decode_switch),
+	  .table = "switches", .columns = "ts, cpu, prev_pid, prev_tid, prev_state, next_pid,"
+	  " next_tid, prev_prio, next_prio", .ncols = 9 },
+	TYPE(PC_REC_WAKEUP, "wakeup", "sched", struct pc_rec_wakeup, decode_wakeup),
+	  .table = "wakeups", .columns = "ts, pid, tid, waker_pid, waker_tid, target_cpu, new",
+	  .ncols = 7 },
+	/* OFFCPU rows are written by the correlator once classified */
+	TYPE(PC_REC_OFFCPU, "offcpu", "sched", struct pc_rec_offcpu, decode_offcpu) },
+	TYPE(PC_REC_FORK, "fork", "sched", struct pc_rec_fork, decode_fork),
+	  .table = "forks", .columns = "ts, parent_pid, parent_tid, child_pid, child_tid,"
+	  " is_thread", .ncols = 6 },
+	/* syscall_id is left to SQLite: rows come in id order, and an appended
+	 * rowid needs no uniqueness probe (much faster than binding it) */
+	TYPE(PC_REC_SYSCALL, "syscall", "syscall", struct pc_rec_syscall, decode_syscall),
+	  .table = "syscalls", .columns = "ts, duration, pid, tid, nr, ret, arg0, arg1, arg2,"
+	  " ustack_id", .ncols = 10 },
+	TYPE(PC_REC_BLOCK, "block", "block", struct pc_rec_block, decode_block),
+	  .table = "block_io", .columns = "ts, pid, tid, dev, op, sector, bytes, queue_ns,"
+	  " service_ns, error", .ncols = 10 },
+	TYPE(PC_REC_SOCKET, "socket", "net", struct pc_rec_socket, decode_socket),
+	  .table = "sockets", .columns = "ts, pid, tid, fd, origin, family, protocol, cookie,"
+	  " saddr, sport, daddr, dport", .ncols = 12 },
+	TYPE(PC_REC_TCP_STATE, "tcp_state", "net", struct pc_rec_tcp_state, decode_tcp_state),
+	  .table = "tcp_states", .columns = "ts, pid, tid, cookie, family, saddr, sport, daddr,"
+	  " dport, oldstate, newstate", .ncols = 11 },
+	TYPE(PC_REC_TCP_RETRANS, "tcp_retrans", "net", struct pc_rec_tcp_retrans,
+	     decode_tcp_retrans),
+	  .table = "tcp_retransmits", .columns = "ts, pid, tid, cookie, family, saddr, sport,"
+	  " daddr, dport, state", .ncols = 10 },
+	TYPE(PC_REC_LOCK, "lock", "lock", struct pc_rec_lock, decode_lock),
+	  .table = "kernel_locks", .columns = "ts, duration, pid, tid, lock_addr, flags, ret,"
+	  " kstack_id", .ncols = 8 },
+	TYPE(PC_REC_MUTEX, "mutex", "lock", struct pc_rec_mutex, decode_mutex),
+	  .table = "user_mutexes", .columns = "ts, duration, pid, tid, addr, ustack_id",
+	  .ncols = 6 },
+	TYPE(PC_REC_FAULT, "fault", "mem", struct pc_rec_fault, decode_fault),
+	  .table = "page_faults", .columns = "ts, pid, tid, addr, ip, error_code, weight",
+	  .ncols = 7 },
+	/* format 1.2: unwound at import (ustack_unwind.c), no table of their own */
+	TYPE(PC_REC_USTACK, "ustack", NULL, struct pc_rec, decode_ustack) },
+	TYPE(PC_REC_UNWIND, "unwind", NULL, struct pc_rec, decode_unwind) },
+};
+
+const struct record_type *record_type_get(uint16_t type)
+{
+	return type <= RECORD_TYPE_MAX && types[type].decode ? &types[type] : NULL;
+}
+
+const char *record_type_name(uint16_t type)
+{
+	return type <= RECORD_TYPE_MAX ? types[type].name : NULL;
+}
+
+const char *record_type_source(uint16_t type)
+{
+	return type <= RECORD_TYPE_MAX ? types[type].source : NULL;
+}
+
+/* The batch of an earlier type with the same table (EXEC and EXIT share
+ * process_events, in capture order), or NULL. */
+static struct batch_insert *shared_batch(struct load_statements *s, uint16_t type)
+{
+	for (uint16_t t = 1; t < type; t++)
+		if (types[t].table && strcmp(types[t].table, types[type].table) == 0)
+			return s->batch[t];
+	return NULL;
+}
+
+int record_batches_prepare(struct loader *L)
+{
+	struct load_statements *s = &L->st;
+	char spec[512];
+
+	for (uint16_t t = 1; t <= RECORD_TYPE_MAX; t++) {
+		if (!types[t].table)
+			continue;
+		s->batch[t] = shared_batch(s, t);
+		if (s->batch[t])
+			continue;
+		s->batch[t] = &s->batches[t];
+		snprintf(spec, sizeof(spec), "%s (%s)", types[t].table, types[t].columns);
+		if (batch_init(s->batch[t], L->db, spec, types[t].ncols) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* 1 if type t owns its batch (the first type of its table). */
+static int owns_batch(const struct load_statements *s, uint16_t t)
+{
+	return s->batch[t] == &s->batches[t];
+}
+
+int record_batches_flush(struct loader *L)
+{
+	for (uint16_t t = 1; t <= RECORD_TYPE_MAX; t++)
+		if (owns_batch(&L->st, t) && batch_flush(L->st.batch[t]) < 0)
+			return -1;
+	return 0;
+}
+
+void record_batches_use_writer(struct loader *L, struct sql_writer *w)
+{
+	for (uint16_t t = 1; t <= RECORD_TYPE_MAX; t++)
+		if (owns_batch(&L->st, t))
+			batch_use_writer(L->st.batch[t], w);
+}
+
+void record_batches_free(struct loader *L)
+{
+	for (uint16_t t = 1; t <= RECORD_TYPE_MAX; t++)
+		if (owns_batch(&L->st, t))
+			batch_free(L->st.batch[t]);
+}
