@@ -3,11 +3,16 @@
  *
  *   gen_capture OUT.perfcap [SAMPLES [PROCESSES [STACKS]]]
  *   gen_capture --events OUT.perfcap [EVENTS]
+ *   gen_capture --requests OUT.perfcap [EVENTS]
  *
  * --events writes EVENTS records (default 10,000,000) of a scheduler and
  * syscall mix instead of samples only (see write_event_mix below): about
  * 16% context switches, 16% wakeups, 63% syscalls, 5% samples, with small
- * reorderings like those of per-CPU buffers.
+ * reorderings like those of per-CPU buffers. --requests makes it a server:
+ * each thread owns a socket fd (accepted, closed and accepted again every
+ * 64 turns: fd reuse), waits in epoll_wait, then reads a request from the
+ * socket and writes the response to it (request spans, queueing and pool
+ * utilisation get work; about one request per 6 events).
  *
  * Defaults: 1,000,000 samples, 8 processes, 20,000 distinct user stacks
  * (24 frames deep) and 500 kernel stacks, one embedded module of 4,000
@@ -199,7 +204,10 @@ static int write_symbols(struct pc_writer *w, struct pc_buf *b)
 #define MIX_TURN_NS     12000ull
 #define NR_READ         0
 #define NR_WRITE        1
+#define NR_CLOSE        3
 #define NR_FUTEX        202
+#define NR_EPOLL_WAIT   232
+#define CONN_TURNS      64   /* --requests: turns of a connection before it closes */
 
 struct mix {
 	struct pc_writer *w;
@@ -207,6 +215,7 @@ struct mix {
 	uint64_t n, limit, in_chunk, t0;
 	uint64_t futex_start[MIX_CPUS][MIX_RING];  /* pending futex wait, 0: none */
 	uint32_t nstacks;
+	int requests;             /* --requests: reads and writes on sockets */
 	int err;
 };
 
@@ -279,6 +288,42 @@ static void mix_sample(struct mix *m, int cpu, int i, uint64_t ts)
 	mix_emit(m, &s, sizeof(s), PC_REC_SAMPLE, ts);
 }
 
+/* --requests: thread i's socket (a new connection on the same fd number
+ * every CONN_TURNS turns, the old one closed first). */
+static int mix_socket_fd(int cpu, int i)
+{
+	return 100 + cpu * MIX_RING + i;
+}
+
+static void mix_accept(struct mix *m, int cpu, int i, uint64_t ts, uint64_t turn)
+{
+	struct pc_rec_socket s = {
+		.h.flags = PC_SOCK_F_ACCEPTED, .ts = ts, .pid = mix_pid(cpu, i),
+		.tid = mix_tid(cpu, i), .fd = mix_socket_fd(cpu, i), .family = 2,
+		.protocol = 6, .cookie = turn * 64 + (uint64_t)(cpu * MIX_RING + i),
+		.saddr = { 127, 0, 0, 1 }, .daddr = { 127, 0, 0, 1 }, .sport = 8080,
+		.dport = (uint16_t)(40000 + turn % 20000),
+	};
+
+	mix_emit(m, &s, sizeof(s), PC_REC_SOCKET, ts);
+}
+
+/* Request traffic of one turn: readiness, then the request and its answer. */
+static void mix_request(struct mix *m, int cpu, int i, uint64_t t, uint64_t turn)
+{
+	uint64_t fd = (uint64_t)mix_socket_fd(cpu, i);
+	uint64_t conn_turn = (turn / MIX_CPUS / MIX_RING) % CONN_TURNS;
+
+	if (conn_turn == 0) {
+		if (turn >= MIX_CPUS * MIX_RING)
+			mix_syscall(m, cpu, i, t + 1100, 200, NR_CLOSE, 0, fd, 0, 0);
+		mix_accept(m, cpu, i, t + 1200, turn);
+	}
+	mix_syscall(m, cpu, i, t + 1300, 150, NR_EPOLL_WAIT, 1, 9, 0x7e0000, 64);
+	mix_syscall(m, cpu, i, t + 1500, 2000, NR_READ, 512, fd, 0x7f0000, 4096);
+	mix_syscall(m, cpu, i, t + 4000, 3000, NR_WRITE, 512, fd, 0x7f0000, 512);
+}
+
 /* One turn of thread i on cpu, starting at t (its switch-in). */
 static void mix_turn(struct mix *m, int cpu, int i, uint64_t t, uint64_t turn)
 {
@@ -292,8 +337,12 @@ static void mix_turn(struct mix *m, int cpu, int i, uint64_t t, uint64_t turn)
 		mix_syscall(m, cpu, i, *pending, t + 1000 - *pending, NR_FUTEX, 0, 0x7000, 128, 1);
 	if (swap)       /* a small reversal: the switch after the syscall exit */
 		mix_switch(m, cpu, prev, i, t);
-	mix_syscall(m, cpu, i, t + 1500, 2000, NR_READ, 512, 3, 0x7f0000, 4096);
-	mix_syscall(m, cpu, i, t + 4000, 3000, NR_WRITE, 512, 4, 0x7f0000, 512);
+	if (m->requests) {
+		mix_request(m, cpu, i, t, turn);
+	} else {
+		mix_syscall(m, cpu, i, t + 1500, 2000, NR_READ, 512, 3, 0x7f0000, 4096);
+		mix_syscall(m, cpu, i, t + 4000, 3000, NR_WRITE, 512, 4, 0x7f0000, 512);
+	}
 	if (turn % 4 == 0)
 		mix_sample(m, cpu, i, t + 7500);
 	mix_wakeup(m, cpu, i, next, t + 8500);
@@ -302,10 +351,10 @@ static void mix_turn(struct mix *m, int cpu, int i, uint64_t t, uint64_t turn)
 }
 
 static int write_event_mix(struct pc_writer *w, struct pc_buf *b, uint64_t nevents,
-			   uint32_t nstacks)
+			   uint32_t nstacks, int requests)
 {
 	struct mix m = { .w = w, .b = b, .limit = nevents, .t0 = 1000000000ull,
-			 .nstacks = nstacks };
+			 .nstacks = nstacks, .requests = requests };
 	uint64_t t = m.t0;
 
 	for (uint64_t turn = 0; m.n < m.limit && !m.err; turn++) {
@@ -320,12 +369,13 @@ static int events_main(int argc, char **argv)
 {
 	uint64_t nevents = argc > 3 ? strtoull(argv[3], NULL, 10) : 10000000;
 	const uint32_t nprocs = 8, nstacks = 20000;
+	int requests = strcmp(argv[1], "--requests") == 0;
 	struct pc_writer *w;
 	struct pc_buf b = { 0 };
 	int err;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: gen_capture --events OUT.perfcap [EVENTS]\n");
+		fprintf(stderr, "usage: gen_capture --events|--requests OUT.perfcap [EVENTS]\n");
 		return 2;
 	}
 	err = pc_writer_open(&w, argv[2], PC_WRITE_FORCE);
@@ -335,18 +385,18 @@ static int events_main(int argc, char **argv)
 	}
 	pc_buf_add_kv(&b, "host.hostname", "benchhost");
 	pc_buf_add_kv(&b, "sampling.cpu.freq_hz", "999");
-	pc_buf_add_kv(&b, "sources", "cpu,sched,syscall");
+	pc_buf_add_kv(&b, "sources", requests ? "cpu,sched,syscall,mux,net" : "cpu,sched,syscall");
 	pc_buf_add_kv(&b, "record.start_ns", "1000000000");
 	if (add_chunk(w, PC_CHUNK_META, &b, 4, 0, 0) || write_procs(w, &b, nprocs) ||
-	    write_stacks(w, &b, nprocs, nstacks) || write_event_mix(w, &b, nevents, nstacks) ||
+	    write_stacks(w, &b, nprocs, nstacks) || write_event_mix(w, &b, nevents, nstacks, requests) ||
 	    write_symbols(w, &b)) {
 		pc_writer_abort(w);
 		return 1;
 	}
 	err = pc_writer_finish(w, NULL);
 	pc_buf_free(&b);
-	printf("%s: %llu events (sched and syscall mix)\n", argv[2],
-	       (unsigned long long)nevents);
+	printf("%s: %llu events (sched and syscall mix%s)\n", argv[2],
+	       (unsigned long long)nevents, requests ? ", with requests" : "");
 	return err ? 1 : 0;
 }
 
@@ -359,7 +409,7 @@ int main(int argc, char **argv)
 	struct pc_buf b = { 0 };
 	int err;
 
-	if (argc > 1 && strcmp(argv[1], "--events") == 0)
+	if (argc > 1 && (strcmp(argv[1], "--events") == 0 || strcmp(argv[1], "--requests") == 0))
 		return events_main(argc, argv);
 	if (argc < 2 || nprocs == 0 || nstacks == 0) {
 		fprintf(stderr, "usage: gen_capture OUT.perfcap [SAMPLES [PROCESSES [STACKS]]]\n");

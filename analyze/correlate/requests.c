@@ -507,12 +507,30 @@ static int push_call(struct calls *cs, sqlite3_stmt *st)
 	return 0;
 }
 
+/* Room for every call at once: a large array that grows by realloc is
+ * copied again and again (a tenth of a big import went to that); pages
+ * never written are never backed, so reserving for every syscall costs
+ * address space, not memory. */
+static int reserve_calls(sqlite3 *db, struct calls *cs)
+{
+	int64_t n = db_query_int(db, "SELECT (SELECT COALESCE(max(syscall_id), 0) FROM syscalls)"
+				 " + (SELECT count(*) FROM sockets)", 0);
+
+	if (n <= 0)
+		return 0;
+	cs->v = malloc((size_t)n * sizeof(*cs->v));
+	if (!cs->v)
+		return 0;          /* grow as rows come, then */
+	cs->cap = (size_t)n;
+	return 0;
+}
+
 static int load_calls(sqlite3 *db, struct calls *cs)
 {
 	sqlite3_stmt *st = db_prepare(db, calls_sql);
 	int rc;
 
-	if (!st)
+	if (!st || reserve_calls(db, cs) < 0)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		if (push_call(cs, st) < 0) {

@@ -1,0 +1,206 @@
+#!/bin/bash
+# analyze_real.sh - the analyzer at real-capture scale: import, report,
+# diff (a capture against itself), report --html and report straight on the
+# capture, wall time and peak RSS, side by side with `perf report` and
+# `perf script` on a perf.data of the same run recording the same kinds of
+# events (perf record -e raw_syscalls:*,sched:sched_switch,sched:sched_wakeup -g).
+#
+# 1. A synthetic server capture (bench/gen_capture --requests: scheduler,
+#    syscalls, epoll returns and request traffic on sockets) of EVENTS events.
+# 2. Debian's servers on loopback, started and stopped here by pid, under
+#    their load generators for SECONDS, recorded with every source by
+#    perfcap-record and by perf at the same time:
+#      redis-server + redis-benchmark, nginx + wrk, postgres + pgbench.
+# Each measurement runs ROUNDS times, the tools interleaved round by round
+# (perfcap's steps, then perf's, then perf's, then perfcap's ...): mean +- sd,
+# and the ratios the targets are stated in (report / import, diff / import,
+# html / import; perfcap report / perf report).
+#
+# Usage: bench/analyze_real.sh [BUILD_DIR] [SECONDS] [ROUNDS] [EVENTS] [SERVERS]
+#   defaults: build 10 3 30000000 "redis nginx postgres"
+# Needs root, perf, redis-server, redis-tools, nginx-light, wrk, postgresql.
+# Not a test: numbers are reported, not judged.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+build=${1:-build}
+secs=${2:-10}
+rounds=${3:-3}
+events=${4:-30000000}
+servers=${5:-redis nginx postgres}
+ana=$(realpath "$build/analyze/perfcap-analyze")
+rec=$(realpath "$build/record/perfcap-record")
+gen=$(realpath "$build/tests/analyze/gen_capture")
+tmp=$(mktemp -d /tmp/perfcap-areal.XXXXXX)
+chmod 755 "$tmp"
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2> /dev/null; done
+	wait 2> /dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# timed NAME CMD...: runs CMD (stdout discarded), appends "NAME seconds
+# rss_mib" to $tmp/times.
+timed() {
+	local name=$1; shift
+	/usr/bin/time -f '%e %M' -o "$tmp/t" "$@" > /dev/null 2> "$tmp/t.err" ||
+		{ echo "failed: $*" >&2; tail -3 "$tmp/t.err" >&2; return 1; }
+	read -r s kib < "$tmp/t"
+	echo "$name $s $((kib / 1024))" >> "$tmp/times"
+}
+
+# summary TITLE: mean +- sd of every step in $tmp/times, and the ratios.
+summary() {
+	echo "$1"
+	awk '
+		{ n[$1]++; s[$1] += $2; ss[$1] += $2 * $2; if ($3 > r[$1]) r[$1] = $3
+		  if (!($1 in seen)) { seen[$1] = 1; order[++k] = $1 } }
+		END {
+			printf "  %-16s %10s %8s %9s %10s\n", "step", "mean s", "sd", "peak MiB", "x import"
+			imp = s["import"] / n["import"]
+			for (i = 1; i <= k; i++) {
+				x = order[i]; m = s[x] / n[x]
+				v = n[x] > 1 ? (ss[x] - n[x] * m * m) / (n[x] - 1) : 0
+				printf "  %-16s %10.2f %8.2f %9d %10.2f\n", x, m, sqrt(v > 0 ? v : 0),
+					r[x], imp > 0 ? m / imp : 0
+			}
+			if ("perf-report" in n && "report-cap" in n)
+				printf "  perfcap report (capture, import included) / perf report: %.2f\n",
+					(s["report-cap"] / n["report-cap"]) / (s["perf-report"] / n["perf-report"])
+		}' "$tmp/times"
+	rm -f "$tmp/times"
+}
+
+# analyze_steps CAP: one round of perfcap-analyze's steps on CAP.
+analyze_steps() {
+	local cap=$1 db=$tmp/run.db
+	timed import "$ana" import -f "$cap" -o "$db" || return 1
+	timed report "$ana" report "$db"
+	timed report-json "$ana" report --json "$db"
+	timed diff-self "$ana" diff "$db" "$db"
+	timed html "$ana" report --html "$tmp/page.html" "$db"
+	timed report-cap "$ana" report "$cap"
+	rm -f "$db" "$tmp/page.html"
+}
+
+perf_steps() {
+	timed perf-report perf report -i "$1" --stdio
+	timed perf-script perf script -i "$1"
+}
+
+# measure TITLE CAP [PERFDATA]: ROUNDS rounds, interleaved (ABBA).
+measure() {
+	local title=$1 cap=$2 pdata=${3:-}
+	for ((r = 1; r <= rounds; r++)); do
+		if [ -n "$pdata" ] && [ $((r % 2)) = 0 ]; then
+			perf_steps "$pdata"; analyze_steps "$cap"
+		else
+			analyze_steps "$cap"; [ -n "$pdata" ] && perf_steps "$pdata"
+		fi
+	done
+	summary "$title"
+	echo "  capture $(stat -c %s "$cap") bytes, $("$ana" info "$cap" 2> /dev/null |
+		sed -n 's/^ *events *//p' | head -1) events"
+	[ -n "$pdata" ] && echo "  perf.data $(stat -c %s "$pdata") bytes"
+}
+
+# record_both PIDS CAP PERFDATA: SECONDS of every perfcap source and of
+# perf's tracepoints on the same processes, at the same time.
+record_both() {
+	local pids_csv=$1 cap=$2 pdata=$3
+	"$rec" -e cpu,sched,syscall,mux,block,net,lock,mem -p "$pids_csv" -d "$secs" -f \
+		-o "$cap" > "$tmp/rec.out" 2>&1 &
+	local rp=$!
+	perf record -e 'raw_syscalls:*,sched:sched_switch,sched:sched_wakeup' -g \
+		-p "$pids_csv" -o "$pdata" -- sleep "$secs" > /dev/null 2>&1 &
+	local pp=$!
+	wait $rp; wait $pp
+	grep -E 'wrote|lost' "$tmp/rec.out" | sed 's/^/  /'
+}
+
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+run_redis() {
+	local port; port=$(free_port)
+	redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+		--daemonize no > "$tmp/redis.log" 2>&1 &
+	local srv=$!; pids+=($srv)
+	for _ in $(seq 50); do redis-cli -p "$port" ping > /dev/null 2>&1 && break; sleep 0.1; done
+	timeout $((secs + 3)) redis-benchmark -p "$port" -n 100000000 -c 50 -t set,get -q \
+		> /dev/null 2>&1 &
+	local load=$!; pids+=($load)
+	sleep 1
+	record_both "$srv" "$tmp/redis.perfcap" "$tmp/redis.perf.data"
+	kill $load $srv 2> /dev/null; wait $load $srv 2> /dev/null
+	measure "redis-server + redis-benchmark, ${secs} s, every source" \
+		"$tmp/redis.perfcap" "$tmp/redis.perf.data"
+}
+
+run_nginx() {
+	local port; port=$(free_port)
+	mkdir -p "$tmp/nginx/html" "$tmp/nginx/logs"
+	echo "hello from perfcap's bench" > "$tmp/nginx/html/index.html"
+	cat > "$tmp/nginx/nginx.conf" <<-EOF
+	worker_processes 2;
+	pid $tmp/nginx/nginx.pid;
+	error_log $tmp/nginx/logs/error.log;
+	events { worker_connections 1024; }
+	http {
+		access_log off;
+		server { listen 127.0.0.1:$port; root $tmp/nginx/html; }
+	}
+	EOF
+	nginx -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" -g 'daemon off;' &
+	local srv=$!; pids+=($srv)
+	sleep 1
+	local all; all=$(echo "$srv" $(pgrep -P "$srv") | tr ' ' ',')
+	timeout $((secs + 3)) wrk -t 2 -c 50 -d $((secs + 2))s "http://127.0.0.1:$port/" \
+		> /dev/null 2>&1 &
+	local load=$!; pids+=($load)
+	sleep 1
+	record_both "$all" "$tmp/nginx.perfcap" "$tmp/nginx.perf.data"
+	kill $load $srv 2> /dev/null; wait $load $srv 2> /dev/null
+	measure "nginx + wrk, ${secs} s, every source" "$tmp/nginx.perfcap" "$tmp/nginx.perf.data"
+}
+
+run_postgres() {
+	local port bin; port=$(free_port)
+	bin=$(ls -d /usr/lib/postgresql/*/bin | tail -1)
+	mkdir -p "$tmp/pg"; chown postgres "$tmp/pg"
+	runuser -u postgres -- "$bin/initdb" -D "$tmp/pg/data" > /dev/null 2>&1 ||
+		{ echo "postgres: initdb failed"; return; }
+	runuser -u postgres -- "$bin/postgres" -D "$tmp/pg/data" -p "$port" \
+		-c listen_addresses=127.0.0.1 -k "$tmp/pg" > "$tmp/pg.log" 2>&1 &
+	local srv=$!; pids+=($srv)
+	for _ in $(seq 100); do
+		runuser -u postgres -- "$bin/pg_isready" -h 127.0.0.1 -p "$port" > /dev/null 2>&1 && break
+		sleep 0.1
+	done
+	runuser -u postgres -- pgbench -h 127.0.0.1 -p "$port" -i -s 2 postgres > /dev/null 2>&1
+	local pg; pg=$(pgrep -u postgres -P "$srv" | tr '\n' ',')
+	runuser -u postgres -- pgbench -h 127.0.0.1 -p "$port" -c 8 -j 2 -T $((secs + 2)) \
+		postgres > /dev/null 2>&1 &
+	local load=$!; pids+=($load)
+	sleep 1
+	record_both "${pg}$srv" "$tmp/pg.perfcap" "$tmp/pg.perf.data"
+	wait $load 2> /dev/null
+	kill -INT $srv 2> /dev/null; wait $srv 2> /dev/null
+	measure "postgres + pgbench (8 clients), ${secs} s, every source" \
+		"$tmp/pg.perfcap" "$tmp/pg.perf.data"
+}
+
+echo "perfcap-analyze at scale ($build; $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg))"
+"$gen" --requests "$tmp/synth.perfcap" "$events" > /dev/null
+measure "1. synthetic server capture, $events events with requests" "$tmp/synth.perfcap"
+rm -f "$tmp/synth.perfcap"
+for s in $servers; do
+	echo
+	case $s in
+	redis) run_redis ;;
+	nginx) run_nginx ;;
+	postgres) run_postgres ;;
+	esac
+done
