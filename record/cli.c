@@ -17,6 +17,7 @@
 #include "sources/syscall_sets.h"
 #include "session/target.h"
 #include "util/util.h"
+#include "common/units.h"
 
 #define MAX_DURATION_S (365.0 * 24 * 3600)
 #define MAX_OFFCPU_MIN_NS (3600ull * 1000 * 1000 * 1000) /* 1 hour */
@@ -277,11 +278,17 @@ static int validate_duration(struct record_options *o, const char *arg)
 	return 0;
 }
 
+/* A duration with a unit ("500us", "2s", or "0") of at most max_ns. */
+static bool recorder_duration(const char *arg, uint64_t max_ns, uint64_t *out)
+{
+	return parse_duration_ns(arg, DURATION_UNIT_REQUIRED, 0, max_ns, out);
+}
+
 static int validate_offcpu_min(struct record_options *o, const char *arg)
 {
 	if (!arg)
 		return 0;
-	if (!parse_duration_ns(arg, MAX_OFFCPU_MIN_NS, &o->offcpu_min_ns)) {
+	if (!recorder_duration(arg, MAX_OFFCPU_MIN_NS, &o->offcpu_min_ns)) {
 		error_line("invalid --offcpu-min '%s': expected a duration such as 500us, 1ms "
 			   "or 2s (at most 1 hour)", arg);
 		return 1;
@@ -298,7 +305,7 @@ static int validate_syscalls(struct record_options *o, const char *min_arg)
 		error_line("invalid --syscalls '%s': %s", o->syscalls, why);
 		return 1;
 	}
-	if (min_arg && !parse_duration_ns(min_arg, MAX_SYSCALL_MIN_NS, &o->syscall_min_ns)) {
+	if (min_arg && !recorder_duration(min_arg, MAX_SYSCALL_MIN_NS, &o->syscall_min_ns)) {
 		error_line("invalid --syscall-min '%s': expected a duration such as 10us, 1ms "
 			   "or 2s (at most 1 hour)", min_arg);
 		return 1;
@@ -395,7 +402,7 @@ static int validate_sources(struct record_options *o, const struct parse_state *
 /* --mutex-uprobes, --lock-min (lock) and --fault-sample (mem). */
 static int validate_lock_mem(struct record_options *o, const struct parse_state *ps)
 {
-	if (ps->lock_min_arg && !parse_duration_ns(ps->lock_min_arg, MAX_OFFCPU_MIN_NS,
+	if (ps->lock_min_arg && !recorder_duration(ps->lock_min_arg, MAX_OFFCPU_MIN_NS,
 						    &o->lock_min_ns)) {
 		error_line("invalid --lock-min '%s': expected a duration such as 0, 10us or 1ms "
 			   "(at most 1 hour)", ps->lock_min_arg);
@@ -428,8 +435,8 @@ static int validate_size(const char *opt, const char *arg, uint64_t max, uint64_
 	if (!parse_size_bytes(arg, max, out) || *out < SIZE_LIMIT_MIN) {
 		error_line("invalid %s '%s': expected a size such as 500K, 64M or 2G, from %s "
 			   "(room for the header, the metadata and the closing chunks) to %s",
-			   opt, arg, format_size(SIZE_LIMIT_MIN, low, sizeof(low)),
-			   format_size(max, high, sizeof(high)));
+			   opt, arg, fmt_size(low, sizeof(low), SIZE_LIMIT_MIN),
+			   fmt_size(high, sizeof(high), max));
 		return 1;
 	}
 	return 0;

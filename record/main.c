@@ -39,6 +39,7 @@
 #include "session/target.h"
 #include "util/util.h"
 #include "output/writer_thread.h"
+#include "common/units.h"
 
 /* How long the consumer may sleep. Short, so that a new process is read
  * from /proc while it still lives (short-lived processes are common), at a
@@ -420,7 +421,7 @@ static void report_stop(const struct recorder *r)
 
 	if (r->reason == STOP_MAX_SIZE)
 		fprintf(stderr, "%s: stopped at --max-size %s after %.1f s\n", PROGRAM_NAME,
-			format_size(r->opts->max_size, size, sizeof(size)), seconds);
+			fmt_size(size, sizeof(size), r->opts->max_size), seconds);
 	else if (r->reason == STOP_FLIGHT_DUMP)
 		fprintf(stderr, "%s: SIGUSR1: writing the flight recorder's window after %.1f s "
 			"and stopping\n", PROGRAM_NAME, seconds);

@@ -33,6 +33,21 @@ sqlite3 *db_open_for_load(const char *path)
 	return db;
 }
 
+int is_sqlite_file(const char *path)
+{
+	static const char magic[16] = "SQLite format 3";
+	char head[16];
+	FILE *f = fopen(path, "rb");
+	int is_db;
+
+	if (!f)
+		return 0;
+	is_db = fread(head, 1, sizeof(head), f) == sizeof(head) &&
+		memcmp(head, magic, sizeof(magic)) == 0;
+	fclose(f);
+	return is_db;
+}
+
 sqlite3 *db_open_readonly(const char *path)
 {
 	sqlite3 *db = NULL;

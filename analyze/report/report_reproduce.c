@@ -11,20 +11,6 @@
 #include "report_sections.h"
 #include "util/sha256.h"
 
-static int is_sqlite_file(const char *path)
-{
-	char head[16] = { 0 };
-	FILE *f = fopen(path, "rb");
-	int yes;
-
-	if (!f)
-		return 0;
-	yes = fread(head, 1, sizeof(head), f) == sizeof(head) &&
-	      memcmp(head, "SQLite format 3", 16) == 0;
-	fclose(f);
-	return yes;
-}
-
 void report_capture_hash(struct report_context *ctx)
 {
 	const char *input = ctx->opts->input_path;

@@ -1,10 +1,11 @@
 /* syscalls.c - x86_64 system call facts (see syscalls.h). Names come from
- * the generated syscall_table.c; the facts below are keyed by name so they
+ * the generated common/syscall_table.c; the facts below are keyed by name so they
  * never repeat a number. */
 #include <string.h>
 
 #include "db/batch_insert.h"
 #include "db/db.h"
+#include "common/syscall_table.h"
 #include "syscalls.h"
 
 #define SYSCALL_NR_LIMIT 1024
@@ -73,16 +74,16 @@ static const struct syscall_fact *find_fact(const char *name)
 
 static void build_by_nr(void)
 {
-	for (unsigned i = 0; i < syscall_table_len; i++) {
-		const struct syscall_name *n = &syscall_table[i];
+	for (unsigned nr = 0; nr < SYSCALL_NR_MAX; nr++) {
+		const char *name = syscall_names[nr];
 		const struct syscall_fact *f;
 
-		if (n->nr >= SYSCALL_NR_LIMIT)
+		if (!name)
 			continue;
-		f = find_fact(n->name);
-		by_nr[n->nr].name = n->name;
-		by_nr[n->nr].family = f ? f->family : SC_OTHER;
-		by_nr[n->nr].flags = f ? f->flags : 0;
+		f = find_fact(name);
+		by_nr[nr].name = name;
+		by_nr[nr].family = f ? f->family : SC_OTHER;
+		by_nr[nr].flags = f ? f->flags : 0;
 	}
 	by_nr_ready = 1;
 }
@@ -124,13 +125,16 @@ int syscalls_store(sqlite3 *db)
 	int rc = batch_init(&rows, db,
 			    "syscall_names (nr, name, family, fd_arg, count_arg, io)", 6);
 
-	for (unsigned i = 0; rc == 0 && i < syscall_table_len; i++) {
-		const struct syscall_info *info = syscall_info(syscall_table[i].nr);
+	for (unsigned nr = 0; rc == 0 && nr < SYSCALL_NR_MAX; nr++) {
+		const struct syscall_info *info = syscall_info(nr);
 		uint8_t *kind;
-		int64_t *row = batch_row(&rows, &kind);
+		int64_t *row;
 
-		row[0] = syscall_table[i].nr;
-		batch_text(row, kind, 1, syscall_table[i].name);
+		if (!info->name)
+			continue;
+		row = batch_row(&rows, &kind);
+		row[0] = nr;
+		batch_text(row, kind, 1, info->name);
 		batch_text(row, kind, 2, syscall_family_name(info->family));
 		row[3] = (info->flags & SC_F_FD) != 0;
 		row[4] = (info->flags & SC_F_COUNT) != 0;

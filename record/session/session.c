@@ -69,11 +69,11 @@ int session_create(struct session *s, const struct record_options *o)
 static int source_failed(struct session *s, const struct source *src, int err)
 {
 	if (src->always_on || s->opts->strict) {
-		error_line("cannot record '%s': %s%s", src->name, s->failed[src->id],
-			   src->always_on ? "" : " (--strict)");
+		error_line("cannot record '%s': %s%s", event_source_name(src->id),
+			   s->failed[src->id], src->always_on ? "" : " (--strict)");
 		return err ? err : -EINVAL;
 	}
-	warning_line("not recording '%s': %s", src->name, s->failed[src->id]);
+	warning_line("not recording '%s': %s", event_source_name(src->id), s->failed[src->id]);
 	return 0;
 }
 
@@ -111,7 +111,7 @@ int session_load(struct session *s)
 			continue;
 		}
 		s->loaded[src->id] = true;
-		verbose_line("source %s loaded", src->name);
+		verbose_line("source %s loaded", event_source_name(src->id));
 	}
 	return err;
 }
@@ -204,7 +204,7 @@ static int add_source_list(struct chunk_buffer *kv, const char *key, const bool 
 	for (size_t i = 0; i < n; i++) {
 		if (which[all[i]->id] && len < sizeof(list))
 			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
-						len ? "," : "", all[i]->name);
+						len ? "," : "", event_source_name(all[i]->id));
 	}
 	return chunk_buffer_add_kv(kv, key, list);
 }
@@ -236,7 +236,7 @@ int session_meta(const struct session *s, struct chunk_buffer *kv)
 		if (s->attached[src->id] && src->meta) {
 			err |= src->meta(kv, &s->env);
 		} else if (s->env.selected[src->id] && !s->attached[src->id]) {
-			snprintf(key, sizeof(key), "sources.failed.%s", src->name);
+			snprintf(key, sizeof(key), "sources.failed.%s", event_source_name(src->id));
 			err |= chunk_buffer_add_kv(kv, key, s->failed[src->id]);
 		}
 	}

@@ -21,6 +21,7 @@
 #include "consume/procinfo.h"
 #include "target.h"
 #include "util/util.h"
+#include "common/units.h"
 
 /* ---- the command ------------------------------------------------------ */
 

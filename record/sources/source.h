@@ -10,7 +10,7 @@
  * Adding a source NAME:
  *   1. bpf/perfcap_bpf.h: a PERFCAP_SRC_NAME id, PERFCAP_EV_* types and
  *      the layouts of its kernel records (each starts with
- *      struct perfcap_event_header);
+ *      struct perfcap_event_header); common/event_sources.c: its name;
  *   2. bpf/NAME.bpf.c: include perfcap_common.bpf.h, filter with
  *      pc_task_traced(), throttle with pc_admit(), emit with pc_ring(),
  *      pc_reserve(), pc_header(), pc_submit(); stacks with pc_stack_id();
@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/event_sources.h"
 #include "perfcap_bpf.h"
 
 struct bpf_object;
@@ -45,9 +46,8 @@ struct source_env {
 };
 
 struct source {
-	const char *name;                 /* for -e */
 	const char *summary;              /* one line for --list-events */
-	enum perfcap_source_id id;
+	enum perfcap_source_id id;        /* its name: event_source_name(id) */
 	bool default_on;                  /* in the default -e set */
 	bool always_on;                   /* loaded whatever -e says (proc) */
 	bool needs_tracefs;               /* preflight mounts tracefs for it */

@@ -161,7 +161,6 @@ static int block_stats(struct chunk_buffer *kv, const struct consumer *c)
 static const uint16_t block_event_types[] = { PERFCAP_EV_BLOCK, 0 };
 
 const struct source block_source = {
-	.name = "block",
 	.summary = "block I/O requests: device, sector, bytes, op, queue and service time, "
 		   "by submitting thread",
 	.id = PERFCAP_SRC_BLOCK,

@@ -303,7 +303,6 @@ static int cpu_stats(struct chunk_buffer *kv, const struct consumer *c)
 static const uint16_t cpu_event_types[] = { PERFCAP_EV_SAMPLE, 0 };
 
 const struct source cpu_source = {
-	.name = "cpu",
 	.summary = "CPU stack samples (user + kernel) at -F HZ on every CPU",
 	.id = PERFCAP_SRC_CPU,
 	.default_on = true,

@@ -309,7 +309,6 @@ static const uint16_t lock_event_types[] = {
 };
 
 const struct source lock_source = {
-	.name = "lock",
 	.summary = "kernel lock contention (>= --lock-min) with stacks, futex calls; "
 		   "pthread_mutex_lock waits with --mutex-uprobes",
 	.id = PERFCAP_SRC_LOCK,

@@ -159,7 +159,6 @@ static const uint16_t mem_event_types[] = {
 };
 
 const struct source mem_source = {
-	.name = "mem",
 	.summary = "user page faults (1 in --fault-sample N, weighted), mmap/munmap/mprotect/"
 		   "brk calls; maps re-read when code is mapped",
 	.id = PERFCAP_SRC_MEM,

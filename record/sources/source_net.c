@@ -244,7 +244,6 @@ static const uint16_t net_event_types[] = {
 };
 
 const struct source net_source = {
-	.name = "net",
 	.summary = "socket tuples (accept/connect/first use), TCP state changes and "
 		   "retransmits, socket syscalls",
 	.id = PERFCAP_SRC_NET,

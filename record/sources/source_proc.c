@@ -111,7 +111,6 @@ static int proc_stats(struct chunk_buffer *kv, const struct consumer *c)
 static const uint16_t proc_event_types[] = { PERFCAP_EV_EXEC, PERFCAP_EV_EXIT, 0 };
 
 const struct source proc_source = {
-	.name = "proc",
 	.summary = "process lifecycle: exec and exit; follows the children of targets",
 	.id = PERFCAP_SRC_PROC,
 	.default_on = true,

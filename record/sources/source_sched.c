@@ -225,7 +225,6 @@ static const uint16_t sched_event_types[] = {
 };
 
 const struct source sched_source = {
-	.name = "sched",
 	.summary = "context switches, wakeups, off-CPU intervals with stacks "
 		   "(>= --offcpu-min), forks",
 	.id = PERFCAP_SRC_SCHED,

@@ -46,7 +46,7 @@ const struct source *const *sources_all(size_t *n)
 const struct source *source_by_name(const char *name)
 {
 	for (size_t i = 0; i < NSOURCES; i++) {
-		if (strcmp(registry[i]->name, name) == 0)
+		if (strcmp(event_source_name(registry[i]->id), name) == 0)
 			return registry[i];
 	}
 	return NULL;
@@ -62,7 +62,7 @@ const char *sources_default_list(void)
 	for (size_t i = 0; i < NSOURCES; i++) {
 		if (registry[i]->default_on && !registry[i]->always_on)
 			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
-						len ? "," : "", registry[i]->name);
+						len ? "," : "", event_source_name(registry[i]->id));
 	}
 	return list;
 }
@@ -75,7 +75,7 @@ static void valid_names(char *buf, size_t len)
 	for (size_t i = 0; i < NSOURCES && used < len; i++) {
 		if (!registry[i]->always_on)
 			used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
-						 registry[i]->name);
+						 event_source_name(registry[i]->id));
 	}
 }
 
@@ -130,7 +130,7 @@ void sources_print(void)
 		const struct source *s = registry[i];
 		const char *when = s->always_on ? "always" : s->default_on ? "default" : "-";
 
-		printf("%-8s %-8s %s\n", s->name, when, s->summary);
+		printf("%-8s %-8s %s\n", event_source_name(s->id), when, s->summary);
 	}
 }
 

@@ -240,18 +240,14 @@ static int program_meta(struct chunk_buffer *kv)
 
 int syscall_prog_meta(int source, struct chunk_buffer *kv)
 {
-	const struct source *const *all;
+	const char *name = event_source_name(source);
 	struct syscall_set s;
 	char key[64] = "syscall.set";
-	size_t n;
 	int err = 0;
 
-	all = sources_all(&n);
-	for (size_t i = 0; i < n; i++) {
-		if ((int)all[i]->id != source || !syscall_set_of(all[i]->name, &user_set, &s))
-			continue;
+	if (name && syscall_set_of(name, &user_set, &s)) {
 		if (source != PERFCAP_SRC_SYSCALL)
-			snprintf(key, sizeof(key), "syscall.set.%s", all[i]->name);
+			snprintf(key, sizeof(key), "syscall.set.%s", name);
 		err |= add_set(kv, key, &s);
 	}
 	if (is_primary(source))

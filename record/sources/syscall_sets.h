@@ -9,8 +9,8 @@
  * mem, syscall (the specific before the general), and it gets a user stack
  * when any set that holds it asks for one (lock: futex).
  *
- * Names are x86_64 names (syscall_names.c, generated from
- * <asm/unistd_64.h> by gen_syscall_names.sh); numbers 0-511 are accepted
+ * Names are x86_64 names (common/syscall_table.c, generated from
+ * <asm/unistd_64.h> by common/gen_syscall_table.sh); numbers 0-511 are accepted
  * too, for calls newer than that header.
  */
 #ifndef RECORD_SYSCALL_SETS_H
@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/syscall_table.h"
 #include "perfcap_bpf.h"
 
 /* The syscall source's set when --syscalls is not given. */
@@ -30,8 +31,8 @@
 	"poll,ppoll,select,pselect6,epoll_wait,epoll_pwait,epoll_pwait2," \
 	"nanosleep,clock_nanosleep,fsync,fdatasync,openat,openat2"
 
-/* syscall_names.c: NULL where the header names no call. */
-extern const char *const syscall_names[PERFCAP_SYSCALL_NR_MAX];
+_Static_assert(SYSCALL_NR_MAX == PERFCAP_SYSCALL_NR_MAX,
+	       "common/syscall_table.h numbers the calls the kernel table has");
 
 struct syscall_set {
 	uint64_t bits[PERFCAP_SYSCALL_NR_MAX / 64];
