@@ -24,7 +24,6 @@
 struct pc_reader {
 	int        fd;
 	uint64_t   offset;        /* next chunk header */
-	uint64_t   first_chunk;   /* offset of chunk 0 */
 	ZSTD_DCtx *dctx;
 	struct pc_buf disk;       /* header + payload as on disk */
 	struct pc_buf raw;        /* decompressed payload */
@@ -87,7 +86,7 @@ static int check_file_header(struct pc_reader *r, char *errbuf, size_t errlen)
 		snprintf(errbuf, errlen, "damaged file header (size %u)", fh.header_size);
 		return -EINVAL;
 	}
-	r->first_chunk = r->offset = fh.header_size;
+	r->offset = fh.header_size;
 	return 0;
 }
 
@@ -256,19 +255,6 @@ int pc_reader_next(struct pc_reader *r, struct pc_chunk *c)
 			r->st.chunks_unknown++;
 		return 1;
 	}
-	return 0;
-}
-
-int pc_reader_rewind(struct pc_reader *r)
-{
-	uint64_t size = r->st.file_size;
-	uint16_t major = r->st.major, minor = r->st.minor;
-
-	memset(&r->st, 0, sizeof(r->st));
-	r->st.file_size = size;
-	r->st.major = major;
-	r->st.minor = minor;
-	r->offset = r->first_chunk;
 	return 0;
 }
 

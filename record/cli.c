@@ -94,7 +94,7 @@ static const struct argp_option options[] = {
 	  "Keep only the most recent ~SIZE of compressed events in memory; write the "
 	  "file on SIGUSR1 (then stop) or at the normal stop", 0 },
 	{ NULL, 0, NULL, 0, "Event sources:", 1 },
-	{ "events", 'e', "LIST", 0, "Sources to record, comma-separated (default cpu,sched)", 1 },
+	{ "events", 'e', "LIST", 0, "Sources to record, comma-separated", 1 },
 	{ "list-events", OPT_LIST_EVENTS, NULL, 0, "List the event sources and exit", 1 },
 	{ "strict", OPT_STRICT, NULL, 0, "Fail if a selected source cannot be attached", 1 },
 	{ "offcpu-min", OPT_OFFCPU_MIN, "DURATION", 0,
@@ -505,11 +505,23 @@ static int parse_with_short_name(const struct argp *argp, int argc, char **argv,
 	return err;
 }
 
+/* --help: -e names its default from the sources' registry. */
+static char *help_filter(int key, const char *text, void *input)
+{
+	char *out;
+
+	(void)input;
+	if (key != 'e' || asprintf(&out, "%s (default %s)", text, sources_default_list()) < 0)
+		return (char *)text;
+	return out;
+}
+
 int cli_parse(int argc, char **argv, struct record_options *opts)
 {
 	static const struct argp argp = {
 		.options = options,
 		.parser = parse_option,
+		.help_filter = help_filter,
 		.args_doc = "-p PID[,PID...]\n-a\n[--] COMMAND [ARGS...]",
 		.doc = doc,
 	};

@@ -51,7 +51,8 @@ static const struct consumer_stats *sample_stats(const struct record_totals *t)
 	return &t->consumer->stats;
 }
 
-uint64_t totals_lost(const struct record_totals *t, int source)
+/* Records of source lost on the way (kernel drops + user-space drops). */
+static uint64_t totals_lost(const struct record_totals *t, int source)
 {
 	return loss_counts_dropped(&t->losses, source) + t->consumer->lost_user[source];
 }

@@ -23,9 +23,6 @@ struct record_totals {
 	const char *stop_reason;          /* record.stop_reason (main.c) */
 };
 
-/* Records of source lost on the way (kernel drops + user-space drops). */
-uint64_t totals_lost(const struct record_totals *t, int source);
-
 /* STATS key/values. 0 or -ENOMEM. */
 int stats_build(struct chunk_buffer *cb, const struct record_totals *t);
 

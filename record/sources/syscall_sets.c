@@ -62,15 +62,6 @@ void syscall_set_add(struct syscall_set *s, uint32_t nr)
 		s->bits[nr / 64] |= 1ull << (nr % 64);
 }
 
-bool syscall_set_empty(const struct syscall_set *s)
-{
-	for (size_t i = 0; i < sizeof(s->bits) / sizeof(s->bits[0]); i++) {
-		if (s->bits[i])
-			return false;
-	}
-	return true;
-}
-
 /* Adds one name of a list; -EINVAL with why on an unknown one. */
 static int add_name(struct syscall_set *out, const char *name, char *why, size_t len)
 {
@@ -187,20 +178,4 @@ void syscall_sets_build(const bool selected[PERFCAP_SRC_MAX], const struct sysca
 	}
 	if (selected[PERFCAP_SRC_SYSCALL])
 		add_to_table(user_set, PERFCAP_SRC_SYSCALL, 0, sel);
-}
-
-bool syscall_sets_wanted(const bool selected[PERFCAP_SRC_MAX])
-{
-	size_t n;
-	const struct syscall_source_set *f = syscall_source_sets(&n);
-
-	if (selected[PERFCAP_SRC_SYSCALL])
-		return true;
-	for (size_t i = 0; i < n; i++) {
-		int id = event_source_id(f[i].source);
-
-		if (id > 0 && id < PERFCAP_SRC_MAX && selected[id])
-			return true;
-	}
-	return false;
 }

@@ -53,7 +53,6 @@ int syscall_number(const char *name_or_number);
 
 bool syscall_set_has(const struct syscall_set *s, uint32_t nr);
 void syscall_set_add(struct syscall_set *s, uint32_t nr);
-bool syscall_set_empty(const struct syscall_set *s);
 
 /* Parses "read,write,42" into out. On an unknown or empty name fills why
  * with one line and returns -EINVAL. */
@@ -75,8 +74,5 @@ bool syscall_set_of(const char *name, const struct syscall_set *user_set,
  * (by id, as in struct source_env). */
 void syscall_sets_build(const bool selected[PERFCAP_SRC_MAX], const struct syscall_set *user_set,
 			struct perfcap_syscall_sel sel[PERFCAP_SYSCALL_NR_MAX]);
-
-/* Is any source that shares the syscall program selected? */
-bool syscall_sets_wanted(const bool selected[PERFCAP_SRC_MAX]);
 
 #endif /* RECORD_SYSCALL_SETS_H */
