@@ -15,7 +15,7 @@
 #include "output/size_limit.h"
 #include "sources/source.h"
 #include "sources/syscall_sets.h"
-#include "session/target.h"
+#include "session/command.h"
 #include "util/util.h"
 #include "common/units.h"
 

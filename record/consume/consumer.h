@@ -16,7 +16,7 @@
 #include "perfcap_bpf.h"
 #include "processes.h"
 #include "sources/source.h"
-#include "stackdedup.h"
+#include "stack_table.h"
 #include "util/u64_table.h"
 #include "output/writer_thread.h"
 

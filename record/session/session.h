@@ -13,7 +13,7 @@
 #include "consume/ring_reader.h"
 #include "shared_maps.h"
 #include "sources/source.h"
-#include "targets.h"
+#include "target_map.h"
 
 #define SESSION_REASON_LEN 256
 

@@ -63,7 +63,7 @@ struct source {
 	void (*handle)(struct consumer *c, const void *rec, size_t size);
 
 	/* Source-specific META and STATS keys; may be NULL. 0 or -ENOMEM.
-	 * (The framework writes the common ones: see stats.c.) */
+	 * (The framework writes the common ones: see output/stats_chunk.c.) */
 	int  (*meta)(struct chunk_buffer *kv, const struct source_env *env);
 	int  (*stats)(struct chunk_buffer *kv, const struct consumer *c);
 };

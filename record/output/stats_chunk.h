@@ -1,8 +1,8 @@
-/* stats.h - the STATS chunk (loss and quality counters of the recording,
+/* stats_chunk.h - the STATS chunk (loss and quality counters of the recording,
  * per source and overall), the END totals, and the summary printed at
  * exit. */
-#ifndef RECORD_STATS_H
-#define RECORD_STATS_H
+#ifndef RECORD_STATS_CHUNK_H
+#define RECORD_STATS_CHUNK_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -35,4 +35,4 @@ int stats_build_end(struct chunk_buffer *cb, const struct record_totals *t, uint
  * and, when any, what --sample and --rate-cap left out. */
 void stats_print_summary(const struct record_totals *t, const char *path, uint64_t bytes);
 
-#endif /* RECORD_STATS_H */
+#endif /* RECORD_STATS_CHUNK_H */

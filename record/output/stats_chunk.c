@@ -1,4 +1,4 @@
-/* stats.c - the STATS chunk, the END totals and the exit summary.
+/* stats_chunk.c - the STATS chunk, the END totals and the exit summary.
  *
  * STATS keys (u64 values). For each attached source NAME:
  *   NAME.events                capture records written
@@ -42,7 +42,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "stats.h"
+#include "stats_chunk.h"
 #include "util/util.h"
 #include "common/units.h"
 
