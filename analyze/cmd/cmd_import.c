@@ -56,11 +56,7 @@ static error_t parse_import(int key, char *arg, struct argp_state *state)
 	case 'o': args->output = arg; return 0;
 	case 'f': args->force = 1; return 0;
 	case ARGP_KEY_INIT: load_args_attach(state, &args->load); return 0;
-	case ARGP_KEY_ARG:
-		if (args->input)
-			argp_error(state, "only one FILE");
-		args->input = arg;
-		return 0;
+	case ARGP_KEY_ARG: take_one_file(state, &args->input, arg); return 0;
 	case ARGP_KEY_END:
 		if (!args->input)
 			argp_error(state, "FILE is missing");

@@ -108,11 +108,7 @@ static error_t parse_report(int key, char *arg, struct argp_state *state)
 	case OPT_HTML: args->html = arg; return 0;
 	case OPT_FOLDED: args->folded = 1; return 0;
 	case ARGP_KEY_INIT: load_args_attach(state, &args->load); return 0;
-	case ARGP_KEY_ARG:
-		if (args->input)
-			argp_error(state, "only one FILE");
-		args->input = arg;
-		return 0;
+	case ARGP_KEY_ARG: take_one_file(state, &args->input, arg); return 0;
 	case ARGP_KEY_END:
 		if (!args->input)
 			argp_error(state, "FILE is missing");

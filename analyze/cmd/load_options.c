@@ -83,6 +83,13 @@ static const struct argp_child children[][2] = {
 	[LOAD_HELP_DIFF] = CHILD(LOAD_HELP_DIFF),
 };
 
+void take_one_file(struct argp_state *state, const char **input, const char *arg)
+{
+	if (*input)
+		argp_error(state, "only one FILE");
+	*input = arg;
+}
+
 const struct argp_child *load_options_children(enum load_help help)
 {
 	return children[help];

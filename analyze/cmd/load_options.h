@@ -33,4 +33,7 @@ static inline void load_args_attach(struct argp_state *state, struct load_args *
 	state->child_inputs[0] = args;
 }
 
+/* ARGP_KEY_ARG of a command that takes one FILE (import, report). */
+void take_one_file(struct argp_state *state, const char **input, const char *arg);
+
 #endif /* ANALYZE_CMD_LOAD_OPTIONS_H */

@@ -96,4 +96,10 @@ int source_reuse_shared_maps(const struct source_env *env, struct bpf_object *ob
 /* Fills why with "what: strerror (libbpf: its most telling line)". */
 void source_explain(char *why, size_t len, const char *what, int err);
 
+/* After a skeleton's open returned NULL: -errno, explained in why. */
+int source_open_failed(char *why, size_t len);
+
+/* err from a skeleton's load, explained in why as what when not 0. */
+int source_loaded(int err, const char *what, char *why, size_t len);
+
 #endif /* RECORD_SOURCE_H */

@@ -96,18 +96,12 @@ static int cpu_load(const struct source_env *env, char *why, size_t len)
 	int err;
 
 	skel = cpu_sample_bpf__open();
-	if (!skel) {
-		err = -errno;
-		source_explain(why, len, "cannot open the BPF object", err);
-		return err;
-	}
+	if (!skel)
+		return source_open_failed(why, len);
 	skel->rodata->pc_config = *env->config;
 	err = source_reuse_shared_maps(env, skel->obj, why, len);
-	if (err)
-		return err;
-	err = cpu_sample_bpf__load(skel);
-	if (err)
-		source_explain(why, len, "cannot load the BPF program", err);
+	if (!err)
+		err = source_loaded(cpu_sample_bpf__load(skel), "cannot load the BPF program", why, len);
 	return err;
 }
 

@@ -148,6 +148,21 @@ void source_explain(char *why, size_t len, const char *what, int err)
 		snprintf(why, len, "%s: %s", what, strerror(err < 0 ? -err : err));
 }
 
+int source_open_failed(char *why, size_t len)
+{
+	int err = -errno;
+
+	source_explain(why, len, "cannot open the BPF object", err);
+	return err;
+}
+
+int source_loaded(int err, const char *what, char *why, size_t len)
+{
+	if (err)
+		source_explain(why, len, what, err);
+	return err;
+}
+
 int source_reuse_shared_maps(const struct source_env *env, struct bpf_object *obj,
 			     char *why, size_t len)
 {

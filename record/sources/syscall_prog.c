@@ -54,20 +54,14 @@ static int open_and_load(const struct source_env *env, char *why, size_t len)
 	if (err)
 		return err;
 	skel = syscall_bpf__open();
-	if (!skel) {
-		err = -errno;
-		source_explain(why, len, "cannot open the BPF object", err);
-		return err;
-	}
+	if (!skel)
+		return source_open_failed(why, len);
 	skel->rodata->pc_config = *env->config;
 	memcpy((void *)skel->rodata->syscall_set, table, sizeof(table));
 	skel->rodata->syscall_min_ns = min_ns;
 	err = source_reuse_shared_maps(env, skel->obj, why, len);
-	if (err)
-		return err;
-	err = syscall_bpf__load(skel);
-	if (err)
-		source_explain(why, len, "cannot load the BPF programs", err);
+	if (!err)
+		err = source_loaded(syscall_bpf__load(skel), "cannot load the BPF programs", why, len);
 	return err;
 }
 
