@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "consume/procinfo.h"
+#include "util/procinfo.h"
 #include "command.h"
 #include "util/util.h"
 #include "common/units.h"

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "common/elf_module.h"
-#include "consume/procinfo.h"
+#include "util/procinfo.h"
 #include "uprobe_target.h"
 
 #define FILES_EXAMINED_MAX 512

@@ -7,10 +7,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "chunk_buffer.h"
 #include "consume/consumer.h"
-#include "session/shared_maps.h"
 #include "consume/symbols.h"
+#include "output/chunk_buffer.h"
+#include "session/shared_maps.h"
+#include "sources/source.h"
 
 struct record_totals {
 	const struct consumer *consumer;

@@ -1,4 +1,6 @@
-/* session.c - the kernel side of one recording as a whole.
+/* recording.c - the kernel side of one recording as a whole: the
+ * session_* functions main.c calls, above every folder (it loads the
+ * sources/ into the session/ maps and routes their records to consume/).
  *
  * Order: shared maps (session_create), then every selected source's BPF
  * object loaded against them (session_load), the initial targets put in
@@ -10,9 +12,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bpf_log.h"
-#include "preflight.h"
-#include "session.h"
+#include "recording.h"
+#include "session/bpf_log.h"
+#include "session/preflight.h"
 #include "util/util.h"
 
 /* ---- setup ------------------------------------------------------------ */
@@ -149,7 +151,7 @@ int session_attach(struct session *s, struct consumer *c)
 		}
 		s->attached[src->id] = true;
 		s->failed[src->id][0] = '\0';
-		consumer_route(c, src);
+		consumer_route(c, src->event_types, src->handle);
 	}
 	if (!err && !any_optional_attached(s)) {
 		error_line("none of the selected event sources could be recorded");
