@@ -22,7 +22,7 @@ static const struct syscall_source_set fixed_sets[] = {
 	{ "mem", "mmap,munmap,mprotect,brk", 0 },
 };
 
-const struct syscall_source_set *syscall_source_sets(size_t *n)
+static const struct syscall_source_set *syscall_source_sets(size_t *n)
 {
 	*n = sizeof(fixed_sets) / sizeof(fixed_sets[0]);
 	return fixed_sets;

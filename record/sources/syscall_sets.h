@@ -62,9 +62,6 @@ int syscall_set_parse(const char *list, struct syscall_set *out, char *why, size
  * NULL when out of memory. */
 char *syscall_set_format(const struct syscall_set *s);
 
-/* The fixed sets of mux, lock, net and mem, in ownership order. */
-const struct syscall_source_set *syscall_source_sets(size_t *n);
-
 /* The set of source `name` (the fixed ones; "syscall" gets user_set).
  * Returns false for a source that contributes no set. */
 bool syscall_set_of(const char *name, const struct syscall_set *user_set,
