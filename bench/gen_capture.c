@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "elf_module.h"
+#include "common/elf_module.h"
 #include "perfcap_format.h"
 
 #define NSYMS            4000

@@ -56,7 +56,7 @@ enum perfcap_source_id {
 	PERFCAP_SRC_LOCK  = 6,  /* kernel lock contention, user mutex waits (lock.bpf.c) */
 	PERFCAP_SRC_MUX   = 7,  /* epoll/poll/select waits (syscall.bpf.c's set) */
 	PERFCAP_SRC_MEM   = 8,  /* sampled user page faults, exec mappings (mem.bpf.c) */
-	PERFCAP_SRC_MAX   = 16, /* room for syscall, block, net, lock, mux, mem */
+	PERFCAP_SRC_MAX   = 16, /* bound of the per-source arrays: room for 7 more */
 };
 
 enum perfcap_event_type {

@@ -533,7 +533,8 @@ int pc_reader_open(struct pc_reader **out, const char *path,
  * skipped and counted in the status; reading never fails hard after open. */
 int pc_reader_next(struct pc_reader *r, struct pc_chunk *c);
 
-/* Rewind to the first chunk. */
+/* Rewind to the first chunk (the importer's first pass over a capture with
+ * user stack copies reads the unwind tables at its end, then starts over). */
 int pc_reader_rewind(struct pc_reader *r);
 
 const struct pc_reader_status *pc_reader_status(const struct pc_reader *r);

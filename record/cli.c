@@ -15,8 +15,9 @@
 #include "output/size_limit.h"
 #include "sources/source.h"
 #include "sources/syscall_sets.h"
-#include "session/target.h"
+#include "session/command.h"
 #include "util/util.h"
+#include "common/units.h"
 
 #define MAX_DURATION_S (365.0 * 24 * 3600)
 #define MAX_OFFCPU_MIN_NS (3600ull * 1000 * 1000 * 1000) /* 1 hour */
@@ -97,7 +98,7 @@ static const struct argp_option options[] = {
 	  "Copy SIZE bytes of user stack with each CPU sample and off-CPU stack, for "
 	  "unwinding code built without frame pointers (default 16K, at most 64K, 0: off)", 0 },
 	{ NULL, 0, NULL, 0, "Event sources:", 1 },
-	{ "events", 'e', "LIST", 0, "Sources to record, comma-separated (default cpu,sched)", 1 },
+	{ "events", 'e', "LIST", 0, "Sources to record, comma-separated", 1 },
 	{ "list-events", OPT_LIST_EVENTS, NULL, 0, "List the event sources and exit", 1 },
 	{ "strict", OPT_STRICT, NULL, 0, "Fail if a selected source cannot be attached", 1 },
 	{ "offcpu-min", OPT_OFFCPU_MIN, "DURATION", 0,
@@ -285,11 +286,17 @@ static int validate_duration(struct record_options *o, const char *arg)
 	return 0;
 }
 
+/* A duration with a unit ("500us", "2s", or "0") of at most max_ns. */
+static bool recorder_duration(const char *arg, uint64_t max_ns, uint64_t *out)
+{
+	return parse_duration_ns(arg, DURATION_UNIT_REQUIRED, 0, max_ns, out);
+}
+
 static int validate_offcpu_min(struct record_options *o, const char *arg)
 {
 	if (!arg)
 		return 0;
-	if (!parse_duration_ns(arg, MAX_OFFCPU_MIN_NS, &o->offcpu_min_ns)) {
+	if (!recorder_duration(arg, MAX_OFFCPU_MIN_NS, &o->offcpu_min_ns)) {
 		error_line("invalid --offcpu-min '%s': expected a duration such as 500us, 1ms "
 			   "or 2s (at most 1 hour)", arg);
 		return 1;
@@ -306,7 +313,7 @@ static int validate_syscalls(struct record_options *o, const char *min_arg)
 		error_line("invalid --syscalls '%s': %s", o->syscalls, why);
 		return 1;
 	}
-	if (min_arg && !parse_duration_ns(min_arg, MAX_SYSCALL_MIN_NS, &o->syscall_min_ns)) {
+	if (min_arg && !recorder_duration(min_arg, MAX_SYSCALL_MIN_NS, &o->syscall_min_ns)) {
 		error_line("invalid --syscall-min '%s': expected a duration such as 10us, 1ms "
 			   "or 2s (at most 1 hour)", min_arg);
 		return 1;
@@ -403,7 +410,7 @@ static int validate_sources(struct record_options *o, const struct parse_state *
 /* --mutex-uprobes, --lock-min (lock) and --fault-sample (mem). */
 static int validate_lock_mem(struct record_options *o, const struct parse_state *ps)
 {
-	if (ps->lock_min_arg && !parse_duration_ns(ps->lock_min_arg, MAX_OFFCPU_MIN_NS,
+	if (ps->lock_min_arg && !recorder_duration(ps->lock_min_arg, MAX_OFFCPU_MIN_NS,
 						    &o->lock_min_ns)) {
 		error_line("invalid --lock-min '%s': expected a duration such as 0, 10us or 1ms "
 			   "(at most 1 hour)", ps->lock_min_arg);
@@ -436,8 +443,8 @@ static int validate_size(const char *opt, const char *arg, uint64_t max, uint64_
 	if (!parse_size_bytes(arg, max, out) || *out < SIZE_LIMIT_MIN) {
 		error_line("invalid %s '%s': expected a size such as 500K, 64M or 2G, from %s "
 			   "(room for the header, the metadata and the closing chunks) to %s",
-			   opt, arg, format_size(SIZE_LIMIT_MIN, low, sizeof(low)),
-			   format_size(max, high, sizeof(high)));
+			   opt, arg, fmt_size(low, sizeof(low), SIZE_LIMIT_MIN),
+			   fmt_size(high, sizeof(high), max));
 		return 1;
 	}
 	return 0;
@@ -523,11 +530,23 @@ static int parse_with_short_name(const struct argp *argp, int argc, char **argv,
 	return err;
 }
 
+/* --help: -e names its default from the sources' registry. */
+static char *help_filter(int key, const char *text, void *input)
+{
+	char *out;
+
+	(void)input;
+	if (key != 'e' || asprintf(&out, "%s (default %s)", text, sources_default_list()) < 0)
+		return (char *)text;
+	return out;
+}
+
 int cli_parse(int argc, char **argv, struct record_options *opts)
 {
 	static const struct argp argp = {
 		.options = options,
 		.parser = parse_option,
+		.help_filter = help_filter,
 		.args_doc = "-p PID[,PID...]\n-a\n[--] COMMAND [ARGS...]",
 		.doc = doc,
 	};

@@ -32,14 +32,15 @@
 #include "perfcap_format.h"
 #include "session/preflight.h"
 #include "session/privileges.h"
-#include "session/session.h"
+#include "recording.h"
 #include "output/size_limit.h"
-#include "output/stats.h"
+#include "stats_chunk.h"
 #include "consume/symbols.h"
 #include "consume/unwind_tables.h"
-#include "session/target.h"
+#include "session/command.h"
 #include "util/util.h"
 #include "output/writer_thread.h"
+#include "common/units.h"
 
 /* How long the consumer may sleep. Short, so that a new process is read
  * from /proc while it still lives (short-lived processes are common), at a
@@ -424,7 +425,7 @@ static void report_stop(const struct recorder *r)
 
 	if (r->reason == STOP_MAX_SIZE)
 		fprintf(stderr, "%s: stopped at --max-size %s after %.1f s\n", PROGRAM_NAME,
-			format_size(r->opts->max_size, size, sizeof(size)), seconds);
+			fmt_size(size, sizeof(size), r->opts->max_size), seconds);
 	else if (r->reason == STOP_FLIGHT_DUMP)
 		fprintf(stderr, "%s: SIGUSR1: writing the flight recorder's window after %.1f s "
 			"and stopping\n", PROGRAM_NAME, seconds);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "load_options.h"
 #include "diff/diff.h"
 #include "report/html_page.h"
 #include "import/loader.h"
@@ -63,7 +64,7 @@ static const char diff_doc[] =
 "  perfcap-analyze diff --fail-on any:significant base.db new.db || exit 1\n";
 
 enum { OPT_BASE = 0x100, OPT_NEW, OPT_JSON, OPT_FOLDED, OPT_HTML, OPT_FAIL_ON, OPT_ALPHA,
-       OPT_MIN_EFFECT, OPT_MIN_IMPACT, OPT_ALL, OPT_SYMFS, OPT_NO_LOCAL_FILES };
+       OPT_MIN_EFFECT, OPT_MIN_IMPACT, OPT_ALL };
 
 static const struct argp_option diff_options_doc[] = {
 	{ "base", OPT_BASE, NULL, 0, "The files that follow are baseline runs", 0 },
@@ -81,10 +82,6 @@ static const struct argp_option diff_options_doc[] = {
 	  "latency, or of a second (default 1%)", 0 },
 	{ "top", 'n', "N", 0, "Findings to list (default 20)", 0 },
 	{ "all", OPT_ALL, NULL, 0, "List non-significant comparisons too", 0 },
-	{ "symfs", OPT_SYMFS, "DIR", 0,
-	  "Look for binaries and debug files under DIR too (captures only)", 0 },
-	{ "no-local-files", OPT_NO_LOCAL_FILES, NULL, 0,
-	  "Use only the symbols embedded in the captures", 0 },
 	{ 0 },
 };
 
@@ -100,8 +97,7 @@ struct diff_args {
 	struct diff_rule rules[DIFF_MAX_RULES];
 	size_t nrules;
 	struct diff_options opts;
-	struct load_options load;
-	int load_options_given;
+	struct load_args load;
 };
 
 static int parse_percent(const char *arg, double *out)
@@ -186,11 +182,7 @@ static error_t parse_diff(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--top: '%s' is not a number from 1 to 1000000", arg);
 		args->opts.top = (int)n;
 		return 0;
-	case OPT_SYMFS: args->load.symfs = arg; args->load_options_given = 1; return 0;
-	case OPT_NO_LOCAL_FILES:
-		args->load.local_files = 0;
-		args->load_options_given = 1;
-		return 0;
+	case ARGP_KEY_INIT: load_args_attach(state, &args->load); return 0;
 	case ARGP_KEY_ARG: add_input(args, state, arg); return 0;
 	case ARGP_KEY_END: finish_inputs(args, state); return 0;
 	default: return ARGP_ERR_UNKNOWN;
@@ -204,7 +196,7 @@ static int load_side(const struct diff_args *args, int side, struct diff_run *ru
 	for (size_t i = 0; i < args->ninputs[side]; i++) {
 		const char *path = args->inputs[side][i];
 		int status = 0, rc;
-		sqlite3 *db = open_input(path, &args->load, args->load_options_given, &status);
+		sqlite3 *db = open_input(path, &args->load.opts, args->load.given, &status);
 
 		if (!db)
 			return -1;
@@ -278,9 +270,12 @@ static int check_rules(const struct diff_args *args, const struct diff_result *r
 
 int cmd_diff(int argc, char **argv)
 {
-	static const struct argp argp = { .options = diff_options_doc, .parser = parse_diff,
-					  .args_doc = "BASE NEW\n--base FILE... --new FILE...",
-					  .doc = diff_doc };
+	const struct argp argp = {
+		.options = diff_options_doc, .parser = parse_diff,
+		.args_doc = "BASE NEW\n--base FILE... --new FILE...",
+		.doc = diff_doc,
+		.children = load_options_children(LOAD_HELP_DIFF)
+	};
 	static struct diff_args args;
 	struct diff_run *runs[2] = { NULL, NULL };
 	size_t loaded[2] = { 0, 0 };
@@ -292,7 +287,6 @@ int cmd_diff(int argc, char **argv)
 	args.target = -1;
 	args.opts = (struct diff_options){ .alpha = 0.01, .min_effect = 0.10,
 					   .min_impact_share = 0.01, .top = 20 };
-	args.load.local_files = 1;
 	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, &args) != 0)
 		return EXIT_USAGE;
 	if (args.json + args.folded > 1) {
@@ -303,7 +297,6 @@ int cmd_diff(int argc, char **argv)
 		fprintf(stderr, "perfcap-analyze was built without HTML support: %s\n", why);
 		return EXIT_DIFF_ERROR;
 	}
-	args.load.progress = isatty(STDERR_FILENO);
 	runs[0] = calloc(args.ninputs[0], sizeof(struct diff_run));
 	runs[1] = calloc(args.ninputs[1], sizeof(struct diff_run));
 	if (!runs[0] || !runs[1] || load_side(&args, 0, runs[0], &loaded[0]) < 0 ||

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "load_options.h"
 #include "db/db.h"
 #include "util/fmt.h"
 #include "import/loader.h"
@@ -34,16 +35,9 @@ static const char import_doc[] =
 "  perfcap-analyze import --window 100ms run.perfcap -o run.db\n"
 "  sqlite3 run.db 'SELECT name, count(*) FROM frames GROUP BY name'\n";
 
-enum { OPT_SYMFS = 0x100, OPT_NO_LOCAL_FILES, OPT_WINDOW };
-
 static const struct argp_option import_options[] = {
 	{ "output", 'o', "DB", 0, "Database to create (required)", 0 },
 	{ "force", 'f', NULL, 0, "Overwrite DB if it exists", 0 },
-	{ "symfs", OPT_SYMFS, "DIR", 0, "Look for binaries and debug files under DIR too", 0 },
-	{ "no-local-files", OPT_NO_LOCAL_FILES, NULL, 0,
-	  "Use only the symbols embedded in the capture", 0 },
-	{ "window", OPT_WINDOW, "DURATION", 0,
-	  "Window of thread_time_shares: 1s (default), 500ms, 0.1 ...", 0 },
 	{ 0 },
 };
 
@@ -51,7 +45,7 @@ struct import_args {
 	const char *input;
 	const char *output;
 	int force;
-	struct load_options load;
+	struct load_args load;
 };
 
 static error_t parse_import(int key, char *arg, struct argp_state *state)
@@ -61,17 +55,8 @@ static error_t parse_import(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case 'o': args->output = arg; return 0;
 	case 'f': args->force = 1; return 0;
-	case OPT_SYMFS: args->load.symfs = arg; return 0;
-	case OPT_NO_LOCAL_FILES: args->load.local_files = 0; return 0;
-	case OPT_WINDOW:
-		if (parse_window(arg, &args->load.window_ns) < 0)
-			argp_error(state, "--window: '%s' is not a duration from 1ms to 1 day", arg);
-		return 0;
-	case ARGP_KEY_ARG:
-		if (args->input)
-			argp_error(state, "only one FILE");
-		args->input = arg;
-		return 0;
+	case ARGP_KEY_INIT: load_args_attach(state, &args->load); return 0;
+	case ARGP_KEY_ARG: take_one_file(state, &args->input, arg); return 0;
 	case ARGP_KEY_END:
 		if (!args->input)
 			argp_error(state, "FILE is missing");
@@ -121,7 +106,7 @@ static int load_into_file(const struct import_args *args, const char *tmp_path,
 
 	if (!db)
 		return 1;
-	rc = load_capture(db, args->input, &args->load, sum, why, sizeof(why));
+	rc = load_capture(db, args->input, &args->load.opts, sum, why, sizeof(why));
 	if (sqlite3_close(db) != SQLITE_OK && rc == LOAD_OK)
 		rc = LOAD_FAILED;
 	if (rc == LOAD_NOT_CAPTURE)
@@ -133,9 +118,12 @@ static int load_into_file(const struct import_args *args, const char *tmp_path,
 
 int cmd_import(int argc, char **argv)
 {
-	static const struct argp argp = { .options = import_options, .parser = parse_import,
-					  .args_doc = "FILE", .doc = import_doc };
-	struct import_args args = { .load = { .local_files = 1 } };
+	const struct argp argp = {
+		.options = import_options, .parser = parse_import,
+		.args_doc = "FILE", .doc = import_doc,
+		.children = load_options_children(LOAD_HELP_IMPORT)
+	};
+	struct import_args args = { 0 };
 	struct load_summary sum;
 	char *tmp_path;
 	double start;
@@ -143,7 +131,6 @@ int cmd_import(int argc, char **argv)
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, &args) != 0)
 		return EXIT_USAGE;
-	args.load.progress = isatty(STDERR_FILENO);
 	if (same_file(args.input, args.output))
 		return fail_file(args.output, "is the input file");
 	if (!args.force && access(args.output, F_OK) == 0)

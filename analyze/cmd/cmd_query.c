@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "load_options.h"
 #include "db/db.h"
 #include "import/open_input.h"
 #include "query/query_output.h"
@@ -30,16 +31,8 @@ static const char query_doc[] =
 "  perfcap-analyze query run.db 'SELECT tid, state, sum(duration) FROM"
 " thread_states GROUP BY 1, 2' --format json\n";
 
-enum { OPT_SYMFS = 0x100, OPT_NO_LOCAL_FILES, OPT_WINDOW };
-
 static const struct argp_option query_options[] = {
 	{ "format", 'F', "FORMAT", 0, "tab (default), csv or json", 0 },
-	{ "window", OPT_WINDOW, "DURATION", 0,
-	  "thread_time_shares window when importing a capture (default 1s)", 0 },
-	{ "symfs", OPT_SYMFS, "DIR", 0,
-	  "Look for binaries and debug files under DIR too (captures only)", 0 },
-	{ "no-local-files", OPT_NO_LOCAL_FILES, NULL, 0,
-	  "Use only the symbols embedded in the capture (captures only)", 0 },
 	{ 0 },
 };
 
@@ -47,8 +40,7 @@ struct query_args {
 	const char *input;
 	const char *sql;
 	enum query_format format;
-	struct load_options load;
-	int load_options_given;
+	struct load_args load;
 };
 
 static error_t parse_query(int key, char *arg, struct argp_state *state)
@@ -60,16 +52,7 @@ static error_t parse_query(int key, char *arg, struct argp_state *state)
 		if (query_format_parse(arg, &args->format) < 0)
 			argp_error(state, "--format: '%s' is not tab, csv or json", arg);
 		return 0;
-	case OPT_WINDOW:
-		if (parse_window(arg, &args->load.window_ns) < 0)
-			argp_error(state, "--window: '%s' is not a duration from 1ms to 1 day", arg);
-		args->load_options_given = 1;
-		return 0;
-	case OPT_SYMFS: args->load.symfs = arg; args->load_options_given = 1; return 0;
-	case OPT_NO_LOCAL_FILES:
-		args->load.local_files = 0;
-		args->load_options_given = 1;
-		return 0;
+	case ARGP_KEY_INIT: load_args_attach(state, &args->load); return 0;
 	case ARGP_KEY_ARG:
 		if (!args->input)
 			args->input = arg;
@@ -122,16 +105,18 @@ static int run_statements(sqlite3 *db, const char *sql, enum query_format format
 
 int cmd_query(int argc, char **argv)
 {
-	static const struct argp argp = { .options = query_options, .parser = parse_query,
-					  .args_doc = "DB|CAPTURE SQL", .doc = query_doc };
-	struct query_args args = { .load = { .local_files = 1 } };
+	const struct argp argp = {
+		.options = query_options, .parser = parse_query,
+		.args_doc = "DB|CAPTURE SQL", .doc = query_doc,
+		.children = load_options_children(LOAD_HELP_QUERY)
+	};
+	struct query_args args = { 0 };
 	int status = 0;
 	sqlite3 *db;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, &args) != 0)
 		return EXIT_USAGE;
-	args.load.progress = isatty(STDERR_FILENO);
-	db = open_input(args.input, &args.load, args.load_options_given, &status);
+	db = open_input(args.input, &args.load.opts, args.load.given, &status);
 	if (!db)
 		return status;
 	if (db_exec(db, "PRAGMA query_only=1") < 0)

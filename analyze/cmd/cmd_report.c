@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "load_options.h"
 #include "db/db.h"
 #include "report/html_page.h"
 #include "import/loader.h"
@@ -45,8 +46,7 @@ static const char report_doc[] =
 "  perfcap-analyze report --folded run.perfcap > out.folded\n"
 "  flamegraph.pl out.folded > cpu.svg\n";
 
-enum { OPT_SYMFS = 0x100, OPT_NO_LOCAL_FILES, OPT_FOLDED, OPT_JSON, OPT_FROM, OPT_TO,
-       OPT_HTML };
+enum { OPT_FOLDED = 0x100, OPT_JSON, OPT_FROM, OPT_TO, OPT_HTML };
 
 static const struct argp_option report_options[] = {
 	{ "top", 'n', "N", 0, "List the top N rows per table (default 20)", 0 },
@@ -61,10 +61,6 @@ static const struct argp_option report_options[] = {
 	  "Also write the report as one self-contained HTML page to FILE", 0 },
 	{ "folded", OPT_FOLDED, NULL, 0,
 	  "Print folded stacks (comm;outer;...;inner count) for flame graphs", 0 },
-	{ "symfs", OPT_SYMFS, "DIR", 0,
-	  "Look for binaries and debug files under DIR too (captures only)", 0 },
-	{ "no-local-files", OPT_NO_LOCAL_FILES, NULL, 0,
-	  "Use only the symbols embedded in the capture (captures only)", 0 },
 	{ 0 },
 };
 
@@ -74,8 +70,7 @@ struct report_args {
 	int json;
 	const char *html;
 	struct report_options report;
-	struct load_options load;
-	int load_options_given;
+	struct load_args load;
 };
 
 static error_t parse_report(int key, char *arg, struct argp_state *state)
@@ -112,16 +107,8 @@ static error_t parse_report(int key, char *arg, struct argp_state *state)
 	case OPT_JSON: args->json = 1; return 0;
 	case OPT_HTML: args->html = arg; return 0;
 	case OPT_FOLDED: args->folded = 1; return 0;
-	case OPT_SYMFS: args->load.symfs = arg; args->load_options_given = 1; return 0;
-	case OPT_NO_LOCAL_FILES:
-		args->load.local_files = 0;
-		args->load_options_given = 1;
-		return 0;
-	case ARGP_KEY_ARG:
-		if (args->input)
-			argp_error(state, "only one FILE");
-		args->input = arg;
-		return 0;
+	case ARGP_KEY_INIT: load_args_attach(state, &args->load); return 0;
+	case ARGP_KEY_ARG: take_one_file(state, &args->input, arg); return 0;
 	case ARGP_KEY_END:
 		if (!args->input)
 			argp_error(state, "FILE is missing");
@@ -204,9 +191,12 @@ static int write_html(sqlite3 *db, const struct report_options *opts, const char
 
 int cmd_report(int argc, char **argv)
 {
-	static const struct argp argp = { .options = report_options, .parser = parse_report,
-					  .args_doc = "FILE|DB", .doc = report_doc };
-	struct report_args args = { .report = { .top = 20 }, .load = { .local_files = 1 } };
+	const struct argp argp = {
+		.options = report_options, .parser = parse_report,
+		.args_doc = "FILE|DB", .doc = report_doc,
+		.children = load_options_children(LOAD_HELP_REPORT)
+	};
+	struct report_args args = { .report = { .top = 20 } };
 	int status = 0;
 	char *command;
 	sqlite3 *db;
@@ -219,8 +209,7 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "perfcap-analyze was built without HTML support: %s\n", why);
 		return 1;
 	}
-	args.load.progress = isatty(STDERR_FILENO);
-	db = open_input(args.input, &args.load, args.load_options_given, &status);
+	db = open_input(args.input, &args.load.opts, args.load.given, &status);
 	if (!db)
 		return status;
 	status = warn_if_damaged(db, args.input);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/event_sources.h"
 #include "correlate_state.h"
 #include "util/syscalls.h"
 
@@ -75,17 +76,6 @@ void correlator_set_end(struct correlator *c, uint64_t ns)
 	c->has_end = 1;
 }
 
-/* Whether source writes SYSCALL records (format/SPEC.md 2.3). */
-static int writes_syscalls(const char *source)
-{
-	static const char *const names[] = { "syscall", "mux", "net", "lock", "mem" };
-
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (strcmp(source, names[i]) == 0)
-			return 1;
-	return 0;
-}
-
 void correlator_set_sources(struct correlator *c, const char *sources)
 {
 	char *copy = strdup(sources), *save = NULL;
@@ -93,7 +83,7 @@ void correlator_set_sources(struct correlator *c, const char *sources)
 	c->wait_for_syscalls = copy == NULL;   /* out of memory: assume so */
 	for (char *s = copy ? strtok_r(copy, ", ", &save) : NULL; s;
 	     s = strtok_r(NULL, ", ", &save))
-		c->wait_for_syscalls |= writes_syscalls(s);
+		c->wait_for_syscalls |= event_source_writes_syscalls(s);
 	free(copy);
 }
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "db.h"
+#include "safe_file.h"
 
 void db_report_error(sqlite3 *db, const char *what)
 {
@@ -58,6 +59,21 @@ sqlite3 *db_open_for_load(const char *path)
 	}
 	maybe_profile(db);
 	return db;
+}
+
+int is_sqlite_file(const char *path)
+{
+	static const char magic[16] = "SQLite format 3";
+	char head[16];
+	FILE *f = pc_fopen_regular(path); /* a FIFO must not block */
+	int is_db;
+
+	if (!f)
+		return 0;
+	is_db = fread(head, 1, sizeof(head), f) == sizeof(head) &&
+		memcmp(head, magic, sizeof(magic)) == 0;
+	fclose(f);
+	return is_db;
 }
 
 sqlite3 *db_open_readonly(const char *path)

@@ -12,6 +12,10 @@
  * (reported). */
 sqlite3 *db_open_for_load(const char *path);
 
+/* Whether path starts with the SQLite file header (a database, not a
+ * capture). */
+int is_sqlite_file(const char *path);
+
 /* Opens an existing database read-only. NULL on error (reported). */
 sqlite3 *db_open_readonly(const char *path);
 

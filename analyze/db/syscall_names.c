@@ -3,6 +3,7 @@
 #include "batch_insert.h"
 #include "db.h"
 #include "syscall_names.h"
+#include "common/syscall_table.h"
 #include "util/syscalls.h"
 
 static const char *io_direction(uint8_t flags)
@@ -20,13 +21,16 @@ int syscalls_store(sqlite3 *db)
 	int rc = batch_init(&rows, db,
 			    "syscall_names (nr, name, family, fd_arg, count_arg, io)", 6);
 
-	for (unsigned i = 0; rc == 0 && i < syscall_table_len; i++) {
-		const struct syscall_info *info = syscall_info(syscall_table[i].nr);
+	for (unsigned nr = 0; rc == 0 && nr < SYSCALL_NR_MAX; nr++) {
+		const struct syscall_info *info = syscall_info(nr);
 		uint8_t *kind;
-		int64_t *row = batch_row(&rows, &kind);
+		int64_t *row;
 
-		row[0] = syscall_table[i].nr;
-		batch_text(row, kind, 1, syscall_table[i].name);
+		if (!info->name)
+			continue;
+		row = batch_row(&rows, &kind);
+		row[0] = nr;
+		batch_text(row, kind, 1, info->name);
 		batch_text(row, kind, 2, syscall_family_name(info->family));
 		row[3] = (info->flags & SC_F_FD) != 0;
 		row[4] = (info->flags & SC_F_COUNT) != 0;

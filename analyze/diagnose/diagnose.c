@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/event_sources.h"
 #include "db/db.h"
 #include "diagnose.h"
 #include "util/fmt.h"
@@ -34,11 +35,10 @@ static void set_sources(struct diag_input *in)
 
 	in->has_cpu = in->samples > 0 || source_recorded(in->db, sources, "cpu");
 	in->has_sched = source_recorded(in->db, sources, "sched");
-	in->has_syscall = source_recorded(in->db, sources, "syscall") ||
-			  source_recorded(in->db, sources, "mux") ||
-			  source_recorded(in->db, sources, "net") ||
-			  source_recorded(in->db, sources, "lock") ||
-			  source_recorded(in->db, sources, "mem");
+	in->has_syscall = 0;
+	for (size_t i = 0; i < event_sources_len && !in->has_syscall; i++)
+		in->has_syscall = event_sources[i].writes_syscalls &&
+				  source_recorded(in->db, sources, event_sources[i].name);
 	in->has_block = source_recorded(in->db, sources, "block");
 	in->has_net = source_recorded(in->db, sources, "net");
 	in->has_lock = source_recorded(in->db, sources, "lock");

@@ -11,7 +11,7 @@
 
 #include "correlate/correlate.h"
 #include "db/db.h"
-#include "elf_module.h"
+#include "common/elf_module.h"
 #include "load_state.h"
 #include "db/sql_writer.h"
 #include "symbolize/symbolize.h"

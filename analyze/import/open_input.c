@@ -9,21 +9,6 @@
 #include "db/schema.h"
 #include "safe_file.h"
 
-int is_sqlite_file(const char *path)
-{
-	static const char magic[16] = "SQLite format 3";
-	char head[16];
-	FILE *f = pc_fopen_regular(path); /* a FIFO must not block */
-	int is_db;
-
-	if (!f)
-		return 0;
-	is_db = fread(head, 1, sizeof(head), f) == sizeof(head) &&
-		memcmp(head, magic, sizeof(magic)) == 0;
-	fclose(f);
-	return is_db;
-}
-
 static sqlite3 *open_database(const char *path, int load_options_given, int *status)
 {
 	char why[256];

@@ -9,9 +9,6 @@
 
 #include "loader.h"
 
-/* Whether path starts with the SQLite file header. */
-int is_sqlite_file(const char *path);
-
 /* Opens path either way. load_options_given: the user passed options that
  * only apply to captures (a note is printed for a database). NULL with
  * *status set to the exit status on failure (reported). */

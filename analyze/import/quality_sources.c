@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/event_sources.h"
+#include "common/syscall_table.h"
 #include "correlate/correlate.h"
 #include "db/db.h"
 #include "load_state.h"
@@ -16,10 +18,6 @@
 #include "record_types.h"
 #include "util/syscalls.h"
 #include "correlate/timeline.h"
-
-static const char *const sources[] = {
-	"cpu", "proc", "sched", "syscall", "mux", "block", "net", "lock", "mem",
-};
 
 /* The sources whose system calls the recorder's shared syscall program
  * emits, in the order it gives them ownership of a number (the syscall
@@ -54,11 +52,9 @@ static int source_listed(const char *list, const char *source)
 
 static unsigned syscall_nr_by_name(const char *name, size_t len)
 {
-	for (unsigned i = 0; i < syscall_table_len; i++)
-		if (strlen(syscall_table[i].name) == len &&
-		    strncmp(syscall_table[i].name, name, len) == 0)
-			return syscall_table[i].nr;
-	return SYSCALL_NR_COUNTED;
+	int nr = syscall_table_nr(name, len);
+
+	return nr < 0 ? SYSCALL_NR_COUNTED : (unsigned)nr;
 }
 
 /* SYSCALL records of the numbers in META syscall.set.<owner> that no
@@ -177,11 +173,13 @@ void quality_put_sources(struct quality_writer *w, struct loader *L)
 	struct syscall_split split;
 
 	split_syscalls(L, &split);
-	for (size_t i = 0; i < sizeof(sources) / sizeof(sources[0]); i++) {
-		if (source_records(L, &split, sources[i]) == 0 && !source_listed(listed, sources[i]))
+	for (size_t i = 0; i < event_sources_len; i++) {
+		const char *source = event_sources[i].name;
+
+		if (source_records(L, &split, source) == 0 && !source_listed(listed, source))
 			continue;
-		put_records(w, L, &split, sources[i]);
-		put_correlations(w, L, sources[i]);
+		put_records(w, L, &split, source);
+		put_correlations(w, L, source);
 	}
 	quality_put_u64(w, "timeline", "reorder_window_ns", TIMELINE_WINDOW_NS);
 	quality_put_u64(w, "timeline", "peak_events", k->timeline_peak);

@@ -15,7 +15,7 @@
 #include "load_state.h"
 #include "ustack_unwind.h"
 #include "unwind/unwind.h"
-#include "unwind_table.h"
+#include "common/unwind_table.h"
 
 struct ustack_module {
 	struct pc_unwind_table table;

@@ -12,20 +12,6 @@
 #include "util/sha256.h"
 #include "safe_file.h"
 
-static int is_sqlite_file(const char *path)
-{
-	char head[16] = { 0 };
-	FILE *f = pc_fopen_regular(path); /* a FIFO must not block */
-	int yes;
-
-	if (!f)
-		return 0;
-	yes = fread(head, 1, sizeof(head), f) == sizeof(head) &&
-	      memcmp(head, "SQLite format 3", 16) == 0;
-	fclose(f);
-	return yes;
-}
-
 void report_capture_hash(struct report_context *ctx)
 {
 	const char *input = ctx->opts->input_path;

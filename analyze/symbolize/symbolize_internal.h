@@ -22,7 +22,7 @@
 #include <elfutils/debuginfod.h>
 #endif
 
-#include "elf_module.h"
+#include "common/elf_module.h"
 #include "symbolize.h"
 
 #define DEFAULT_DEBUG_DIR "/usr/lib/debug"

@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "perfcap_format.h"
-#include "unwind_table.h"
+#include "common/unwind_table.h"
 
 /* Why a walk stopped. UNWIND_END is a complete stack: the outermost frame
  * says its return address is undefined (_start, clone, start_thread) or

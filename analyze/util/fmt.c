@@ -4,23 +4,6 @@
 
 #include "fmt.h"
 
-const char *fmt_count(char *buf, size_t len, uint64_t value)
-{
-	char digits[24];
-	int ndigits = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)value);
-	size_t out = 0;
-
-	for (int i = 0; i < ndigits && out + 1 < len; i++) {
-		buf[out++] = digits[i];
-		int remaining = ndigits - i - 1;
-		if (remaining > 0 && remaining % 3 == 0 && out + 1 < len)
-			buf[out++] = ',';
-	}
-	if (len > 0)
-		buf[out] = '\0';
-	return buf;
-}
-
 const char *fmt_percent(char *buf, size_t len, uint64_t part, uint64_t whole)
 {
 	if (whole == 0)

@@ -7,10 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FMT_BUF 48 /* big enough for any value below */
+#include "common/units.h"   /* fmt_count: 1234567 -> "1,234,567" */
 
-/* 1234567 -> "1,234,567" */
-const char *fmt_count(char *buf, size_t len, uint64_t value);
+#define FMT_BUF 48 /* big enough for any value below */
 
 /* part of whole as "75.0%"; "-" when whole is 0 */
 const char *fmt_percent(char *buf, size_t len, uint64_t part, uint64_t whole);

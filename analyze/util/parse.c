@@ -1,54 +1,36 @@
 /* parse.c - the numbers and durations users type on the command line
- * (parse.h). */
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
+ * (parse.h), through common/units.h, the parsers the recorder uses too. */
+#include <ctype.h>
+#include <stdint.h>
 
+#include "common/units.h"
 #include "parse.h"
 
 int parse_number(const char *text, unsigned long long min, unsigned long long max,
 		 unsigned long long *out)
 {
-	char *end;
-	unsigned long long value;
+	uint64_t value;
 
-	if (!text || *text == '\0' || *text == '-')
+	if (!text || *text == '-')
 		return -1;
-	errno = 0;
-	value = strtoull(text, &end, 10);
-	if (errno || *end != '\0' || value < min || value > max)
+	while (isspace((unsigned char)*text))   /* as strtoull allows */
+		text++;
+	if (*text == '+')
+		text++;
+	if (!parse_u64_in_range(text, min, max, &value))
 		return -1;
 	*out = value;
 	return 0;
 }
 
-static const struct {
-	const char *suffix;
-	double ns;
-} duration_units[] = {
-	{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { "", 1e9 },
-};
-
 int parse_duration(const char *text, unsigned long long min_ns,
 		   unsigned long long max_ns, unsigned long long *out_ns)
 {
-	char *end;
-	double value, ns = -1;
+	uint64_t ns;
 
-	if (!text || (*text < '0' || *text > '9'))
+	if (!parse_duration_ns(text, DURATION_SECONDS_DEFAULT, min_ns, max_ns, &ns))
 		return -1;
-	errno = 0;
-	value = strtod(text, &end);
-	if (errno)
-		return -1;
-	for (size_t i = 0; i < sizeof(duration_units) / sizeof(duration_units[0]); i++)
-		if (strcmp(end, duration_units[i].suffix) == 0) {
-			ns = value * duration_units[i].ns;
-			break;
-		}
-	if (ns < (double)min_ns || ns > (double)max_ns)
-		return -1;
-	*out_ns = (unsigned long long)(ns + 0.5);
+	*out_ns = ns;
 	return 0;
 }
 

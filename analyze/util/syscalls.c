@@ -1,8 +1,9 @@
 /* syscalls.c - x86_64 system call facts (see syscalls.h). Names come from
- * the generated syscall_table.c; the facts below are keyed by name so they
+ * the generated common/syscall_table.c; the facts below are keyed by name so they
  * never repeat a number. */
 #include <string.h>
 
+#include "common/syscall_table.h"
 #include "syscalls.h"
 
 #define SYSCALL_NR_LIMIT 1024
@@ -71,16 +72,16 @@ static const struct syscall_fact *find_fact(const char *name)
 
 static void build_by_nr(void)
 {
-	for (unsigned i = 0; i < syscall_table_len; i++) {
-		const struct syscall_name *n = &syscall_table[i];
+	for (unsigned nr = 0; nr < SYSCALL_NR_MAX; nr++) {
+		const char *name = syscall_names[nr];
 		const struct syscall_fact *f;
 
-		if (n->nr >= SYSCALL_NR_LIMIT)
+		if (!name)
 			continue;
-		f = find_fact(n->name);
-		by_nr[n->nr].name = n->name;
-		by_nr[n->nr].family = f ? f->family : SC_OTHER;
-		by_nr[n->nr].flags = f ? f->flags : 0;
+		f = find_fact(name);
+		by_nr[nr].name = name;
+		by_nr[nr].family = f ? f->family : SC_OTHER;
+		by_nr[nr].flags = f ? f->flags : 0;
 	}
 	by_nr_ready = 1;
 }

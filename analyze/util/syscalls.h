@@ -1,5 +1,5 @@
 /* syscalls.h - what perfcap-analyze knows about x86_64 system calls: their
- * names (syscall_table.c, generated from <asm/unistd_64.h>) and the few
+ * names (common/syscall_table.c, generated from <asm/unistd_64.h>) and the few
  * facts the correlations use: which take a file descriptor as args[0],
  * which move bytes (and whether args[2] is the byte count), and which wait
  * family a call that blocks belongs to. */
@@ -7,15 +7,6 @@
 #define ANALYZE_SYSCALLS_H
 
 #include <stdint.h>
-
-struct syscall_name {
-	unsigned nr;
-	const char *name;
-};
-
-/* syscall_table.c (generated), sorted by nr. */
-extern const struct syscall_name syscall_table[];
-extern const unsigned syscall_table_len;
 
 /* What a call waits for when it blocks. */
 enum syscall_family {

@@ -29,11 +29,11 @@ void consumer_set_writer(struct consumer *c, struct writer_thread *writer)
 	c->writer = writer;
 }
 
-void consumer_route(struct consumer *c, const struct source *src)
+void consumer_route(struct consumer *c, const uint16_t *types, consumer_handler_fn handle)
 {
-	for (const uint16_t *t = src->event_types; *t; t++) {
+	for (const uint16_t *t = types; *t; t++) {
 		if (*t < PERFCAP_EV_MAX)
-			c->handlers[*t] = src;
+			c->handlers[*t] = handle;
 	}
 }
 
@@ -134,12 +134,12 @@ int consumer_handle(void *ctx, void *data, size_t size)
 {
 	struct consumer *c = ctx;
 	const struct perfcap_event_header *h = data;
-	const struct source *src = NULL;
+	consumer_handler_fn handle = NULL;
 
 	if (size >= sizeof(*h) && h->type < PERFCAP_EV_MAX)
-		src = c->handlers[h->type];
-	if (src)
-		src->handle(c, data, size);
+		handle = c->handlers[h->type];
+	if (handle)
+		handle(c, data, size);
 	else
 		c->stats.unknown_records++;
 

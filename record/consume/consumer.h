@@ -15,8 +15,7 @@
 #include "output/chunk_buffer.h"
 #include "perfcap_bpf.h"
 #include "processes.h"
-#include "sources/source.h"
-#include "stackdedup.h"
+#include "stack_table.h"
 #include "util/u64_table.h"
 #include "output/writer_thread.h"
 
@@ -32,6 +31,11 @@ struct consumer_stats {
 	uint64_t unknown_records;    /* kernel records of no attached source */
 	uint64_t stack_records_failed; /* STACK records lost to out-of-memory */
 };
+
+struct consumer;
+
+/* A source's handler of one kernel record (size >= the header). */
+typedef void (*consumer_handler_fn)(struct consumer *c, const void *rec, size_t size);
 
 typedef void (*consumer_exit_fn)(void *ctx, uint32_t pid, uint64_t ts);
 
@@ -50,7 +54,7 @@ struct consumer {
 	struct process_table processes;
 	struct stackmap_ids stackmap;
 	struct writer_thread *writer;
-	const struct source *handlers[PERFCAP_EV_MAX]; /* by kernel record type */
+	consumer_handler_fn handlers[PERFCAP_EV_MAX]; /* by kernel record type */
 	bool read_proc_at_exec;      /* filtering: every exec is a target's */
 	consumer_exit_fn on_exit;    /* a process exited (may be NULL) */
 	void *on_exit_ctx;
@@ -68,8 +72,8 @@ void consumer_init(struct consumer *c, int stacks_map_fd, bool read_proc_at_exec
 /* The writer thread flushes go to (set before the first flush). */
 void consumer_set_writer(struct consumer *c, struct writer_thread *writer);
 
-/* Routes src's kernel record types to src->handle. */
-void consumer_route(struct consumer *c, const struct source *src);
+/* Routes the kernel record types of a source (0-ended) to its handler. */
+void consumer_route(struct consumer *c, const uint16_t *types, consumer_handler_fn handle);
 
 /* ring_buffer_sample_fn: handles one kernel record. */
 int consumer_handle(void *ctx, void *data, size_t size);

@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 
-#include "elf_module.h"
+#include "common/elf_module.h"
 
 /* Opens /proc/kallsyms now, while the recorder may still see addresses
  * (CAP_SYSLOG); kallsyms_load reads this file later. */

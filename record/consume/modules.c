@@ -14,7 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "elf_module.h"
+#include "common/elf_module.h"
 #include "modules.h"
 #include "util/util.h"
 

@@ -11,7 +11,7 @@
 
 #include "util/addr_list.h"
 #include "perfcap_format.h"
-#include "procinfo.h"
+#include "util/procinfo.h"
 
 #define MODULE_NONE 0xffffffffu
 

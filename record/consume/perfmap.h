@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "elf_module.h"
+#include "common/elf_module.h"
 
 struct perfmap_stats {
 	uint64_t files_read;      /* perf map files found and read */

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "processes.h"
-#include "procinfo.h"
+#include "util/procinfo.h"
 #include "util/util.h"
 
 #define REREAD_MIN_NS (100ull * 1000 * 1000)      /* 100 ms */

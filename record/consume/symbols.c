@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "elf_module.h"
+#include "common/elf_module.h"
 #include "kallsyms.h"
 #include "symbols.h"
 #include "util/util.h"

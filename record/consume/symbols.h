@@ -10,7 +10,7 @@
 
 #include "perfmap.h"
 #include "processes.h"
-#include "stackdedup.h"
+#include "stack_table.h"
 #include "output/writer_thread.h"
 
 struct symbol_stats {

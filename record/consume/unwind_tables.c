@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "modules.h"
-#include "unwind_table.h"
+#include "common/unwind_table.h"
 #include "unwind_tables.h"
 #include "ustack_copy.h"
 #include "util/util.h"

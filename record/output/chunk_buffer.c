@@ -42,13 +42,6 @@ int chunk_buffer_add_kv_u64(struct chunk_buffer *cb, const char *key, uint64_t v
 	return err;
 }
 
-void chunk_buffer_reset(struct chunk_buffer *cb)
-{
-	pc_buf_reset(&cb->buf);
-	cb->count = 0;
-	cb->t_start = cb->t_end = 0;
-}
-
 void chunk_buffer_free(struct chunk_buffer *cb)
 {
 	pc_buf_free(&cb->buf);

@@ -22,8 +22,6 @@ int chunk_buffer_add_kv(struct chunk_buffer *cb, const char *key, const char *va
 int chunk_buffer_add_kv_u64(struct chunk_buffer *cb, const char *key, uint64_t value);
 /* Counts a record that the caller appended itself (pc_buf_add_module). */
 void chunk_buffer_count(struct chunk_buffer *cb, uint64_t ts);
-/* Empties the buffer, keeping its memory. */
-void chunk_buffer_reset(struct chunk_buffer *cb);
 void chunk_buffer_free(struct chunk_buffer *cb);
 
 #endif /* RECORD_CHUNK_BUFFER_H */

@@ -100,6 +100,17 @@ static void note_error(struct writer_thread *wt, int err)
 }
 
 /* The ring, once, before the chunks that follow all events. */
+/* The first error pc_writer_add_chunk returned (-ENOSPC ...), or 0. */
+static int writer_thread_error(struct writer_thread *wt)
+{
+	int err;
+
+	pthread_mutex_lock(&wt->lock);
+	err = wt->error;
+	pthread_mutex_unlock(&wt->lock);
+	return err;
+}
+
 static int write_flight_ring(struct writer_thread *wt)
 {
 	struct flight_ring *r = &wt->ring;
@@ -277,16 +288,6 @@ int writer_thread_submit(struct writer_thread *wt, uint16_t type, uint16_t versi
 	pthread_mutex_unlock(&wt->lock);
 	cb->count = 0;
 	cb->t_start = cb->t_end = 0;
-	return err;
-}
-
-int writer_thread_error(struct writer_thread *wt)
-{
-	int err;
-
-	pthread_mutex_lock(&wt->lock);
-	err = wt->error;
-	pthread_mutex_unlock(&wt->lock);
 	return err;
 }
 

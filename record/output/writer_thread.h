@@ -34,9 +34,6 @@ bool writer_thread_limit_hit(struct writer_thread *wt);
 int writer_thread_submit(struct writer_thread *wt, uint16_t type, uint16_t version,
 			 struct chunk_buffer *cb);
 
-/* The first error pc_writer_add_chunk returned (-ENOSPC ...), or 0. */
-int writer_thread_error(struct writer_thread *wt);
-
 /* How many times submit had to wait for a free queue slot. */
 uint64_t writer_thread_backpressure_waits(struct writer_thread *wt);
 

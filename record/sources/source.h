@@ -10,7 +10,7 @@
  * Adding a source NAME:
  *   1. bpf/perfcap_bpf.h: a PERFCAP_SRC_NAME id, PERFCAP_EV_* types and
  *      the layouts of its kernel records (each starts with
- *      struct perfcap_event_header);
+ *      struct perfcap_event_header); common/event_sources.c: its name;
  *   2. bpf/NAME.bpf.c: include perfcap_common.bpf.h, filter with
  *      pc_task_traced(), throttle with pc_admit(), emit with pc_ring(),
  *      pc_reserve(), pc_header(), pc_submit(); stacks with pc_stack_id();
@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/event_sources.h"
 #include "perfcap_bpf.h"
 
 struct bpf_object;
@@ -45,9 +46,8 @@ struct source_env {
 };
 
 struct source {
-	const char *name;                 /* for -e */
 	const char *summary;              /* one line for --list-events */
-	enum perfcap_source_id id;
+	enum perfcap_source_id id;        /* its name: event_source_name(id) */
 	bool default_on;                  /* in the default -e set */
 	bool always_on;                   /* loaded whatever -e says (proc) */
 	bool needs_tracefs;               /* preflight mounts tracefs for it */
@@ -63,7 +63,7 @@ struct source {
 	void (*handle)(struct consumer *c, const void *rec, size_t size);
 
 	/* Source-specific META and STATS keys; may be NULL. 0 or -ENOMEM.
-	 * (The framework writes the common ones: see stats.c.) */
+	 * (The framework writes the common ones: see output/stats_chunk.c.) */
 	int  (*meta)(struct chunk_buffer *kv, const struct source_env *env);
 	int  (*stats)(struct chunk_buffer *kv, const struct consumer *c);
 };
@@ -95,5 +95,11 @@ int source_reuse_shared_maps(const struct source_env *env, struct bpf_object *ob
 
 /* Fills why with "what: strerror (libbpf: its most telling line)". */
 void source_explain(char *why, size_t len, const char *what, int err);
+
+/* After a skeleton's open returned NULL: -errno, explained in why. */
+int source_open_failed(char *why, size_t len);
+
+/* err from a skeleton's load, explained in why as what when not 0. */
+int source_loaded(int err, const char *what, char *why, size_t len);
 
 #endif /* RECORD_SOURCE_H */

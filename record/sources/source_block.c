@@ -30,11 +30,8 @@ static int block_load(const struct source_env *env, char *why, size_t len)
 	int err;
 
 	skel = block_bpf__open();
-	if (!skel) {
-		err = -errno;
-		source_explain(why, len, "cannot open the BPF object", err);
-		return err;
-	}
+	if (!skel)
+		return source_open_failed(why, len);
 	/* block_io_start: Linux 6.5+; before, the first insert/issue in task context */
 	attribute_at_insert = preflight_tracepoint_args("block_io_start") < 1;
 	if (attribute_at_insert)
@@ -42,11 +39,8 @@ static int block_load(const struct source_env *env, char *why, size_t len)
 	skel->rodata->pc_config = *env->config;
 	skel->rodata->start_at_insert = attribute_at_insert;
 	err = source_reuse_shared_maps(env, skel->obj, why, len);
-	if (err)
-		return err;
-	err = block_bpf__load(skel);
-	if (err)
-		source_explain(why, len, "cannot load the BPF programs", err);
+	if (!err)
+		err = source_loaded(block_bpf__load(skel), "cannot load the BPF programs", why, len);
 	return err;
 }
 
@@ -161,7 +155,6 @@ static int block_stats(struct chunk_buffer *kv, const struct consumer *c)
 static const uint16_t block_event_types[] = { PERFCAP_EV_BLOCK, 0 };
 
 const struct source block_source = {
-	.name = "block",
 	.summary = "block I/O requests: device, sector, bytes, op, queue and service time, "
 		   "by submitting thread",
 	.id = PERFCAP_SRC_BLOCK,

@@ -101,21 +101,15 @@ static int cpu_load(const struct source_env *env, char *why, size_t len)
 	int err;
 
 	skel = cpu_sample_bpf__open();
-	if (!skel) {
-		err = -errno;
-		source_explain(why, len, "cannot open the BPF object", err);
-		return err;
-	}
+	if (!skel)
+		return source_open_failed(why, len);
 	skel->rodata->pc_config = *env->config;
 	err = source_reuse_shared_maps(env, skel->obj, why, len);
 	if (!err)
 		err = ustack_setup(skel->maps.ustack_scratch, &skel->rodata->ustack_window,
 				   env->opts->stack_copy, why, len);
-	if (err)
-		return err;
-	err = cpu_sample_bpf__load(skel);
-	if (err)
-		source_explain(why, len, "cannot load the BPF program", err);
+	if (!err)
+		err = source_loaded(cpu_sample_bpf__load(skel), "cannot load the BPF program", why, len);
 	return err;
 }
 
@@ -320,7 +314,6 @@ static int cpu_stats(struct chunk_buffer *kv, const struct consumer *c)
 static const uint16_t cpu_event_types[] = { PERFCAP_EV_SAMPLE, PERFCAP_EV_USTACK, 0 };
 
 const struct source cpu_source = {
-	.name = "cpu",
 	.summary = "CPU stack samples (user + kernel) at -F HZ on every CPU",
 	.id = PERFCAP_SRC_CPU,
 	.default_on = true,

@@ -75,20 +75,14 @@ static int load_own(const struct source_env *env, char *why, size_t len)
 		return -ENOENT;
 	}
 	skel = lock_bpf__open();
-	if (!skel) {
-		err = -errno;
-		source_explain(why, len, "cannot open the BPF object", err);
-		return err;
-	}
+	if (!skel)
+		return source_open_failed(why, len);
 	choose_programs();
 	skel->rodata->pc_config = *env->config;
 	skel->rodata->lock_min_ns = env->opts->lock_min_ns;
 	err = source_reuse_shared_maps(env, skel->obj, why, len);
-	if (err)
-		return err;
-	err = lock_bpf__load(skel);
-	if (err)
-		source_explain(why, len, "cannot load the BPF programs", err);
+	if (!err)
+		err = source_loaded(lock_bpf__load(skel), "cannot load the BPF programs", why, len);
 	return err;
 }
 
@@ -309,7 +303,6 @@ static const uint16_t lock_event_types[] = {
 };
 
 const struct source lock_source = {
-	.name = "lock",
 	.summary = "kernel lock contention (>= --lock-min) with stacks, futex calls; "
 		   "pthread_mutex_lock waits with --mutex-uprobes",
 	.id = PERFCAP_SRC_LOCK,

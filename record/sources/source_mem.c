@@ -31,19 +31,13 @@ static int load_own(const struct source_env *env, char *why, size_t len)
 	int err;
 
 	skel = mem_bpf__open();
-	if (!skel) {
-		err = -errno;
-		source_explain(why, len, "cannot open the BPF object", err);
-		return err;
-	}
+	if (!skel)
+		return source_open_failed(why, len);
 	skel->rodata->pc_config = *env->config;
 	skel->rodata->fault_one_in = (uint32_t)env->opts->fault_one_in;
 	err = source_reuse_shared_maps(env, skel->obj, why, len);
-	if (err)
-		return err;
-	err = mem_bpf__load(skel);
-	if (err)
-		source_explain(why, len, "cannot load the BPF programs", err);
+	if (!err)
+		err = source_loaded(mem_bpf__load(skel), "cannot load the BPF programs", why, len);
 	return err;
 }
 
@@ -159,7 +153,6 @@ static const uint16_t mem_event_types[] = {
 };
 
 const struct source mem_source = {
-	.name = "mem",
 	.summary = "user page faults (1 in --fault-sample N, weighted), mmap/munmap/mprotect/"
 		   "brk calls; maps re-read when code is mapped",
 	.id = PERFCAP_SRC_MEM,

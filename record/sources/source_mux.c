@@ -44,7 +44,6 @@ static int mux_stats(struct chunk_buffer *kv, const struct consumer *c)
 static const uint16_t mux_event_types[] = { PERFCAP_EV_SYSCALL, 0 };
 
 const struct source mux_source = {
-	.name = "mux",
 	.summary = "epoll_wait/poll/select waits per thread (the syscall program's mux set)",
 	.id = PERFCAP_SRC_MUX,
 	.event_types = mux_event_types,

@@ -34,18 +34,12 @@ static int load_own(const struct source_env *env, char *why, size_t len)
 	int err;
 
 	skel = net_bpf__open();
-	if (!skel) {
-		err = -errno;
-		source_explain(why, len, "cannot open the BPF object", err);
-		return err;
-	}
+	if (!skel)
+		return source_open_failed(why, len);
 	skel->rodata->pc_config = *env->config;
 	err = source_reuse_shared_maps(env, skel->obj, why, len);
-	if (err)
-		return err;
-	err = net_bpf__load(skel);
-	if (err)
-		source_explain(why, len, "cannot load the BPF programs", err);
+	if (!err)
+		err = source_loaded(net_bpf__load(skel), "cannot load the BPF programs", why, len);
 	return err;
 }
 
@@ -244,7 +238,6 @@ static const uint16_t net_event_types[] = {
 };
 
 const struct source net_source = {
-	.name = "net",
 	.summary = "socket tuples (accept/connect/first use), TCP state changes and "
 		   "retransmits, socket syscalls",
 	.id = PERFCAP_SRC_NET,

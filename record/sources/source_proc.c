@@ -17,19 +17,13 @@ static int proc_load(const struct source_env *env, char *why, size_t len)
 	int err;
 
 	skel = proc_bpf__open();
-	if (!skel) {
-		err = -errno;
-		source_explain(why, len, "cannot open the BPF object", err);
-		return err;
-	}
+	if (!skel)
+		return source_open_failed(why, len);
 	skel->rodata->pc_config = *env->config;
 	skel->rodata->emit_forks = env->selected[PERFCAP_SRC_SCHED];
 	err = source_reuse_shared_maps(env, skel->obj, why, len);
-	if (err)
-		return err;
-	err = proc_bpf__load(skel);
-	if (err)
-		source_explain(why, len, "cannot load the BPF programs", err);
+	if (!err)
+		err = source_loaded(proc_bpf__load(skel), "cannot load the BPF programs", why, len);
 	return err;
 }
 
@@ -111,7 +105,6 @@ static int proc_stats(struct chunk_buffer *kv, const struct consumer *c)
 static const uint16_t proc_event_types[] = { PERFCAP_EV_EXEC, PERFCAP_EV_EXIT, 0 };
 
 const struct source proc_source = {
-	.name = "proc",
 	.summary = "process lifecycle: exec and exit; follows the children of targets",
 	.id = PERFCAP_SRC_PROC,
 	.default_on = true,

@@ -32,22 +32,16 @@ static int sched_load(const struct source_env *env, char *why, size_t len)
 	int err;
 
 	skel = sched_bpf__open();
-	if (!skel) {
-		err = -errno;
-		source_explain(why, len, "cannot open the BPF object", err);
-		return err;
-	}
+	if (!skel)
+		return source_open_failed(why, len);
 	/* sched_switch(preempt, prev, next, prev_state) since Linux 5.18 */
 	prev_state_from_tracepoint = preflight_tracepoint_args("sched_switch") >= 4;
 	skel->rodata->pc_config = *env->config;
 	skel->rodata->offcpu_min_ns = env->opts->offcpu_min_ns;
 	skel->rodata->switch_has_prev_state = prev_state_from_tracepoint;
 	err = source_reuse_shared_maps(env, skel->obj, why, len);
-	if (err)
-		return err;
-	err = sched_bpf__load(skel);
-	if (err)
-		source_explain(why, len, "cannot load the BPF programs", err);
+	if (!err)
+		err = source_loaded(sched_bpf__load(skel), "cannot load the BPF programs", why, len);
 	return err;
 }
 
@@ -225,7 +219,6 @@ static const uint16_t sched_event_types[] = {
 };
 
 const struct source sched_source = {
-	.name = "sched",
 	.summary = "context switches, wakeups, off-CPU intervals with stacks "
 		   "(>= --offcpu-min), forks",
 	.id = PERFCAP_SRC_SCHED,

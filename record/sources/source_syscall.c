@@ -44,7 +44,6 @@ static int syscall_stats(struct chunk_buffer *kv, const struct consumer *c)
 static const uint16_t syscall_event_types[] = { PERFCAP_EV_SYSCALL, 0 };
 
 const struct source syscall_source = {
-	.name = "syscall",
 	.summary = "completed system calls with duration, fd/bytes args and return value "
 		   "(--syscalls, --syscall-min); all calls counted per syscall",
 	.id = PERFCAP_SRC_SYSCALL,

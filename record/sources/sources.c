@@ -46,7 +46,7 @@ const struct source *const *sources_all(size_t *n)
 const struct source *source_by_name(const char *name)
 {
 	for (size_t i = 0; i < NSOURCES; i++) {
-		if (strcmp(registry[i]->name, name) == 0)
+		if (strcmp(event_source_name(registry[i]->id), name) == 0)
 			return registry[i];
 	}
 	return NULL;
@@ -62,7 +62,7 @@ const char *sources_default_list(void)
 	for (size_t i = 0; i < NSOURCES; i++) {
 		if (registry[i]->default_on && !registry[i]->always_on)
 			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
-						len ? "," : "", registry[i]->name);
+						len ? "," : "", event_source_name(registry[i]->id));
 	}
 	return list;
 }
@@ -75,7 +75,7 @@ static void valid_names(char *buf, size_t len)
 	for (size_t i = 0; i < NSOURCES && used < len; i++) {
 		if (!registry[i]->always_on)
 			used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
-						 registry[i]->name);
+						 event_source_name(registry[i]->id));
 	}
 }
 
@@ -130,7 +130,7 @@ void sources_print(void)
 		const struct source *s = registry[i];
 		const char *when = s->always_on ? "always" : s->default_on ? "default" : "-";
 
-		printf("%-8s %-8s %s\n", s->name, when, s->summary);
+		printf("%-8s %-8s %s\n", event_source_name(s->id), when, s->summary);
 	}
 }
 
@@ -146,6 +146,21 @@ void source_explain(char *why, size_t len, const char *what, int err)
 			 summary);
 	else
 		snprintf(why, len, "%s: %s", what, strerror(err < 0 ? -err : err));
+}
+
+int source_open_failed(char *why, size_t len)
+{
+	int err = -errno;
+
+	source_explain(why, len, "cannot open the BPF object", err);
+	return err;
+}
+
+int source_loaded(int err, const char *what, char *why, size_t len)
+{
+	if (err)
+		source_explain(why, len, what, err);
+	return err;
 }
 
 int source_reuse_shared_maps(const struct source_env *env, struct bpf_object *obj,

@@ -54,20 +54,14 @@ static int open_and_load(const struct source_env *env, char *why, size_t len)
 	if (err)
 		return err;
 	skel = syscall_bpf__open();
-	if (!skel) {
-		err = -errno;
-		source_explain(why, len, "cannot open the BPF object", err);
-		return err;
-	}
+	if (!skel)
+		return source_open_failed(why, len);
 	skel->rodata->pc_config = *env->config;
 	memcpy((void *)skel->rodata->syscall_set, table, sizeof(table));
 	skel->rodata->syscall_min_ns = min_ns;
 	err = source_reuse_shared_maps(env, skel->obj, why, len);
-	if (err)
-		return err;
-	err = syscall_bpf__load(skel);
-	if (err)
-		source_explain(why, len, "cannot load the BPF programs", err);
+	if (!err)
+		err = source_loaded(syscall_bpf__load(skel), "cannot load the BPF programs", why, len);
 	return err;
 }
 
@@ -240,18 +234,14 @@ static int program_meta(struct chunk_buffer *kv)
 
 int syscall_prog_meta(int source, struct chunk_buffer *kv)
 {
-	const struct source *const *all;
+	const char *name = event_source_name(source);
 	struct syscall_set s;
 	char key[64] = "syscall.set";
-	size_t n;
 	int err = 0;
 
-	all = sources_all(&n);
-	for (size_t i = 0; i < n; i++) {
-		if ((int)all[i]->id != source || !syscall_set_of(all[i]->name, &user_set, &s))
-			continue;
+	if (name && syscall_set_of(name, &user_set, &s)) {
 		if (source != PERFCAP_SRC_SYSCALL)
-			snprintf(key, sizeof(key), "syscall.set.%s", all[i]->name);
+			snprintf(key, sizeof(key), "syscall.set.%s", name);
 		err |= add_set(kv, key, &s);
 	}
 	if (is_primary(source))

@@ -8,6 +8,9 @@
 
 #include "source.h"
 #include "syscall_sets.h"
+#include "common/event_sources.h"
+#include "common/syscall_table.h"
+#include "common/units.h"
 #include "util/util.h"
 
 /* Ownership order: the first selected source holding a number owns it. */
@@ -19,7 +22,7 @@ static const struct syscall_source_set fixed_sets[] = {
 	{ "mem", "mmap,munmap,mprotect,brk", 0 },
 };
 
-const struct syscall_source_set *syscall_source_sets(size_t *n)
+static const struct syscall_source_set *syscall_source_sets(size_t *n)
 {
 	*n = sizeof(fixed_sets) / sizeof(fixed_sets[0]);
 	return fixed_sets;
@@ -29,8 +32,8 @@ const struct syscall_source_set *syscall_source_sets(size_t *n)
 
 const char *syscall_name(uint32_t nr, char *buf, size_t len)
 {
-	if (nr < PERFCAP_SYSCALL_NR_MAX && syscall_names[nr])
-		return syscall_names[nr];
+	if (syscall_table_name(nr))
+		return syscall_table_name(nr);
 	snprintf(buf, len, "sys_%u", nr);
 	return buf;
 }
@@ -43,11 +46,7 @@ int syscall_number(const char *s)
 		return (int)nr;
 	if (!strncmp(s, "sys_", 4) && parse_u64_in_range(s + 4, 0, PERFCAP_SYSCALL_NR_MAX - 1, &nr))
 		return (int)nr;
-	for (int i = 0; i < PERFCAP_SYSCALL_NR_MAX; i++) {
-		if (syscall_names[i] && !strcmp(syscall_names[i], s))
-			return i;
-	}
-	return -1;
+	return syscall_table_nr(s, strlen(s));
 }
 
 /* ---- sets ----------------------------------------------------------------- */
@@ -61,15 +60,6 @@ void syscall_set_add(struct syscall_set *s, uint32_t nr)
 {
 	if (nr < PERFCAP_SYSCALL_NR_MAX)
 		s->bits[nr / 64] |= 1ull << (nr % 64);
-}
-
-bool syscall_set_empty(const struct syscall_set *s)
-{
-	for (size_t i = 0; i < sizeof(s->bits) / sizeof(s->bits[0]); i++) {
-		if (s->bits[i])
-			return false;
-	}
-	return true;
 }
 
 /* Adds one name of a list; -EINVAL with why on an unknown one. */
@@ -157,14 +147,6 @@ bool syscall_set_of(const char *name, const struct syscall_set *user_set,
 	return false;
 }
 
-/* The registry id of a source name, or -1 when not registered (yet). */
-static int source_id(const char *name)
-{
-	const struct source *src = source_by_name(name);
-
-	return src ? (int)src->id : -1;
-}
-
 /* Adds set s of source id to sel[]: owns what nobody owns yet. */
 static void add_to_table(const struct syscall_set *s, int id, uint8_t flags,
 			 struct perfcap_syscall_sel sel[PERFCAP_SYSCALL_NR_MAX])
@@ -187,7 +169,7 @@ void syscall_sets_build(const bool selected[PERFCAP_SRC_MAX], const struct sysca
 
 	memset(sel, 0, PERFCAP_SYSCALL_NR_MAX * sizeof(*sel));
 	for (size_t i = 0; i < n; i++) {
-		int id = source_id(f[i].source);
+		int id = event_source_id(f[i].source);
 
 		if (id <= 0 || id >= PERFCAP_SRC_MAX || !selected[id])
 			continue;
@@ -196,20 +178,4 @@ void syscall_sets_build(const bool selected[PERFCAP_SRC_MAX], const struct sysca
 	}
 	if (selected[PERFCAP_SRC_SYSCALL])
 		add_to_table(user_set, PERFCAP_SRC_SYSCALL, 0, sel);
-}
-
-bool syscall_sets_wanted(const bool selected[PERFCAP_SRC_MAX])
-{
-	size_t n;
-	const struct syscall_source_set *f = syscall_source_sets(&n);
-
-	if (selected[PERFCAP_SRC_SYSCALL])
-		return true;
-	for (size_t i = 0; i < n; i++) {
-		int id = source_id(f[i].source);
-
-		if (id > 0 && id < PERFCAP_SRC_MAX && selected[id])
-			return true;
-	}
-	return false;
 }

@@ -9,8 +9,8 @@
  * mem, syscall (the specific before the general), and it gets a user stack
  * when any set that holds it asks for one (lock: futex).
  *
- * Names are x86_64 names (syscall_names.c, generated from
- * <asm/unistd_64.h> by gen_syscall_names.sh); numbers 0-511 are accepted
+ * Names are x86_64 names (common/syscall_table.c, generated from
+ * <asm/unistd_64.h> by common/gen_syscall_table.sh); numbers 0-511 are accepted
  * too, for calls newer than that header.
  */
 #ifndef RECORD_SYSCALL_SETS_H
@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/syscall_table.h"
 #include "perfcap_bpf.h"
 
 /* The syscall source's set when --syscalls is not given. */
@@ -30,8 +31,8 @@
 	"poll,ppoll,select,pselect6,epoll_wait,epoll_pwait,epoll_pwait2," \
 	"nanosleep,clock_nanosleep,fsync,fdatasync,openat,openat2"
 
-/* syscall_names.c: NULL where the header names no call. */
-extern const char *const syscall_names[PERFCAP_SYSCALL_NR_MAX];
+_Static_assert(SYSCALL_NR_MAX == PERFCAP_SYSCALL_NR_MAX,
+	       "common/syscall_table.h numbers the calls the kernel table has");
 
 struct syscall_set {
 	uint64_t bits[PERFCAP_SYSCALL_NR_MAX / 64];
@@ -52,7 +53,6 @@ int syscall_number(const char *name_or_number);
 
 bool syscall_set_has(const struct syscall_set *s, uint32_t nr);
 void syscall_set_add(struct syscall_set *s, uint32_t nr);
-bool syscall_set_empty(const struct syscall_set *s);
 
 /* Parses "read,write,42" into out. On an unknown or empty name fills why
  * with one line and returns -EINVAL. */
@@ -61,9 +61,6 @@ int syscall_set_parse(const char *list, struct syscall_set *out, char *why, size
 /* Members' names, comma-separated, in number order: a malloc'd string, or
  * NULL when out of memory. */
 char *syscall_set_format(const struct syscall_set *s);
-
-/* The fixed sets of mux, lock, net and mem, in ownership order. */
-const struct syscall_source_set *syscall_source_sets(size_t *n);
 
 /* The set of source `name` (the fixed ones; "syscall" gets user_set).
  * Returns false for a source that contributes no set. */
@@ -74,8 +71,5 @@ bool syscall_set_of(const char *name, const struct syscall_set *user_set,
  * (by id, as in struct source_env). */
 void syscall_sets_build(const bool selected[PERFCAP_SRC_MAX], const struct syscall_set *user_set,
 			struct perfcap_syscall_sel sel[PERFCAP_SYSCALL_NR_MAX]);
-
-/* Is any source that shares the syscall program selected? */
-bool syscall_sets_wanted(const bool selected[PERFCAP_SRC_MAX]);
 
 #endif /* RECORD_SYSCALL_SETS_H */

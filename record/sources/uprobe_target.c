@@ -19,8 +19,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "elf_module.h"
-#include "consume/procinfo.h"
+#include "common/elf_module.h"
+#include "util/procinfo.h"
 #include "uprobe_target.h"
 
 #define FILES_EXAMINED_MAX 512

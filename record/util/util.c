@@ -1,12 +1,11 @@
 /* util.c - small helpers shared by the recorder: error lines, clocks,
- * number formatting, shell quoting and whole-file reads. */
+ * shell quoting and whole-file reads. */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -67,21 +66,6 @@ uint64_t monotonic_ns(void)
 uint64_t realtime_ns(void)
 {
 	return clock_ns(CLOCK_REALTIME);
-}
-
-const char *format_count(uint64_t n, char *buf, size_t len)
-{
-	char digits[32];
-	int ndigits = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)n);
-	size_t out = 0;
-
-	for (int i = 0; i < ndigits && out + 2 < len; i++) {
-		if (i > 0 && (ndigits - i) % 3 == 0)
-			buf[out++] = ',';
-		buf[out++] = digits[i];
-	}
-	buf[out] = '\0';
-	return buf;
 }
 
 int text_append(struct text *t, const char *s, size_t n)
@@ -208,21 +192,6 @@ int read_first_line(const char *path, char *buf, size_t len)
 	return err;
 }
 
-bool parse_u64_in_range(const char *s, uint64_t min, uint64_t max, uint64_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (!s || !isdigit((unsigned char)*s))
-		return false;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end != '\0' || v < min || v > max)
-		return false;
-	*out = v;
-	return true;
-}
-
 void *array_reserve(void *ptr, uint32_t *cap, uint32_t need, size_t elem_size)
 {
 	uint32_t new_cap = *cap ? *cap : 16;
@@ -237,86 +206,4 @@ void *array_reserve(void *ptr, uint32_t *cap, uint32_t need, size_t elem_size)
 		return NULL;
 	*cap = new_cap;
 	return p;
-}
-
-static uint64_t unit_ns(const char *unit)
-{
-	static const struct { const char *name; uint64_t ns; } units[] = {
-		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000 * 1000 }, { "s", 1000 * 1000 * 1000 },
-	};
-
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcmp(unit, units[i].name) == 0)
-			return units[i].ns;
-	}
-	return 0;
-}
-
-bool parse_duration_ns(const char *s, uint64_t max_ns, uint64_t *out)
-{
-	uint64_t per_unit;
-	double value;
-	char *end;
-
-	if (!s || !isdigit((unsigned char)*s))
-		return false;
-	if (strcmp(s, "0") == 0) {
-		*out = 0;
-		return true;
-	}
-	errno = 0;
-	value = strtod(s, &end);
-	per_unit = unit_ns(end);
-	if (errno || end == s || (size_t)(end - s) != strspn(s, "0123456789.") || !per_unit || value * (double)per_unit > (double)max_ns)
-		return false;
-	*out = (uint64_t)(value * (double)per_unit + 0.5);
-	return true;
-}
-
-static uint64_t size_unit(const char *u)
-{
-	if (!*u)
-		return 1;
-	if (u[1] && strcasecmp(u + 1, "iB") && strcasecmp(u + 1, "B"))
-		return 0;
-	switch (*u) {
-	case 'k': case 'K':
-		return 1ull << 10;
-	case 'm': case 'M':
-		return 1ull << 20;
-	case 'g': case 'G':
-		return 1ull << 30;
-	default:
-		return 0;
-	}
-}
-
-bool parse_size_bytes(const char *s, uint64_t max, uint64_t *out)
-{
-	unsigned long long v;
-	uint64_t unit;
-	char *end;
-
-	if (!s || !isdigit((unsigned char)*s))
-		return false;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	unit = size_unit(end);
-	if (errno || !unit || v > max / unit)
-		return false;
-	*out = v * unit;
-	return true;
-}
-
-const char *format_size(uint64_t bytes, char *buf, size_t len)
-{
-	if (bytes && bytes % (1ull << 30) == 0)
-		snprintf(buf, len, "%llu GiB", (unsigned long long)(bytes >> 30));
-	else if (bytes && bytes % (1ull << 20) == 0)
-		snprintf(buf, len, "%llu MiB", (unsigned long long)(bytes >> 20));
-	else if (bytes && bytes % (1ull << 10) == 0)
-		snprintf(buf, len, "%llu KiB", (unsigned long long)(bytes >> 10));
-	else
-		snprintf(buf, len, "%llu bytes", (unsigned long long)bytes);
-	return buf;
 }

@@ -1,5 +1,5 @@
 /* util.h - small helpers shared by the recorder: error lines, clocks,
- * number formatting, shell quoting and whole-file reads. */
+ * shell quoting and whole-file reads. */
 #ifndef RECORD_UTIL_H
 #define RECORD_UTIL_H
 
@@ -22,9 +22,6 @@ void verbose_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 uint64_t monotonic_ns(void);
 uint64_t realtime_ns(void);
-
-/* 1234567 -> "1,234,567". Returns buf. */
-const char *format_count(uint64_t n, char *buf, size_t len);
 
 /* A growable NUL-terminated string. The append functions return 0 or
  * -ENOMEM; text_append_shell_word quotes word for a POSIX shell when it
@@ -49,19 +46,5 @@ int read_first_line(const char *path, char *buf, size_t len);
  * capacity *cap (doubling). Returns the possibly moved array, or NULL when
  * out of memory (ptr is then still valid and unchanged). */
 void *array_reserve(void *ptr, uint32_t *cap, uint32_t need, size_t elem_size);
-
-/* Parses a duration with a unit, "500us", "1.5ms", "2s", "100ns" (or a
- * bare "0"), into nanoseconds no larger than max_ns. */
-bool parse_duration_ns(const char *s, uint64_t max_ns, uint64_t *out);
-
-/* Parses a size, "65536", "500K", "64M", "2G" (binary units; "KiB", "MB"
- * accepted too), into bytes no larger than max. */
-bool parse_size_bytes(const char *s, uint64_t max, uint64_t *out);
-
-/* "64 MiB", "200 KiB" or "1234 bytes" (the largest exact binary unit). */
-const char *format_size(uint64_t bytes, char *buf, size_t len);
-
-/* Parses a decimal integer in [min, max] with nothing after it. */
-bool parse_u64_in_range(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
 #endif /* RECORD_UTIL_H */

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "capture_builder.h"
-#include "elf_module.h"
+#include "common/elf_module.h"
 #include "event_builder.h"
 #include "perfcap_format.h"
 

@@ -1,6 +1,7 @@
 #!/bin/sh
-# check_syscall_table.sh - the committed analyze/util/syscall_table.c is what
-# analyze/util/gen_syscall_table.sh makes from this machine's <asm/unistd_64.h>.
+# check_syscall_table.sh - the committed common/syscall_table.c (the one
+# system call table of perfcap-record and perfcap-analyze) is what
+# common/gen_syscall_table.sh makes from this machine's <asm/unistd_64.h>.
 # Skips (77) where the x86_64 header is not installed.
 #   check_syscall_table.sh SOURCE_ROOT
 set -eu
@@ -9,10 +10,10 @@ header=/usr/include/x86_64-linux-gnu/asm/unistd_64.h
 [ -r "$header" ] || { echo "SKIP: $header not installed"; exit 77; }
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
-sh "$root/analyze/util/gen_syscall_table.sh" "$header" > "$tmp"
-if ! cmp -s "$tmp" "$root/analyze/util/syscall_table.c"; then
-	diff -u "$root/analyze/util/syscall_table.c" "$tmp" | head -40
-	echo "FAIL: analyze/util/syscall_table.c is stale: rerun analyze/util/gen_syscall_table.sh"
+sh "$root/common/gen_syscall_table.sh" "$header" > "$tmp"
+if ! cmp -s "$tmp" "$root/common/syscall_table.c"; then
+	diff -u "$root/common/syscall_table.c" "$tmp" | head -40
+	echo "FAIL: common/syscall_table.c is stale: rerun common/gen_syscall_table.sh"
 	exit 1
 fi
 echo "PASS: syscall_table.c matches $header"

@@ -3,7 +3,7 @@
 #include <elf.h>
 #include <string.h>
 
-#include "elf_module.h"
+#include "common/elf_module.h"
 #include "perfcap_format.h"
 #include "test_diff_capture.h"
 

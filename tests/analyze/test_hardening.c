@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "elf_module.h"
+#include "common/elf_module.h"
 #include "perfcap_format.h"
 #include "run_tool.h"
 

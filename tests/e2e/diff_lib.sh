@@ -30,6 +30,14 @@ record() {
 	echo "$name: $(tr '\n' ' ' < "$TMP/$name.out")"
 }
 
+# diff_start: root and BTF or skip, $TMP, and the baseline run
+# $TMP/base.perfcap (3 s)
+diff_start() {
+	require_bpf
+	make_tmpdir
+	record base 3
+}
+
 # truth NAME KEY: a ground-truth value the workload printed
 truth() { sed -n "s/^$2=//p" "$TMP/$1.out"; }
 

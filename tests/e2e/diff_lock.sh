@@ -6,10 +6,7 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/diff_lib.sh"
-require_bpf
-make_tmpdir
-
-record base 3
+diff_start
 record lock 3 --lock-hold-extra-ms 5
 extra=$(( $(truth lock lock_hold_ns) - $(truth base lock_hold_ns) ))
 

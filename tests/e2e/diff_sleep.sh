@@ -6,10 +6,7 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/diff_lib.sh"
-require_bpf
-make_tmpdir
-
-record base 3
+diff_start
 record sleep 3 --sleep-ms 2
 want=$(truth sleep sleep_ns_per_request)
 

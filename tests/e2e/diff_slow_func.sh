@@ -8,10 +8,7 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/diff_lib.sh"
-require_bpf
-make_tmpdir
-
-record base 3
+diff_start
 record slow 3 --slow-func
 [ "$(truth slow hot_func_iterations)" = $(( 2 * $(truth base hot_func_iterations) )) ] ||
 	fail "workload did not double hot_func's work"

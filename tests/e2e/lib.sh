@@ -24,6 +24,17 @@ make_tmpdir() {
 	trap 'rm -rf "$TMP"' EXIT
 }
 
+# wait_for FILE PATTERN SECONDS: until FILE has a line matching PATTERN;
+# 1 after SECONDS
+wait_for() {
+	i=0
+	while ! grep -q "$2" "$1" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -le $(($3 * 10)) ] || return 1
+		sleep 0.1
+	done
+}
+
 # pct PART WHOLE -> integer percent
 pct() { echo $(( 100 * $1 / ($2 > 0 ? $2 : 1) )); }
 

@@ -15,6 +15,7 @@
 #     are still found on them, and state changes that run in softirq
 #     context (the server's ESTABLISHED->CLOSE_WAIT) are kept.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/net_lib.sh"
 
 require_bpf
 make_tmpdir
@@ -23,18 +24,6 @@ make_tmpdir
 # TCP states (include/net/tcp_states.h) and x86_64 syscall numbers
 ESTABLISHED=1 SYN_SENT=2 SYN_RECV=3 CLOSE=7 CLOSE_WAIT=8 LISTEN=10
 NR_READ=0 NR_WRITE=1 NR_CLOSE=3
-
-field() { awk -v k="$2" '$1 == k { print $2; exit }' "$1"; }
-
-# wait_for FILE PATTERN SECONDS
-wait_for() {
-	i=0
-	while ! grep -q "$2" "$1" 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -le $(($3 * 10)) ] || return 1
-		sleep 0.1
-	done
-}
 
 # socket_line DUMP FLAGS PID SIDE PORT: the SOCKET records of PID with
 # FLAGS whose SIDE (sport: 11, dport: 13) is PORT (socket lines: ts flags pid
@@ -89,8 +78,7 @@ lifetimes() {
 # ---- 1. the command ------------------------------------------------------------
 "$PERFCAP_RECORD" -e net -o "$TMP/cmd.perfcap" -- "$TCP_ECHO" > "$TMP/cmd.out" \
 	2> "$TMP/cmd.err" || { cat "$TMP/cmd.err"; fail "record (command)"; }
-SERVER=$(field "$TMP/cmd.out" server) CLIENT=$(field "$TMP/cmd.out" client)
-PORT=$(field "$TMP/cmd.out" port) KPORT=$(field "$TMP/cmd.out" keepalive)
+echo_fields "$TMP/cmd.out"
 "$NET_CHECK" "$TMP/cmd.perfcap" > "$TMP/cmd.dump" || fail "net_check"
 grep -q '^meta sources .*net' "$TMP/cmd.dump" || fail "META sources lacks net"
 
@@ -115,14 +103,7 @@ foreign=$(awk -v p="$PORT" '$1 == "tcp_state" && $9 != p && $11 != p' "$TMP/cmd.
 [ "$foreign" -eq 0 ] || fail "$foreign TCP_STATE records of other connections"
 
 # ---- 2. attached to a running pair: discovered sockets --------------------------
-"$TCP_ECHO" wait > "$TMP/pid.out" &
-wl=$!
-wait_for "$TMP/pid.out" '^keepalive' 10 || fail "tcp_echo did not start"
-SERVER=$(field "$TMP/pid.out" server) CLIENT=$(field "$TMP/pid.out" client)
-PORT=$(field "$TMP/pid.out" port) KPORT=$(field "$TMP/pid.out" keepalive)
-"$PERFCAP_RECORD" -e net -p "$SERVER,$CLIENT" -o "$TMP/pid.perfcap" 2> "$TMP/pid.err" &
-rec=$!
-wait_for "$TMP/pid.err" 'recording' 10 || { kill $wl $rec; fail "recorder did not start"; }
+attach_to_echo pid
 kill -USR1 "$CLIENT" # go on with the requests
 wait $wl || fail "tcp_echo failed"
 wait $rec || { cat "$TMP/pid.err"; fail "record (-p)"; }

@@ -7,6 +7,7 @@
 # client's socket, discovered at its first write) and for no other.
 # Needs nft (Debian: nftables); skipped without it.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/net_lib.sh"
 
 require_bpf
 command -v nft > /dev/null || { echo "SKIP: nft not installed" >&2; exit 77; }
@@ -15,25 +16,7 @@ make_tmpdir
 TABLE=perfcap_e2e_$$
 trap 'nft delete table inet $TABLE 2>/dev/null; rm -rf "$TMP"' EXIT
 
-field() { awk -v k="$2" '$1 == k { print $2; exit }' "$1"; }
-
-wait_for() { # FILE PATTERN SECONDS
-	i=0
-	while ! grep -q "$2" "$1" 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -le $(($3 * 10)) ] || return 1
-		sleep 0.1
-	done
-}
-
-"$TCP_ECHO" wait > "$TMP/out" &
-wl=$!
-wait_for "$TMP/out" '^keepalive' 10 || fail "tcp_echo did not start"
-SERVER=$(field "$TMP/out" server) CLIENT=$(field "$TMP/out" client)
-PORT=$(field "$TMP/out" port) KPORT=$(field "$TMP/out" keepalive)
-"$PERFCAP_RECORD" -e net -p "$SERVER,$CLIENT" -o "$TMP/cap.perfcap" 2> "$TMP/err" &
-rec=$!
-wait_for "$TMP/err" 'recording' 10 || { kill $wl $rec; fail "recorder did not start"; }
+attach_to_echo cap
 
 nft add table inet $TABLE || fail "nft add table"
 nft add chain inet $TABLE in '{ type filter hook input priority 0; }' || fail "nft add chain"
@@ -42,7 +25,7 @@ kill -USR1 "$CLIENT"
 sleep 0.7
 nft delete table inet $TABLE
 wait $wl || fail "tcp_echo failed"
-wait $rec || { cat "$TMP/err"; fail "record"; }
+wait $rec || { cat "$TMP/cap.err"; fail "record"; }
 "$NET_CHECK" "$TMP/cap.perfcap" > "$TMP/dump" || fail "net_check"
 
 # retrans lines: ts pid tid cookie state saddr sport daddr dport

@@ -1,16 +1,6 @@
 # syscall_lib.sh - helpers of the syscall and mux tests (sourced after
 # lib.sh): start a workload, attach the recorder to it, read the dump.
 
-# wait_for_line FILE PATTERN SECONDS: until FILE has a line matching PATTERN.
-wait_for_line() {
-	i=0
-	while ! grep -q "$2" "$1" 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -le $(($3 * 10)) ] || return 1
-		sleep 0.1
-	done
-}
-
 # record_rw_count OUT N K [RECORDER OPTIONS...]: runs rw_count N K under the
 # recorder attached with -p (so the loader's own reads are not in it), and
 # leaves the workload's "tid=.. zero_fd=.. null_fd=.." line in $TMP/wl.out
@@ -23,10 +13,10 @@ record_rw_count() {
 	rm -f "$TMP/go" "$out" "$TMP/rec.err"
 	"$RW_COUNT" "$n" "$k" "$TMP/go" > "$TMP/wl.out" &
 	wl=$!
-	wait_for_line "$TMP/wl.out" "tid=" 10 || fail "rw_count did not start"
+	wait_for "$TMP/wl.out" "tid=" 10 || fail "rw_count did not start"
 	"$PERFCAP_RECORD" "$@" -p "$wl" -o "$out" 2> "$TMP/rec.err" &
 	rec=$!
-	if ! wait_for_line "$TMP/rec.err" "recording pid" 30; then
+	if ! wait_for "$TMP/rec.err" "recording pid" 30; then
 		cat "$TMP/rec.err" >&2
 		kill "$wl" 2>/dev/null
 		fail "the recorder did not attach"

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "elf_module.h"
+#include "common/elf_module.h"
 #include "symbolize/symbolize.h"
 
 #define MAX_ADDRS     200000

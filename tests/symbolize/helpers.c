@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "elf_module.h"
+#include "common/elf_module.h"
 #include "helpers.h"
 
 static const char *env_dir(const char *name)

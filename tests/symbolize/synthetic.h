@@ -3,7 +3,7 @@
 #ifndef SYMBOLIZE_TEST_SYNTHETIC_H
 #define SYMBOLIZE_TEST_SYNTHETIC_H
 
-#include "elf_module.h"
+#include "common/elf_module.h"
 
 #define KBASE 0xffffffff81000000ull
 

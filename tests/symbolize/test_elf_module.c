@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "elf_module.h"
+#include "common/elf_module.h"
 #include "helpers.h"
 #include "synthetic.h"
 

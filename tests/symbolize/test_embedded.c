@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "elf_module.h"
+#include "common/elf_module.h"
 #include "helpers.h"
 #include "symbolize/symbolize.h"
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "elf_module.h"
+#include "common/elf_module.h"
 #include "symbolize/symbolize.h"
 #include "synthetic.h"
 

@@ -3,7 +3,7 @@
  * end of the last sized symbol. */
 #include <criterion/criterion.h>
 
-#include "elf_module.h"
+#include "common/elf_module.h"
 #include "symbolize/symbolize.h"
 #include "synthetic.h"
 

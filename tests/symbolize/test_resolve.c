@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "elf_module.h"
+#include "common/elf_module.h"
 #include "helpers.h"
 #include "symbolize/symbolize.h"
 

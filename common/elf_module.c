@@ -51,13 +51,15 @@ static int elf_library_init(void)
 
 /* ---- build-id --------------------------------------------------------- */
 
+/* The length of the GNU build-id in a block of notes, copied to out; 0
+ * when there is none (or no block). */
 static int build_id_from_notes(Elf_Data *data, uint8_t out[PC_BUILD_ID_MAX])
 {
 	GElf_Nhdr nhdr;
 	size_t offset = 0, name_off, desc_off, next;
-	const uint8_t *bytes = data->d_buf;
+	const uint8_t *bytes = data ? data->d_buf : NULL;
 
-	while ((next = gelf_getnote(data, offset, &nhdr, &name_off,
+	while (bytes && (next = gelf_getnote(data, offset, &nhdr, &name_off,
 				    &desc_off)) > 0) {
 		if (nhdr.n_type == NT_GNU_BUILD_ID && nhdr.n_namesz == 4 &&
 		    memcmp(bytes + name_off, "GNU", 4) == 0 &&
@@ -80,16 +82,11 @@ static int build_id_from_sections(Elf *elf, uint8_t out[PC_BUILD_ID_MAX])
 	GElf_Shdr shdr;
 
 	while ((scn = elf_nextscn(elf, scn)) != NULL) {
-		Elf_Data *data;
 		int len;
 
-		if (gelf_getshdr(scn, &shdr) == NULL ||
-		    shdr.sh_type != SHT_NOTE)
+		if (gelf_getshdr(scn, &shdr) == NULL || shdr.sh_type != SHT_NOTE)
 			continue;
-		data = elf_getdata(scn, NULL);
-		if (data == NULL || data->d_buf == NULL)
-			continue;
-		len = build_id_from_notes(data, out);
+		len = build_id_from_notes(elf_getdata(scn, NULL), out);
 		if (len > 0)
 			return len;
 	}
@@ -114,8 +111,6 @@ static int build_id_from_segments(Elf *elf, uint8_t out[PC_BUILD_ID_MAX])
 		type = phdr.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR;
 		data = elf_getdata_rawchunk(elf, (int64_t)phdr.p_offset,
 					    phdr.p_filesz, type);
-		if (data == NULL || data->d_buf == NULL)
-			continue;
 		len = build_id_from_notes(data, out);
 		if (len > 0)
 			return len;

@@ -1,4 +1,4 @@
-/* stackdedup.c - deduplication of stacks: an open-addressing hash table of
+/* stack_table.c - deduplication of stacks: an open-addressing hash table of
  * stack ids over an arena of ips. Stack ids are indexes into `entries`, so
  * they are dense, start at 0, and never collide with PC_STACK_NONE. */
 #include <errno.h>
@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "perfcap_format.h"
-#include "stackdedup.h"
+#include "stack_table.h"
 #include "util/util.h"
 
 #define FREE_SLOT 0xffffffffu

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "procinfo.h"
-#include "util/util.h"
+#include "util.h"
 #include "safe_file.h"
 
 #define MAX_CMDLINE_BYTES (64u << 10)

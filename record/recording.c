@@ -1,4 +1,6 @@
-/* session.c - the kernel side of one recording as a whole.
+/* recording.c - the kernel side of one recording as a whole: the
+ * session_* functions main.c calls, above every folder (it loads the
+ * sources/ into the session/ maps and routes their records to consume/).
  *
  * Order: shared maps (session_create), then every selected source's BPF
  * object loaded against them (session_load), the initial targets put in
@@ -10,9 +12,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bpf_log.h"
-#include "preflight.h"
-#include "session.h"
+#include "recording.h"
+#include "session/bpf_log.h"
+#include "session/preflight.h"
 #include "util/util.h"
 
 /* ---- setup ------------------------------------------------------------ */
@@ -69,11 +71,11 @@ int session_create(struct session *s, const struct record_options *o)
 static int source_failed(struct session *s, const struct source *src, int err)
 {
 	if (src->always_on || s->opts->strict) {
-		error_line("cannot record '%s': %s%s", src->name, s->failed[src->id],
-			   src->always_on ? "" : " (--strict)");
+		error_line("cannot record '%s': %s%s", event_source_name(src->id),
+			   s->failed[src->id], src->always_on ? "" : " (--strict)");
 		return err ? err : -EINVAL;
 	}
-	warning_line("not recording '%s': %s", src->name, s->failed[src->id]);
+	warning_line("not recording '%s': %s", event_source_name(src->id), s->failed[src->id]);
 	return 0;
 }
 
@@ -111,7 +113,7 @@ int session_load(struct session *s)
 			continue;
 		}
 		s->loaded[src->id] = true;
-		verbose_line("source %s loaded", src->name);
+		verbose_line("source %s loaded", event_source_name(src->id));
 	}
 	return err;
 }
@@ -149,7 +151,7 @@ int session_attach(struct session *s, struct consumer *c)
 		}
 		s->attached[src->id] = true;
 		s->failed[src->id][0] = '\0';
-		consumer_route(c, src);
+		consumer_route(c, src->event_types, src->handle);
 	}
 	if (!err && !any_optional_attached(s)) {
 		error_line("none of the selected event sources could be recorded");
@@ -204,7 +206,7 @@ static int add_source_list(struct chunk_buffer *kv, const char *key, const bool 
 	for (size_t i = 0; i < n; i++) {
 		if (which[all[i]->id] && len < sizeof(list))
 			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
-						len ? "," : "", all[i]->name);
+						len ? "," : "", event_source_name(all[i]->id));
 	}
 	return chunk_buffer_add_kv(kv, key, list);
 }
@@ -236,7 +238,7 @@ int session_meta(const struct session *s, struct chunk_buffer *kv)
 		if (s->attached[src->id] && src->meta) {
 			err |= src->meta(kv, &s->env);
 		} else if (s->env.selected[src->id] && !s->attached[src->id]) {
-			snprintf(key, sizeof(key), "sources.failed.%s", src->name);
+			snprintf(key, sizeof(key), "sources.failed.%s", event_source_name(src->id));
 			err |= chunk_buffer_add_kv(kv, key, s->failed[src->id]);
 		}
 	}

@@ -1,8 +1,8 @@
-/* target.h - what is being recorded: a command started by the recorder
+/* command.h - what is being recorded: a command started by the recorder
  * (held at a gate until sampling is attached), or existing processes given
  * by pid. */
-#ifndef RECORD_TARGET_H
-#define RECORD_TARGET_H
+#ifndef RECORD_COMMAND_H
+#define RECORD_COMMAND_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -50,4 +50,4 @@ int parse_pid_list(const char *arg, pid_t **pids, size_t *npids);
 /* True while the process exists and is not a zombie. */
 bool process_is_alive(pid_t pid);
 
-#endif /* RECORD_TARGET_H */
+#endif /* RECORD_COMMAND_H */

@@ -1,16 +1,17 @@
-/* stats.h - the STATS chunk (loss and quality counters of the recording,
+/* stats_chunk.h - the STATS chunk (loss and quality counters of the recording,
  * per source and overall), the END totals, and the summary printed at
  * exit. */
-#ifndef RECORD_STATS_H
-#define RECORD_STATS_H
+#ifndef RECORD_STATS_CHUNK_H
+#define RECORD_STATS_CHUNK_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "chunk_buffer.h"
 #include "consume/consumer.h"
-#include "session/shared_maps.h"
 #include "consume/symbols.h"
+#include "output/chunk_buffer.h"
+#include "session/shared_maps.h"
+#include "sources/source.h"
 
 struct record_totals {
 	const struct consumer *consumer;
@@ -25,9 +26,6 @@ struct record_totals {
 	uint64_t flight_dropped;          /* events older than the flight window */
 };
 
-/* Records of source lost on the way (kernel drops + user-space drops). */
-uint64_t totals_lost(const struct record_totals *t, int source);
-
 /* STATS key/values. 0 or -ENOMEM. */
 int stats_build(struct chunk_buffer *cb, const struct record_totals *t);
 
@@ -41,4 +39,4 @@ int stats_build_end(struct chunk_buffer *cb, const struct record_totals *t, uint
  * what --sample and --rate-cap left out. */
 void stats_print_summary(const struct record_totals *t, const char *path, uint64_t bytes);
 
-#endif /* RECORD_STATS_H */
+#endif /* RECORD_STATS_CHUNK_H */

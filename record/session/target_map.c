@@ -1,11 +1,11 @@
-/* targets.c - the processes being followed: the shared `targets` map and
+/* target_map.c - the processes being followed: the shared `targets` map and
  * the delayed removal of exited processes from it. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
 
-#include "targets.h"
+#include "target_map.h"
 #include "util/util.h"
 
 #define RETIRE_DELAY_NS (1000ull * 1000 * 1000)

@@ -1,19 +1,19 @@
-/* session.h - the kernel side of one recording as a whole: the shared
+/* recording.h - the kernel side of one recording as a whole: the shared
  * maps, the configuration every BPF object gets, each selected source
  * loaded and attached (or named with the reason it could not be), the
  * followed processes, the ring reader, and the loss counters at the end. */
-#ifndef RECORD_SESSION_H
-#define RECORD_SESSION_H
+#ifndef RECORD_RECORDING_H
+#define RECORD_RECORDING_H
 
 #include <stdbool.h>
 
-#include "output/chunk_buffer.h"
 #include "cli.h"
 #include "consume/consumer.h"
 #include "consume/ring_reader.h"
-#include "shared_maps.h"
+#include "output/chunk_buffer.h"
+#include "session/shared_maps.h"
+#include "session/target_map.h"
 #include "sources/source.h"
-#include "targets.h"
 
 #define SESSION_REASON_LEN 256
 
@@ -56,4 +56,4 @@ void session_destroy(struct session *s);
  * maps' sizes. 0 or -ENOMEM. */
 int session_meta(const struct session *s, struct chunk_buffer *kv);
 
-#endif /* RECORD_SESSION_H */
+#endif /* RECORD_RECORDING_H */

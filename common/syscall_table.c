@@ -1,8 +1,9 @@
-/* syscall_names.c - x86_64 system call names, indexed by number. GENERATED
- * by record/sources/gen_syscall_names.sh from <asm/unistd_64.h>: do not edit. */
-#include "syscall_sets.h"
+/* syscall_table.c - x86_64 system call names, indexed by number. GENERATED
+ * by common/gen_syscall_table.sh from <asm/unistd_64.h>: do not edit; rerun
+ * the script to update. */
+#include "syscall_table.h"
 
-const char *const syscall_names[PERFCAP_SYSCALL_NR_MAX] = {
+const char *const syscall_names[SYSCALL_NR_MAX] = {
 	[0] = "read",
 	[1] = "write",
 	[2] = "open",

@@ -1,4 +1,4 @@
-/* stats.c - the STATS chunk, the END totals and the exit summary.
+/* stats_chunk.c - the STATS chunk, the END totals and the exit summary.
  *
  * STATS keys (u64 values). For each attached source NAME:
  *   NAME.events                capture records written
@@ -42,15 +42,17 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "stats.h"
+#include "stats_chunk.h"
 #include "util/util.h"
+#include "common/units.h"
 
 static const struct consumer_stats *sample_stats(const struct record_totals *t)
 {
 	return &t->consumer->stats;
 }
 
-uint64_t totals_lost(const struct record_totals *t, int source)
+/* Records of source lost on the way (kernel drops + user-space drops). */
+static uint64_t totals_lost(const struct record_totals *t, int source)
 {
 	return loss_counts_dropped(&t->losses, source) + t->consumer->lost_user[source];
 }
@@ -89,7 +91,7 @@ static int add_per_cpu_losses(struct chunk_buffer *cb, const struct record_total
 		if (!n)
 			continue;
 		snprintf(what, sizeof(what), "lost.kernel.cpu%d", cpu);
-		err = add_key(cb, src->name, what, n);
+		err = add_key(cb, event_source_name(src->id), what, n);
 	}
 	return err;
 }
@@ -98,16 +100,17 @@ static int add_source(struct chunk_buffer *cb, const struct record_totals *t,
 		      const struct source *src)
 {
 	const uint64_t *kernel = t->losses.total[src->id];
+	const char *name = event_source_name(src->id);
 	int err = 0;
 
-	err |= add_key(cb, src->name, "events", t->consumer->written[src->id]);
-	err |= add_key(cb, src->name, "lost.kernel", loss_counts_dropped(&t->losses, src->id));
+	err |= add_key(cb, name, "events", t->consumer->written[src->id]);
+	err |= add_key(cb, name, "lost.kernel", loss_counts_dropped(&t->losses, src->id));
 	err |= add_per_cpu_losses(cb, t, src);
-	err |= add_key(cb, src->name, "lost.user", t->consumer->lost_user[src->id]);
-	err |= add_key(cb, src->name, "sampled_out", kernel[PERFCAP_LOSS_SAMPLED_OUT]);
-	err |= add_key(cb, src->name, "rate_capped", kernel[PERFCAP_LOSS_RATE_CAPPED]);
-	err |= add_key(cb, src->name, "stack_errors", stack_errors(t, src->id));
-	err |= add_key(cb, src->name, "map_full", kernel[PERFCAP_LOSS_MAP_FULL]);
+	err |= add_key(cb, name, "lost.user", t->consumer->lost_user[src->id]);
+	err |= add_key(cb, name, "sampled_out", kernel[PERFCAP_LOSS_SAMPLED_OUT]);
+	err |= add_key(cb, name, "rate_capped", kernel[PERFCAP_LOSS_RATE_CAPPED]);
+	err |= add_key(cb, name, "stack_errors", stack_errors(t, src->id));
+	err |= add_key(cb, name, "map_full", kernel[PERFCAP_LOSS_MAP_FULL]);
 	if (src->stats)
 		err |= src->stats(cb, t->consumer);
 	return err;
@@ -216,6 +219,7 @@ static void per_source(const struct record_totals *t, bool with_losses, char *bu
 	buf[0] = '\0';
 	for (size_t i = 0; i < n && used < len; i++) {
 		const struct source *src = all[i];
+		const char *name = event_source_name(src->id);
 		uint64_t events = t->consumer->written[src->id], lost = totals_lost(t, src->id);
 		char a[32], b[32];
 
@@ -223,11 +227,11 @@ static void per_source(const struct record_totals *t, bool with_losses, char *bu
 			continue;
 		if (with_losses)
 			used += (size_t)snprintf(buf + used, len - used, "%s%s %s/%s", used ? ", " : "",
-						 src->name, format_count(lost, a, sizeof(a)),
-						 format_count(events + lost, b, sizeof(b)));
+						 name, fmt_count(a, sizeof(a), lost),
+						 fmt_count(b, sizeof(b), events + lost));
 		else
 			used += (size_t)snprintf(buf + used, len - used, "%s%s %s", used ? ", " : "",
-						 src->name, format_count(events, a, sizeof(a)));
+						 name, fmt_count(a, sizeof(a), events));
 	}
 }
 
@@ -244,9 +248,9 @@ static void print_left_out(const struct record_totals *t)
 						  !k[PERFCAP_LOSS_RATE_CAPPED]))
 			continue;
 		fprintf(stderr, "%s: %s: %s records sampled out (--sample), %s rate capped "
-			"(--rate-cap)\n", PROGRAM_NAME, all[i]->name,
-			format_count(k[PERFCAP_LOSS_SAMPLED_OUT], a, sizeof(a)),
-			format_count(k[PERFCAP_LOSS_RATE_CAPPED], b, sizeof(b)));
+			"(--rate-cap)\n", PROGRAM_NAME, event_source_name(all[i]->id),
+			fmt_count(a, sizeof(a), k[PERFCAP_LOSS_SAMPLED_OUT]),
+			fmt_count(b, sizeof(b), k[PERFCAP_LOSS_RATE_CAPPED]));
 	}
 }
 
@@ -258,11 +262,11 @@ static void print_dropped(const struct record_totals *t)
 	if (t->max_size_dropped)
 		fprintf(stderr, "%s: of these, %s events were dropped at --max-size (they did not fit; "
 			"STATS record.max_size.events_dropped)\n", PROGRAM_NAME,
-			format_count(t->max_size_dropped, n, sizeof(n)));
+			fmt_count(n, sizeof(n), t->max_size_dropped));
 	if (t->flight_dropped)
 		fprintf(stderr, "%s: of these, %s events were dropped as older than the flight "
 			"recorder's window (STATS flight.events_dropped)\n", PROGRAM_NAME,
-			format_count(t->flight_dropped, n, sizeof(n)));
+			fmt_count(n, sizeof(n), t->flight_dropped));
 }
 
 void stats_print_summary(const struct record_totals *t, const char *path, uint64_t bytes)
@@ -281,14 +285,14 @@ void stats_print_summary(const struct record_totals *t, const char *path, uint64
 	per_source(t, false, wrote, sizeof(wrote));
 	per_source(t, true, losses, sizeof(losses));
 	fprintf(stderr, "%s: wrote %s %s (%s; %s %s, %s %s) to %s (%s %s)\n", PROGRAM_NAME,
-		format_count(nevents, events, sizeof(events)), plural(nevents, "event", "events"),
-		wrote, format_count(nstacks, stacks, sizeof(stacks)),
-		plural(nstacks, "stack", "stacks"), format_count(nprocs, procs, sizeof(procs)),
+		fmt_count(events, sizeof(events), nevents), plural(nevents, "event", "events"),
+		wrote, fmt_count(stacks, sizeof(stacks), nstacks),
+		plural(nstacks, "stack", "stacks"), fmt_count(procs, sizeof(procs), nprocs),
 		plural(nprocs, "process", "processes"), path,
-		format_count(bytes, size, sizeof(size)), plural(bytes, "byte", "bytes"));
+		fmt_count(size, sizeof(size), bytes), plural(bytes, "byte", "bytes"));
 	fprintf(stderr, "%s: lost %s of %s %s (%s)\n", PROGRAM_NAME,
-		format_count(nlost, lost, sizeof(lost)),
-		format_count(nevents + nlost, total, sizeof(total)),
+		fmt_count(lost, sizeof(lost), nlost),
+		fmt_count(total, sizeof(total), nevents + nlost),
 		plural(nevents + nlost, "event", "events"), losses);
 	print_dropped(t);
 	print_left_out(t);

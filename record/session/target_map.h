@@ -1,9 +1,9 @@
-/* targets.h - the processes being followed when recording by pid or
+/* target_map.h - the processes being followed when recording by pid or
  * command: the shared `targets` map, filled with the initial pids (forks
  * are added by proc.bpf.c), and emptied of exited processes a little after
  * their exit, so records of their last moments still pass the filter. */
-#ifndef RECORD_TARGETS_H
-#define RECORD_TARGETS_H
+#ifndef RECORD_TARGET_MAP_H
+#define RECORD_TARGET_MAP_H
 
 #include <stdint.h>
 
@@ -30,4 +30,4 @@ void targets_remove_retired(struct targets *t, uint64_t now_ns);
 
 void targets_free(struct targets *t);
 
-#endif /* RECORD_TARGETS_H */
+#endif /* RECORD_TARGET_MAP_H */

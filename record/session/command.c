@@ -1,4 +1,4 @@
-/* target.c - what is being recorded: a command started by the recorder, or
+/* command.c - what is being recorded: a command started by the recorder, or
  * existing processes given by pid.
  *
  * The command is forked first and held at a gate (a pipe it reads one byte
@@ -18,9 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "consume/procinfo.h"
-#include "target.h"
+#include "util/procinfo.h"
+#include "command.h"
 #include "util/util.h"
+#include "common/units.h"
 
 /* ---- the command ------------------------------------------------------ */
 

@@ -1,9 +1,9 @@
-/* stackdedup.h - deduplication of stacks. Each distinct (kind, address
+/* stack_table.h - deduplication of stacks. Each distinct (kind, address
  * space, flags, ips) gets a stack id, 0, 1, 2 ... in order of first sight;
  * samples refer to stacks by id. The ips of all stacks live in one growing
  * arena, so interning an already known stack allocates nothing. */
-#ifndef RECORD_STACKDEDUP_H
-#define RECORD_STACKDEDUP_H
+#ifndef RECORD_STACK_TABLE_H
+#define RECORD_STACK_TABLE_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -42,4 +42,4 @@ static inline const uint64_t *stack_table_ips(const struct stack_table *t, uint3
 
 void stack_table_free(struct stack_table *t);
 
-#endif /* RECORD_STACKDEDUP_H */
+#endif /* RECORD_STACK_TABLE_H */

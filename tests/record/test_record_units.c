@@ -1,0 +1,403 @@
+/* test_record_units.c - unit tests of the recorder's building blocks,
+ * linked against the record/ and common/ libraries: the u64 table, address
+ * lists, stack deduplication, --max-size decisions, the flight ring, the
+ * source registry (-e), syscall names and sets, and the shared number
+ * parsing and formatting of common/units.c. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/event_sources.h"
+#include "common/units.h"
+#include "consume/stack_table.h"
+#include "output/flight_ring.h"
+#include "output/size_limit.h"
+#include "sources/source.h"
+#include "sources/syscall_sets.h"
+#include "util/addr_list.h"
+#include "util/u64_table.h"
+
+/* ---- util/ --------------------------------------------------------------- */
+
+Test(u64_table, put_get_replace_and_grow)
+{
+	struct u64_table t = { 0 };
+
+	cr_assert_eq(u64_table_get(&t, 7), U64_TABLE_EMPTY);
+	cr_assert_eq(u64_table_put(&t, 7, 70), 0);
+	cr_assert_eq(u64_table_put(&t, 0, 1), 0);
+	cr_assert_eq(u64_table_get(&t, 7), 70);
+	cr_assert_eq(u64_table_get(&t, 0), 1);
+	cr_assert_eq(u64_table_put(&t, 7, 71), 0);
+	cr_assert_eq(u64_table_get(&t, 7), 71);
+	cr_assert_eq(t.used, 2);
+	for (uint64_t k = 100; k < 10100; k++)
+		cr_assert_eq(u64_table_put(&t, k << 20, (uint32_t)k), 0);
+	cr_assert_eq(t.used, 10002);
+	for (uint64_t k = 100; k < 10100; k++)
+		cr_assert_eq(u64_table_get(&t, k << 20), (uint32_t)k);
+	cr_assert_eq(u64_table_get(&t, 99ull << 20), U64_TABLE_EMPTY);
+	u64_table_free(&t);
+}
+
+Test(addr_list, sort_unique)
+{
+	static const uint64_t in[] = { 30, 10, 20, 10, 30, 5, 20 };
+	struct addr_list l = { 0 };
+
+	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++)
+		cr_assert_eq(addr_list_add(&l, in[i]), 0);
+	addr_list_sort_unique(&l);
+	cr_assert_eq(l.n, 4);
+	cr_assert_eq(l.v[0], 5);
+	cr_assert_eq(l.v[1], 10);
+	cr_assert_eq(l.v[2], 20);
+	cr_assert_eq(l.v[3], 30);
+	addr_list_free(&l);
+}
+
+/* ---- consume/stack_table ----------------------------------------------- */
+
+Test(stack_table, same_stack_same_id)
+{
+	static const uint64_t a[] = { 0x1000, 0x2000, 0x3000 }, b[] = { 0x1000, 0x2000 };
+	struct stack_table t = { 0 };
+	bool is_new;
+
+	cr_assert_eq(stack_table_intern(&t, PC_STACK_USER, 1, 10, 0, a, 3, &is_new), 0);
+	cr_assert(is_new);
+	cr_assert_eq(stack_table_intern(&t, PC_STACK_USER, 1, 10, 0, b, 2, &is_new), 1);
+	cr_assert(is_new);
+	cr_assert_eq(stack_table_intern(&t, PC_STACK_USER, 1, 10, 0, a, 3, &is_new), 0);
+	cr_assert_not(is_new);
+	/* another address space, kind or flags is another stack */
+	cr_assert_eq(stack_table_intern(&t, PC_STACK_USER, 2, 10, 0, a, 3, &is_new), 2);
+	cr_assert_eq(stack_table_intern(&t, PC_STACK_KERNEL, 0, 0, 0, a, 3, &is_new), 3);
+	cr_assert_eq(stack_table_intern(&t, PC_STACK_USER, 1, 10, 1, a, 3, &is_new), 4);
+	cr_assert(is_new);
+	cr_assert_eq(t.n, 5);
+	cr_assert_eq(t.nips, 14);   /* 3 + 2 + 3 + 3 + 3: a known stack adds none */
+	cr_assert_eq(stack_table_ips(&t, 1)[1], 0x2000);
+	cr_assert_eq(t.entries[2].aspace, 2);
+	stack_table_free(&t);
+}
+
+Test(stack_table, many_distinct_stacks)
+{
+	struct stack_table t = { 0 };
+	bool is_new;
+
+	for (uint64_t i = 0; i < 5000; i++) {
+		uint64_t ips[2] = { i, i * 3 };
+
+		cr_assert_eq(stack_table_intern(&t, PC_STACK_USER, 1, 1, 0, ips, 2, &is_new), i);
+	}
+	for (uint64_t i = 0; i < 5000; i += 499) {
+		uint64_t ips[2] = { i, i * 3 };
+
+		cr_assert_eq(stack_table_intern(&t, PC_STACK_USER, 1, 1, 0, ips, 2, &is_new), i);
+		cr_assert_not(is_new);
+	}
+	stack_table_free(&t);
+}
+
+/* ---- output/size_limit ----------------------------------------------------- */
+
+Test(size_limit, budgets)
+{
+	/* 1 MiB - 16 KiB reserved for closing - 1 MiB / 8 */
+	cr_assert_eq(size_limit_data_bytes(1 << 20), 1048576 - 16384 - 131072);
+	cr_assert_eq(size_limit_data_bytes(SIZE_LIMIT_MIN), 65536 - 16384 - 8192);
+}
+
+Test(size_limit, data_chunks_stop_at_the_first_that_does_not_fit)
+{
+	const char raw[10] = "0123456789";   /* too short to compress */
+	struct size_limit s;
+	uint64_t data = size_limit_data_bytes(1 << 20), need = PC_CHUNK_HEADER_SIZE + 10;
+
+	cr_assert_eq(size_limit_init(&s, 1 << 20), 0);
+	cr_assert(size_limit_admit(&s, data - need, PC_CHUNK_EVENTS, raw, 10, 3));
+	cr_assert_not(s.hit);
+	cr_assert_not(size_limit_admit(&s, data - need + 1, PC_CHUNK_EVENTS, raw, 10, 3));
+	cr_assert(s.hit);
+	/* once hit, every data chunk is dropped, however small the file */
+	cr_assert_not(size_limit_admit(&s, 0, PC_CHUNK_EVENTS, raw, 10, 4));
+	cr_assert_not(size_limit_admit(&s, 0, PC_CHUNK_STACKS, raw, 10, 1));
+	cr_assert_eq(s.chunks_dropped, 3);
+	cr_assert_eq(s.events_dropped, 7);
+	/* SYMBOLS and STATS have their own budgets */
+	cr_assert(size_limit_admit(&s, data, PC_CHUNK_SYMBOLS, raw, 10, 1));
+	cr_assert_not(size_limit_admit(&s, (1 << 20) - 16384 - need + 1, PC_CHUNK_SYMBOLS,
+				       raw, 10, 1));
+	cr_assert_eq(s.symbols_dropped, 1);
+	cr_assert(size_limit_admit(&s, (1 << 20) - 512 - need, PC_CHUNK_STATS, raw, 10, 1));
+	cr_assert_not(size_limit_admit(&s, (1 << 20) - 512 - need + 1, PC_CHUNK_STATS,
+				       raw, 10, 1));
+	cr_assert_eq(s.chunks_dropped, 3);
+	size_limit_free(&s);
+}
+
+/* ---- output/flight_ring -------------------------------------------------- */
+
+static void push_three(struct flight_ring *r)
+{
+	char raw[4096];
+
+	for (int i = 0; i < 3; i++) {
+		memset(raw, 'a' + i, sizeof(raw));
+		cr_assert_eq(flight_ring_push(r, raw, sizeof(raw), 10 + (uint64_t)i,
+					      100 * (uint64_t)i + 1, 100 * (uint64_t)i + 50), 0);
+	}
+}
+
+Test(flight_ring, keeps_everything_that_fits)
+{
+	struct flight_ring r;
+
+	cr_assert_eq(flight_ring_init(&r, 1 << 20), 0);
+	cr_assert_eq(flight_ring_window_start(&r), 0);
+	push_three(&r);
+	cr_assert_eq(r.chunks_kept, 3);
+	cr_assert_eq(r.chunks_dropped, 0);
+	cr_assert_eq(flight_ring_window_start(&r), 1);
+	cr_assert_eq(flight_ring_window_end(&r), 250);
+	flight_ring_free(&r);
+}
+
+Test(flight_ring, drops_the_oldest_but_keeps_the_newest)
+{
+	struct flight_ring r;
+
+	cr_assert_eq(flight_ring_init(&r, 1), 0);   /* smaller than any chunk */
+	push_three(&r);
+	cr_assert_eq(r.chunks_kept, 1);
+	cr_assert_eq(r.chunks_dropped, 2);
+	cr_assert_eq(r.events_dropped, 10 + 11);
+	cr_assert_eq(flight_ring_window_start(&r), 201);
+	cr_assert_eq(flight_ring_window_end(&r), 250);
+	flight_ring_free(&r);
+}
+
+Test(flight_ring, writes_the_kept_chunks_in_order)
+{
+	char dir[] = "/tmp/test_record_flight.XXXXXX", path[64];
+	struct pc_writer *w = NULL;
+	struct pc_reader *rd = NULL;
+	struct flight_ring r;
+	struct pc_chunk c;
+	char msg[256];
+	int events = 0;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/run.perfcap", dir);
+	cr_assert_eq(pc_writer_open(&w, path, 0), 0);
+	cr_assert_eq(flight_ring_init(&r, 1 << 20), 0);
+	push_three(&r);
+	cr_assert_eq(flight_ring_write(&r, w), 0);
+	cr_assert_eq(r.bytes, 0);          /* emptied; chunks_kept stays for STATS */
+	cr_assert_null(r.oldest);
+	cr_assert_eq(pc_writer_finish(w, NULL), 0);
+	cr_assert_eq(pc_reader_open(&rd, path, msg, sizeof(msg)), 0);
+	while (pc_reader_next(rd, &c) == 1) {
+		if (c.hdr.type != PC_CHUNK_EVENTS)
+			continue;
+		cr_assert_eq(c.hdr.t_start, 100 * (uint64_t)events + 1);
+		cr_assert_eq(c.hdr.count, 10 + (uint64_t)events);
+		cr_assert_eq(c.size, 4096);
+		cr_assert_eq(((const char *)c.data)[0], 'a' + events);
+		events++;
+	}
+	cr_assert_eq(events, 3);
+	pc_reader_close(rd);
+	flight_ring_free(&r);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* ---- sources/: the registry, -e, syscall names ------------------------ */
+
+static void expect_selected(const char *list, const int *ids, size_t n)
+{
+	bool selected[PERFCAP_SRC_MAX], want[PERFCAP_SRC_MAX] = { 0 };
+
+	cr_assert_eq(sources_select(list, selected), 0, "-e %s", list ? list : "(none)");
+	for (size_t i = 0; i < n; i++)
+		want[ids[i]] = true;
+	for (int id = 0; id < PERFCAP_SRC_MAX; id++)
+		cr_assert_eq(selected[id], want[id], "-e %s: source %d", list ? list : "", id);
+}
+
+Test(sources, default_and_explicit_lists)
+{
+	static const int defaults[] = { PERFCAP_SRC_PROC, PERFCAP_SRC_CPU, PERFCAP_SRC_SCHED };
+	static const int chosen[] = { PERFCAP_SRC_PROC, PERFCAP_SRC_SYSCALL, PERFCAP_SRC_NET };
+
+	cr_assert_str_eq(sources_default_list(), "cpu,sched");
+	expect_selected(NULL, defaults, 3);
+	expect_selected("syscall,net", chosen, 3);
+	expect_selected("net,syscall,net", chosen, 3);
+}
+
+Test(sources, bad_lists)
+{
+	bool selected[PERFCAP_SRC_MAX];
+
+	cr_assert_eq(sources_select("cpu,,sched", selected), -EINVAL);
+	cr_assert_eq(sources_select("cpu,bogus", selected), -EINVAL);
+	cr_assert_eq(sources_select("", selected), -EINVAL);
+}
+
+Test(sources, registry_matches_the_name_table)
+{
+	size_t n;
+	const struct source *const *all = sources_all(&n);
+
+	cr_assert_eq(n, event_sources_len);
+	cr_assert_eq(all[0]->id, PERFCAP_SRC_PROC);   /* loaded first */
+	for (size_t i = 0; i < n; i++) {
+		const char *name = event_source_name(all[i]->id);
+
+		cr_assert_not_null(name);
+		cr_assert_eq(source_by_name(name), all[i]);
+	}
+	cr_assert_eq(event_source_id("mux"), PERFCAP_SRC_MUX);
+	cr_assert_eq(event_source_id("nope"), -1);
+	cr_assert_null(event_source_name(PERFCAP_SRC_MAX - 1));
+	cr_assert(event_source_writes_syscalls("net"));
+	cr_assert_not(event_source_writes_syscalls("block"));
+	cr_assert_not(event_source_writes_syscalls("nope"));
+}
+
+Test(syscalls, names_and_numbers)
+{
+	char buf[16];
+
+	cr_assert_eq(syscall_number("read"), 0);
+	cr_assert_eq(syscall_number("epoll_pwait2"), 441);
+	cr_assert_eq(syscall_number("42"), 42);
+	cr_assert_eq(syscall_number("sys_455"), 455);
+	cr_assert_eq(syscall_number("512"), -1);
+	cr_assert_eq(syscall_number("nope"), -1);
+	cr_assert_str_eq(syscall_name(1, buf, sizeof(buf)), "write");
+	cr_assert_str_eq(syscall_name(600, buf, sizeof(buf)), "sys_600");
+}
+
+Test(syscalls, set_parse_and_format)
+{
+	struct syscall_set s;
+	char why[128], *text;
+
+	cr_assert_eq(syscall_set_parse("write,read,3", &s, why, sizeof(why)), 0);
+	cr_assert(syscall_set_has(&s, 0));
+	cr_assert(syscall_set_has(&s, 3));
+	cr_assert_not(syscall_set_has(&s, 2));
+	text = syscall_set_format(&s);
+	cr_assert_str_eq(text, "read,write,close");
+	free(text);
+	cr_assert_eq(syscall_set_parse("read,nope", &s, why, sizeof(why)), -EINVAL);
+}
+
+/* ---- common/units -------------------------------------------------------- */
+
+Test(units, fmt_count)
+{
+	char buf[32], small[4];
+
+	cr_assert_str_eq(fmt_count(buf, sizeof(buf), 0), "0");
+	cr_assert_str_eq(fmt_count(buf, sizeof(buf), 999), "999");
+	cr_assert_str_eq(fmt_count(buf, sizeof(buf), 1000), "1,000");
+	cr_assert_str_eq(fmt_count(buf, sizeof(buf), 1234567), "1,234,567");
+	cr_assert_str_eq(fmt_count(buf, sizeof(buf), UINT64_MAX), "18,446,744,073,709,551,615");
+	cr_assert_str_eq(fmt_count(small, sizeof(small), 1234567), "1,2");
+}
+
+Test(units, fmt_size)
+{
+	char buf[32];
+
+	cr_assert_str_eq(fmt_size(buf, sizeof(buf), 0), "0 bytes");
+	cr_assert_str_eq(fmt_size(buf, sizeof(buf), 1536), "1536 bytes");
+	cr_assert_str_eq(fmt_size(buf, sizeof(buf), 200 << 10), "200 KiB");
+	cr_assert_str_eq(fmt_size(buf, sizeof(buf), 64 << 20), "64 MiB");
+	cr_assert_str_eq(fmt_size(buf, sizeof(buf), 2ull << 30), "2 GiB");
+}
+
+Test(units, parse_u64_in_range)
+{
+	uint64_t v = 0;
+
+	cr_assert(parse_u64_in_range("42", 0, 100, &v));
+	cr_assert_eq(v, 42);
+	cr_assert(parse_u64_in_range("18446744073709551615", 0, UINT64_MAX, &v));
+	cr_assert_eq(v, UINT64_MAX);
+	cr_assert_not(parse_u64_in_range("18446744073709551616", 0, UINT64_MAX, &v));
+	cr_assert_not(parse_u64_in_range(" 42", 0, 100, &v));
+	cr_assert_not(parse_u64_in_range("+42", 0, 100, &v));
+	cr_assert_not(parse_u64_in_range("42x", 0, 100, &v));
+	cr_assert_not(parse_u64_in_range("5", 6, 100, &v));
+	cr_assert_not(parse_u64_in_range(NULL, 0, 100, &v));
+}
+
+static uint64_t duration(const char *s, enum duration_form form, uint64_t min, uint64_t max)
+{
+	uint64_t v;
+
+	return parse_duration_ns(s, form, min, max, &v) ? v : 12345;   /* 12345: refused */
+}
+
+Test(units, recorder_durations_need_a_unit)
+{
+	const uint64_t hour = 3600ull * 1000000000;
+	const enum duration_form f = DURATION_UNIT_REQUIRED;
+
+	cr_assert_eq(duration("500us", f, 0, hour), 500000);
+	cr_assert_eq(duration("1.5ms", f, 0, hour), 1500000);
+	cr_assert_eq(duration("2s", f, 0, hour), 2000000000);
+	cr_assert_eq(duration("100ns", f, 0, hour), 100);
+	cr_assert_eq(duration("0", f, 0, hour), 0);
+	cr_assert_eq(duration("10", f, 0, hour), 12345);
+	cr_assert_eq(duration("0.0", f, 0, hour), 12345);
+	cr_assert_eq(duration("1e3ms", f, 0, hour), 12345);
+	cr_assert_eq(duration("2h", f, 0, hour), 12345);
+	cr_assert_eq(duration("3601s", f, 0, hour), 12345);
+	cr_assert_eq(duration("-1ms", f, 0, hour), 12345);
+}
+
+Test(units, analyzer_durations_default_to_seconds)
+{
+	const uint64_t day = 86400ull * 1000000000;
+	const enum duration_form f = DURATION_SECONDS_DEFAULT;
+
+	cr_assert_eq(duration("0.5", f, 0, day), 500000000);
+	cr_assert_eq(duration("250us", f, 0, day), 250000);
+	cr_assert_eq(duration("1e-3", f, 0, day), 1000000);
+	cr_assert_eq(duration("100ms", f, 1000000, day), 100000000);
+	cr_assert_eq(duration("0", f, 1000000, day), 12345);
+	cr_assert_eq(duration("0", f, 0, day), 0);
+	cr_assert_eq(duration("2d", f, 0, day), 12345);
+	cr_assert_eq(duration("86401", f, 0, day), 12345);
+}
+
+Test(units, parse_size_bytes)
+{
+	uint64_t v = 0;
+
+	cr_assert(parse_size_bytes("65536", UINT64_MAX, &v));
+	cr_assert_eq(v, 65536);
+	cr_assert(parse_size_bytes("500K", UINT64_MAX, &v));
+	cr_assert_eq(v, 500 << 10);
+	cr_assert(parse_size_bytes("64M", UINT64_MAX, &v));
+	cr_assert_eq(v, 64 << 20);
+	cr_assert(parse_size_bytes("2GiB", UINT64_MAX, &v));
+	cr_assert_eq(v, 2ull << 30);
+	cr_assert(parse_size_bytes("1mb", UINT64_MAX, &v));
+	cr_assert_eq(v, 1 << 20);
+	cr_assert_not(parse_size_bytes("12X", UINT64_MAX, &v));
+	cr_assert_not(parse_size_bytes("1KiBs", UINT64_MAX, &v));
+	cr_assert_not(parse_size_bytes("2G", 1ull << 30, &v));
+	cr_assert_not(parse_size_bytes("-1K", UINT64_MAX, &v));
+}
