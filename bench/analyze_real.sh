@@ -54,8 +54,8 @@ timed() {
 summary() {
 	echo "$1"
 	awk '
-		{ n[$1]++; s[$1] += $2; ss[$1] += $2 * $2; if ($3 > r[$1]) r[$1] = $3
-		  if (!($1 in seen)) { seen[$1] = 1; order[++k] = $1 } }
+		!($1 in n) { order[++k] = $1 }
+		{ n[$1]++; s[$1] += $2; ss[$1] += $2 * $2; if ($3 > r[$1]) { r[$1] = $3 } }
 		END {
 			printf "  %-16s %10s %8s %9s %10s\n", "step", "mean s", "sd", "peak MiB", "x import"
 			imp = s["import"] / n["import"]
@@ -63,7 +63,7 @@ summary() {
 				x = order[i]; m = s[x] / n[x]
 				v = n[x] > 1 ? (ss[x] - n[x] * m * m) / (n[x] - 1) : 0
 				printf "  %-16s %10.2f %8.2f %9d %10.2f\n", x, m, sqrt(v > 0 ? v : 0),
-					r[x], imp > 0 ? m / imp : 0
+					r[x], (imp > 0 ? m / imp : 0)
 			}
 			if ("perf-report" in n && "report-cap" in n)
 				printf "  perfcap report (capture, import included) / perf report: %.2f\n",
@@ -100,8 +100,7 @@ measure() {
 		fi
 	done
 	summary "$title"
-	echo "  capture $(stat -c %s "$cap") bytes, $("$ana" info "$cap" 2> /dev/null |
-		sed -n 's/^ *events *//p' | head -1) events"
+	echo "  capture $(stat -c %s "$cap") bytes"
 	[ -n "$pdata" ] && echo "  perf.data $(stat -c %s "$pdata") bytes"
 }
 
@@ -180,12 +179,13 @@ run_postgres() {
 		sleep 0.1
 	done
 	runuser -u postgres -- pgbench -h 127.0.0.1 -p "$port" -i -s 2 postgres > /dev/null 2>&1
-	local pg; pg=$(pgrep -u postgres -P "$srv" | tr '\n' ',')
+	local pm; pm=$(head -1 "$tmp/pg/data/postmaster.pid")
+	local pg; pg=$(pgrep -P "$pm" | tr '\n' ',')
 	runuser -u postgres -- pgbench -h 127.0.0.1 -p "$port" -c 8 -j 2 -T $((secs + 2)) \
 		postgres > /dev/null 2>&1 &
 	local load=$!; pids+=($load)
 	sleep 1
-	record_both "${pg}$srv" "$tmp/pg.perfcap" "$tmp/pg.perf.data"
+	record_both "${pg}$pm" "$tmp/pg.perfcap" "$tmp/pg.perf.data"
 	wait $load 2> /dev/null
 	kill -INT $srv 2> /dev/null; wait $srv 2> /dev/null
 	measure "postgres + pgbench (8 clients), ${secs} s, every source" \
