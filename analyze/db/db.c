@@ -13,29 +13,56 @@ void db_report_error(sqlite3 *db, const char *what)
 }
 
 /* PERFCAP_SQL_PROFILE=MS: every statement that ran MS milliseconds or
- * more is printed on stderr with its time (docs/perfcap-analyze.md,
- * PERFORMANCE): how slow reports are taken apart. */
-static int profile_statement(unsigned type, void *ctx, void *p, void *x)
+ * more is printed on stderr with its time; PERFCAP_SQL_LOG=FILE: every
+ * statement, in full, with its time in ns, one per line appended to FILE
+ * (tests/analyze/plans.sh checks their query plans). docs/perfcap-analyze.md,
+ * PERFORMANCE. */
+struct sql_trace {
+	long long min_ms;         /* stderr threshold, -1: none */
+	FILE *log;
+};
+
+static struct sql_trace sql_trace = { -1, NULL };
+
+static void log_statement(FILE *f, sqlite3_int64 ns, const char *sql)
 {
+	fprintf(f, "%lld\t", (long long)ns);
+	for (const char *p = sql; *p; p++)
+		fputc(*p == '\n' || *p == '\t' ? ' ' : *p, f);
+	fputc('\n', f);
+	fflush(f);
+}
+
+static int trace_statement(unsigned type, void *ctx, void *p, void *x)
+{
+	struct sql_trace *t = ctx;
 	sqlite3_int64 ns = *(sqlite3_int64 *)x;
 	char *sql;
 
-	if (type != SQLITE_TRACE_PROFILE || ns < (sqlite3_int64)(intptr_t)ctx * 1000000)
+	if (type != SQLITE_TRACE_PROFILE || (ns < t->min_ms * 1000000 && !t->log) ||
+	    (t->min_ms < 0 && !t->log))
 		return 0;
 	sql = sqlite3_expanded_sql((sqlite3_stmt *)p);
-	fprintf(stderr, "perfcap-analyze: sql %.3f s: %.600s\n", ns / 1e9,
-		sql ? sql : sqlite3_sql((sqlite3_stmt *)p));
+	if (!sql)
+		return 0;
+	if (t->min_ms >= 0 && ns >= t->min_ms * 1000000)
+		fprintf(stderr, "perfcap-analyze: sql %.3f s: %.600s\n", ns / 1e9, sql);
+	if (t->log)
+		log_statement(t->log, ns, sql);
 	sqlite3_free(sql);
 	return 0;
 }
 
 static void maybe_profile(sqlite3 *db)
 {
-	const char *ms = getenv("PERFCAP_SQL_PROFILE");
+	const char *ms = getenv("PERFCAP_SQL_PROFILE"), *log = getenv("PERFCAP_SQL_LOG");
 
 	if (ms && *ms)
-		sqlite3_trace_v2(db, SQLITE_TRACE_PROFILE, profile_statement,
-				 (void *)(intptr_t)atol(ms));
+		sql_trace.min_ms = atoll(ms);
+	if (log && *log && !sql_trace.log)
+		sql_trace.log = fopen(log, "a");
+	if (sql_trace.min_ms >= 0 || sql_trace.log)
+		sqlite3_trace_v2(db, SQLITE_TRACE_PROFILE, trace_statement, &sql_trace);
 }
 
 sqlite3 *db_open_for_load(const char *path)
