@@ -42,6 +42,7 @@ struct ustack_state {
 	uint32_t nstacks, stacks_cap;
 	uint64_t ips[STACK_MAX_IPS];
 	uint64_t copies, malformed, tables_bad;
+	uint64_t fp_steps;        /* frames crossed by the frame-pointer fallback */
 	uint64_t by_stop[UNWIND_STOP_COUNT];  /* copies per stop reason */
 };
 
@@ -213,6 +214,7 @@ void ustack_load(struct loader *L, const struct pc_rec *rec)
 		     find_module, &f, S->ips, STACK_MAX_IPS, &r);
 	S->copies++;
 	S->by_stop[r.stop]++;
+	S->fp_steps += r.fp_steps;
 	id = stack_id_of(L, u.pid, &r);
 	slot = id == PC_STACK_NONE ? NULL :
 	       hmap_upsert(&S->pending, u.tid, u.ts, id, NULL);
@@ -360,7 +362,7 @@ static int store_counters(struct loader *L)
 	const struct { const char *k; uint64_t v; } rows[] = {
 		{ "copies", S->copies }, { "copies.malformed", S->malformed },
 		{ "modules", S->nmods }, { "modules.unusable", S->tables_bad },
-		{ "stacks", S->nstacks },
+		{ "stacks", S->nstacks }, { "frames.fp_fallback", S->fp_steps },
 	};
 	char key[64];
 	int rc = st ? 0 : -1;

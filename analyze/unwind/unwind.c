@@ -131,6 +131,25 @@ static enum unwind_stop unwind_frame(struct regfile *r, int caller_frame,
 	return stop;
 }
 
+/* Code without unwind tables (JIT code named by a perf map, hand-written
+ * assembly) that keeps a frame pointer: the caller's frame is at rbp
+ * (saved rbp, then the return address). Taken only when the chain moves up
+ * the stack inside the window; else the walk stops for its own reason. */
+static bool fp_step(struct regfile *r, const struct unwind_memory *mem)
+{
+	uint64_t bp = r->v[DWREG_RBP], saved_bp, ra;
+
+	if (!reg_known(r, DWREG_RBP) || !reg_known(r, DWREG_RSP) || bp < r->v[DWREG_RSP] ||
+	    bp > UINT64_MAX - 16 || !window_read(mem, bp, &saved_bp) ||
+	    !window_read(mem, bp + 8, &ra) || ra == 0)
+		return false;
+	r->known = 1u << DWREG_RBP | 1u << DWREG_RSP | 1u << DWREG_RA;
+	r->v[DWREG_RBP] = saved_bp;
+	r->v[DWREG_RSP] = bp + 16;
+	r->v[DWREG_RA] = ra;
+	return true;
+}
+
 void unwind_stack(const uint64_t regs[PC_UREG_NR], const struct unwind_memory *mem,
 		  unwind_find_fn find, void *ctx, uint64_t *ips, uint32_t max,
 		  struct unwind_result *out)
@@ -141,10 +160,15 @@ void unwind_stack(const uint64_t regs[PC_UREG_NR], const struct unwind_memory *m
 	regs_from_capture(&r, regs);
 	out->n = 0;
 	out->stop_pc = 0;
+	out->fp_steps = 0;
 	while (out->n < max) {
 		ips[out->n++] = r.v[DWREG_RA];
 		out->stop_pc = r.v[DWREG_RA];
 		stop = unwind_frame(&r, out->n > 1, mem, find, ctx);
+		if ((stop == UNWIND_NO_MODULE || stop == UNWIND_NO_CFI) && fp_step(&r, mem)) {
+			out->fp_steps++;
+			continue;
+		}
 		if (stop != UNWIND_STOP_COUNT)
 			break;
 		stop = UNWIND_DEPTH;
