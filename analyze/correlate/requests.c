@@ -542,7 +542,8 @@ static int load_calls(sqlite3 *db, struct calls *cs)
 		db_report_error(db, "request calls");
 		return -1;
 	}
-	qsort(cs->v, cs->n, sizeof(*cs->v), cmp_call);
+	if (cs->n)   /* qsort of a NULL array is undefined, even empty */
+		qsort(cs->v, cs->n, sizeof(*cs->v), cmp_call);
 	return 0;
 }
 

@@ -258,7 +258,8 @@ static void build_function_index(struct function_index *ix, Dwarf *dw)
 	ix->built = 1;
 	while (dwarf_get_units(dw, cu, &cu, NULL, NULL, &cudie, NULL) == 0)
 		index_children(ix, &cudie, 0);
-	qsort(ix->ranges, ix->n, sizeof(*ix->ranges), compare_ranges);
+	if (ix->n)   /* qsort of a NULL array is undefined, even empty */
+		qsort(ix->ranges, ix->n, sizeof(*ix->ranges), compare_ranges);
 }
 
 /* The subprogram range containing vaddr: the last one starting at or

@@ -113,7 +113,8 @@ static int build_symbols(struct pc_elf_module *m, struct symbol_list *l)
 {
 	uint32_t out = 0;
 
-	qsort(l->v, l->n, sizeof(*l->v), compare_raw);
+	if (l->n)   /* qsort of a NULL array is undefined, even empty */
+		qsort(l->v, l->n, sizeof(*l->v), compare_raw);
 	m->syms = calloc(l->n ? l->n : 1, sizeof(*m->syms));
 	if (!m->syms)
 		return -ENOMEM;
