@@ -28,6 +28,7 @@ static const char export_doc[] =
 "  ndjson       one NDJSON file per table in the directory -o DIR\n"
 "  openmetrics  per-window metrics with timestamps (promtool tsdb\n"
 "               create-blocks-from openmetrics)\n"
+"  prometheus   the same metrics in the Prometheus text format (ms timestamps)\n"
 "\n"
 "Without -o the output goes to standard output (pprof refuses a terminal). "
 "A file output is written under a temporary name and renamed into place when "
@@ -49,7 +50,7 @@ enum { OPT_SYMFS = 0x100, OPT_NO_LOCAL_FILES, OPT_FROM, OPT_TO, OPT_RUN_ID };
 
 static const struct argp_option export_options[] = {
 	{ "format", 'f', "FORMAT", 0,
-	  "pprof, speedscope, csv (or tables), ndjson, openmetrics", 0 },
+	  "pprof, speedscope, csv (or tables), ndjson, openmetrics, prometheus", 0 },
 	{ "output", 'o', "FILE|DIR", 0, "Write to FILE (a directory for csv and ndjson)", 0 },
 	{ "pid", 'p', "PID", 0, "Only process PID", 0 },
 	{ "tid", 't', "TID", 0, "Only thread TID", 0 },
@@ -101,10 +102,10 @@ static void check_args(struct argp_state *state, struct export_args *args)
 		argp_error(state, "FILE is missing");
 	if (!args->format_name)
 		argp_error(state, "--format is missing (pprof, speedscope, csv, ndjson,"
-			   " openmetrics)");
+			   " openmetrics, prometheus)");
 	if (export_format_parse(args->format_name, &args->req.format) < 0)
 		argp_error(state, "--format: unknown format '%s' (pprof, speedscope, csv,"
-			   " tables, ndjson, openmetrics)", args->format_name);
+			   " tables, ndjson, openmetrics, prometheus)", args->format_name);
 	if (export_format_is_directory(args->req.format) && !args->req.output)
 		argp_error(state, "--format %s writes one file per table: give -o DIR",
 			   args->format_name);

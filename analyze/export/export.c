@@ -18,6 +18,7 @@ static const struct {
 	{ "csv", EXPORT_CSV },
 	{ "ndjson", EXPORT_NDJSON },
 	{ "openmetrics", EXPORT_OPENMETRICS },
+	{ "prometheus", EXPORT_PROMETHEUS },
 };
 
 int export_format_parse(const char *name, enum export_format *out)
@@ -122,7 +123,7 @@ static int run_stream(struct export_ctx *cx, const struct export_request *req)
 	switch (req->format) {
 	case EXPORT_PPROF: rc = export_pprof(cx, out.fp); break;
 	case EXPORT_SPEEDSCOPE: rc = export_speedscope(cx, out.fp); break;
-	default: rc = export_openmetrics(cx, out.fp); break;
+	default: rc = export_openmetrics(cx, out.fp, req->format == EXPORT_PROMETHEUS); break;
 	}
 	return export_out_commit(&out, rc == 0) != 0 || rc != 0 ? 1 : 0;
 }

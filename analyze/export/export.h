@@ -15,6 +15,7 @@ enum export_format {
 	EXPORT_CSV,
 	EXPORT_NDJSON,
 	EXPORT_OPENMETRICS,
+	EXPORT_PROMETHEUS,        /* the same metrics, Prometheus text format */
 };
 
 struct export_request {
@@ -25,7 +26,7 @@ struct export_request {
 };
 
 /* Parses a --format name (pprof, speedscope, tables = csv, csv, ndjson,
- * openmetrics). 0 or -1. */
+ * openmetrics, prometheus). 0 or -1. */
 int export_format_parse(const char *name, enum export_format *out);
 
 /* 1 if this build can write the format; else 0 with *why set to one

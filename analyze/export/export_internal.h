@@ -58,7 +58,7 @@ uint64_t export_wall_ns(const struct export_ctx *cx, uint64_t monotonic_ns);
 int export_pprof(struct export_ctx *cx, FILE *out);
 int export_speedscope(struct export_ctx *cx, FILE *out);
 int export_tables(struct export_ctx *cx, const char *dir, int ndjson);
-int export_openmetrics(struct export_ctx *cx, FILE *out);
+int export_openmetrics(struct export_ctx *cx, FILE *out, int prometheus);
 
 /* export_pprof.c or export_pprof_none.c: 1 if pprof can be written, else
  * 0 with *why. */
