@@ -39,6 +39,9 @@ struct pprof {
 	sqlite3_stmt *build_id_st;
 	uint64_t *locs;          /* location ids of the sample being built */
 	size_t nlocs, caplocs;
+	struct hmap stacks;      /* stack id -> (offset << 20) | length in cache */
+	uint64_t *cache;         /* location ids of the stacks seen, innermost first */
+	size_t ncache, capcache;
 };
 
 struct zsink {
@@ -243,17 +246,58 @@ static const char *col_text(sqlite3_stmt *st, int col)
 	return t ? (const char *)t : "";
 }
 
+/* Remembers the location ids p->locs[from..] as those of stack id: a
+ * stack met again costs no query. */
+static void cache_stack(struct pprof *p, int64_t id, size_t from)
+{
+	size_t len = p->nlocs - from;
+	int created = 0;
+	uint64_t *v;
+
+	if (len >= (1u << 20) || p->ncache + len >= (1ull << 43))
+		return;
+	while (p->ncache + len > p->capcache) {
+		size_t cap = p->capcache ? 2 * p->capcache : 4096;
+		uint64_t *n = realloc(p->cache, cap * sizeof(*n));
+
+		if (!n)
+			return;
+		p->cache = n;
+		p->capcache = cap;
+	}
+	v = hmap_upsert(&p->stacks, (uint64_t)id, 0, (p->ncache << 20) | len, &created);
+	if (!v)
+		return;
+	memcpy(p->cache + p->ncache, p->locs + from, len * sizeof(*p->cache));
+	p->ncache += len;
+}
+
+static int cached_stack(struct pprof *p, int64_t id)
+{
+	const uint64_t *v = hmap_find(&p->stacks, (uint64_t)id, 0);
+	uint64_t len;
+
+	if (!v)
+		return 0;
+	len = *v & ((1u << 20) - 1);
+	for (uint64_t i = 0; i < len; i++)
+		push_loc(p, p->cache[(*v >> 20) + i]);
+	return 1;
+}
+
 /* Appends the locations of a stack (innermost first) to p->locs. */
 static void add_stack(struct pprof *p, sqlite3_stmt *group, int col)
 {
 	sqlite3_stmt *st = p->frames_st;
+	int64_t id = sqlite3_column_int64(group, col);
+	size_t from = p->nlocs;
 	struct line_run run;
 
-	if (sqlite3_column_type(group, col) == SQLITE_NULL)
+	if (sqlite3_column_type(group, col) == SQLITE_NULL || cached_stack(p, id))
 		return;
 	run.n = 0;
 	sqlite3_reset(st);
-	sqlite3_bind_int64(st, 1, sqlite3_column_int64(group, col));
+	sqlite3_bind_int64(st, 1, id);
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		Perftools__Profiles__Line *line = &run.lines[run.n];
 		const char *module = col_text(st, 2);
@@ -266,6 +310,7 @@ static void add_stack(struct pprof *p, sqlite3_stmt *group, int col)
 		if (sqlite3_column_int(st, 1) == 0 || run.n == MAX_RUN)
 			end_run(p, &run, sqlite3_column_int64(st, 0), st);
 	}
+	cache_stack(p, id, from);
 }
 
 static void add_label(struct pprof *p, Perftools__Profiles__Label *labels, size_t *n,
@@ -435,6 +480,7 @@ static int open_pprof(struct pprof *p, struct export_ctx *cx, FILE *out)
 	hmap_init(&p->functions);
 	hmap_init(&p->mappings);
 	hmap_init(&p->locations);
+	hmap_init(&p->stacks);
 	if (names_load(&p->names, cx->db) < 0)
 		return -1;
 	p->frames_st = db_prepare(cx->db,
@@ -463,6 +509,8 @@ static void close_pprof(struct pprof *p)
 	hmap_free(&p->functions);
 	hmap_free(&p->mappings);
 	hmap_free(&p->locations);
+	hmap_free(&p->stacks);
+	free(p->cache);
 	free(p->locs);
 }
 

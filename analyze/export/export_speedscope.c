@@ -34,6 +34,9 @@ struct speedscope {
 	sqlite3_stmt *frames_st;
 	uint64_t *stack;         /* frame indices of the sample, innermost first */
 	size_t nstack, capstack;
+	struct hmap stacks;      /* stack id -> (offset << 20) | length in cache */
+	uint64_t *cache;         /* frame indices of the stacks seen */
+	size_t ncache, capcache;
 	int failed;
 };
 
@@ -79,22 +82,67 @@ static uint64_t frame_index(struct speedscope *s, const char *name, const char *
 	return *v;
 }
 
+/* Remembers s->stack[from..] as the frames of stack id. */
+static void cache_stack(struct speedscope *s, int64_t id, size_t from)
+{
+	size_t len = s->nstack - from;
+	int created = 0;
+	uint64_t *v;
+
+	if (len >= (1u << 20) || s->ncache + len >= (1ull << 43))
+		return;
+	while (s->ncache + len > s->capcache)
+		if (grow((void **)&s->cache, &s->capcache, s->ncache + len - 1,
+			 sizeof(*s->cache)) < 0)
+			return;
+	v = hmap_upsert(&s->stacks, (uint64_t)id, 0, (s->ncache << 20) | len, &created);
+	if (!v)
+		return;
+	memcpy(s->cache + s->ncache, s->stack + from, len * sizeof(*s->cache));
+	s->ncache += len;
+}
+
+static int push_frame(struct speedscope *s, uint64_t frame)
+{
+	if (grow((void **)&s->stack, &s->capstack, s->nstack, sizeof(*s->stack)) < 0) {
+		s->failed = 1;
+		return -1;
+	}
+	s->stack[s->nstack++] = frame;
+	return 0;
+}
+
+static int cached_stack(struct speedscope *s, int64_t id)
+{
+	const uint64_t *v = hmap_find(&s->stacks, (uint64_t)id, 0);
+	uint64_t len;
+
+	if (!v)
+		return 0;
+	len = *v & ((1u << 20) - 1);
+	for (uint64_t i = 0; i < len; i++)
+		if (push_frame(s, s->cache[(*v >> 20) + i]) < 0)
+			break;
+	return 1;
+}
+
 static void add_stack(struct speedscope *s, sqlite3_stmt *group, int col)
 {
-	if (sqlite3_column_type(group, col) == SQLITE_NULL)
+	int64_t id = sqlite3_column_int64(group, col);
+	size_t from = s->nstack;
+
+	if (sqlite3_column_type(group, col) == SQLITE_NULL || cached_stack(s, id))
 		return;
 	sqlite3_reset(s->frames_st);
-	sqlite3_bind_int64(s->frames_st, 1, sqlite3_column_int64(group, col));
+	sqlite3_bind_int64(s->frames_st, 1, id);
 	while (sqlite3_step(s->frames_st) == SQLITE_ROW) {
 		const char *name = text_or(s->frames_st, 0, "[unknown]");
 		const char *file = text_or(s->frames_st, 1, text_or(s->frames_st, 2, ""));
 
-		if (grow((void **)&s->stack, &s->capstack, s->nstack, sizeof(*s->stack)) < 0) {
-			s->failed = 1;
+		if (push_frame(s, frame_index(s, name, file)) < 0)
 			return;
-		}
-		s->stack[s->nstack++] = frame_index(s, name, file);
 	}
+	cache_stack(s, id, from);
 }
 
 static void thread_name(struct speedscope *s, uint32_t pid, uint32_t tid, char *buf,
@@ -333,6 +381,8 @@ static void free_speedscope(struct speedscope *s)
 	}
 	free(s->frames);
 	free(s->stack);
+	free(s->cache);
+	hmap_free(&s->stacks);
 	hmap_free(&s->by_key);
 	names_free(&s->names);
 	sqlite3_finalize(s->frames_st);
@@ -345,6 +395,7 @@ int export_speedscope(struct export_ctx *cx, FILE *out)
 	int rc = -1;
 
 	hmap_init(&s.by_key);
+	hmap_init(&s.stacks);
 	s.frames_st = db_prepare(cx->db, "SELECT COALESCE(f.function, f.name), f.file, f.module"
 				 " FROM stack_frames sf JOIN frames f ON f.frame_id = sf.frame_id"
 				 " WHERE sf.stack_id = ?1 ORDER BY sf.position");
