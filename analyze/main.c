@@ -39,7 +39,7 @@ static const char doc[] =
 "  report --folded FILE    folded stacks for flame graphs\n"
 "  query FILE|DB SQL       run SQL read-only; tab, CSV or JSON output\n"
 "  diff BASE NEW           what changed: findings with statistics, CI verdict\n"
-"  export --format F FILE  pprof, speedscope, csv/ndjson tables, openmetrics\n"
+"  export --format F FILE  pprof, perfetto, speedscope, tables, openmetrics\n"
 "  help COMMAND            options and examples of one command\n"
 "\n"
 "EXAMPLES:\n"

@@ -29,7 +29,7 @@ read -r secs rss < "$tmp/imp"
 echo "capture: $events events, $(stat -c %s "$tmp/mix.perfcap") bytes;" \
 	"import ${secs}s, peak RSS $((rss / 1024)) MiB (build: $build)"
 printf '%-12s %10s %14s %14s\n' format seconds "peak RSS MiB" "output bytes"
-for f in pprof speedscope csv ndjson openmetrics prometheus; do
+for f in pprof perfetto speedscope csv ndjson openmetrics prometheus; do
 	out=$tmp/out.$f
 	rm -rf "$out"
 	wall_rss "$tmp/t" "$ana" export --format "$f" -o "$out" "$tmp/mix.db"

@@ -1,6 +1,6 @@
 /* cmd_export.c - "perfcap-analyze export --format FORMAT [-o FILE|DIR]
  * FILE|DB": the capture's data for the tools people already run (pprof,
- * speedscope, CSV/NDJSON tables, OpenMetrics), over the report's scope
+ * speedscope, CSV/NDJSON tables, OpenMetrics, Perfetto), over the report's scope
  * options. A capture is imported into a temporary database first, as for
  * "report". The writers are in export/; docs/export.md describes them. */
 #include <argp.h>
@@ -29,8 +29,11 @@ static const char export_doc[] =
 "  openmetrics  per-window metrics with timestamps (promtool tsdb\n"
 "               create-blocks-from openmetrics)\n"
 "  prometheus   the same metrics in the Prometheus text format (ms timestamps)\n"
+"  perfetto     a Perfetto trace: thread states, syscalls, requests, counters,\n"
+"               CPU samples with callstacks (ui.perfetto.dev, trace_processor)\n"
 "\n"
-"Without -o the output goes to standard output (pprof refuses a terminal). "
+"Without -o the output goes to standard output (pprof and perfetto refuse a "
+"terminal). "
 "A file output is written under a temporary name and renamed into place when "
 "complete, mode 0600; a symlink at its path is replaced, never followed. "
 "--from and --to take an offset from the capture's start (2s, 500ms) or an "
@@ -44,13 +47,14 @@ static const char export_doc[] =
 "  perfcap-analyze export --format ndjson --pid 4242 -o tables/ run.db\n"
 "  perfcap-analyze export --format openmetrics -o run.om run.perfcap\n"
 "  promtool tsdb create-blocks-from openmetrics run.om data/\n"
-"  perfcap-analyze export --format pprof --from 2s --to 3s -o spike.pb.gz run.db\n";
+"  perfcap-analyze export --format pprof --from 2s --to 3s -o spike.pb.gz run.db\n"
+"  perfcap-analyze export --format perfetto -o run.pftrace run.perfcap\n";
 
 enum { OPT_SYMFS = 0x100, OPT_NO_LOCAL_FILES, OPT_FROM, OPT_TO, OPT_RUN_ID };
 
 static const struct argp_option export_options[] = {
 	{ "format", 'f', "FORMAT", 0,
-	  "pprof, speedscope, csv (or tables), ndjson, openmetrics, prometheus", 0 },
+	  "pprof, speedscope, csv (or tables), ndjson, openmetrics, prometheus, perfetto", 0 },
 	{ "output", 'o', "FILE|DIR", 0, "Write to FILE (a directory for csv and ndjson)", 0 },
 	{ "pid", 'p', "PID", 0, "Only process PID", 0 },
 	{ "tid", 't', "TID", 0, "Only thread TID", 0 },
@@ -102,10 +106,10 @@ static void check_args(struct argp_state *state, struct export_args *args)
 		argp_error(state, "FILE is missing");
 	if (!args->format_name)
 		argp_error(state, "--format is missing (pprof, speedscope, csv, ndjson,"
-			   " openmetrics, prometheus)");
+			   " openmetrics, prometheus, perfetto)");
 	if (export_format_parse(args->format_name, &args->req.format) < 0)
 		argp_error(state, "--format: unknown format '%s' (pprof, speedscope, csv,"
-			   " tables, ndjson, openmetrics, prometheus)", args->format_name);
+			   " tables, ndjson, openmetrics, prometheus, perfetto)", args->format_name);
 	if (export_format_is_directory(args->req.format) && !args->req.output)
 		argp_error(state, "--format %s writes one file per table: give -o DIR",
 			   args->format_name);

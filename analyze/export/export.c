@@ -19,6 +19,7 @@ static const struct {
 	{ "ndjson", EXPORT_NDJSON },
 	{ "openmetrics", EXPORT_OPENMETRICS },
 	{ "prometheus", EXPORT_PROMETHEUS },
+	{ "perfetto", EXPORT_PERFETTO },
 };
 
 int export_format_parse(const char *name, enum export_format *out)
@@ -34,14 +35,14 @@ int export_format_parse(const char *name, enum export_format *out)
 
 int export_format_available(enum export_format format, const char **why)
 {
-	if (format == EXPORT_PPROF)
+	if (format == EXPORT_PPROF || format == EXPORT_PERFETTO)
 		return export_pprof_available(why);
 	return 1;
 }
 
 int export_format_is_binary(enum export_format format)
 {
-	return format == EXPORT_PPROF;
+	return format == EXPORT_PPROF || format == EXPORT_PERFETTO;
 }
 
 int export_format_is_directory(enum export_format format)
@@ -123,6 +124,7 @@ static int run_stream(struct export_ctx *cx, const struct export_request *req)
 	switch (req->format) {
 	case EXPORT_PPROF: rc = export_pprof(cx, out.fp); break;
 	case EXPORT_SPEEDSCOPE: rc = export_speedscope(cx, out.fp); break;
+	case EXPORT_PERFETTO: rc = export_perfetto(cx, out.fp); break;
 	default: rc = export_openmetrics(cx, out.fp, req->format == EXPORT_PROMETHEUS); break;
 	}
 	return export_out_commit(&out, rc == 0) != 0 || rc != 0 ? 1 : 0;

@@ -16,6 +16,7 @@ enum export_format {
 	EXPORT_NDJSON,
 	EXPORT_OPENMETRICS,
 	EXPORT_PROMETHEUS,        /* the same metrics, Prometheus text format */
+	EXPORT_PERFETTO,
 };
 
 struct export_request {
@@ -26,11 +27,11 @@ struct export_request {
 };
 
 /* Parses a --format name (pprof, speedscope, tables = csv, csv, ndjson,
- * openmetrics, prometheus). 0 or -1. */
+ * openmetrics, prometheus, perfetto). 0 or -1. */
 int export_format_parse(const char *name, enum export_format *out);
 
 /* 1 if this build can write the format; else 0 with *why set to one
- * line (pprof needs protobuf-c and zlib at build time). */
+ * line (pprof and perfetto need protobuf-c and zlib at build time). */
 int export_format_available(enum export_format format, const char **why);
 
 /* 1 if the format writes bytes that do not belong on a terminal. */

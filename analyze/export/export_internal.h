@@ -59,9 +59,10 @@ int export_pprof(struct export_ctx *cx, FILE *out);
 int export_speedscope(struct export_ctx *cx, FILE *out);
 int export_tables(struct export_ctx *cx, const char *dir, int ndjson);
 int export_openmetrics(struct export_ctx *cx, FILE *out, int prometheus);
+int export_perfetto(struct export_ctx *cx, FILE *out);
 
-/* export_pprof.c or export_pprof_none.c: 1 if pprof can be written, else
- * 0 with *why. */
+/* export_pprof.c or export_pprof_none.c: 1 if pprof and perfetto (both
+ * need protobuf-c) can be written, else 0 with *why. */
 int export_pprof_available(const char **why);
 
 /* 64-bit hash of text with a seed (FNV-1a mixed): two seeds key

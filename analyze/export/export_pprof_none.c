@@ -1,5 +1,5 @@
-/* export_pprof_none.c - export --format pprof in a build without
- * protobuf-c, protoc-c or zlib: the format is refused with the reason. */
+/* export_pprof_none.c - export --format pprof and perfetto in a build
+ * without protobuf-c, protoc-c or zlib: refused with the reason. */
 #include <stdio.h>
 
 #include "export_internal.h"
@@ -18,6 +18,11 @@ int export_pprof(struct export_ctx *cx, FILE *out)
 	(void)cx;
 	(void)out;
 	export_pprof_available(&why);
-	fprintf(stderr, "perfcap-analyze: pprof: %s\n", why);
+	fprintf(stderr, "perfcap-analyze: %s\n", why);
 	return -1;
+}
+
+int export_perfetto(struct export_ctx *cx, FILE *out)
+{
+	return export_pprof(cx, out);
 }

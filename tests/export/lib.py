@@ -62,8 +62,9 @@ def parse_text_format(text):
                 value = bytes(value[1:-1], 'utf-8').decode('unicode_escape')
             elif value in ('true', 'false'):
                 value = value == 'true'
-            else:
+            elif value.lstrip('-').isdigit():
                 value = int(value)
+            # else an enum name (TYPE_SLICE_BEGIN) or a float, kept as text
             stack[-1].setdefault(key, []).append(value)
     return root
 
