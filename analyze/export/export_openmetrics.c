@@ -168,8 +168,9 @@ struct histogram_def {
 	const char *family;
 	const char *help;
 	const char *from;         /* FROM ... (a table or view) */
-	const char *series;       /* series key columns: SQL expressions */
-	const char *labels;       /* printf of the series key: %s... from columns 0, 1 */
+	const char *series;       /* the two series key columns: SQL expressions */
+	const char *label0;       /* label names of the key columns (label1 NULL: none) */
+	const char *label1;
 	const char *value;        /* the duration column, ns */
 	const char *end;          /* the time the value is known */
 	const char *pid, *tid, *start;
@@ -177,19 +178,19 @@ struct histogram_def {
 
 static const struct histogram_def histograms[] = {
 	{ "perfcap_request_service_seconds", "Request service time, first read to last write.",
-	  "requests", "pid, ''", "pid=\"%s\"%s", "service_ns", "end_ts",
+	  "requests", "pid, ''", "pid", NULL, "service_ns", "end_ts",
 	  "pid", "pickup_tid", "start_ts" },
 	{ "perfcap_request_queue_seconds", "Request queueing, ready to picked up.",
-	  "requests", "pid, ''", "pid=\"%s\"%s", "queue_ns", "start_ts",
+	  "requests", "pid, ''", "pid", NULL, "queue_ns", "start_ts",
 	  "pid", "pickup_tid", "ready_ts" },
 	{ "perfcap_syscall_duration_seconds", "System call latency, entry to exit.",
-	  "syscall_intervals", "pid, name", "pid=\"%s\",syscall=\"%s\"", "duration", "end_ts",
+	  "syscall_intervals", "pid, name", "pid", "syscall", "duration", "end_ts",
 	  "pid", "tid", "start_ts" },
 	{ "perfcap_block_io_service_seconds", "Block I/O service time, issue to completion.",
-	  "block_io", "dev_name, op_name", "dev=\"%s\",op=\"%s\"", "service_ns", "ts",
+	  "block_io", "dev_name, op_name", "dev", "op", "service_ns", "ts",
 	  "pid", "tid", "ts" },
 	{ "perfcap_futex_wait_seconds", "Futex wait calls' duration, entry to exit.",
-	  "futex_calls", "pid, ''", "pid=\"%s\"%s", "duration", "end_ts",
+	  "futex_calls", "pid, ''", "pid", NULL, "duration", "end_ts",
 	  "pid", "tid", "start_ts" },
 };
 
@@ -200,22 +201,32 @@ struct hist_state {
 	int used;
 };
 
-static void hist_points(struct om *m, const struct histogram_def *h, struct hist_state *s,
-			uint64_t ts)
+/* The series' labels: label0="key0"[,label1="key1"]. */
+static void hist_labels(const struct histogram_def *h, const struct hist_state *s,
+			char *buf, size_t len)
 {
-	char labels[512], le[64], key0[128], key1[128];
+	char key0[128], key1[128];
 
 	escape_label(key0, sizeof(key0), s->key[0]);
 	escape_label(key1, sizeof(key1), s->key[1]);
+	if (h->label1)
+		snprintf(buf, len, "%s=\"%s\",%s=\"%s\"", h->label0, key0, h->label1, key1);
+	else
+		snprintf(buf, len, "%s=\"%s\"", h->label0, key0);
+}
+
+static void hist_points(struct om *m, const struct histogram_def *h, struct hist_state *s,
+			uint64_t ts)
+{
+	char labels[512], bucket[600], le[64];
+
+	hist_labels(h, s, labels, sizeof(labels));
 	for (size_t i = 0; i <= NBOUNDS; i++) {
 		if (i < NBOUNDS)
 			snprintf(le, sizeof(le), "%g", (double)bounds_ns[i] / 1e9);
-		snprintf(labels, sizeof(labels), h->labels, key0, key1);
-		snprintf(labels + strlen(labels), sizeof(labels) - strlen(labels), ",le=\"%s\"",
-			 i < NBOUNDS ? le : "+Inf");
-		point(m, h->family, "_bucket", labels, (double)s->buckets[i], ts);
+		snprintf(bucket, sizeof(bucket), "%s,le=\"%s\"", labels, i < NBOUNDS ? le : "+Inf");
+		point(m, h->family, "_bucket", bucket, (double)s->buckets[i], ts);
 	}
-	snprintf(labels, sizeof(labels), h->labels, key0, key1);
 	point(m, h->family, "_count", labels, (double)s->buckets[NBOUNDS], ts);
 	point(m, h->family, "_sum", labels, s->sum / 1e9, ts);
 }

@@ -43,6 +43,12 @@ def main():
         if os.stat(link).st_mode & 0o777 != 0o600:
             fail('output mode is not 0600')
         print('ok a symlink at -o is replaced, not followed; mode 0600')
+        p = run(['export', '--format', 'pprof', '-o', os.path.join(work, 'p.pb.gz'), cap],
+                ok=False)
+        if b'built without protobuf-c' in p.stderr:
+            if p.returncode != 1 or len(p.stderr.decode().strip().splitlines()) != 1:
+                fail('pprof without protobuf-c: not one line and exit 1')
+            print('ok this build refuses pprof in one line: ' + p.stderr.decode().strip())
         helptext = run(['export', '--help']).stdout.decode()
         if 'EXAMPLES' not in helptext or '--format' not in helptext:
             fail('--help has no EXAMPLES')
