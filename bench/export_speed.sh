@@ -16,23 +16,27 @@ gen=$build/tests/analyze/gen_capture
 tmp=$(mktemp -d /tmp/perfcap-export-bench.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
-# wall_rss OUT CMD...: runs CMD; OUT gets "seconds max_rss_kib"
+# wall_rss OUT CMD...: runs CMD; OUT gets "seconds cpu_seconds max_rss_kib"
+# (CPU = user + system: on a shared machine the wall time also counts the
+# time spent waiting for a core)
 wall_rss() {
 	local out=$1; shift
-	/usr/bin/time -f '%e %M' -o "$out" "$@" > /dev/null 2> "$out.err" ||
+	/usr/bin/time -f '%e %U %S %M' -o "$out" "$@" > /dev/null 2> "$out.err" ||
 		{ cat "$out.err" >&2; exit 1; }
+	awk '{ printf "%s %.2f %s\n", $1, $2 + $3, $4 }' "$out" > "$out.sum" && mv "$out.sum" "$out"
 }
 
 "$gen" --events "$tmp/mix.perfcap" "$events" > /dev/null
 wall_rss "$tmp/imp" "$ana" import -f "$tmp/mix.perfcap" -o "$tmp/mix.db"
-read -r secs rss < "$tmp/imp"
+read -r secs cpu rss < "$tmp/imp"
 echo "capture: $events events, $(stat -c %s "$tmp/mix.perfcap") bytes;" \
-	"import ${secs}s, peak RSS $((rss / 1024)) MiB (build: $build)"
-printf '%-12s %10s %14s %14s\n' format seconds "peak RSS MiB" "output bytes"
+	"import ${secs}s (CPU ${cpu}s), peak RSS $((rss / 1024)) MiB (build: $build)"
+printf '%-12s %10s %10s %14s %14s\n' format seconds "CPU s" "peak RSS MiB" "output bytes"
 for f in pprof perfetto speedscope csv ndjson openmetrics prometheus; do
 	out=$tmp/out.$f
 	rm -rf "$out"
 	wall_rss "$tmp/t" "$ana" export --format "$f" -o "$out" "$tmp/mix.db"
-	read -r secs rss < "$tmp/t"
-	printf '%-12s %10s %14s %14s\n' "$f" "$secs" "$((rss / 1024))" "$(du -sb "$out" | cut -f1)"
+	read -r secs cpu rss < "$tmp/t"
+	printf '%-12s %10s %10s %14s %14s\n' "$f" "$secs" "$cpu" "$((rss / 1024))" \
+		"$(du -sb "$out" | cut -f1)"
 done
