@@ -172,7 +172,8 @@ static int tracks(struct perfetto *p)
 
 	snprintf(sql, sizeof(sql), "SELECT pid, tid FROM (SELECT pid, tid FROM threads UNION"
 		 " SELECT pid, tid FROM sample_counts UNION SELECT pid, tid FROM"
-		 " thread_state_rows UNION SELECT pid, pid FROM processes) WHERE %s"
+		 " thread_state_rows UNION SELECT pid, tid FROM syscalls UNION"
+		 " SELECT pid, pid FROM processes) WHERE %s"
 		 " ORDER BY pid, tid",
 		 export_scope_sql(p->cx, cond, sizeof(cond), "pid", "tid", NULL, NULL));
 	st = export_prepare(p->cx, sql);

@@ -47,7 +47,8 @@ def check_tracks(name, db, packets):
             elif one(td, 'name') == 'state':
                 state_tracks.add(one(td, 'uuid'))
     want = {tid for (tid,) in query(db, 'SELECT DISTINCT tid FROM thread_state_rows'
-                                        ' UNION SELECT DISTINCT tid FROM samples')}
+                                        ' UNION SELECT DISTINCT tid FROM samples'
+                                        ' UNION SELECT DISTINCT tid FROM syscalls')}
     if not want <= set(threads):
         fail('%s: threads without a track: %s' % (name, sorted(want - set(threads))[:5]))
     # the latest name of each thread, as names.c takes it
