@@ -4,9 +4,12 @@
  * options. A capture is imported into a temporary database first, as for
  * "report". The writers are in export/; docs/export.md describes them. */
 #include <argp.h>
+#include <errno.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -146,10 +149,34 @@ static error_t parse_export(int key, char *arg, struct argp_state *state)
 	}
 }
 
+/* 0 if the directory that will hold path (path itself for a directory
+ * format) can be written, else 1 after one line: found before a long
+ * import rather than after it. */
+static int check_writable(const char *path, int directory)
+{
+	char *copy = strdup(path);
+	const char *dir;
+	struct stat st;
+	int rc = 0, exists = lstat(path, &st) == 0;
+
+	if (!copy)
+		return fail_file(path, "out of memory");
+	if (directory && exists && !S_ISDIR(st.st_mode)) {
+		free(copy);
+		return fail_file(path, "exists and is not a directory (a symlink is not followed)");
+	}
+	dir = directory && exists ? path : dirname(copy);
+	if (access(dir, W_OK | X_OK) < 0)
+		rc = fail_file(path, strerror(errno));
+	free(copy);
+	return rc;
+}
+
 /* Refuses what cannot work before the capture is imported. 0 or 1. */
 static int check_output(const struct export_args *args)
 {
 	const char *why = NULL;
+	const char *out = args->req.output;
 
 	if (!export_format_available(args->req.format, &why)) {
 		fprintf(stderr, "perfcap-analyze: --format %s: %s\n", args->format_name, why);
@@ -161,6 +188,8 @@ static int check_output(const struct export_args *args)
 			" redirect standard output\n", args->format_name);
 		return EXIT_USAGE;
 	}
+	if (out && strcmp(out, "-") != 0)
+		return check_writable(out, export_format_is_directory(args->req.format));
 	return 0;
 }
 
