@@ -24,6 +24,7 @@ static const struct command commands[] = {
 	{ "report", cmd_report },
 	{ "query", cmd_query },
 	{ "diff", cmd_diff },
+	{ "export", cmd_export },
 };
 
 static const char doc[] =
@@ -38,6 +39,7 @@ static const char doc[] =
 "  report --folded FILE    folded stacks for flame graphs\n"
 "  query FILE|DB SQL       run SQL read-only; tab, CSV or JSON output\n"
 "  diff BASE NEW           what changed: findings with statistics, CI verdict\n"
+"  export --format F FILE  pprof, perfetto, speedscope, tables, openmetrics\n"
 "  help COMMAND            options and examples of one command\n"
 "\n"
 "EXAMPLES:\n"
@@ -48,6 +50,7 @@ static const char doc[] =
 "  perfcap-analyze import run.perfcap -o run.db && sqlite3 run.db\n"
 "  perfcap-analyze query run.db 'SELECT * FROM data_quality'\n"
 "  perfcap-analyze diff base.perfcap new.perfcap\n"
+"  perfcap-analyze export --format pprof -o cpu.pb.gz run.perfcap\n"
 "  perfcap-analyze help report\n"
 "\n"
 "See perfcap-analyze(1) and docs/schema.md for the database schema.";

@@ -12,5 +12,6 @@ int cmd_import(int argc, char **argv);  /* cmd_import.c */
 int cmd_report(int argc, char **argv);  /* cmd_report.c */
 int cmd_query(int argc, char **argv);   /* cmd_query.c */
 int cmd_diff(int argc, char **argv);    /* cmd_diff.c */
+int cmd_export(int argc, char **argv);  /* cmd_export.c */
 
 #endif /* ANALYZE_COMMANDS_H */
