@@ -183,10 +183,23 @@ int pc_open_confined(const char *root, const char *path)
 	return fd;
 }
 
+const char *pc_output_refusal(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0 || S_ISREG(st.st_mode) || S_ISLNK(st.st_mode))
+		return NULL;
+	return S_ISDIR(st.st_mode) ? "is a directory" :
+	       "exists and is not a regular file (a device, FIFO or socket is never replaced)";
+}
+
 int pc_create_temp_beside(const char *path, char **tmp)
 {
 	int fd;
 
+	*tmp = NULL;
+	if (pc_output_refusal(path))
+		return -EEXIST;
 	if (asprintf(tmp, "%s.tmp-XXXXXX", path) < 0) {
 		*tmp = NULL;
 		return -ENOMEM;

@@ -36,9 +36,17 @@ int pc_open_confined(const char *root, const char *path);
  * start (so "/a/../../etc" becomes "/etc", "../x" becomes "x"). */
 void pc_path_normalise(char *path);
 
+/* Why an output renamed over path must not be written there: NULL when
+ * path does not exist or is a regular file or a symlink (replaced, never
+ * followed), else a reason: a device such as /dev/null, a FIFO, a socket
+ * or a directory is never replaced by a rename (as root that would swap
+ * /dev/null for a regular file). */
+const char *pc_output_refusal(const char *path);
+
 /* Creates a new empty file "<path>.tmp-XXXXXX" (mode 0600, O_EXCL) in
  * path's directory for an output to be renamed over path when complete.
- * Sets *tmp (malloc'd name) and returns its fd, or -errno. */
+ * Sets *tmp (malloc'd name) and returns its fd, or -errno (-EEXIST when
+ * pc_output_refusal() refuses path). */
 int pc_create_temp_beside(const char *path, char **tmp);
 
 #endif /* PERFCAP_SAFE_FILE_H */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "safe_file.h"
 #include "load_options.h"
 #include "db/db.h"
 #include "util/fmt.h"
@@ -133,6 +134,8 @@ int cmd_import(int argc, char **argv)
 		return EXIT_USAGE;
 	if (same_file(args.input, args.output))
 		return fail_file(args.output, "is the input file");
+	if (pc_output_refusal(args.output))
+		return fail_file(args.output, pc_output_refusal(args.output));
 	if (!args.force && access(args.output, F_OK) == 0)
 		return fail_file(args.output, "exists (use -f to overwrite)");
 	if (asprintf(&tmp_path, "%s.tmp-XXXXXX", args.output) < 0)

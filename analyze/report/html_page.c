@@ -104,6 +104,10 @@ int html_page_write_file(const char *path, const char *title, const char *json,
 
 	if (report_unavailable() < 0)
 		return -1;
+	if (pc_output_refusal(path)) {
+		fprintf(stderr, "perfcap-analyze: %s: %s\n", path, pc_output_refusal(path));
+		return -1;
+	}
 	/* a new 0600 file of an unpredictable name, renamed over path: a
 	 * symlink planted at path or at the temporary name is never followed */
 	fd = pc_create_temp_beside(path, &tmp);

@@ -6,7 +6,7 @@
 # many events --max-size dropped. (The analyzer's outputs: analyze-hardening.)
 set -u
 . "$(dirname "$0")/lib.sh"
-: "${PERFCAP_RECORD:?}" "${PERFCAP_ANALYZE:?}"
+: "${CPU_HOGS:?}" "${PERFCAP_RECORD:?}" "${PERFCAP_ANALYZE:?}"
 require_bpf
 make_tmpdir
 cd "$TMP" || fail "no scratch directory"
@@ -52,7 +52,7 @@ echo "ok: -f refuses a FIFO: $(cat err)"
 mkdir full
 if mount -t tmpfs -o size=256k perfcap-full full 2> /dev/null; then
 	trap 'umount "$TMP/full" 2> /dev/null; rm -rf "$TMP"' EXIT
-	for i in 1 2; do timeout 60 sh -c 'while :; do :; done' & done
+	"$CPU_HOGS" 60 0 & "$CPU_HOGS" 60 1 &   # busy CPUs; they end by themselves
 	start=$(date +%s)
 	timeout 50 "$PERFCAP_RECORD" -a -e cpu,sched -F 999 -o full/x.perfcap -- sleep 60 2> err
 	rc=$?
@@ -70,7 +70,7 @@ else
 fi
 
 # --max-size: the events it drops are said in the summary.
-for i in 1 2; do timeout 30 sh -c 'while :; do :; done' & done
+"$CPU_HOGS" 30 0 & "$CPU_HOGS" 30 1 &   # busy CPUs; they end by themselves
 timeout 30 "$PERFCAP_RECORD" --max-size 64K -a -e cpu,sched -F 999 -o ms.perfcap 2> err
 kill $(jobs -p) 2> /dev/null; wait 2> /dev/null
 dropped=$("$PERFCAP_ANALYZE" info ms.perfcap | awk '$1 == "record.max_size.events_dropped" { print $2 }')

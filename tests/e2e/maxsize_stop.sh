@@ -5,7 +5,7 @@
 # error line.
 set -u
 . "$(dirname "$0")/lib.sh"
-: "${PERFCAP_RECORD:?}" "${PERFCAP_ANALYZE:?}"
+: "${CPU_HOGS:?}" "${PERFCAP_RECORD:?}" "${PERFCAP_ANALYZE:?}"
 make_tmpdir
 
 for bad in 10K 12Q -5M ""; do
@@ -19,7 +19,7 @@ echo "ok: bad sizes refused: $(cat "$TMP/err")"
 require_bpf
 LIMIT=$((200 * 1024))
 # two busy loops so that both CPUs sample and switch
-for i in 1 2; do timeout 60 sh -c 'while :; do :; done' & done
+"$CPU_HOGS" 60 0 & "$CPU_HOGS" 60 1 &   # busy CPUs; they end by themselves
 timeout 60 "$PERFCAP_RECORD" --max-size 200K -a -e cpu,sched -F 999 \
 	-o "$TMP/ms.perfcap" 2> "$TMP/err"
 rc=$?
