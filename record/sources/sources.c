@@ -21,6 +21,8 @@ extern const struct source block_source;
 extern const struct source net_source;
 extern const struct source lock_source;
 extern const struct source mem_source;
+extern const struct source agg_source;
+extern const struct source waits_source;
 
 /* In load order: proc first, so forks are followed before anything runs. */
 static const struct source *const registry[] = {
@@ -33,6 +35,8 @@ static const struct source *const registry[] = {
 	&net_source,
 	&lock_source,
 	&mem_source,
+	&agg_source,
+	&waits_source,
 };
 
 #define NSOURCES (sizeof(registry) / sizeof(registry[0]))
