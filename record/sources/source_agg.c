@@ -22,6 +22,7 @@
 #include "source.h"
 #include "metrics_drain.h"
 #include "syscall_sets.h"
+#include "util/util.h"
 
 static struct agg_bpf *skel;
 static uint64_t slow_ns;
@@ -147,6 +148,11 @@ static int agg_stats(struct chunk_buffer *kv, const struct consumer *c)
 	if (!skel)
 		return 0;
 	percpu_counts_read(skel->maps.agg_counters, v, PERFCAP_AGG_C_NR);
+	if (v[PERFCAP_AGG_C_FULL_CALLS])
+		warning_line("agg: %llu calls (%.3f s) found the sums map full: not in the "
+			     "THREAD_METRIC records (STATS agg.map_full.*)",
+			     (unsigned long long)v[PERFCAP_AGG_C_FULL_CALLS],
+			     (double)v[PERFCAP_AGG_C_FULL_NS] / 1e9);
 	err |= chunk_buffer_add_kv_u64(kv, "agg.calls", v[PERFCAP_AGG_C_CALLS]);
 	err |= chunk_buffer_add_kv_u64(kv, "agg.map_full.calls", v[PERFCAP_AGG_C_FULL_CALLS]);
 	err |= chunk_buffer_add_kv_u64(kv, "agg.map_full.ns", v[PERFCAP_AGG_C_FULL_NS]);

@@ -17,6 +17,7 @@
 #include "session/percpu_counts.h"
 #include "source.h"
 #include "metrics_drain.h"
+#include "util/util.h"
 
 static struct waits_bpf *skel;
 static struct metrics_drain drainer = { .map_fd = -1, .source = PERFCAP_SRC_WAITS };
@@ -102,6 +103,11 @@ static int waits_stats(struct chunk_buffer *kv, const struct consumer *c)
 	if (!skel)
 		return 0;
 	percpu_counts_read(skel->maps.agg_counters, v, PERFCAP_AGG_C_NR);
+	if (v[PERFCAP_AGG_C_FULL_CALLS])
+		warning_line("waits: %llu waits (%.3f s) found the sums map full: not in the "
+			     "THREAD_METRIC records (STATS waits.map_full.*)",
+			     (unsigned long long)v[PERFCAP_AGG_C_FULL_CALLS],
+			     (double)v[PERFCAP_AGG_C_FULL_NS] / 1e9);
 	err |= chunk_buffer_add_kv_u64(kv, "waits.summed", v[PERFCAP_AGG_C_CALLS]);
 	err |= chunk_buffer_add_kv_u64(kv, "waits.map_full.waits", v[PERFCAP_AGG_C_FULL_CALLS]);
 	err |= chunk_buffer_add_kv_u64(kv, "waits.map_full.ns", v[PERFCAP_AGG_C_FULL_NS]);
