@@ -56,7 +56,9 @@ enum perfcap_source_id {
 	PERFCAP_SRC_LOCK  = 6,  /* kernel lock contention, user mutex waits (lock.bpf.c) */
 	PERFCAP_SRC_MUX   = 7,  /* epoll/poll/select waits (syscall.bpf.c's set) */
 	PERFCAP_SRC_MEM   = 8,  /* sampled user page faults, exec mappings (mem.bpf.c) */
-	PERFCAP_SRC_MAX   = 16, /* bound of the per-source arrays: room for 7 more */
+	PERFCAP_SRC_AGG   = 9,  /* per-thread syscall metrics summed in the kernel (agg.bpf.c) */
+	PERFCAP_SRC_WAITS = 10, /* per-thread blocked time by call class, summed (waits.bpf.c) */
+	PERFCAP_SRC_MAX   = 16, /* bound of the per-source arrays: room for 5 more */
 };
 
 enum perfcap_event_type {
@@ -77,6 +79,7 @@ enum perfcap_event_type {
 	PERFCAP_EV_FAULT       = 36, /* mem: struct perfcap_fault */
 	PERFCAP_EV_EXEC_MAP    = 37, /* mem: struct perfcap_exec_map */
 	PERFCAP_EV_USTACK      = 40, /* cpu, sched: struct perfcap_ustack */
+	PERFCAP_EV_AGG_CALL    = 41, /* agg: a slow call, struct perfcap_syscall */
 	PERFCAP_EV_MAX    = 64,
 };
 
@@ -475,6 +478,74 @@ struct perfcap_exec_map {
 	__u32 nr;               /* the system call */
 	__u32 prot;
 	char  comm[PERFCAP_COMM_LEN];
+};
+
+/* ---- agg (agg.bpf.c): per-thread metrics summed in the kernel ----------- */
+
+/* `agg_metrics`: one entry per (thread, window, class, key) with calls in
+ * that window, drained by user space once the window is over (about 250
+ * bytes each with the hash overhead: 8 MiB preallocated). A call that finds
+ * the map full is counted in the agg_counters (calls and ns), never lost
+ * without trace. */
+#define PERFCAP_AGG_ENTRIES   32768
+#define PERFCAP_AGG_WINDOW_NS 1000000000ull  /* windows of 1 s from record.start_ns */
+/* Latency histogram: bucket 0 holds calls < 1024 ns, bucket b (1..30)
+ * [2^(b+9), 2^(b+10)) ns, bucket 31 everything from 2^40 ns on. */
+#define PERFCAP_AGG_HIST      32
+#define PERFCAP_AGG_HIST_SHIFT 9
+#define PERFCAP_AGG_NO_KEY    0xffffffffffffffffull
+
+/* What a completed call is summed as (the same numbers as the format's
+ * PC_METRIC_*). */
+enum perfcap_agg_class {
+	PERFCAP_AGG_NONE       = 0, /* in the class table: not a class of its own */
+	PERFCAP_AGG_FUTEX_WAIT = 1, /* futex waits; key: the futex address */
+	PERFCAP_AGG_FUTEX_WAKE = 2, /* futex wakes; key: address; bytes: threads woken */
+	PERFCAP_AGG_POLL       = 3, /* epoll_wait (key: epoll fd), poll/select (no key) */
+	PERFCAP_AGG_NET_RECV   = 4, /* socket receives; key: fd; bytes: returned */
+	PERFCAP_AGG_NET_SEND   = 5, /* socket sends; key: fd; bytes: returned */
+	PERFCAP_AGG_VFS_READ   = 6, /* reads of other files; key: inode number */
+	PERFCAP_AGG_VFS_WRITE  = 7, /* writes of other files; key: inode number */
+	PERFCAP_AGG_OTHER      = 8, /* every other system call; no key */
+	PERFCAP_AGG_CLASSES    = 9,
+	/* only in the class table: resolved at exit by the kind of fd arg0 */
+	PERFCAP_AGG_RW_READ    = 16, /* read/readv/pread64...: NET_RECV or VFS_READ */
+	PERFCAP_AGG_RW_WRITE   = 17, /* write/writev/pwrite64/sendfile...: NET_SEND or VFS_WRITE */
+	PERFCAP_AGG_FUTEX      = 18, /* futex(2): FUTEX_WAIT or FUTEX_WAKE by its op */
+	PERFCAP_AGG_POLL_NOKEY = 19, /* poll/ppoll/select/pselect6: POLL without a key */
+};
+
+/* perfcap_agg_key flags (= the format's PC_METRIC_F_*) */
+#define PERFCAP_AGG_F_WAIT 0x1 /* waits source: blocked intervals inside calls of the
+				  class (futex wakes: wakeups done), not calls */
+
+struct perfcap_agg_key {
+	__u32 tid;
+	__u32 window;           /* (exit time - origin) / PERFCAP_AGG_WINDOW_NS */
+	__u16 klass;            /* enum perfcap_agg_class */
+	__u16 flags;            /* PERFCAP_AGG_F_* */
+	__u32 pid;              /* tgid: in the key so the value needs no init */
+	__u64 key;              /* per class; PERFCAP_AGG_NO_KEY: none */
+};
+
+struct perfcap_agg_value {
+	__u64 count;            /* completed calls */
+	__u64 errors;           /* ... that returned a negative errno */
+	__u64 total_ns;         /* sum of their durations */
+	__u64 bytes;            /* sum of positive returns (see the class) */
+	__u32 hist[PERFCAP_AGG_HIST];
+};
+
+/* `agg_counters` (per CPU), of agg (calls) or of waits (intervals, wakes). */
+enum perfcap_agg_counter {
+	PERFCAP_AGG_C_CALLS        = 0, /* calls / waits and wakes summed into agg_metrics */
+	PERFCAP_AGG_C_FULL_CALLS   = 1, /* calls that found agg_metrics full */
+	PERFCAP_AGG_C_FULL_NS      = 2, /* ... and their total ns */
+	PERFCAP_AGG_C_SLOW         = 3, /* calls >= agg_slow_ns (records tried) */
+	PERFCAP_AGG_C_UNMATCHED    = 4, /* exits without their entry */
+	PERFCAP_AGG_C_NO_STORAGE   = 5, /* entries whose task storage failed */
+	PERFCAP_AGG_C_NOT_SYSCALL  = 6, /* waits: blocked outside a system call */
+	PERFCAP_AGG_C_NR           = 7,
 };
 
 #endif /* PERFCAP_BPF_H */

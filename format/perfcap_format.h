@@ -18,7 +18,7 @@
 
 #define PC_FILE_MAGIC      "PERFCAP\0" /* 8 bytes */
 #define PC_FORMAT_MAJOR    1           /* incompatible layout changes */
-#define PC_FORMAT_MINOR    2           /* compatible additions */
+#define PC_FORMAT_MINOR    3           /* compatible additions */
 
 struct pc_file_header {
 	char     magic[8];        /* PC_FILE_MAGIC */
@@ -103,6 +103,7 @@ enum pc_rec_type {
 	PC_REC_FAULT      = 20, /* mem: a sampled user page fault */
 	PC_REC_USTACK     = 21, /* EVENTS (1.2): user registers + user stack copy */
 	PC_REC_UNWIND     = 22, /* SYMBOLS (1.2): unwind tables of one module */
+	PC_REC_THREAD_METRIC = 23, /* EVENTS (1.3): a thread's calls of one class in one window */
 };
 
 /* "no stack captured" in a sample. Stack ids are assigned by the recorder
@@ -304,6 +305,48 @@ struct pc_rec_syscall {
 	uint32_t ustack;          /* PC_STACK_NONE unless stacks were asked for */
 	int64_t  ret;
 	uint64_t args[3];
+};
+
+/* pc_rec_syscall flags */
+#define PC_SYSCALL_F_SUMMED 0x1u /* (1.3) written by the agg source: the call
+				   is also summed in a THREAD_METRIC record */
+
+/* THREAD_METRIC classes (format/SPEC.md 2.3). */
+enum pc_metric_class {
+	PC_METRIC_FUTEX_WAIT = 1, /* key: futex address */
+	PC_METRIC_FUTEX_WAKE = 2, /* key: futex address; bytes: threads woken */
+	PC_METRIC_POLL       = 3, /* key: epoll fd, or PC_METRIC_NO_KEY (poll, select) */
+	PC_METRIC_NET_RECV   = 4, /* key: socket fd; bytes received */
+	PC_METRIC_NET_SEND   = 5, /* key: socket fd; bytes sent */
+	PC_METRIC_VFS_READ   = 6, /* key: inode number; bytes read */
+	PC_METRIC_VFS_WRITE  = 7, /* key: inode number; bytes written */
+	PC_METRIC_OTHER      = 8, /* every other system call; no key */
+	PC_METRIC_CLASSES    = 9,
+};
+
+#define PC_METRIC_NO_KEY 0xffffffffffffffffull
+
+/* pc_rec_thread_metric flags */
+#define PC_METRIC_F_WAIT 0x1u /* (waits source) sums of blocked intervals inside calls
+				 of the class, not of calls; futex_wake: wakeups done */
+#define PC_METRIC_HIST   32 /* bucket 0: < 1024 ns; b: [2^(b+9), 2^(b+10)); 31: >= 2^40 */
+
+/* (1.3) The completed system calls of one thread in one class (and key)
+ * whose exit fell in [window_start, window_start + window_ns). */
+struct pc_rec_thread_metric {
+	struct pc_rec h;
+	uint64_t window_start;    /* ns CLOCK_MONOTONIC (record.start_ns + k * window_ns) */
+	uint64_t window_ns;
+	uint32_t pid, tid;
+	uint16_t klass;           /* enum pc_metric_class */
+	uint16_t reserved;
+	uint32_t reserved2;
+	uint64_t key;             /* per class, PC_METRIC_NO_KEY: none */
+	uint64_t count;           /* calls */
+	uint64_t errors;          /* ... that returned a negative errno */
+	uint64_t total_ns;        /* sum of their durations */
+	uint64_t bytes;           /* sum of positive returns (per class) */
+	uint32_t hist[PC_METRIC_HIST]; /* calls per log2 duration bucket */
 };
 
 struct pc_rec_block {

@@ -22,6 +22,7 @@
 #define MAX_DURATION_S (365.0 * 24 * 3600)
 #define MAX_OFFCPU_MIN_NS (3600ull * 1000 * 1000 * 1000) /* 1 hour */
 #define MAX_SYSCALL_MIN_NS (3600ull * 1000 * 1000 * 1000) /* 1 hour */
+#define AGG_SLOW_DEFAULT_NS (1000ull * 1000) /* --slow-call: 1 ms */
 #define MAX_SAMPLE_ONE_IN 1000000
 #define MAX_RATE_CAP 100000000 /* per CPU per second */
 #define MAX_MAX_SIZE (1ull << 40)     /* 1 TiB */
@@ -40,6 +41,7 @@ enum long_only_option {
 	OPT_FAULT_SAMPLE,
 	OPT_SYSCALLS,
 	OPT_SYSCALL_MIN,
+	OPT_SLOW_CALL,
 	OPT_MAX_SIZE,
 	OPT_FLIGHT_RECORDER,
 	OPT_STACK_COPY,
@@ -109,6 +111,9 @@ static const struct argp_option options[] = {
 	{ "syscall-min", OPT_SYSCALL_MIN, "DURATION", 0,
 	  "syscall, mux, net, lock, mem: shortest call recorded (default 0; shorter "
 	  "ones are still counted)", 1 },
+	{ "slow-call", OPT_SLOW_CALL, "DURATION", 0,
+	  "agg: calls at least this long also get a record of their own (default 1ms; "
+	  "every call is summed)", 1 },
 	{ "mutex-uprobes", OPT_MUTEX_UPROBES, NULL, 0,
 	  "lock: also time pthread_mutex_lock in the targets (uprobes; not with -a)", 1 },
 	{ "lock-min", OPT_LOCK_MIN, "DURATION", 0,
@@ -132,6 +137,7 @@ struct parse_state {
 	const char *pid_arg;
 	const char *offcpu_min_arg;
 	const char *syscall_min_arg;
+	const char *slow_call_arg;
 	const char *sample_arg;
 	const char *rate_cap_arg;
 	const char *lock_min_arg;
@@ -190,6 +196,9 @@ static error_t parse_option(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_SYSCALL_MIN:
 		ps->syscall_min_arg = arg;
+		break;
+	case OPT_SLOW_CALL:
+		ps->slow_call_arg = arg;
 		break;
 	case OPT_COMM:
 		o->comm = arg;
@@ -304,7 +313,8 @@ static int validate_offcpu_min(struct record_options *o, const char *arg)
 	return 0;
 }
 
-static int validate_syscalls(struct record_options *o, const char *min_arg)
+static int validate_syscalls(struct record_options *o, const char *min_arg,
+			     const char *slow_arg)
 {
 	struct syscall_set set;
 	char why[200];
@@ -316,6 +326,12 @@ static int validate_syscalls(struct record_options *o, const char *min_arg)
 	if (min_arg && !recorder_duration(min_arg, MAX_SYSCALL_MIN_NS, &o->syscall_min_ns)) {
 		error_line("invalid --syscall-min '%s': expected a duration such as 10us, 1ms "
 			   "or 2s (at most 1 hour)", min_arg);
+		return 1;
+	}
+	o->agg_slow_ns = AGG_SLOW_DEFAULT_NS;
+	if (slow_arg && !recorder_duration(slow_arg, MAX_SYSCALL_MIN_NS, &o->agg_slow_ns)) {
+		error_line("invalid --slow-call '%s': expected a duration such as 100us, 1ms "
+			   "or 2s (at most 1 hour)", slow_arg);
 		return 1;
 	}
 	if (o->syscalls && !o->selected[PERFCAP_SRC_SYSCALL])
@@ -570,7 +586,7 @@ int cli_parse(int argc, char **argv, struct record_options *opts)
 	verbose_enabled = opts->verbose;
 	if (validate_freq(opts, ps.freq_arg) || validate_duration(opts, ps.duration_arg) ||
 	    validate_offcpu_min(opts, ps.offcpu_min_arg) || validate_sources(opts, &ps) ||
-	    validate_syscalls(opts, ps.syscall_min_arg) ||
+	    validate_syscalls(opts, ps.syscall_min_arg, ps.slow_call_arg) ||
 	    validate_comm(opts) || validate_cgroup(opts) ||
 	    validate_sample(opts, ps.sample_arg) || validate_rate_cap(opts, ps.rate_cap_arg) ||
 	    validate_lock_mem(opts, &ps) || validate_limits(opts, &ps) ||

@@ -49,6 +49,7 @@ struct record_options {
 	uint64_t lock_min_ns;     /* lock: shortest contention / mutex wait emitted */
 	uint64_t fault_one_in;    /* mem: --fault-sample N, keep 1 page fault in N */
 	uint64_t syscall_min_ns;  /* syscall sets: shortest call emitted (all counted) */
+	uint64_t agg_slow_ns;     /* agg: --slow-call, shortest call also emitted raw */
 	/* in-kernel filters (besides the pid filter of -p / a command) */
 	const char *comm;         /* --comm: process name, NULL: any */
 	const char *cgroup_path;  /* --cgroup: NULL: any */

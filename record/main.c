@@ -229,6 +229,7 @@ static int load_and_attach(struct recorder *r)
 	/* the start precedes every record */
 	r->run.start_monotonic_ns = monotonic_ns();
 	r->run.start_realtime_ns = realtime_ns();
+	r->session.env.start_ns = r->run.start_monotonic_ns;
 	return session_attach(&r->session, &r->consumer);
 }
 
@@ -412,6 +413,7 @@ static void record_until_stopped(struct recorder *r)
 			break;
 		}
 		now = monotonic_ns();
+		session_tick(&r->session, &r->consumer, now, false);
 		consumer_tick(&r->consumer, now);
 		targets_remove_retired(&r->session.targets, now);
 	}
@@ -535,6 +537,7 @@ static int finish(struct recorder *r)
 	session_detach(&r->session);
 	r->end_ns = monotonic_ns();
 	ring_reader_drain(&r->session.reader);
+	session_tick(&r->session, &r->consumer, r->end_ns, true);
 	err = consumer_flush(&r->consumer);
 	if (!err)
 		err = unwind_tables_write(r->writer_thread, &r->consumer.processes);

@@ -178,6 +178,17 @@ void session_detach(struct session *s)
 	}
 }
 
+void session_tick(struct session *s, struct consumer *c, uint64_t now_ns, bool final)
+{
+	size_t n;
+	const struct source *const *all = sources_all(&n);
+
+	for (size_t i = 0; i < n; i++) {
+		if (s->attached[all[i]->id] && all[i]->tick)
+			all[i]->tick(c, now_ns, final);
+	}
+}
+
 void session_destroy(struct session *s)
 {
 	size_t n;

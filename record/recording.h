@@ -49,6 +49,10 @@ int session_open_reader(struct session *s, struct consumer *c);
 /* Stops every source (the rings can then be drained to the end). */
 void session_detach(struct session *s);
 
+/* Lets the attached sources with a tick turn kernel state into records
+ * (see struct source); final after session_detach and the last drain. */
+void session_tick(struct session *s, struct consumer *c, uint64_t now_ns, bool final);
+
 void session_destroy(struct session *s);
 
 /* META keys of the sources: sources, sources.selected,

@@ -82,8 +82,11 @@ void correlator_set_sources(struct correlator *c, const char *sources)
 
 	c->wait_for_syscalls = copy == NULL;   /* out of memory: assume so */
 	for (char *s = copy ? strtok_r(copy, ", ", &save) : NULL; s;
-	     s = strtok_r(NULL, ", ", &save))
+	     s = strtok_r(NULL, ", ", &save)) {
 		c->wait_for_syscalls |= event_source_writes_syscalls(s);
+		c->summed_syscalls |= strcmp(s, "agg") == 0 || strcmp(s, "waits") == 0;
+		c->summed_calls |= strcmp(s, "agg") == 0;
+	}
 	free(copy);
 }
 

@@ -64,6 +64,23 @@ void correlator_use_writer(struct correlator *c, struct sql_writer *w);
 /* Feeds one event (in capture order). 0 or -1. */
 int correlator_add(struct correlator *c, const struct tl_event *ev);
 
+/* The calls of one thread in one class and window, summed by the
+ * recorder's agg source (a THREAD_METRIC record, metric_shares.c). */
+struct metric_sum {
+	uint64_t window_start, window_ns;
+	uint32_t pid, tid;
+	uint16_t klass;                 /* PC_METRIC_* */
+	int wait;                       /* PC_METRIC_F_WAIT: blocked time, not calls */
+	uint64_t count, total_ns;
+};
+
+/* Adds it to its thread's time shares. Once a capture has such sums
+ * (META sources names agg or waits), they alone fill the syscall, futex,
+ * poll, net and vfs columns of thread_time_shares, and SYSCALL records no
+ * longer do; with both, agg's (calls) win over waits' (blocked time). 0 or
+ * -1. */
+int correlator_add_metric(struct correlator *c, const struct metric_sum *m);
+
 /* Counts a CPU sample in its thread's window. 0 or -1. */
 int correlator_add_sample(struct correlator *c, uint32_t pid, uint32_t tid, uint64_t ts);
 

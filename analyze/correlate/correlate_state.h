@@ -62,6 +62,8 @@ struct correlator {
 	int has_origin;
 	int released_any;
 	int wait_for_syscalls;         /* syscall records may attribute waits */
+	int summed_syscalls;           /* agg or waits sums fill the shares (metric_shares.c) */
+	int summed_calls;              /* ... and agg's calls win over waits' */
 	int failed;
 };
 

@@ -74,6 +74,8 @@ int shares_on_syscall(struct correlator *c, const struct tl_event *ev)
 	const struct syscall_info *info = syscall_info(ev->u1);
 	int futex = futex_column(ev, info), io = io_column(c, ev, info);
 
+	if (c->summed_syscalls)
+		return 0; /* the agg source's sums fill these columns (metric_shares.c) */
 	if (shares_add_count(s, ev->pid, ev->tid, ev->start, SH_SYSCALLS, 1) ||
 	    shares_add_time(s, ev->pid, ev->tid, ev->start, ev->key, SH_SYSCALL_NS))
 		return -1;

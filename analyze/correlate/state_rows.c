@@ -24,6 +24,8 @@ static int add_shares(struct correlator *c, const struct state_interval *iv,
 
 	if (shares_add_time(s, iv->pid, iv->tid, iv->start, iv->end, state_column(iv->state)))
 		return -1;
+	if (c->summed_syscalls)
+		return 0; /* futex and poll wait time come from the sums (metric_shares.c) */
 	if (family == SC_FUTEX)
 		return shares_add_time(s, iv->pid, iv->tid, iv->start, iv->end, SH_FUTEX_WAIT);
 	if (family == SC_POLL)

@@ -122,7 +122,9 @@ int decode_syscall(struct loader *L, const struct record_in *in)
 	}
 	if (!syscall_info(s->nr)->name)
 		L->syscalls_unknown_nr++;
-	if (s->nr < SYSCALL_NR_COUNTED)
+	if (in->rec->flags & PC_SYSCALL_F_SUMMED)
+		L->counts.syscalls_summed++;  /* filed under agg, not split by number */
+	else if (s->nr < SYSCALL_NR_COUNTED)
 		L->counts.syscalls_by_nr[s->nr]++;
 	L->nsyscalls++;    /* its syscall_id */
 	in->row[0] = (int64_t)s->ts;

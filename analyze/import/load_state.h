@@ -36,6 +36,7 @@ struct load_counters {
 	uint64_t modules_bad;         /* module records the symbolizer rejected */
 	uint64_t maps_bad;            /* start >= end */
 	uint64_t syscalls_by_nr[SYSCALL_NR_COUNTED]; /* SYSCALL records per number */
+	uint64_t syscalls_summed;     /* ... of them written by agg (flag SUMMED) */
 	struct hmap unknown_chunk_types;   /* (type, 0) -> count */
 	struct hmap unknown_record_types;  /* (chunk type, record type) -> count */
 };
@@ -151,6 +152,7 @@ int decode_mutex(struct loader *L, const struct record_in *in);
 int decode_fault(struct loader *L, const struct record_in *in);
 int decode_ustack(struct loader *L, const struct record_in *in);
 int decode_unwind(struct loader *L, const struct record_in *in);
+int decode_thread_metric(struct loader *L, const struct record_in *in); /* load_aggregates.c */
 
 /* load_records.c: prepares the insert statements, writes what is still
  * buffered, finalizes them. */

@@ -92,7 +92,7 @@ static void split_syscalls(const struct loader *L, struct syscall_split *sp)
 		sp->n[i] = owned_syscalls(L, syscall_owners[i], claimed);
 		owned += sp->n[i];
 	}
-	sp->n[NOWNERS] = L->counts.records[PC_REC_SYSCALL] - owned;
+	sp->n[NOWNERS] = L->counts.records[PC_REC_SYSCALL] - L->counts.syscalls_summed - owned;
 }
 
 static uint64_t records_of(const struct loader *L, const struct syscall_split *sp,
@@ -105,6 +105,8 @@ static uint64_t records_of(const struct loader *L, const struct syscall_split *s
 	for (size_t i = 0; i < NOWNERS; i++)
 		if (strcmp(source, syscall_owners[i]) == 0)
 			return sp->n[i];
+	if (strcmp(source, "agg") == 0)
+		return L->counts.syscalls_summed;  /* its slow calls (flag SUMMED) */
 	return strcmp(source, "syscall") == 0 ? sp->n[NOWNERS] : 0;
 }
 

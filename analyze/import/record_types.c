@@ -16,6 +16,11 @@
 /* sizeof(T), refused at compile time when T outgrows RECORD_BODY_MAX. */
 #define BODY_SIZE(T) (sizeof(T) + 0 * sizeof(char[sizeof(T) <= RECORD_BODY_MAX ? 1 : -1]))
 
+/* thread_metrics' histogram: one column per PC_METRIC_HIST bucket */
+#define METRIC_HIST_COLUMNS "h0, h1, h2, h3, h4, h5, h6, h7, h8, h9, h10, h11, h12, h13," \
+	" h14, h15, h16, h17, h18, h19, h20, h21, h22, h23, h24, h25, h26, h27, h28, h29," \
+	" h30, h31"
+
 #define TYPE(id_, name_, source_, T, decoder) \
 	[id_] = { .id = id_, .name = name_, .source = source_, .size = BODY_SIZE(T), \
 		  .decode = decoder
@@ -73,6 +78,11 @@ static const struct record_type types[RECORD_TYPE_MAX + 1] = {
 	/* format 1.2: unwound at import (ustack_unwind.c), no table of their own */
 	TYPE(PC_REC_USTACK, "ustack", NULL, struct pc_rec, decode_ustack) },
 	TYPE(PC_REC_UNWIND, "unwind", NULL, struct pc_rec, decode_unwind) },
+	/* format 1.3: sums of the agg source (load_aggregates.c) */
+	TYPE(PC_REC_THREAD_METRIC, "thread_metric", "agg", struct pc_rec_thread_metric,
+	     decode_thread_metric),
+	  .table = "thread_metrics", .columns = "window_start, window_end, pid, tid, class,"
+	  " kind, key, calls, errors, total_ns, bytes, " METRIC_HIST_COLUMNS, .ncols = 43 },
 };
 
 const struct record_type *record_type_get(uint16_t type)

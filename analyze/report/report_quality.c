@@ -50,6 +50,29 @@ static void print_dropped(const struct report_context *ctx)
 		fmt_count(a, sizeof(a), max_size), fmt_count(b, sizeof(b), flight));
 }
 
+/* The kernel sums of agg and waits (format 1.3): what found their map full
+ * (missing from thread_metrics and the time shares) and what came late.
+ * Only for captures that have them. */
+static void print_kernel_sums(const struct report_context *ctx)
+{
+	static const char sql[] = "SELECT sum(value) FROM stats WHERE chunk = 'stats' AND"
+		" (key = ?1 || '.map_full.calls' OR key = ?2 || '.map_full.waits') HAVING count(*) > 0";
+	static const char late_sql[] = "SELECT sum(value) FROM stats WHERE chunk = 'stats' AND"
+		" key IN (?1 || '.late', ?2 || '.late')";
+	static const char ns_sql[] = "SELECT sum(value) FROM stats WHERE chunk = 'stats' AND"
+		" key IN (?1 || '.map_full.ns', ?2 || '.map_full.ns')";
+	int64_t full = db_lookup_int(ctx->db, sql, "agg", "waits", -1);
+	char a[FMT_BUF], b[FMT_BUF], c[FMT_BUF];
+
+	if (full < 0)
+		return;
+	fprintf(ctx->out, "  %-20s %s calls/waits found the kernel's sums map full (%s ns: "
+		"missing from the time shares); %s sums written late\n", "Kernel sums:",
+		fmt_count(a, sizeof(a), (uint64_t)full),
+		fmt_count(b, sizeof(b), (uint64_t)db_lookup_int(ctx->db, ns_sql, "agg", "waits", 0)),
+		fmt_count(c, sizeof(c), (uint64_t)db_lookup_int(ctx->db, late_sql, "agg", "waits", 0)));
+}
+
 static void print_stack_line(const struct report_context *ctx, const char *label,
 			     uint64_t samples, uint64_t stacks, const char *what)
 {
@@ -218,6 +241,7 @@ int report_section_quality(const struct report_context *ctx)
 	fprintf(ctx->out, "\nData quality\n");
 	print_losses(ctx);
 	print_dropped(ctx);
+	print_kernel_sums(ctx);
 	print_stacks(ctx);
 	print_frames(ctx);
 	print_format(ctx);

@@ -43,6 +43,7 @@ struct source_env {
 	const struct shared_maps *maps;       /* reuse them before load */
 	const struct perfcap_config *config;  /* copy into rodata.pc_config */
 	bool selected[PERFCAP_SRC_MAX];       /* sources chosen, by id */
+	uint64_t start_ns;                    /* record.start_ns, set before attach */
 };
 
 struct source {
@@ -66,6 +67,11 @@ struct source {
 	 * (The framework writes the common ones: see output/stats_chunk.c.) */
 	int  (*meta)(struct chunk_buffer *kv, const struct source_env *env);
 	int  (*stats)(struct chunk_buffer *kv, const struct consumer *c);
+
+	/* Called by the consumer loop after each poll (final: once more after
+	 * detach and the last ring drain): sources that keep state in kernel
+	 * maps (agg) turn it into capture records here. May be NULL. */
+	void (*tick)(struct consumer *c, uint64_t now_ns, bool final);
 };
 
 /* ---- the registry (sources.c) ---------------------------------------- */

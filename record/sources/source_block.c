@@ -158,6 +158,7 @@ const struct source block_source = {
 	.summary = "block I/O requests: device, sector, bytes, op, queue and service time, "
 		   "by submitting thread",
 	.id = PERFCAP_SRC_BLOCK,
+	.default_on = true,
 	.event_types = block_event_types,
 	.load = block_load,
 	.attach = block_attach,

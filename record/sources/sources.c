@@ -21,6 +21,8 @@ extern const struct source block_source;
 extern const struct source net_source;
 extern const struct source lock_source;
 extern const struct source mem_source;
+extern const struct source agg_source;
+extern const struct source waits_source;
 
 /* In load order: proc first, so forks are followed before anything runs. */
 static const struct source *const registry[] = {
@@ -33,6 +35,8 @@ static const struct source *const registry[] = {
 	&net_source,
 	&lock_source,
 	&mem_source,
+	&agg_source,
+	&waits_source,
 };
 
 #define NSOURCES (sizeof(registry) / sizeof(registry[0]))
@@ -124,13 +128,47 @@ int sources_select(const char *list, bool selected[PERFCAP_SRC_MAX])
 	return 0;
 }
 
+/* What each source costs the traced tasks, as measured on a 2-CPU VM
+ * (docs/perfcap-record.md says how; bench/metrics_cost.sh,
+ * bench/sched_overhead.sh, bench/block_overhead.sh). */
+static const struct {
+	const char *name, *cost;
+} costs[] = {
+	{ "proc", "per fork/exec/exit only" },
+	{ "cpu", "about 0.3% at the default -F 99" },
+	{ "sched", "about 0.7 us per context switch (half of it a blocked thread's user stack), "
+		   "0.3 us per wakeup" },
+	{ "syscall", "about 1.5 us per system call of a traced task (shared with mux, net, "
+		     "lock, mem)" },
+	{ "mux", "the syscall program's 1.5 us per system call" },
+	{ "block", "five small programs per block request: not measurable at 5000 req/s" },
+	{ "net", "the syscall program's 1.5 us per call, plus about 0.1 us per socket call" },
+	{ "lock", "the syscall program's 1.5 us per call; uprobes about 1-3 us per lock call "
+		  "(bare metal)" },
+	{ "mem", "the syscall program's 1.5 us per call, plus a program per page fault" },
+	{ "agg", "about 0.57 us per system call of a traced task (0.35 us of it the "
+		 "sys_enter/sys_exit tracepoints themselves)" },
+	{ "waits", "nothing per system call; two lookups per context switch and wakeup "
+		   "of a traced task (redis: +1.9% server CPU per request with the whole "
+		   "default set)" },
+};
+
+static const char *cost_of(const char *name)
+{
+	for (size_t i = 0; i < sizeof(costs) / sizeof(costs[0]); i++)
+		if (strcmp(costs[i].name, name) == 0)
+			return costs[i].cost;
+	return "not measured";
+}
+
 void sources_print(void)
 {
 	for (size_t i = 0; i < NSOURCES; i++) {
 		const struct source *s = registry[i];
 		const char *when = s->always_on ? "always" : s->default_on ? "default" : "-";
 
-		printf("%-8s %-8s %s\n", event_source_name(s->id), when, s->summary);
+		printf("%-8s %-8s %s; cost: %s\n", event_source_name(s->id), when, s->summary,
+		       cost_of(event_source_name(s->id)));
 	}
 }
 

@@ -179,3 +179,19 @@ void syscall_sets_build(const bool selected[PERFCAP_SRC_MAX], const struct sysca
 	if (selected[PERFCAP_SRC_SYSCALL])
 		add_to_table(user_set, PERFCAP_SRC_SYSCALL, 0, sel);
 }
+
+bool syscall_sets_wanted(const bool selected[PERFCAP_SRC_MAX])
+{
+	size_t n;
+	const struct syscall_source_set *f = syscall_source_sets(&n);
+
+	if (selected[PERFCAP_SRC_SYSCALL])
+		return true;
+	for (size_t i = 0; i < n; i++) {
+		int id = event_source_id(f[i].source);
+
+		if (id > 0 && id < PERFCAP_SRC_MAX && selected[id])
+			return true;
+	}
+	return false;
+}

@@ -69,6 +69,10 @@ bool syscall_set_of(const char *name, const struct syscall_set *user_set,
 
 /* Fills sel[] (the BPF program's syscall_set) from the selected sources
  * (by id, as in struct source_env). */
+/* Whether any selected source records raw SYSCALL records (syscall, or a
+ * source sharing its program): agg then leaves slow calls to them. */
+bool syscall_sets_wanted(const bool selected[PERFCAP_SRC_MAX]);
+
 void syscall_sets_build(const bool selected[PERFCAP_SRC_MAX], const struct syscall_set *user_set,
 			struct perfcap_syscall_sel sel[PERFCAP_SYSCALL_NR_MAX]);
 

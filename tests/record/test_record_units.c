@@ -233,11 +233,12 @@ static void expect_selected(const char *list, const int *ids, size_t n)
 
 Test(sources, default_and_explicit_lists)
 {
-	static const int defaults[] = { PERFCAP_SRC_PROC, PERFCAP_SRC_CPU, PERFCAP_SRC_SCHED };
+	static const int defaults[] = { PERFCAP_SRC_PROC, PERFCAP_SRC_CPU, PERFCAP_SRC_SCHED,
+					PERFCAP_SRC_BLOCK, PERFCAP_SRC_WAITS };
 	static const int chosen[] = { PERFCAP_SRC_PROC, PERFCAP_SRC_SYSCALL, PERFCAP_SRC_NET };
 
-	cr_assert_str_eq(sources_default_list(), "cpu,sched");
-	expect_selected(NULL, defaults, 3);
+	cr_assert_str_eq(sources_default_list(), "cpu,sched,block,waits");
+	expect_selected(NULL, defaults, 5);
 	expect_selected("syscall,net", chosen, 3);
 	expect_selected("net,syscall,net", chosen, 3);
 }

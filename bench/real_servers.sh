@@ -1,0 +1,224 @@
+#!/bin/bash
+# real_servers.sh - what recording costs Debian's real servers: throughput
+# untraced, under the default recording (no -e), the default plus agg (exact
+# per-call sums), every source at once and `perf record -g`, modes interleaved ABBA (round 1 in order,
+# round 2 reversed, ...), with the recorder's CPU time, peak RSS, bytes on
+# disk per second and lost events.
+#
+#   redis    redis-server, driven by redis-benchmark (SET+GET, 50 clients)
+#   nginx    nginx (1 worker, a 4 KiB static file), driven by wrk
+#   postgres postgres (synchronous_commit off), driven by pgbench (TPC-B)
+#
+# Every server listens on 127.0.0.1 only, in a private directory, and is
+# started and stopped by this script by its pid. The load is bounded: a
+# fixed number of requests (redis) or seconds (nginx, postgres).
+#
+# Usage: bench/real_servers.sh [BUILD_DIR] [ROUNDS] [SECONDS] [SERVER...]
+#   defaults: build, 4 rounds, 5 s per run, all three servers.
+# Needs root, perf, redis-server + redis-tools, nginx-light + wrk,
+# postgresql. Not a test: prints a table (also to $OUT, default
+# /tmp/real_servers.txt). State the load average with the numbers.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+build=$(realpath "${1:-build}")
+rounds=${2:-4}
+secs=${3:-5}
+shift $(($# > 3 ? 3 : $#))
+servers=${*:-redis nginx postgres}
+rec=$build/record/perfcap-record
+out=${OUT:-/tmp/real_servers.txt}
+every=cpu,sched,syscall,mux,block,net,lock,mem,waits,agg
+withagg=cpu,sched,block,waits,agg
+tmp=$(mktemp -d /tmp/perfcap-servers.XXXXXX)
+chmod 755 "$tmp"
+server_pid=
+cleanup() {
+	if [ -n "$server_pid" ]; then kill "$server_pid" 2> /dev/null || true; fi
+	wait 2> /dev/null || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# ---- servers: start_NAME sets server_pid and pids (what -p records) -------
+
+start_redis() {
+	redis-server --port 16379 --bind 127.0.0.1 --save '' --appendonly no \
+		--daemonize no > "$tmp/redis.log" 2>&1 &
+	server_pid=$!
+	for _ in $(seq 50); do redis-cli -p 16379 ping > /dev/null 2>&1 && break; sleep 0.1; done
+	pids=$server_pid
+}
+# requests/s of one bounded run (about $secs s at 80k requests/s)
+load_redis() {
+	redis-benchmark -p 16379 -n $((secs * 80000)) -c 50 -t set,get -q 2> /dev/null |
+		awk '{ for (i = 1; i <= NF; i++) if ($i == "requests") { s += $(i - 1); n++ } }
+		     END { printf "%.0f\n", s / n }'
+}
+
+start_nginx() {
+	mkdir -p "$tmp/nginx/www"
+	head -c 4096 /dev/zero | tr '\0' x > "$tmp/nginx/www/index.html"
+	cat > "$tmp/nginx/nginx.conf" <<EOF
+worker_processes 1;
+pid $tmp/nginx/nginx.pid;
+error_log $tmp/nginx/error.log;
+events { worker_connections 1024; }
+http {
+	access_log off;
+	client_body_temp_path $tmp/nginx;
+	proxy_temp_path $tmp/nginx;
+	fastcgi_temp_path $tmp/nginx;
+	uwsgi_temp_path $tmp/nginx;
+	scgi_temp_path $tmp/nginx;
+	server { listen 127.0.0.1:18080; root $tmp/nginx/www; }
+}
+EOF
+	nginx -c "$tmp/nginx/nginx.conf" -g 'daemon off;' &
+	server_pid=$!
+	for _ in $(seq 50); do curl -sf http://127.0.0.1:18080/ > /dev/null 2>&1 && break; sleep 0.1; done
+	pids=$(echo $server_pid $(cat /proc/$server_pid/task/*/children) | tr ' ' ,)
+}
+load_nginx() {
+	wrk -t 1 -c 50 -d "${secs}s" http://127.0.0.1:18080/ 2> /dev/null |
+		awk '/^Requests\/sec/ { printf "%.0f\n", $2 }'
+}
+
+start_postgres() {
+	local bin
+	bin=$(ls -d /usr/lib/postgresql/*/bin | tail -1)
+	mkdir -p "$tmp/pg"
+	chown postgres "$tmp/pg"
+	runuser -u postgres -- "$bin/initdb" -D "$tmp/pg/data" -A trust > "$tmp/pg/initdb.log" 2>&1
+	runuser -u postgres -- "$bin/postgres" -D "$tmp/pg/data" -k "$tmp/pg" -p 15432 \
+		-c listen_addresses=127.0.0.1 -c synchronous_commit=off \
+		> "$tmp/pg/server.log" 2>&1 &
+	server_pid=$!
+	for _ in $(seq 100); do
+		pg_isready -h 127.0.0.1 -p 15432 > /dev/null 2>&1 && break
+		sleep 0.1
+	done
+	# runuser's child is the postmaster
+	server_pid=$(cat /proc/$server_pid/task/*/children | awk '{ print $1 }')
+	pgbench -h 127.0.0.1 -p 15432 -U postgres -i -s 4 postgres > "$tmp/pg/init.log" 2>&1
+	pids=$(echo $server_pid $(cat /proc/$server_pid/task/*/children) | tr ' ' ,)
+}
+load_postgres() {
+	pgbench -h 127.0.0.1 -p 15432 -U postgres -c 8 -j 2 -T "$secs" postgres 2> /dev/null |
+		awk '/^tps/ { printf "%.0f\n", $3 }'
+}
+
+# ---- one run -------------------------------------------------------------
+
+# run SERVER MODE: prints "rate bytes_per_s lost recorder_cpu_s rss_kib"
+run() {
+	local server=$1 mode=$2 pid= t0 t1 rate size lost cpu rss
+	# postgres: its backends come and go; new ones are followed as children
+	[ "$server" = postgres ] && pids=$(echo $server_pid $(cat /proc/$server_pid/task/*/children) | tr ' ' ,)
+	case $mode in
+	none)
+		c0=$(server_ticks)
+		t0=$(date +%s.%N)
+		rate=$(load_$server)
+		t1=$(date +%s.%N)
+		c1=$(server_ticks)
+		echo "$rate 0 0 0 0 $(cpu_per_request "$c0" "$c1" "$rate" "$t0" "$t1")"
+		return ;;
+	perf) perf record -g -p "$pids" -o "$tmp/perf.data" > /dev/null 2>&1 & pid=$! ;;
+	default) "$rec" -p "$pids" -f -o "$tmp/run.perfcap" 2> "$tmp/run.err" & pid=$! ;;
+	agg) "$rec" -e $withagg -p "$pids" -f -o "$tmp/run.perfcap" 2> "$tmp/run.err" & pid=$! ;;
+	every) "$rec" -e $every -p "$pids" -f -o "$tmp/run.perfcap" 2> "$tmp/run.err" & pid=$! ;;
+	esac
+	sleep 2 # attached
+	c0=$(server_ticks)
+	t0=$(date +%s.%N)
+	rate=$(load_$server)
+	t1=$(date +%s.%N)
+	c1=$(server_ticks)
+	cpu=$(awk '{ print ($14 + $15) / 100 }' /proc/$pid/stat)
+	rss=$(awk '/^VmHWM/ { print $2 }' /proc/$pid/status)
+	kill -INT $pid
+	wait $pid || true
+	if [ "$mode" = perf ]; then
+		size=$(stat -c %s "$tmp/perf.data")
+		lost=$(perf report -i "$tmp/perf.data" --stats 2> /dev/null |
+			awk '/LOST/ { s += $NF } END { print s + 0 }')
+	else
+		size=$(stat -c %s "$tmp/run.perfcap")
+		lost=$(sed -n 's/.*: lost \([0-9,]*\) of .*/\1/p' "$tmp/run.err" | tr -d , | head -1)
+	fi
+	# bytes per second of load (recording also covers the 2 s attach wait)
+	echo "$rate $(awk -v s="$size" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", s / (b - a + 2) }') ${lost:-?} $cpu $rss $(cpu_per_request "$c0" "$c1" "$rate" "$t0" "$t1")"
+}
+
+# server_ticks: user+sys clock ticks of the server's processes and of their
+# children that exited (postgres backends end with each pgbench run and are
+# reaped by the postmaster): the BPF programs run in, and are charged to,
+# the traced tasks
+server_ticks() {
+	local p t=0
+	for p in ${pids//,/ }; do
+		[ -r /proc/$p/stat ] && t=$((t + $(awk '{ print $14 + $15 + $16 + $17 }' /proc/$p/stat)))
+	done
+	echo $t
+}
+
+# cpu_per_request TICKS0 TICKS1 RATE T0 T1: server CPU us per request
+cpu_per_request() {
+	awk -v a="$1" -v b="$2" -v r="$3" -v t0="$4" -v t1="$5" -v hz="$(getconf CLK_TCK)" \
+		'BEGIN { n = r * (t1 - t0); printf "%.2f", (n > 0 ? (b - a) / hz * 1e6 / n : 0) }'
+}
+
+summarize() {
+	local server=$1 file=$2
+	awk -v modes="none default agg every perf" -v server="$server" '
+		{ n[$1]++; s[$1] += $2; ss[$1] += $2 * $2; b[$1] += $3; l[$1] += $4;
+		  c[$1] += $5; if ($6 > r[$1]) r[$1] = $6; u[$1] += $7; uu[$1] += $7 * $7 }
+		END {
+			split(modes, m, " ")
+			base = s["none"] / n["none"]
+			ubase = u["none"] / n["none"]
+			printf "%-8s %-8s %12s %9s %6s %10s %8s %8s %9s %14s %6s\n", "server", "mode",
+				"rate mean", "sd", "ratio", "bytes/s", "lost", "rec CPU", "rec RSS",
+				"srv us/req", "ratio"
+			for (i = 1; i in m; i++) {
+				k = m[i]; if (!n[k]) continue
+				mean = s[k] / n[k]
+				var = n[k] > 1 ? (ss[k] - n[k] * mean * mean) / (n[k] - 1) : 0
+				um = u[k] / n[k]
+				uv = n[k] > 1 ? (uu[k] - n[k] * um * um) / (n[k] - 1) : 0
+				printf "%-8s %-8s %12.0f %9.0f %6.3f %10.0f %8d %7.2fs %7.0fM %7.2f+-%5.2f %6.3f\n",
+					server, k, mean, sqrt(var > 0 ? var : 0), mean / base,
+					b[k] / n[k], l[k], c[k] / n[k], r[k] / 1024, um,
+					sqrt(uv > 0 ? uv : 0), (ubase > 0 ? um / ubase : 0)
+			}
+		}' "$file"
+}
+
+modes="none default agg every perf"
+command -v perf > /dev/null || modes="none default agg every"
+{
+	echo "# $(date -u +%FT%TZ) $(uname -r), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "# $rounds rounds x $secs s, modes ABBA; rate = requests/s (redis, nginx), tps (postgres);"
+	echo "# rec CPU = recorder user+sys s per run (mean), rec RSS = peak; agg = -e $withagg;"
+	echo "# every = -e $every; srv us/req = server CPU (user+sys, BPF included) per request:"
+	echo "# less sensitive than the rate to other load on the machine (reaped children included)"
+} | tee "$out"
+for server in $servers; do
+	start_$server
+	load_$server > /dev/null # warm up
+	: > "$tmp/$server.rates"
+	for ((r = 1; r <= rounds; r++)); do
+		order=$modes
+		((r % 2 == 0)) && order=$(echo $modes | tr ' ' '\n' | tac | tr '\n' ' ')
+		for mode in $order; do
+			v=$(run "$server" "$mode")
+			echo "$mode $v" >> "$tmp/$server.rates"
+			echo "$server round $r: $mode: $v" >&2
+		done
+	done
+	summarize "$server" "$tmp/$server.rates" | tee -a "$out"
+	kill "$server_pid"
+	wait "$server_pid" 2> /dev/null || true
+	server_pid=
+done
+echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out"

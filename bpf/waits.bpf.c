@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* waits.bpf.c - kernel side of the waits source: the time each traced
+ * thread spends BLOCKED, by the system call it blocked in, summed in the
+ * kernel per (thread, 1 s window, class, key) into `agg_metrics` (flag
+ * PERFCAP_AGG_F_WAIT), at no cost per system call: only context switches
+ * and wakeups run code.
+ *
+ *   sched_switch, prev traced and blocking (not preempted, state not
+ *     running): the call it is in (its user registers: orig_ax, di, si)
+ *     gives class and key as for agg (futex address, epoll fd, socket fd,
+ *     file inode); kept with the switch-out time in task storage. Blocked
+ *     outside a system call (page fault ...): class other, counted.
+ *   sched_waking of such a task: the wait ends (run-queue time after it is
+ *     not a wait); if the waker is a traced task inside futex(2), one wake
+ *     is summed for the waker (class futex_wake, key: the address).
+ *   sched_switch, next has a wait in progress: summed (ending at its
+ *     wakeup, or now if none was seen).
+ */
+#include "metrics.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct wait_start {
+	__u64 ts;               /* switch-out; 0: none in progress */
+	__u64 woken;            /* its wakeup, 0: not seen yet */
+	__u64 key;
+	__u16 klass;
+	__u16 reserved[3];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct wait_start);
+} wait_starts SEC(".maps");
+
+#define TASK_RUNNING 0
+#define PF_KTHREAD   0x00200000
+
+/* The system call task is in: its number (-1: none) and first arguments. */
+static __always_inline long in_syscall(struct task_struct *task, __u64 *arg0, __u64 *arg1)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+	*arg0 = BPF_CORE_READ(regs, di);
+	*arg1 = BPF_CORE_READ(regs, si);
+	return (long)BPF_CORE_READ(regs, orig_ax);
+}
+
+static __always_inline void wait_begins(struct task_struct *prev, __u64 now)
+{
+	struct wait_start *w;
+	__u64 arg0, arg1, key = PERFCAP_AGG_NO_KEY;
+	long nr;
+
+	if (prev->flags & PF_KTHREAD)
+		return;
+	w = bpf_task_storage_get(&wait_starts, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!w) {
+		count_n(PERFCAP_AGG_C_NO_STORAGE, 1);
+		return;
+	}
+	nr = in_syscall(prev, &arg0, &arg1);
+	if (nr < 0) {
+		count_n(PERFCAP_AGG_C_NOT_SYSCALL, 1);
+		w->klass = PERFCAP_AGG_OTHER;
+	} else {
+		w->klass = classify(prev, (__u64)nr, arg0, arg1, &key);
+	}
+	w->key = key;
+	w->woken = 0;
+	w->ts = now;
+}
+
+static __always_inline void wait_ends(struct task_struct *next, __u64 now)
+{
+	struct wait_start *w = bpf_task_storage_get(&wait_starts, next, 0, 0);
+	struct perfcap_agg_key k = {};
+	__u64 end, origin = agg_origin_ns;
+
+	if (!w || !w->ts)
+		return;
+	end = w->woken && w->woken >= w->ts ? w->woken : now;
+	k.tid = next->pid;
+	k.pid = next->tgid;
+	k.window = end > origin ? (end - origin) / PERFCAP_AGG_WINDOW_NS : 0;
+	k.klass = w->klass;
+	k.flags = PERFCAP_AGG_F_WAIT;
+	k.key = w->key;
+	sum(PERFCAP_SRC_WAITS, &k, end - w->ts, 0);
+	w->ts = 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(waits_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__u64 now = 0;
+
+	if (!preempt && prev->__state != TASK_RUNNING && pc_task_traced(prev)) {
+		now = bpf_ktime_get_ns();
+		wait_begins(prev, now);
+	}
+	if (pc_task_traced(next))
+		wait_ends(next, now ? now : bpf_ktime_get_ns());
+	return 0;
+}
+
+/* One wake by the current task, if it is a traced task inside futex(2). */
+static __always_inline void futex_wake(__u64 now)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+	struct perfcap_agg_key k = {};
+	__u64 arg0, arg1, origin = agg_origin_ns;
+
+	if (cur->flags & PF_KTHREAD || !pc_task_traced(cur))
+		return;
+	if (classify(cur, (__u64)in_syscall(cur, &arg0, &arg1), arg0, arg1, &k.key) !=
+	    PERFCAP_AGG_FUTEX_WAKE)
+		return;
+	k.tid = cur->pid;
+	k.pid = cur->tgid;
+	k.window = now > origin ? (now - origin) / PERFCAP_AGG_WINDOW_NS : 0;
+	k.klass = PERFCAP_AGG_FUTEX_WAKE;
+	k.flags = PERFCAP_AGG_F_WAIT;
+	sum(PERFCAP_SRC_WAITS, &k, 0, 0);
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(waits_waking, struct task_struct *p)
+{
+	struct wait_start *w;
+	__u64 now;
+
+	if (!pc_task_traced(p))
+		return 0;
+	w = bpf_task_storage_get(&wait_starts, p, 0, 0);
+	if (!w || !w->ts || w->woken)
+		return 0;
+	now = bpf_ktime_get_ns();
+	w->woken = now;
+	if (w->klass == PERFCAP_AGG_FUTEX_WAIT)
+		futex_wake(now);
+	return 0;
+}

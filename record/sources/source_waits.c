@@ -1,0 +1,138 @@
+/* source_waits.c - the waits source (`-e waits`, in the default set): the
+ * time each traced thread spends blocked, by the system call it blocked in
+ * (futex wait per address, poll/epoll per epoll fd, socket receive/send
+ * per fd, file read/write per inode, other), and the futex wakeups each
+ * thread did per address, summed in the kernel (bpf/waits.bpf.c) at
+ * context switches and wakeups only, so it costs nothing per system call.
+ * Written as THREAD_METRIC records with flag WAIT, window by window
+ * (metrics_drain.c). Exact per-call counts and times need `-e agg`.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <bpf/libbpf.h>
+
+#include "consume/consumer.h"      /* perfcap_bpf.h, which the skeleton needs */
+#include "waits.skel.h"
+#include "session/percpu_counts.h"
+#include "source.h"
+#include "metrics_drain.h"
+#include "util/util.h"
+
+static struct waits_bpf *skel;
+static struct metrics_drain drainer = { .map_fd = -1, .source = PERFCAP_SRC_WAITS };
+
+static int waits_load(const struct source_env *env, char *why, size_t len)
+{
+	int err;
+
+	skel = waits_bpf__open();
+	if (!skel) {
+		err = -errno;
+		source_explain(why, len, "cannot open the BPF object", err);
+		return err;
+	}
+	skel->rodata->pc_config = *env->config;
+	metrics_classes_fill(skel->rodata->agg_class_of);
+	err = source_reuse_shared_maps(env, skel->obj, why, len);
+	if (err)
+		return err;
+	err = waits_bpf__load(skel);
+	if (err)
+		source_explain(why, len, "cannot load the BPF programs", err);
+	return err;
+}
+
+static int waits_attach(const struct source_env *env, char *why, size_t len)
+{
+	int err;
+
+	drainer.origin_ns = env->start_ns;
+	drainer.map_fd = bpf_map__fd(skel->maps.agg_metrics);
+	skel->bss->agg_origin_ns = env->start_ns;
+	err = waits_bpf__attach(skel);
+	if (err)
+		source_explain(why, len, "cannot attach sched_switch/sched_waking", err);
+	return err;
+}
+
+static void waits_detach(void)
+{
+	if (skel)
+		waits_bpf__detach(skel);
+}
+
+static void waits_destroy(void)
+{
+	waits_bpf__destroy(skel);
+	skel = NULL;
+	drainer.map_fd = -1;
+}
+
+static void waits_tick(struct consumer *c, uint64_t now_ns, bool final)
+{
+	if (skel)
+		metrics_drain_tick(&drainer, c, now_ns, final);
+}
+
+static void waits_handle(struct consumer *c, const void *data, size_t size)
+{
+	(void)data;
+	(void)size;
+	consumer_drop(c, PERFCAP_SRC_WAITS); /* it sends no kernel records */
+}
+
+static int waits_meta(struct chunk_buffer *kv, const struct source_env *env)
+{
+	int err = 0;
+
+	(void)env;
+	err |= chunk_buffer_add_kv_u64(kv, "waits.origin_ns", drainer.origin_ns);
+	err |= chunk_buffer_add_kv_u64(kv, "waits.window_ns", PERFCAP_AGG_WINDOW_NS);
+	err |= chunk_buffer_add_kv_u64(kv, "waits.entries_max", PERFCAP_AGG_ENTRIES);
+	err |= chunk_buffer_add_kv(kv, "waits.classes", metrics_class_list());
+	return err ? -ENOMEM : 0;
+}
+
+static int waits_stats(struct chunk_buffer *kv, const struct consumer *c)
+{
+	uint64_t v[PERFCAP_AGG_C_NR] = { 0 };
+	int err = 0;
+
+	(void)c;
+	if (!skel)
+		return 0;
+	percpu_counts_read(skel->maps.agg_counters, v, PERFCAP_AGG_C_NR);
+	if (v[PERFCAP_AGG_C_FULL_CALLS])
+		warning_line("waits: %llu waits (%.3f s) found the sums map full: not in the "
+			     "THREAD_METRIC records (STATS waits.map_full.*)",
+			     (unsigned long long)v[PERFCAP_AGG_C_FULL_CALLS],
+			     (double)v[PERFCAP_AGG_C_FULL_NS] / 1e9);
+	err |= chunk_buffer_add_kv_u64(kv, "waits.summed", v[PERFCAP_AGG_C_CALLS]);
+	err |= chunk_buffer_add_kv_u64(kv, "waits.map_full.waits", v[PERFCAP_AGG_C_FULL_CALLS]);
+	err |= chunk_buffer_add_kv_u64(kv, "waits.map_full.ns", v[PERFCAP_AGG_C_FULL_NS]);
+	err |= chunk_buffer_add_kv_u64(kv, "waits.no_storage", v[PERFCAP_AGG_C_NO_STORAGE]);
+	err |= chunk_buffer_add_kv_u64(kv, "waits.not_syscall", v[PERFCAP_AGG_C_NOT_SYSCALL]);
+	err |= metrics_drain_stats(&drainer, kv, "waits");
+	return err ? -ENOMEM : 0;
+}
+
+static const uint16_t waits_event_types[] = { 0 };
+
+const struct source waits_source = {
+	.summary = "blocked time per thread, 1 s window and the call it blocked in (futex "
+		   "per address, epoll per fd, socket recv/send per fd, file read/write per "
+		   "inode, other), futex wakes per address; summed in the kernel at context "
+		   "switches, nothing per system call",
+	.id = PERFCAP_SRC_WAITS,
+	.default_on = true,
+	.event_types = waits_event_types,
+	.load = waits_load,
+	.attach = waits_attach,
+	.detach = waits_detach,
+	.destroy = waits_destroy,
+	.handle = waits_handle,
+	.meta = waits_meta,
+	.stats = waits_stats,
+	.tick = waits_tick,
+};

@@ -1,0 +1,86 @@
+#!/bin/sh
+# metrics_default.sh - the DEFAULT recording (no -e: cpu,sched,block,waits)
+# carries the per-thread metric families, checked against workloads with
+# a known answer, in thread_time_shares and thread_metrics:
+#   futex  lock_convoy: each waiter's futex_wait_ns is the wait time it
+#          measured itself (within 20% + 10 ms), its futex_waits at least its
+#          own count of waits, and the waiters woke each other (futex_wakes);
+#   poll   epoll_waits 10 x 20 ms: 10 poll waits on the epoll fd, 150-300 ms;
+#   block  fsync_writes 40: >= 40 block requests of the writer, and its
+#          blocked time in file writes (vfs_write, keyed by inode) > 0;
+#   net    tcp_echo: the server's threads blocked in socket receives.
+set -eu
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/metrics_lib.sh"
+require_bpf
+make_tmpdir
+
+# record NAME COMMAND...: the default recording of COMMAND, imported
+record() {
+	name=$1
+	shift
+	"$PERFCAP_RECORD" -o "$TMP/$name.perfcap" -- "$@" > "$TMP/$name.out" 2> "$TMP/$name.err" ||
+		{ cat "$TMP/$name.err" >&2; fail "perfcap-record of $name failed"; }
+	sources=$(sed -n 's/.*wrote .* events (\(.*\);.*/\1/p' "$TMP/$name.err")
+	echo "$name: $sources"
+	import_capture "$TMP/$name.perfcap"
+}
+
+# ---- futex ------------------------------------------------------------------
+record futex "$LOCK_CONVOY" 20
+DB="$TMP/futex.perfcap.db"
+[ "$(q "$DB" "SELECT value FROM meta WHERE key = 'sources'")" = proc,cpu,sched,block,waits ] ||
+	fail "default sources: $(q "$DB" "SELECT value FROM meta WHERE key = 'sources'")"
+n=0
+grep '^waiter ' "$TMP/futex.out" > "$TMP/waiters"
+while read -r _ tid waits wait_ns; do
+	tid=${tid#tid=} waits=${waits#waits=} wait_ns=${wait_ns#wait_ns=}
+	got=$(num "$(q "$DB" "SELECT sum(futex_wait_ns) FROM thread_time_shares WHERE tid = $tid")")
+	count=$(num "$(q "$DB" "SELECT sum(futex_waits) FROM thread_time_shares WHERE tid = $tid")")
+	echo "waiter $tid: futex_wait_ns $got (measured $wait_ns), futex_waits $count (measured $waits)"
+	lo=$((wait_ns * 8 / 10 - 10000000)) hi=$((wait_ns * 12 / 10 + 10000000))
+	within "$got" "$lo" "$hi" || fail "waiter $tid: futex_wait_ns $got not within [$lo, $hi]"
+	[ "$count" -ge "$waits" ] || fail "waiter $tid: $count futex waits < $waits measured"
+	n=$((n + 1))
+done < "$TMP/waiters"
+[ $n -ge 2 ] || fail "lock_convoy printed $n waiters"
+wakes=$(num "$(q "$DB" "SELECT sum(futex_wakes) FROM thread_time_shares")")
+[ "$wakes" -gt 0 ] || fail "no futex wakes"
+keys=$(num "$(q "$DB" "SELECT count(DISTINCT key) FROM thread_metrics WHERE class = 'futex_wait' AND kind = 'waits'")")
+[ "$keys" -ge 1 ] || fail "no futex address in thread_metrics"
+
+# ---- poll -------------------------------------------------------------------
+record poll "$EPOLL_WAITS" 10 20
+DB="$TMP/poll.perfcap.db"
+tid=$(sed -n 's/^tid=\([0-9]*\) .*/\1/p' "$TMP/poll.out")
+epfd=$(sed -n 's/.* epfd=\([0-9]*\).*/\1/p' "$TMP/poll.out")
+waits=$(num "$(q "$DB" "SELECT sum(poll_waits) FROM thread_time_shares WHERE tid = $tid")")
+ns=$(num "$(q "$DB" "SELECT sum(poll_wait_ns) FROM thread_time_shares WHERE tid = $tid")")
+key=$(q "$DB" "SELECT group_concat(DISTINCT key) FROM thread_metrics WHERE tid = $tid AND class = 'poll'")
+echo "poll: $waits waits, $ns ns, epoll fd $key (workload: 10 x 20 ms on fd $epfd)"
+[ "$waits" -eq 10 ] || fail "expected 10 poll waits, got $waits"
+within "$ns" 150000000 300000000 || fail "poll_wait_ns $ns not within 150-300 ms"
+[ "$key" = "$epfd" ] || fail "poll key $key, expected the epoll fd $epfd"
+
+# ---- block I/O and file writes ---------------------------------------------
+record fsync "$FSYNC_WRITES" "$TMP/fsync.data" 40
+DB="$TMP/fsync.perfcap.db"
+tid=$(awk '/^writer/ { print $3 }' "$TMP/fsync.out")
+reqs=$(num "$(q "$DB" "SELECT sum(block_requests) FROM thread_time_shares WHERE tid = $tid")")
+vfs=$(num "$(q "$DB" "SELECT sum(vfs_write_ns) FROM thread_time_shares WHERE tid = $tid")")
+inodes=$(num "$(q "$DB" "SELECT count(DISTINCT key) FROM thread_metrics WHERE tid = $tid AND class = 'vfs_write'")")
+echo "fsync: $reqs block requests, $vfs ns blocked in file writes, $inodes inode(s)"
+[ "$reqs" -ge 40 ] || fail "expected >= 40 block requests of the writer, got $reqs"
+[ "$vfs" -gt 0 ] || fail "no blocked time in file writes"
+[ "$inodes" -ge 1 ] || fail "no inode key for vfs_write"
+
+# ---- network ------------------------------------------------------------------
+record net "$TCP_ECHO" 0 200
+DB="$TMP/net.perfcap.db"
+server=$(awk '/^server/ { print $2 }' "$TMP/net.out")
+recv=$(num "$(q "$DB" "SELECT sum(net_recv_ns) FROM thread_time_shares WHERE pid = $server")")
+fds=$(num "$(q "$DB" "SELECT count(DISTINCT key) FROM thread_metrics WHERE pid = $server AND class = 'net_recv'")")
+echo "net: server $server blocked $recv ns in socket receives on $fds fd(s)"
+[ "$recv" -gt 0 ] || fail "no blocked time in socket receives for the server"
+[ "$fds" -ge 1 ] || fail "no socket fd key for net_recv"
+echo "PASS"
