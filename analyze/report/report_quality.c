@@ -207,6 +207,7 @@ static void write_json(const struct report_context *ctx)
 		 damage ? damage : "intact, end marker present");
 	json_end_array(w);
 	free(damage);
+	report_quality_user_stacks(ctx);
 }
 
 int report_section_quality(const struct report_context *ctx)
@@ -219,6 +220,7 @@ int report_section_quality(const struct report_context *ctx)
 	print_losses(ctx);
 	print_dropped(ctx);
 	print_stacks(ctx);
+	report_quality_user_stacks(ctx);
 	print_frames(ctx);
 	print_format(ctx);
 	print_file(ctx);

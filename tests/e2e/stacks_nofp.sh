@@ -85,8 +85,26 @@ check_offcpu() {   # $1 = label, remaining = extra import args
 	[ $((100 * ${hit:-0} / total)) -ge 90 ] || fail "$label: off-CPU chain in < 90%"
 }
 
+# the report's data quality says the same (user_stacks, docs/report-json.md)
+check_quality() {
+	"$PERFCAP_ANALYZE" report --json "$TMP/run.db" > "$TMP/report.json" \
+		|| fail "report --json failed"
+	python3 - "$TMP/report.json" <<'PY' || fail "user_stacks in the report"
+import json, sys
+u = json.load(open(sys.argv[1]))["user_stacks"]
+proc = [p for p in u["processes"] if p["comm"] == "nofp_chain"][0]["stacks"]
+print("report: complete share cpu %.3f offcpu %.3f nofp_chain %.3f, stops %s" %
+      (u["cpu"]["complete_share"], u["offcpu"]["complete_share"],
+       proc["complete_share"], u["stops"]))
+assert proc["complete_share"] >= 0.9 and proc["dwarf"] >= 0.9 * proc["stacks"]
+assert u["offcpu"]["complete_share"] >= 0.9
+assert u["stops"].get("end", 0) >= 0.9 * sum(u["stops"].values())
+PY
+}
+
 check_chain "with binaries"
 check_offcpu "with binaries"
+check_quality
 command -v sqlite3 > /dev/null && check_complete "with binaries"
 rm -f "$TMP/nofp_chain" "$TMP/$(basename "$NOFP_LIB")"
 check_chain "binaries deleted" --no-local-files
