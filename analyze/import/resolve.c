@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "db/db.h"
+#include "exe_alias.h"
 #include "load_state.h"
 #include "symbolize/symbolize.h"
 #include "util/text.h"
@@ -49,6 +50,7 @@ struct resolver {
 	sqlite3_stmt *ins_stack;
 	struct batch_insert stack_frames;
 	struct hmap cache;        /* key -> first_frame_id << 8 | nframes */
+	struct exe_aliases aliases; /* main executables as started */
 	uint8_t *frame_flags;     /* indexed by frame id */
 	uint32_t flags_cap;
 	uint32_t next_frame_id;   /* ids start at 1 */
@@ -118,6 +120,7 @@ struct frame_row {
 	const char *fallback_module;
 	uint64_t module_offset;   /* unadjusted file offset (user) or address */
 	int junk_candidate;       /* a return address in no mapping */
+	const char *display_module; /* the module as the user knows it, or NULL */
 };
 
 /* Names from symbol tables, DWARF and perf maps are data from the capture
@@ -165,7 +168,8 @@ static void unresolved_frame_name(char *buf, size_t len, const char *module)
 static int insert_frame(struct resolver *R, const struct frame_row *f, uint32_t *id_out)
 {
 	const struct sym_frame *sf = f->sym;
-	const char *module = sf->module ? sf->module : f->fallback_module;
+	const char *module = f->display_module ? f->display_module :
+			     sf->module ? sf->module : f->fallback_module;
 	int resolved = sf->mode != SYM_MODE_UNRESOLVED && sf->function;
 	char unresolved_name[512];
 	sqlite3_stmt *st = R->ins_frame;
@@ -258,6 +262,7 @@ static int resolve_mapped_ip(struct resolver *R, const struct mapping *m, uint64
 		.kind = "user", .address = ip, .fallback_module = m->path,
 		.module_offset = offset,
 		.return_adjust = (is_return && offset > 0) ? 1 : 0,
+		.display_module = exe_alias(&R->aliases, m->pid, m->path),
 	};
 	int count;
 
@@ -373,6 +378,8 @@ static int resolver_init(struct resolver *R, struct loader *L)
 	if (batch_init(&R->stack_frames, L->db, "stack_frames (stack_id, position, frame_id)",
 		       3) < 0)
 		return -1;
+	if (exe_aliases_init(&R->aliases, L->db) < 0)
+		return -1;
 	return (R->ins_frame && R->ins_stack) ? 0 : -1;
 }
 
@@ -382,6 +389,7 @@ static void resolver_free(struct resolver *R)
 	sqlite3_finalize(R->ins_stack);
 	batch_free(&R->stack_frames);
 	hmap_free(&R->cache);
+	exe_aliases_free(&R->aliases);
 	free(R->frame_flags);
 }
 
