@@ -42,6 +42,7 @@ struct ustack_state {
 	uint32_t nstacks, stacks_cap;
 	uint64_t ips[STACK_MAX_IPS];
 	uint64_t copies, offcpu_copies, malformed, tables_bad;
+	uint64_t fp_copies, fp_steps;         /* the frame-pointer fallback */
 	uint64_t by_stop[UNWIND_STOP_COUNT];  /* copies per stop reason */
 };
 
@@ -220,6 +221,8 @@ void ustack_load(struct loader *L, const struct pc_rec *rec)
 		     find_module, &f, S->ips, STACK_MAX_IPS, &r);
 	S->copies++;
 	S->offcpu_copies += (rec->flags & PC_USTACK_F_OFFCPU) != 0;
+	S->fp_copies += r.fp_steps > 0;
+	S->fp_steps += r.fp_steps;
 	S->by_stop[r.stop]++;
 	id = stack_id_of(L, u.pid, &r);
 	slot = id == PC_STACK_NONE ? NULL :
@@ -377,6 +380,7 @@ static int store_counters(struct loader *L)
 	const struct { const char *k; uint64_t v; } rows[] = {
 		{ "copies", S->copies }, { "copies.offcpu", S->offcpu_copies },
 		{ "copies.malformed", S->malformed },
+		{ "copies.fp_fallback", S->fp_copies }, { "frames.fp_fallback", S->fp_steps },
 		{ "modules", S->nmods }, { "modules.unusable", S->tables_bad },
 		{ "stacks", S->nstacks },
 	};

@@ -60,6 +60,7 @@ struct unwind_result {
 	uint32_t n;               /* ips written, innermost first */
 	enum unwind_stop stop;
 	uint64_t stop_pc;         /* the pc the walk stopped at (0 if none) */
+	uint32_t fp_steps;        /* frames crossed by the frame-pointer fallback */
 };
 
 /* Walks from regs (PC_UREG_*) and writes at most max ips. */

@@ -191,6 +191,38 @@ Test(unwind, empty_window_and_unknown_pc)
 	unwind_cfi_free(c);
 }
 
+/* Code without CFI (a JIT) that keeps a frame pointer is crossed with it:
+ * [rbp] = the caller's rbp, [rbp + 8] = the return address, into G (whose
+ * RA is undefined: complete). rbp below sp, or outside the window, keeps
+ * the original stop. */
+Test(unwind, frame_pointer_crosses_code_without_cfi)
+{
+	struct eh e = { .n = 0 };
+	struct pc_unwind_table t;
+	struct unwind_cfi *c = two_functions(&e, &t, NULL, 0);
+	uint64_t stack[4] = { 0xdead, 0xbeef, 0 /* [rbp] */, 0x2010 /* [rbp + 8] */ };
+	uint64_t regs[PC_UREG_NR] = { [PC_UREG_IP] = 0x9000, [PC_UREG_SP] = SP,
+				      [PC_UREG_BP] = SP + 16 };
+	struct unwind_memory mem = { SP, (const uint8_t *)stack, sizeof(stack) };
+	uint64_t ips[16];
+	struct unwind_result r;
+
+	cr_assert_not_null(c);
+	unwind_stack(regs, &mem, find, c, ips, 16, &r);
+	cr_assert_eq(r.stop, UNWIND_END, "stop %s", unwind_stop_name(r.stop));
+	cr_assert_eq(r.n, 2);
+	cr_assert_eq(ips[1], 0x2010);
+	cr_assert_eq(r.fp_steps, 1);
+	regs[PC_UREG_BP] = SP - 8;       /* below sp: not a frame of this stack */
+	unwind_stack(regs, &mem, find, c, ips, 16, &r);
+	cr_assert_eq(r.stop, UNWIND_NO_MODULE);
+	cr_assert_eq(r.fp_steps, 0);
+	regs[PC_UREG_BP] = SP + 4096;    /* outside the window */
+	unwind_stack(regs, &mem, find, c, ips, 16, &r);
+	cr_assert_eq(r.stop, UNWIND_NO_MODULE);
+	unwind_cfi_free(c);
+}
+
 /* Every prefix of a valid table, and random tables: a stop, never a crash. */
 static void walk_any(uint8_t *bytes, size_t n)
 {
