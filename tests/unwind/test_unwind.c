@@ -14,7 +14,7 @@
 
 struct eh { uint8_t b[512]; size_t n; };
 
-static void put(struct eh *e, const void *p, size_t n) { memcpy(e->b + e->n, p, n); e->n += n; }
+static void put(struct eh *e, const void *p, size_t n) { if (n) memcpy(e->b + e->n, p, n); e->n += n; }
 static void put8(struct eh *e, uint8_t v) { put(e, &v, 1); }
 static void put32(struct eh *e, uint32_t v) { put(e, &v, 4); }
 static void pad4(struct eh *e, size_t start)
