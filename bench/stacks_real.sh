@@ -1,63 +1,240 @@
 #!/bin/bash
-# stacks_real.sh - issue 11: full user stacks on Debian's redis-server (built
-# without frame pointers), perfcap --stack-copy against perf --call-graph
-# dwarf, in interleaved rounds of the same run:
-#   untraced | perfcap-record -e cpu -F 99 -p PID | perf record -F 99 --call-graph dwarf -p PID
-# For each round: redis-benchmark throughput (get,set); for the recorders
-# the capture's size per CPU sample, and for perfcap the share of samples
-# whose user stack unwound to the outermost frame, and the import's rate.
-# Usage: bench/stacks_real.sh [ROUNDS] [REQUESTS]   (as root; defaults 3 300000)
-# Env: PERFCAP_RECORD, PERFCAP_ANALYZE (default build-s/...)
+# stacks_real.sh - issue 11: full user stacks on Debian's servers (built
+# without frame pointers), perfcap --stack-copy side by side with
+# `perf record -F 99 --call-graph dwarf`, in interleaved rounds of the same
+# run. Servers (each skipped when not installed), on 127.0.0.1, started and
+# stopped by this script by pid:
+#   redis     redis-server under redis-benchmark (get,set)
+#   nginx     nginx-light (2 workers, a small static file) under wrk
+#   postgres  postgres (a throwaway cluster in /tmp, fsync off) under pgbench
+#             (TPC-B-like, 8 clients: row locks, so blocked backends)
+# Modes, in ABBA order per round (odd rounds as listed, even reversed):
+#   untraced      the load alone
+#   perfcap       perfcap-record -e cpu -F 99 -p SERVER
+#   perfcap_sched perfcap-record -F 99 -p SERVER (default sources cpu,sched:
+#                 also the off-CPU stacks of blocked threads)
+#   perf_dwarf    perf record -F 99 --call-graph dwarf -p SERVER
+# Reported per server: throughput mean +- sd and the ratio to untraced;
+# per recorder: bytes per CPU sample on disk and the share of CPU samples
+# whose user stack is complete (reaches _start, __libc_start_main, clone,
+# start_thread: perfcap from its report, perf from `perf script`), and for
+# perfcap_sched the complete share of blocked off-CPU intervals.
+# Then the unwinding rate: the import (which unwinds every copy) of one
+# capture of nofp_chain with UNWIND_SAMPLES CPU samples.
+#
+# Usage: bench/stacks_real.sh [ROUNDS] [SECONDS] [SERVERS]
+#        (as root; defaults 4 5 "redis nginx postgres")
+# Env: PERFCAP_RECORD, PERFCAP_ANALYZE (default build/...), NOFP_CHAIN and
+#      NOFP_LIB (default build/tests/workloads/...), UNWIND_SAMPLES (default
+#      100000; 0 skips the rate), UNWIND_HZ (default 1999).
+# Not a test: numbers are reported, not judged.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-rounds=${1:-3}
-requests=${2:-300000}
-rec=${PERFCAP_RECORD:-$here/../build-s/record/perfcap-record}
-ana=${PERFCAP_ANALYZE:-$here/../build-s/analyze/perfcap-analyze}
+rounds=${1:-4}
+secs=${2:-5}
+servers=${3:-redis nginx postgres}
+build=$here/../build
+rec=${PERFCAP_RECORD:-$build/record/perfcap-record}
+ana=${PERFCAP_ANALYZE:-$build/analyze/perfcap-analyze}
+nofp=${NOFP_CHAIN:-$build/tests/workloads/nofp_chain}
+nofp_lib=${NOFP_LIB:-$build/tests/workloads/libnofp_lib.so}
+unwind_samples=${UNWIND_SAMPLES:-100000}
+unwind_hz=${UNWIND_HZ:-1999}
+modes="untraced perfcap perfcap_sched perf_dwarf"
 tmp=$(mktemp -d /tmp/stacks_real.XXXXXX)
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no > "$tmp/redis.log" 2>&1 &
-rpid=$!
-trap 'kill $rpid 2>/dev/null; wait $rpid 2>/dev/null; rm -rf "$tmp"' EXIT
-sleep 0.5
+spid=       # the server's pid (redis, nginx master, postmaster)
+targets=    # the pids recorded, comma-separated
+port=
 
-# throughput of one load: mean requests/s of the GET and SET lines
-load() {
-	redis-benchmark -p "$port" -n "$requests" -t get,set -q 2>/dev/null | tr '\r' '\n' |
-		awk '/requests per second/ { for (i = 1; i <= NF; i++) if ($i == "requests") { s += $(i-1); n++ } }
+stop_server() {
+	[ -n "$spid" ] && kill "$spid" 2> /dev/null && wait "$spid" 2> /dev/null
+	spid=
+}
+trap 'stop_server; rm -rf "$tmp"' EXIT
+
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# the children of pid (nginx's workers: -p follows only later forks)
+children() { cat "/proc/$1/task/$1/children" 2> /dev/null | tr ' ' '\n' | grep . | paste -sd,; }
+
+wait_port() {
+	for _ in $(seq 100); do
+		python3 -c "import socket; socket.create_connection(('127.0.0.1', $port), 0.2)" \
+			2> /dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# ---- servers: start_S sets spid and targets; load_S prints one rate -----
+
+start_redis() {
+	command -v redis-server > /dev/null && command -v redis-benchmark > /dev/null || return 1
+	port=$(free_port)
+	redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+		> "$tmp/redis.log" 2>&1 &
+	spid=$!
+	targets=$spid
+	wait_port
+}
+
+load_redis() {   # requests/s: mean of the GET and SET lines
+	redis-benchmark -p "$port" -n $((secs * 40000)) -t get,set -q 2> /dev/null | tr '\r' '\n' |
+		awk '/requests per second/ { for (i = 1; i <= NF; i++)
+			if ($i == "requests") { s += $(i - 1); n++ } }
 		     END { printf "%.0f\n", n ? s / n : 0 }'
 }
 
-round() {   # $1 = mode
-	local out="$tmp/$1.data" r
-	case $1 in
-	untraced) r=$(load) ;;
-	perfcap)
-		"$rec" -e cpu -F 99 -p "$rpid" -o "$tmp/run.perfcap" -f > /dev/null 2> "$tmp/rec.err" &
-		local p=$!; sleep 1; r=$(load); kill -INT $p; wait $p
-		local n; n=$("$ana" import -f "$tmp/run.perfcap" -o "$tmp/run.db" > /dev/null &&
-			sqlite3 "$tmp/run.db" "SELECT COUNT(*) || ' ' || SUM(u.stop = 'end') FROM samples s
-				LEFT JOIN user_stack_unwinds u ON u.stack_id = s.ustack_id WHERE s.pid = $rpid")
-		echo "perfcap $(stat -c %s "$tmp/run.perfcap") $n" >> "$tmp/sizes" ;;
-	perf_dwarf)
-		perf record -q -F 99 --call-graph dwarf -p "$rpid" -o "$out" > /dev/null 2>&1 &
-		local p=$!; sleep 1; r=$(load); kill -INT $p; wait $p
-		local n; n=$(perf report -i "$out" --stats 2>/dev/null | awk '/SAMPLE events:/ { print $3 }')
-		echo "perf_dwarf $(stat -c %s "$out") ${n:-0}" >> "$tmp/sizes" ;;
-	esac
-	echo "$1 $r" >> "$tmp/rates"
+start_nginx() {
+	command -v nginx > /dev/null && command -v wrk > /dev/null || return 1
+	port=$(free_port)
+	mkdir -p "$tmp/www"
+	head -c 2048 /dev/urandom | base64 > "$tmp/www/index.html"
+	cat > "$tmp/nginx.conf" <<-EOF
+		worker_processes 2;
+		pid $tmp/nginx.pid;
+		error_log $tmp/nginx.err;
+		events { worker_connections 1024; }
+		http {
+			access_log off;
+			client_body_temp_path $tmp/body;
+			server { listen 127.0.0.1:$port; root $tmp/www; }
+		}
+	EOF
+	chmod 755 "$tmp" "$tmp/www" && chmod 644 "$tmp/www/index.html"
+	nginx -c "$tmp/nginx.conf" -g 'daemon off;' > /dev/null 2>&1 &
+	spid=$!
+	wait_port || return 1
+	sleep 0.2
+	targets=$spid,$(children "$spid")
 }
 
-for i in $(seq "$rounds"); do
-	for m in untraced perfcap perf_dwarf; do round "$m"; done
-done
-echo "redis-server throughput (requests/s, $rounds interleaved rounds, -n $requests get,set):"
-summarize_rates "$tmp/rates" "untraced perfcap perf_dwarf"
-echo "bytes per CPU sample on disk, complete user stacks:"
-awk '{ b[$1] += $2; n[$1] += $3; if (NF > 3) c[$1] += $4 }
-     END { for (k in b) printf "  %-12s %8.0f bytes/sample  (%d samples)%s\n", k, b[k] / (n[k] ? n[k] : 1), n[k],
-	     (k == "perfcap" ? sprintf("  complete %.1f%%", 100 * c[k] / (n[k] ? n[k] : 1)) : "") }' "$tmp/sizes"
-# unwinding rate: import of the last perfcap capture
-s=$(date +%s.%N); "$ana" import -f "$tmp/run.perfcap" -o "$tmp/run.db" > /dev/null; e=$(date +%s.%N)
-echo "import (with unwinding) of the last capture: $(awk -v s="$s" -v e="$e" 'BEGIN { printf "%.3f", e - s }') s"
+load_nginx() {   # requests/s
+	wrk -t 2 -c 32 -d "${secs}s" "http://127.0.0.1:$port/" 2> /dev/null |
+		awk '/^Requests\/sec:/ { printf "%.0f\n", $2 }'
+}
+
+pg_bin() { ls -d /usr/lib/postgresql/*/bin 2> /dev/null | sort -V | tail -1; }
+
+start_postgres() {
+	local bin; bin=$(pg_bin)
+	[ -n "$bin" ] && command -v pgbench > /dev/null && id postgres > /dev/null 2>&1 || return 1
+	port=$(free_port)
+	mkdir -p "$tmp/pg" "$tmp/pgsock" && chown postgres: "$tmp/pg" "$tmp/pgsock" && chmod 755 "$tmp"
+	setpriv --reuid=postgres --regid=postgres --init-groups -- \
+		"$bin/initdb" -D "$tmp/pg" -A trust -U postgres > "$tmp/initdb.log" 2>&1 || return 1
+	setpriv --reuid=postgres --regid=postgres --init-groups -- \
+		"$bin/postgres" -D "$tmp/pg" -p "$port" -k "$tmp/pgsock" \
+		-c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off \
+		> "$tmp/pg.log" 2>&1 &
+	spid=$!
+	targets=$spid   # backends are forked later: followed
+	wait_port || return 1
+	sleep 0.5
+	pgbench -h 127.0.0.1 -p "$port" -U postgres -i -s 4 postgres > "$tmp/pginit.log" 2>&1
+}
+
+load_postgres() {   # transactions/s
+	pgbench -h 127.0.0.1 -p "$port" -U postgres -c 8 -j 2 -T "$secs" postgres 2> /dev/null |
+		awk '/^tps = / { printf "%.0f\n", $3; exit }'
+}
+
+# ---- recorders ---------------------------------------------------------
+
+# perfcap's numbers: bytes, CPU samples, complete ones, blocked intervals,
+# complete ones (report --json "user_stacks", docs/report-json.md)
+perfcap_numbers() {
+	"$ana" report --json "$1" 2> /dev/null | jq -r '.user_stacks // {} |
+		"\((.cpu.stacks // 0) + (.cpu.none // 0)) \(.cpu.complete // 0)" +
+		" \((.offcpu.stacks // 0) + (.offcpu.none // 0)) \(.offcpu.complete // 0)"'
+}
+
+# perf's numbers: samples and those whose outermost user frame is an entry
+perf_numbers() {
+	perf script -i "$1" -F comm,tid,ip,sym 2> /dev/null | awk '
+		function done() { if (inside) { n++; if (last ~ root) c++ } inside = 0 }
+		BEGIN { root = "^(_start|__libc_start_main.*|__libc_start_call_main|clone3?|__clone.*|start_thread)$" }
+		/^[^ \t]/ { done(); inside = 1; last = ""; next }
+		/^[ \t]+[0-9a-f]+ / { if ($1 !~ /^ffff/) last = $2; next }
+		/^$/ { done() }
+		END { done(); printf "%d %d 0 0\n", n, c }'
+}
+
+round() {   # $1 = server, $2 = mode: appends "server mode rate" and sizes
+	local s=$1 m=$2 out="$tmp/$1.$2" p r numbers
+	case $m in
+	untraced) r=$(load_"$s") ;;
+	perfcap | perfcap_sched)
+		local ev=(-e cpu); [ "$m" = perfcap_sched ] && ev=()
+		"$rec" "${ev[@]}" -F 99 -p "$targets" -o "$out.perfcap" -f > /dev/null 2> "$out.err" &
+		p=$!; sleep 1; r=$(load_"$s"); kill -INT "$p"; wait "$p"
+		numbers=$(perfcap_numbers "$out.perfcap")
+		echo "$s $m $(stat -c %s "$out.perfcap") $numbers" >> "$tmp/sizes" ;;
+	perf_dwarf)
+		perf record -q -F 99 --call-graph dwarf -p "$targets" -o "$out.data" \
+			> /dev/null 2>&1 &
+		p=$!; sleep 1; r=$(load_"$s"); kill -INT "$p"; wait "$p"
+		numbers=$(perf_numbers "$out.data")
+		echo "$s $m $(stat -c %s "$out.data") $numbers" >> "$tmp/sizes" ;;
+	esac
+	echo "$s $m ${r:-0}" >> "$tmp/rates"
+	echo "  $s round: $m ${r:-0}/s" >&2
+}
+
+bench_server() {   # $1 = server
+	local s=$1 order i
+	if ! start_"$s"; then
+		echo "$s: not installed or did not start, skipped" >&2
+		stop_server
+		return
+	fi
+	load_"$s" > /dev/null   # warm-up
+	for i in $(seq "$rounds"); do
+		order=$modes
+		[ $((i % 2)) = 0 ] && order=$(echo "$modes" | tr ' ' '\n' | tac | paste -sd' ')
+		for m in $order; do round "$s" "$m"; done
+	done
+	stop_server
+	echo "== $s: throughput per second, $rounds interleaved rounds of ${secs}s (mean +- sd):"
+	grep "^$s " "$tmp/rates" | cut -d' ' -f2- > "$tmp/rates.$s"
+	summarize_rates "$tmp/rates.$s" "$modes"
+	echo "   per recording (mean +- sd over rounds): bytes per CPU sample; complete user stacks"
+	awk -v s="$s" '$1 == s && $4 > 0 {
+		k = $2; n[k]++; b = $3 / $4; c = 100 * $5 / $4
+		sb[k] += b; sbb[k] += b * b; sc[k] += c; scc[k] += c * c; samples[k] += $4
+		if ($6 > 0) { o = 100 * $7 / $6; so[k] += o; soo[k] += o * o; no[k]++; blocked[k] += $6 } }
+	function sd(s, ss, n) { v = n > 1 ? (ss - s * s / n) / (n - 1) : 0; return sqrt(v > 0 ? v : 0) }
+	END { for (k in n) {
+		printf "   %-13s %8.0f +- %6.0f B/sample   complete %5.1f%% +- %4.1f  (%d samples)", k,
+			sb[k] / n[k], sd(sb[k], sbb[k], n[k]), sc[k] / n[k], sd(sc[k], scc[k], n[k]), samples[k]
+		if (no[k]) printf "   off-CPU complete %5.1f%% +- %4.1f (%d blocked intervals)",
+			so[k] / no[k], sd(so[k], soo[k], no[k]), blocked[k]
+		printf "\n" } }' "$tmp/sizes" | sort
+}
+
+# The unwinding rate: nofp_chain spinning at its deepest level, recorded
+# -e cpu at UNWIND_HZ until UNWIND_SAMPLES samples, then imported.
+unwind_rate() {
+	local dur n t0 t1
+	[ "$unwind_samples" -gt 0 ] && [ -x "$nofp" ] || return 0
+	dur=$(awk -v n="$unwind_samples" -v f="$unwind_hz" 'BEGIN { printf "%.0f", n / f * 1.05 + 1 }')
+	cp "$nofp" "$nofp_lib" "$tmp/"
+	LD_LIBRARY_PATH="$tmp" "$rec" -e cpu -F "$unwind_hz" -o "$tmp/rate.perfcap" -f -- \
+		"$tmp/nofp_chain" "$dur" 1000 0 > /dev/null 2> "$tmp/rate.err"
+	t0=$(date +%s.%N)
+	"$ana" import -f "$tmp/rate.perfcap" -o "$tmp/rate.db" > /dev/null 2>&1
+	t1=$(date +%s.%N)
+	n=$("$ana" query "$tmp/rate.db" "SELECT value FROM unwind_counts WHERE key = 'copies'" |
+		tail -1)
+	echo "== unwinding: import of $n copied stacks (nofp_chain, -F $unwind_hz) in" \
+		"$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') s:" \
+		"$(awk -v a="$t0" -v b="$t1" -v n="${n:-0}" 'BEGIN { printf "%.0f", n / (b - a) }')" \
+		"samples/s (whole import: read, unwind, symbolize, write)"
+}
+
+echo "stacks_real.sh: $(nproc) CPUs, $(uname -r), rounds $rounds x ${secs}s, $(date -u +%FT%TZ)"
+for s in $servers; do bench_server "$s"; done
+unwind_rate

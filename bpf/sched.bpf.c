@@ -18,10 +18,18 @@
  * sched_wakeup / sched_wakeup_new: a WAKEUP record for a traced task, with
  * the waker (the current task; 0 in interrupt context or when idle).
  *
+ * With --stack-copy, a blocked user thread's registers and user stack
+ * window are copied at its switch-out into a stash slot of its own
+ * (offcpu_ustash, see "off-CPU stack copies" below) and sent as a USTACK
+ * record (F_OFFCPU, ts = switch-out) just before its OFFCPU record, so
+ * only recorded intervals cost ring bytes and the analyzer meets the copy
+ * first.
+ *
  * The kernel side stays dumb: no aggregation, only pairing switch-out with
  * switch-in. Only tp_btf programs: no tracefs, kprobes or trampolines.
  */
 #include "perfcap_common.bpf.h"
+#include "ustack_copy.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -42,7 +50,7 @@ struct offcpu_start {
 	__u32 state;
 	__u32 waker_tid;        /* last waker seen since */
 	__s32 ustack;
-	__u32 reserved;
+	__u32 copied;           /* offcpu_ustash holds this interval's copy */
 };
 
 struct {
@@ -168,6 +176,107 @@ static __always_inline void copy_task_comm(char *dst, struct task_struct *task)
 	__builtin_memcpy(dst, task->comm, PERFCAP_COMM_LEN);
 }
 
+/* ---- off-CPU stack copies ---------------------------------------------------- */
+
+/* Slots of offcpu_ustash, less one (a power of two less one; user space
+ * sizes the map). A thread uses slot tid & mask; a slot names its owner
+ * (tid) and the switch-out it was taken at (h.ts), so a slot overwritten
+ * by another thread is recognized at the switch-in and counted, never
+ * sent under the wrong interval. */
+const volatile __u32 ustash_mask = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* user space: ustash_mask + 1 */
+	__type(key, __u32);
+	__type(value, struct ustack_slot);
+} offcpu_ustash SEC(".maps");
+
+/* Bytes at sp compared before a copy is reused. */
+#define USTASH_HEAD 64
+
+/* Counters read by user space (STATS sched.ustack.*). */
+enum { USTASH_TAKEN, USTASH_REUSED, USTASH_SENT, USTASH_OVERWRITTEN, USTASH_NR };
+__u64 ustash_counts[USTASH_NR] = {};
+
+/* Whether the slot already holds a copy of this thread blocked at the same
+ * place: same ip, sp and bp, and the same first USTASH_HEAD bytes at sp
+ * (the innermost frames' return addresses). A thread that waits again and
+ * again at one call site (a server's epoll_wait, a backend's socket read)
+ * then costs a 64-byte read per switch-out instead of a window. */
+static __always_inline bool ustash_same(const struct perfcap_ustack *u, __u32 tid,
+					const __u64 *regs, const __u64 *head)
+{
+	if (u->tid != tid || u->size < USTASH_HEAD || u->regs[PERFCAP_UREG_IP] != regs[0] ||
+	    u->regs[PERFCAP_UREG_SP] != regs[1] || u->regs[PERFCAP_UREG_BP] != regs[2])
+		return false;
+	for (int i = 0; i < USTASH_HEAD / 8; i++)
+		if (((const __u64 *)u->data)[i] != head[i])
+			return false;
+	return true;
+}
+
+/* At a blocking switch-out of user thread prev (current): makes its slot
+ * hold the user registers and stack window as of now. 1 when it does. */
+static __always_inline __u32 ustash_take(struct task_struct *prev, __u64 now)
+{
+	__u32 tid = prev->pid, idx = tid & ustash_mask, want = ustack_window;
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
+	__u64 r[3], head[USTASH_HEAD / 8] = {};
+	struct perfcap_ustack *u;
+
+	if (!want)
+		return 0;
+	u = (struct perfcap_ustack *)bpf_map_lookup_elem(&offcpu_ustash, &idx);
+	if (!u)
+		return 0;
+	r[0] = BPF_CORE_READ(regs, ip);
+	r[1] = BPF_CORE_READ(regs, sp);
+	r[2] = BPF_CORE_READ(regs, bp);
+	if (!bpf_probe_read_user(head, sizeof(head), (const void *)r[1]) &&
+	    ustash_same(u, tid, r, head)) {
+		u->h.ts = now;
+		__sync_fetch_and_add(&ustash_counts[USTASH_REUSED], 1);
+		return 1;
+	}
+	if (want > PERFCAP_USTACK_MAX)
+		want = PERFCAP_USTACK_MAX;
+	pc_header(&u->h, PERFCAP_EV_USTACK, now);
+	u->h.flags = PERFCAP_USTACK_F_OFFCPU;
+	u->pid = prev->tgid;
+	u->tid = tid;
+	u->window = want;
+	ustack_regs(prev, u);
+	u->size = ustack_copy_window(u, u->regs[PERFCAP_UREG_SP], want);
+	if (u->size >= want)
+		u->h.flags |= PERFCAP_USTACK_F_FULL;
+	__sync_fetch_and_add(&ustash_counts[USTASH_TAKEN], 1);
+	return 1;
+}
+
+/* At the switch-in of tid whose interval from out_ts is recorded: sends
+ * the slot's copy to ring, unless another thread took the slot since. */
+static __always_inline void ustash_send(void *ring, __u32 tid, __u64 out_ts)
+{
+	__u32 idx = tid & ustash_mask;
+	struct perfcap_ustack *u = bpf_map_lookup_elem(&offcpu_ustash, &idx);
+	__u64 size;
+
+	if (!u)
+		return;
+	if (u->tid != tid || u->h.ts != out_ts) {
+		__sync_fetch_and_add(&ustash_counts[USTASH_OVERWRITTEN], 1);
+		return;
+	}
+	size = PERFCAP_USTACK_HEADER_SIZE + (__u64)u->size;
+	if (size > sizeof(*u)) /* cannot happen; keeps the verifier sure */
+		size = sizeof(*u);
+	if (bpf_ringbuf_output(ring, u, size, pc_wakeup_flag(ring)))
+		pc_count(PERFCAP_SRC_SCHED, PERFCAP_LOSS_RINGBUF);
+	else
+		__sync_fetch_and_add(&ustash_counts[USTASH_SENT], 1);
+}
+
 /* ---- off-CPU intervals ------------------------------------------------------ */
 
 /* A thread's entry lives from its first switch-out to its last (TASK_DEAD)
@@ -185,8 +294,10 @@ static __always_inline void note_switch_out(void *ctx, struct task_struct *prev,
 		bpf_map_delete_elem(&offcpu_starts, &tid);
 		return;
 	}
-	if (state && !(prev->flags & PF_KTHREAD))
+	if (state && !(prev->flags & PF_KTHREAD)) {
 		fresh.ustack = pc_stack_id(ctx, PERFCAP_SRC_SCHED, BPF_F_USER_STACK);
+		fresh.copied = ustash_take(prev, now);
+	}
 	start = bpf_map_lookup_elem(&offcpu_starts, &tid);
 	if (start)
 		*start = fresh;
@@ -235,6 +346,8 @@ static __always_inline void emit_offcpu(struct task_struct *next,
 	e->waker_tid = start->waker_tid;
 	e->ustack = start->ustack;
 	copy_task_comm(e->comm, next);
+	if (start->copied) /* the copy goes first: the analyzer meets it first */
+		ustash_send(ring, e->tid, start->ts);
 	if (start->state) /* blocked: where in the kernel */
 		nr = sleeping_kernel_stack(next, e);
 	else

@@ -10,6 +10,7 @@
 
 #include "correlate/correlate.h"
 #include "load_state.h"
+#include "ustack_unwind.h"
 #include "util/syscalls.h"
 
 #define AF_INET_LINUX  2
@@ -81,20 +82,22 @@ int decode_wakeup(struct loader *L, const struct record_in *in)
 int decode_offcpu(struct loader *L, const struct record_in *in)
 {
 	const struct pc_rec_offcpu *o = in->body;
+	uint32_t ustack;
 
 	if (o->duration > o->ts) {
 		L->counts.records_malformed++;
 		return 0;
 	}
-	if ((o->ustack != PC_STACK_NONE &&
-	     stack_store_use(&L->stacks, o->ustack, o->ts, o->pid, 0) < 0) ||
+	ustack = ustack_for_offcpu(L, o->tid, o->ts - o->duration, o->ustack);
+	if ((ustack != PC_STACK_NONE &&
+	     stack_store_use(&L->stacks, ustack, o->ts, o->pid, 0) < 0) ||
 	    (o->kstack != PC_STACK_NONE &&
 	     stack_store_use(&L->stacks, o->kstack, o->ts, o->pid, 0) < 0))
 		L->failed = 1;
 	correlate(L, &(struct tl_event){
 		.type = TL_OFFCPU, .key = o->ts, .start = o->ts - o->duration, .tid = o->tid,
 		.pid = o->pid, .u1 = o->state, .u2 = o->waker_tid, .id = ++L->noffcpu,
-		.arg = (uint64_t)o->ustack << 32 | o->kstack });
+		.arg = (uint64_t)ustack << 32 | o->kstack });
 	return 0;
 }
 

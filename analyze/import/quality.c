@@ -23,6 +23,7 @@ struct quality_totals {
 	uint64_t samples_missing;
 	uint64_t frames_sampled;
 	uint64_t frames_sampled_unresolved;
+	uint64_t frames_sampled_junk;
 };
 
 static const struct stack_entry *defined_stack(struct loader *L, uint32_t id)
@@ -61,6 +62,7 @@ static void add_group(struct quality_totals *t, const struct stack_entry *u,
 	t->frames_sampled += n * ((u ? u->nframes : 0) + (k ? k->nframes : 0));
 	t->frames_sampled_unresolved += n * ((u ? u->nunresolved : 0) +
 					     (k ? k->nunresolved : 0));
+	t->frames_sampled_junk += n * (u ? u->njunk : 0);
 }
 
 static int store_sample_counts(struct loader *L, struct quality_totals *t)
@@ -198,6 +200,8 @@ static void put_frames(struct quality_writer *w, struct loader *L,
 		"SELECT count(*) FROM frames WHERE mode='unresolved'", 0));
 	quality_put_u64(w, "frames", "sampled", t->frames_sampled);
 	quality_put_u64(w, "frames", "sampled.unresolved", t->frames_sampled_unresolved);
+	if (t->frames_sampled_junk) /* absent: none (and captures imported before) */
+		quality_put_u64(w, "frames", "sampled.junk", t->frames_sampled_junk);
 	symbolizer_get_stats(L->sym, &ss);
 	quality_put_u64(w, "symbols", "modules", L->counts.records[PC_REC_MODULE]);
 	quality_put_u64(w, "symbols", "modules.bad", L->counts.modules_bad);

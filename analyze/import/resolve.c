@@ -8,7 +8,17 @@
  * ip - 1 so a call at the end of a function is not blamed on the next one.
  * Each distinct (address space, ip) is resolved once and its frames reused.
  * Kernel ips go to the kernel symbolizer. Ips with no mapping become one
- * unresolved frame in module "[unknown]" carrying the raw address. */
+ * unresolved frame in module "[unknown]" carrying the raw address.
+ *
+ * Frame identity is free of ASLR: an unresolved frame is named
+ * "[unknown] in MODULE" ("[unknown] in [kernel]", "[unknown]"), never by
+ * an address; module and file offset stay in their columns. A return
+ * address in no mapping (and no perf map) is junk, typically a
+ * frame-pointer walk gone astray: its frame row exists but the stack does
+ * not reference it (stack_entry.njunk counts it, quality frames
+ * sampled.junk), so folded stacks and diff keys never contain it. An
+ * innermost ip in no mapping is a real place (JIT code without a perf
+ * map) and stays, as "[unknown]". */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -16,6 +26,7 @@
 #include <string.h>
 
 #include "db/db.h"
+#include "exe_alias.h"
 #include "load_state.h"
 #include "symbolize/symbolize.h"
 #include "util/text.h"
@@ -31,6 +42,7 @@
 /* Per-frame facts kept for the stack summaries. */
 #define FRAME_UNRESOLVED 0x1
 #define FRAME_ROOT       0x2
+#define FRAME_JUNK       0x4   /* unresolved return address in no mapping */
 
 struct resolver {
 	struct loader *L;
@@ -38,6 +50,7 @@ struct resolver {
 	sqlite3_stmt *ins_stack;
 	struct batch_insert stack_frames;
 	struct hmap cache;        /* key -> first_frame_id << 8 | nframes */
+	struct exe_aliases aliases; /* main executables as started */
 	uint8_t *frame_flags;     /* indexed by frame id */
 	uint32_t flags_cap;
 	uint32_t next_frame_id;   /* ids start at 1 */
@@ -106,6 +119,8 @@ struct frame_row {
 	const struct sym_frame *sym;
 	const char *fallback_module;
 	uint64_t module_offset;   /* unadjusted file offset (user) or address */
+	int junk_candidate;       /* a return address in no mapping */
+	const char *display_module; /* the module as the user knows it, or NULL */
 };
 
 /* Names from symbol tables, DWARF and perf maps are data from the capture
@@ -140,10 +155,21 @@ static int printable_frame_make(struct printable_frame *p, const char *function,
 	return 0;
 }
 
+/* The display name of an unresolved frame: "[unknown] in MODULE" (the
+ * module's base name), "[unknown]" when no mapping covers it. */
+static void unresolved_frame_name(char *buf, size_t len, const char *module)
+{
+	if (!module || strcmp(module, "[unknown]") == 0)
+		snprintf(buf, len, "[unknown]");
+	else
+		snprintf(buf, len, "[unknown] in %s", text_basename(module));
+}
+
 static int insert_frame(struct resolver *R, const struct frame_row *f, uint32_t *id_out)
 {
 	const struct sym_frame *sf = f->sym;
-	const char *module = sf->module ? sf->module : f->fallback_module;
+	const char *module = f->display_module ? f->display_module :
+			     sf->module ? sf->module : f->fallback_module;
 	int resolved = sf->mode != SYM_MODE_UNRESOLVED && sf->function;
 	char unresolved_name[512];
 	sqlite3_stmt *st = R->ins_frame;
@@ -153,8 +179,7 @@ static int insert_frame(struct resolver *R, const struct frame_row *f, uint32_t 
 
 	if (printable_frame_make(&p, sf->function, sf->file, module) < 0)
 		return -1;
-	snprintf(unresolved_name, sizeof(unresolved_name), "%s+0x%" PRIx64,
-		 text_basename(p.module), f->module_offset);
+	unresolved_frame_name(unresolved_name, sizeof(unresolved_name), p.module);
 	sqlite3_bind_int64(st, 1, id);
 	db_bind_text(st, 2, f->kind);
 	db_bind_text(st, 3, p.module);
@@ -176,7 +201,8 @@ static int insert_frame(struct resolver *R, const struct frame_row *f, uint32_t 
 		return -1;
 	*id_out = id;
 	return remember_frame_flags(R, id, (resolved ? 0 : FRAME_UNRESOLVED) |
-				    (resolved && is_root_function(sf->function) ? FRAME_ROOT : 0));
+				    (resolved && is_root_function(sf->function) ? FRAME_ROOT : 0) |
+				    (!resolved && f->junk_candidate ? FRAME_JUNK : 0));
 }
 
 /* Inserts n symbolizer frames (innermost first); returns the first id. */
@@ -218,6 +244,7 @@ static int resolve_unmapped_ip(struct resolver *R, uint32_t pid, uint64_t ip, in
 	struct frame_row row = {
 		.kind = "user", .address = ip, .fallback_module = "[unknown]",
 		.module_offset = ip, .return_adjust = is_return ? 1 : 0,
+		.junk_candidate = is_return,
 	};
 
 	if (symbolizer_resolve_perfmap(R->L->sym, pid, ip - row.return_adjust, &frame) < 1)
@@ -235,6 +262,7 @@ static int resolve_mapped_ip(struct resolver *R, const struct mapping *m, uint64
 		.kind = "user", .address = ip, .fallback_module = m->path,
 		.module_offset = offset,
 		.return_adjust = (is_return && offset > 0) ? 1 : 0,
+		.display_module = exe_alias(&R->aliases, m->pid, m->path),
 	};
 	int count;
 
@@ -312,6 +340,10 @@ static int resolve_stack(struct resolver *R, struct stack_entry *e)
 		uint32_t first, n;
 		if (frames_of_ip(R, e, i, &first, &n) < 0)
 			return -1;
+		if (n == 1 && (R->frame_flags[first] & FRAME_JUNK)) {
+			e->njunk++; /* dropped from the stack's identity */
+			continue;
+		}
 		for (uint32_t j = 0; j < n; j++) {
 			uint8_t *is_null;
 			int64_t *row = batch_row(&R->stack_frames, &is_null);
@@ -346,6 +378,8 @@ static int resolver_init(struct resolver *R, struct loader *L)
 	if (batch_init(&R->stack_frames, L->db, "stack_frames (stack_id, position, frame_id)",
 		       3) < 0)
 		return -1;
+	if (exe_aliases_init(&R->aliases, L->db) < 0)
+		return -1;
 	return (R->ins_frame && R->ins_stack) ? 0 : -1;
 }
 
@@ -355,6 +389,7 @@ static void resolver_free(struct resolver *R)
 	sqlite3_finalize(R->ins_stack);
 	batch_free(&R->stack_frames);
 	hmap_free(&R->cache);
+	exe_aliases_free(&R->aliases);
 	free(R->frame_flags);
 }
 

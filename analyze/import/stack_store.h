@@ -25,6 +25,7 @@ struct stack_entry {
 	/* filled by resolve.c */
 	uint32_t  nframes;
 	uint32_t  nunresolved;
+	uint32_t  njunk;          /* return addresses in no mapping, not in frames */
 	int       probably_truncated;
 };
 

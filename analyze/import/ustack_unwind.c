@@ -41,8 +41,8 @@ struct ustack_state {
 	struct unwound *stacks;
 	uint32_t nstacks, stacks_cap;
 	uint64_t ips[STACK_MAX_IPS];
-	uint64_t copies, malformed, tables_bad;
-	uint64_t fp_steps;        /* frames crossed by the frame-pointer fallback */
+	uint64_t copies, offcpu_copies, malformed, tables_bad;
+	uint64_t fp_copies, fp_steps;         /* the frame-pointer fallback */
 	uint64_t by_stop[UNWIND_STOP_COUNT];  /* copies per stop reason */
 };
 
@@ -191,6 +191,13 @@ static uint32_t stack_id_of(struct loader *L, uint32_t pid, const struct unwind_
 	return id;
 }
 
+/* Copies of CPU samples and of switch-outs are looked up apart: a sample
+ * and a switch-out of one thread may share a timestamp. */
+static uint64_t pending_key(uint32_t tid, uint16_t flags)
+{
+	return (flags & PC_USTACK_F_OFFCPU) ? (uint64_t)tid | 1ull << 32 : tid;
+}
+
 void ustack_load(struct loader *L, const struct pc_rec *rec)
 {
 	struct ustack_state *S = L->ust;
@@ -213,11 +220,13 @@ void ustack_load(struct loader *L, const struct pc_rec *rec)
 	unwind_stack(u.regs, &(struct unwind_memory){ u.regs[PC_UREG_SP], tail, u.size },
 		     find_module, &f, S->ips, STACK_MAX_IPS, &r);
 	S->copies++;
-	S->by_stop[r.stop]++;
+	S->offcpu_copies += (rec->flags & PC_USTACK_F_OFFCPU) != 0;
+	S->fp_copies += r.fp_steps > 0;
 	S->fp_steps += r.fp_steps;
+	S->by_stop[r.stop]++;
 	id = stack_id_of(L, u.pid, &r);
 	slot = id == PC_STACK_NONE ? NULL :
-	       hmap_upsert(&S->pending, u.tid, u.ts, id, NULL);
+	       hmap_upsert(&S->pending, pending_key(u.tid, rec->flags), u.ts, id, NULL);
 	if (!slot)
 		L->failed = 1;
 	else
@@ -226,7 +235,15 @@ void ustack_load(struct loader *L, const struct pc_rec *rec)
 
 uint32_t ustack_for_sample(struct loader *L, uint32_t tid, uint64_t ts, uint32_t ustack)
 {
-	uint64_t *id = L->ust ? hmap_find(&L->ust->pending, tid, ts) : NULL;
+	uint64_t *id = L->ust ? hmap_find(&L->ust->pending, pending_key(tid, 0), ts) : NULL;
+
+	return id ? (uint32_t)*id : ustack;
+}
+
+uint32_t ustack_for_offcpu(struct loader *L, uint32_t tid, uint64_t out_ts, uint32_t ustack)
+{
+	uint64_t *id = L->ust ? hmap_find(&L->ust->pending,
+					  pending_key(tid, PC_USTACK_F_OFFCPU), out_ts) : NULL;
 
 	return id ? (uint32_t)*id : ustack;
 }
@@ -240,8 +257,9 @@ static int announces_copies(const struct pc_chunk *c)
 
 	pc_kv_iter_init(&it, c->data, c->size);
 	while (pc_kv_next(&it, &key, &value) == 1)
-		if (strcmp(key, "sampling.cpu.stack_copy") == 0)
-			return strcmp(value, "0") != 0;
+		if ((strcmp(key, "sampling.cpu.stack_copy") == 0 ||
+		     strcmp(key, "sched.stack_copy") == 0) && strcmp(value, "0") != 0)
+			return 1;
 	return 0;
 }
 
@@ -360,9 +378,11 @@ static int store_counters(struct loader *L)
 	sqlite3_stmt *st = db_prepare(L->db,
 		"INSERT INTO unwind_counts (key, value) VALUES (?,?)");
 	const struct { const char *k; uint64_t v; } rows[] = {
-		{ "copies", S->copies }, { "copies.malformed", S->malformed },
+		{ "copies", S->copies }, { "copies.offcpu", S->offcpu_copies },
+		{ "copies.malformed", S->malformed },
+		{ "copies.fp_fallback", S->fp_copies }, { "frames.fp_fallback", S->fp_steps },
 		{ "modules", S->nmods }, { "modules.unusable", S->tables_bad },
-		{ "stacks", S->nstacks }, { "frames.fp_fallback", S->fp_steps },
+		{ "stacks", S->nstacks },
 	};
 	char key[64];
 	int rc = st ? 0 : -1;

@@ -29,6 +29,10 @@ void ustack_load(struct loader *L, const struct pc_rec *rec);
  * of that sample was unwound, else ustack. */
 uint32_t ustack_for_sample(struct loader *L, uint32_t tid, uint64_t ts, uint32_t ustack);
 
+/* The user stack id an OFFCPU record of tid switched out at out_ts uses:
+ * the unwound one if its switch-out copy was unwound, else ustack. */
+uint32_t ustack_for_offcpu(struct loader *L, uint32_t tid, uint64_t out_ts, uint32_t ustack);
+
 /* After the main pass: the user_stack_unwinds table and the STATS-like
  * counters (quality rows). 0 or -1. */
 int ustack_store(struct loader *L);

@@ -109,6 +109,10 @@ static void print_frames(const struct report_context *ctx)
 			    q(ctx, "frames", "sampled")),
 		fmt_count(a, sizeof(a), q(ctx, "frames", "unique.unresolved")),
 		fmt_count(b, sizeof(b), q(ctx, "frames", "unique")));
+	if (q(ctx, "frames", "sampled.junk"))
+		fprintf(ctx->out, "  %-20s %s sampled return addresses in no mapping, dropped from "
+			"the stacks (junk of frame-pointer walks)\n", "Junk frames:",
+			fmt_count(a, sizeof(a), q(ctx, "frames", "sampled.junk")));
 }
 
 static void print_format(const struct report_context *ctx)
@@ -226,10 +230,14 @@ static void write_json(const struct report_context *ctx)
 		 "sampled frames without a symbol");
 	json_row(w, "frames", "sampled", (double)q(ctx, "frames", "sampled"),
 		 "frames summed over all samples");
+	if (q(ctx, "frames", "sampled.junk"))
+		json_row(w, "frames", "sampled.junk", (double)q(ctx, "frames", "sampled.junk"),
+			 "sampled return addresses in no mapping, dropped from the stacks");
 	json_row(w, "file", "damaged", damage ? 1 : 0,
 		 damage ? damage : "intact, end marker present");
 	json_end_array(w);
 	free(damage);
+	report_quality_user_stacks(ctx);
 }
 
 int report_section_quality(const struct report_context *ctx)
@@ -243,6 +251,7 @@ int report_section_quality(const struct report_context *ctx)
 	print_dropped(ctx);
 	print_kernel_sums(ctx);
 	print_stacks(ctx);
+	report_quality_user_stacks(ctx);
 	print_frames(ctx);
 	print_format(ctx);
 	print_file(ctx);

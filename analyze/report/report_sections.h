@@ -65,6 +65,9 @@ int report_section_contention(const struct report_context *ctx); /* report_conte
 int report_section_threads(const struct report_context *ctx);    /* report_threads.c */
 int report_section_evidence(const struct report_context *ctx);   /* report_summary.c */
 int report_section_quality(const struct report_context *ctx);    /* report_quality.c */
+/* The user stacks part of the data quality, for captures with stack
+ * copies: text lines, or the JSON member "user_stacks" (report_unwind.c). */
+int report_quality_user_stacks(const struct report_context *ctx);
 int report_section_reproduce(const struct report_context *ctx);  /* report_reproduce.c */
 
 /* Sets ctx->capture_sha256: of the input if it is a capture, else of the

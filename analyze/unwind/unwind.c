@@ -2,7 +2,14 @@
  * the pc (the call site, pc - 1, for return addresses), compute the CFA,
  * recover the return address and the callee-saved registers, and move up.
  * The CFA must grow from frame to frame, which bounds every walk by the
- * window's size even before the depth limit. */
+ * window's size even before the depth limit.
+ *
+ * Code without CFI (JIT code, hand-written assembly) is crossed with the
+ * frame pointer when it keeps one: a pc in no module or without a CFI row
+ * steps to [rbp + 8] with the caller's rbp at [rbp], if rbp lies in the
+ * window above sp; the walk then goes on with CFI in the caller. Such
+ * steps are counted (fp_steps); when rbp is not usable the walk stops
+ * with the original reason (no_module, no_cfi). */
 #include <stdlib.h>
 
 #include "unwind_internal.h"
@@ -112,10 +119,30 @@ static enum unwind_stop step_frame(Dwarf_Frame *f, struct regfile *r,
 	return ra == 0 ? UNWIND_END : UNWIND_STOP_COUNT;
 }
 
+/* The frame-pointer step from a pc without CFI: the standard x86-64 frame
+ * (push rbp; mov rsp, rbp): return address at rbp + 8, the caller's rbp at
+ * rbp, its sp at rbp + 16. Only rbp is known in the caller. Returns
+ * UNWIND_STOP_COUNT to go on, else `why` (the reason without fallback). */
+static enum unwind_stop fp_step(struct regfile *r, const struct unwind_memory *mem,
+				enum unwind_stop why)
+{
+	uint64_t bp = r->v[DWREG_RBP], ra, saved_bp;
+
+	if (!reg_known(r, DWREG_RBP) || !reg_known(r, DWREG_RSP) || bp < r->v[DWREG_RSP] ||
+	    bp > UINT64_MAX - 16 || !window_read(mem, bp + 8, &ra) ||
+	    !window_read(mem, bp, &saved_bp))
+		return why;
+	r->known = (1u << DWREG_RSP) | (1u << DWREG_RA) | (1u << DWREG_RBP);
+	r->v[DWREG_RSP] = bp + 16;
+	r->v[DWREG_RBP] = saved_bp;
+	r->v[DWREG_RA] = ra;
+	return ra == 0 ? UNWIND_END : UNWIND_STOP_COUNT;
+}
+
 /* One frame: the CFI row for pc, then the step. */
 static enum unwind_stop unwind_frame(struct regfile *r, int caller_frame,
 				     const struct unwind_memory *mem, unwind_find_fn find,
-				     void *ctx)
+				     void *ctx, uint32_t *fp_steps)
 {
 	uint64_t pc = r->v[DWREG_RA], lookup = caller_frame && pc ? pc - 1 : pc, vaddr = 0;
 	struct unwind_cfi *cfi = NULL;
@@ -123,31 +150,20 @@ static enum unwind_stop unwind_frame(struct regfile *r, int caller_frame,
 	enum unwind_stop stop;
 
 	if (find(ctx, lookup, &cfi, &vaddr) < 0 || !cfi)
-		return UNWIND_NO_MODULE;
-	if (dwarf_cfi_addrframe(cfi->cfi, vaddr, &f) != 0 || !f)
-		return UNWIND_NO_CFI;
+		stop = UNWIND_NO_MODULE;
+	else if (dwarf_cfi_addrframe(cfi->cfi, vaddr, &f) != 0 || !f)
+		stop = UNWIND_NO_CFI;
+	else
+		stop = UNWIND_STOP_COUNT;
+	if (stop != UNWIND_STOP_COUNT) {
+		free(f);
+		stop = fp_step(r, mem, stop);
+		*fp_steps += stop == UNWIND_STOP_COUNT || stop == UNWIND_END;
+		return stop;
+	}
 	stop = step_frame(f, r, mem);
 	free(f);
 	return stop;
-}
-
-/* Code without unwind tables (JIT code named by a perf map, hand-written
- * assembly) that keeps a frame pointer: the caller's frame is at rbp
- * (saved rbp, then the return address). Taken only when the chain moves up
- * the stack inside the window; else the walk stops for its own reason. */
-static bool fp_step(struct regfile *r, const struct unwind_memory *mem)
-{
-	uint64_t bp = r->v[DWREG_RBP], saved_bp, ra;
-
-	if (!reg_known(r, DWREG_RBP) || !reg_known(r, DWREG_RSP) || bp < r->v[DWREG_RSP] ||
-	    bp > UINT64_MAX - 16 || !window_read(mem, bp, &saved_bp) ||
-	    !window_read(mem, bp + 8, &ra) || ra == 0)
-		return false;
-	r->known = 1u << DWREG_RBP | 1u << DWREG_RSP | 1u << DWREG_RA;
-	r->v[DWREG_RBP] = saved_bp;
-	r->v[DWREG_RSP] = bp + 16;
-	r->v[DWREG_RA] = ra;
-	return true;
 }
 
 void unwind_stack(const uint64_t regs[PC_UREG_NR], const struct unwind_memory *mem,
@@ -164,11 +180,7 @@ void unwind_stack(const uint64_t regs[PC_UREG_NR], const struct unwind_memory *m
 	while (out->n < max) {
 		ips[out->n++] = r.v[DWREG_RA];
 		out->stop_pc = r.v[DWREG_RA];
-		stop = unwind_frame(&r, out->n > 1, mem, find, ctx);
-		if ((stop == UNWIND_NO_MODULE || stop == UNWIND_NO_CFI) && fp_step(&r, mem)) {
-			out->fp_steps++;
-			continue;
-		}
+		stop = unwind_frame(&r, out->n > 1, mem, find, ctx, &out->fp_steps);
 		if (stop != UNWIND_STOP_COUNT)
 			break;
 		stop = UNWIND_DEPTH;

@@ -1,7 +1,9 @@
 /* unwind_tables.c - embeds the unwind tables of the modules that copied
- * user stacks may return into (see unwind_tables.h). Which modules: every
- * file-backed executable mapping of a process with at least one copy, since
- * the frames above the sampled ip are unknown until the analyzer unwinds.
+ * user stacks may return into (see unwind_tables.h). Which modules: those
+ * holding a copy's ip or a word of a copy (ustack_scan.c: candidate return
+ * addresses), since the frames above the sampled ip are unknown until the
+ * analyzer unwinds; not every library a process maps. Their symbols are
+ * the candidates' (symbol hits), not all of them.
  * Modules are deduplicated by build-id (by path when they have none). */
 #include <errno.h>
 #include <stdlib.h>
@@ -11,6 +13,7 @@
 #include "common/unwind_table.h"
 #include "unwind_tables.h"
 #include "ustack_copy.h"
+#include "ustack_scan.h"
 #include "util/util.h"
 
 #define UNWIND_CHUNK_BYTES (32u << 20) /* start a new chunk past this */
@@ -18,7 +21,8 @@
 static struct unwind_table_stats stats;
 static int considered;
 
-/* Marks the modules mapped by processes with copies. Returns how many. */
+/* Marks the modules mapped by processes with copies that some copy may
+ * return into. Returns how many. */
 static uint32_t mark_modules(struct process_table *pt, uint8_t *wanted)
 {
 	uint32_t n = 0;
@@ -31,7 +35,8 @@ static uint32_t mark_modules(struct process_table *pt, uint8_t *wanted)
 		for (uint32_t i = 0; i < as->nmaps; i++) {
 			uint32_t m = as->maps[i].module;
 
-			if (m != MODULE_NONE && m < pt->modules.n && !wanted[m]) {
+			if (m != MODULE_NONE && m < pt->modules.n && !wanted[m] &&
+			    ustack_scan_module_hit(m)) {
 				wanted[m] = 1;
 				n++;
 			}
@@ -113,7 +118,6 @@ int unwind_tables_write(struct writer_thread *wt, struct process_table *pt)
 
 		if (!wanted[m])
 			continue;
-		mod->all_symbols = true;
 		if (seen_before(&pt->modules, wanted, m)) {
 			stats.duplicates++;
 			continue;

@@ -9,6 +9,7 @@
 
 #include "consumer.h"
 #include "ustack_copy.h"
+#include "ustack_scan.h"
 #include "util/u64_table.h"
 
 static struct ustack_copy_stats stats;
@@ -66,6 +67,7 @@ void ustack_copy_handle(struct consumer *c, int source, const void *rec, size_t 
 		return;
 	}
 	count_copy(u);
+	ustack_scan(&c->processes, u->pid, u->regs[PERFCAP_UREG_IP], u->data, u->size);
 	if (u64_table_get(&pids_with_copies, u->pid) == U64_TABLE_EMPTY &&
 	    u64_table_put(&pids_with_copies, u->pid, 1))
 		stats.malformed++; /* out of memory: this process gets no tables */
@@ -93,11 +95,12 @@ int ustack_copy_stats_kv(struct chunk_buffer *kv)
 	err |= chunk_buffer_add_kv_u64(kv, "ustack.page_faults", stats.faulted);
 	err |= chunk_buffer_add_kv_u64(kv, "ustack.empty", stats.empty);
 	err |= chunk_buffer_add_kv_u64(kv, "ustack.malformed", stats.malformed);
-	return err ? -ENOMEM : 0;
+	return err ? -ENOMEM : ustack_scan_stats_kv(kv);
 }
 
 void ustack_copy_free(void)
 {
 	u64_table_free(&pids_with_copies);
 	memset(&stats, 0, sizeof(stats));
+	ustack_scan_free();
 }

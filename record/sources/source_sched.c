@@ -9,12 +9,18 @@
  * untraced task, to read /proc for); a process with an OFFCPU record is
  * described like a sampled one (PROC/THREAD/MAP records), since its user
  * stack needs its mappings.
+ *
+ * With --stack-copy, blocked user threads' stack copies (USTACK records
+ * with the OFFCPU flag, taken at the switch-out) come through this ring
+ * just before their OFFCPU record and are written like the cpu source's
+ * (consume/ustack_copy.c).
  */
 #include <errno.h>
 #include <string.h>
 
 #include "cli.h"
 #include "consume/consumer.h"
+#include "consume/ustack_copy.h"
 #include "session/preflight.h"
 #include "sched.skel.h"
 #include "source.h"
@@ -24,6 +30,26 @@ _Static_assert(PERFCAP_TASK_STATE_MASK == PC_TASK_STATE_MASK, "state bits as in 
 static struct sched_bpf *skel;
 static bool prev_state_from_tracepoint;
 static uint64_t switches, wakeups, offcpus, forks;
+
+/* Stash slots for off-CPU stack copies (a power of two): threads blocked
+ * at once beyond this share slots, and a shared slot's copy is lost
+ * (counted as sched.ustack.overwritten). 128 slots of 72 KiB: 9 MiB. */
+#define USTASH_SLOTS 128
+
+/* Sizes the off-CPU stack copy stash: one slot when copies are off. */
+static int ustash_setup(uint32_t stack_copy, char *why, size_t len)
+{
+	uint32_t slots = stack_copy ? USTASH_SLOTS : 1;
+	int err = bpf_map__set_max_entries(skel->maps.offcpu_ustash, slots);
+
+	if (err) {
+		source_explain(why, len, "cannot size the off-CPU stack copy stash", err);
+		return err;
+	}
+	skel->rodata->ustack_window = stack_copy;
+	skel->rodata->ustash_mask = slots - 1;
+	return 0;
+}
 
 /* ---- loading and attaching -------------------------------------------- */
 
@@ -39,7 +65,9 @@ static int sched_load(const struct source_env *env, char *why, size_t len)
 	skel->rodata->pc_config = *env->config;
 	skel->rodata->offcpu_min_ns = env->opts->offcpu_min_ns;
 	skel->rodata->switch_has_prev_state = prev_state_from_tracepoint;
-	err = source_reuse_shared_maps(env, skel->obj, why, len);
+	err = ustash_setup(env->opts->stack_copy, why, len);
+	if (!err)
+		err = source_reuse_shared_maps(env, skel->obj, why, len);
 	if (!err)
 		err = source_loaded(sched_bpf__load(skel), "cannot load the BPF programs", why, len);
 	return err;
@@ -169,6 +197,7 @@ static size_t size_of_type(uint16_t type)
 	case PERFCAP_EV_WAKEUP: return sizeof(struct perfcap_wakeup);
 	case PERFCAP_EV_OFFCPU: return PERFCAP_OFFCPU_HEADER_SIZE;
 	case PERFCAP_EV_FORK:   return sizeof(struct perfcap_fork);
+	case PERFCAP_EV_USTACK: return PERFCAP_USTACK_HEADER_SIZE;
 	default:                return SIZE_MAX;
 	}
 }
@@ -186,6 +215,7 @@ static void sched_handle(struct consumer *c, const void *rec, size_t size)
 	case PERFCAP_EV_WAKEUP: handle_wakeup(c, rec); break;
 	case PERFCAP_EV_OFFCPU: handle_offcpu(c, rec, size); break;
 	case PERFCAP_EV_FORK:   handle_fork(c, rec); break;
+	case PERFCAP_EV_USTACK: ustack_copy_handle(c, PERFCAP_SRC_SCHED, rec, size); break;
 	}
 }
 
@@ -199,6 +229,8 @@ static int sched_meta(struct chunk_buffer *kv, const struct source_env *env)
 	err |= chunk_buffer_add_kv_u64(kv, "sched.offcpu_max_threads", PERFCAP_OFFCPU_MAX);
 	err |= chunk_buffer_add_kv(kv, "sched.prev_state",
 				   prev_state_from_tracepoint ? "tracepoint" : "task");
+	if (env->opts->stack_copy)
+		err |= chunk_buffer_add_kv_u64(kv, "sched.stack_copy", env->opts->stack_copy);
 	return err ? -ENOMEM : 0;
 }
 
@@ -211,11 +243,20 @@ static int sched_stats(struct chunk_buffer *kv, const struct consumer *c)
 	err |= chunk_buffer_add_kv_u64(kv, "sched.wakeups", wakeups);
 	err |= chunk_buffer_add_kv_u64(kv, "sched.offcpu", offcpus);
 	err |= chunk_buffer_add_kv_u64(kv, "sched.forks", forks);
+	if (skel && skel->rodata->ustack_window) {
+		const __u64 *n = skel->bss->ustash_counts;
+
+		err |= chunk_buffer_add_kv_u64(kv, "sched.ustack.taken", n[0]);
+		err |= chunk_buffer_add_kv_u64(kv, "sched.ustack.reused", n[1]);
+		err |= chunk_buffer_add_kv_u64(kv, "sched.ustack.sent", n[2]);
+		err |= chunk_buffer_add_kv_u64(kv, "sched.ustack.overwritten", n[3]);
+	}
 	return err ? -ENOMEM : 0;
 }
 
 static const uint16_t sched_event_types[] = {
-	PERFCAP_EV_SWITCH, PERFCAP_EV_WAKEUP, PERFCAP_EV_OFFCPU, PERFCAP_EV_FORK, 0
+	PERFCAP_EV_SWITCH, PERFCAP_EV_WAKEUP, PERFCAP_EV_OFFCPU, PERFCAP_EV_FORK,
+	PERFCAP_EV_USTACK, 0
 };
 
 const struct source sched_source = {

@@ -119,7 +119,8 @@ Test(report, kernel_frames_are_innermost)
 	scratch_remove(dir);
 }
 
-Test(report, unresolved_frames_show_module_and_offset)
+/* Unresolved frames are named by module, never by address (ASLR-free). */
+Test(report, unresolved_frames_show_module_not_address)
 {
 	char *dir = scratch_dir();
 	struct capture_spec spec = { .a = 10, .unmapped = 5, .nosyms = 5 };
@@ -129,9 +130,10 @@ Test(report, unresolved_frames_show_module_and_offset)
 
 	run_analyze(&r, "report", "--no-local-files", cap, NULL);
 	cr_assert_eq(r.status, 0);
-	cr_expect(find_function(r.out, "[unknown]+0x7000000000", "[unknown]", &row), "%s", r.out);
+	cr_expect(find_function(r.out, "[unknown]", "[unknown]", &row), "%s", r.out);
 	cr_expect_str_eq(row.self_pct, "25.0%");
-	cr_expect(find_function(r.out, "libnosyms.so+0x1100", "[libnosyms.so]", &row));
+	cr_expect(find_function(r.out, "[unknown] in libnosyms.so", "[libnosyms.so]", &row));
+	cr_expect(!strstr(r.out, "+0x"), "%s", r.out);
 	/* 2 unresolved frames of 4 in 10 of 20 samples: 10 / 80 sampled frames */
 	cr_expect(strstr(r.out, "Unresolved frames:   12.5% of sampled frames"), "%s", r.out);
 	tool_result_free(&r);

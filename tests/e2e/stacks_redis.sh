@@ -51,4 +51,8 @@ echo "redis-server: ${complete:-0} of ${total:-0} CPU samples with a complete us
 [ $((100 * ${complete:-0} / total)) -ge 90 ] || fail "complete stacks below 90%"
 "$PERFCAP_ANALYZE" report --folded "$TMP/run.perfcap" > "$TMP/folded" || fail "report --folded failed"
 grep -q ';main;aeMain;' "$TMP/folded" || { head -5 "$TMP/folded"; fail "no main;aeMain chain"; }
+# named as started: Debian's redis-server is a symlink to redis-check-rdb
+"$PERFCAP_ANALYZE" report "$TMP/run.perfcap" > "$TMP/report.txt" || fail "report failed"
+grep -q 'aeMain  \[redis-server\]' "$TMP/report.txt" || fail "aeMain not in [redis-server]"
+grep -q '\[redis-check-rdb\]' "$TMP/report.txt" && fail "the report names [redis-check-rdb]"
 echo "PASS"

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "perfcap_format.h"
+#include "common/unwind_table.h"
 
 static void fixture(char *out, size_t len, const char *name)
 {
@@ -106,6 +107,68 @@ Test(golden, v1_capture_reads_identically)
 	cr_assert_str_eq(t.lib, "/usr/lib/libgolden.so");
 	cr_assert_eq(t.sample.ts, 1009);
 	cr_assert_eq(t.sample.kstack, PC_STACK_NONE);
+}
+
+/* Format 1.2 (stacks-v1.2.perfcap: nofp_chain recorded with user stack
+ * copies, -e cpu,sched -F 49 --stack-copy 2K): a reader that knows only
+ * the record types below 16, as 1.1 readers do, skips the USTACK (21) and
+ * UNWIND (22) records and still reads every sample; a 1.2 reader finds
+ * both, each copy within its window and each table with its bytes. */
+struct stack_tally {
+	int samples, older_reader_skips, ustack, unwind;
+};
+
+static void tally_stack_record(struct stack_tally *t, const struct pc_rec *rec)
+{
+	size_t tail;
+
+	if (rec->type == PC_REC_SAMPLE)
+		t->samples++;
+	if (rec->type >= 16)
+		t->older_reader_skips++;
+	if (rec->type == PC_REC_USTACK) {
+		struct pc_rec_ustack u;
+		pc_rec_copy(rec, &u, sizeof(u), &tail);
+		cr_assert_leq(u.size, u.window);
+		cr_assert_eq(u.size, tail);
+		t->ustack++;
+	} else if (rec->type == PC_REC_UNWIND) {
+		struct pc_unwind_table ut;
+		cr_assert_eq(pc_unwind_table_from_rec(&ut, rec), 0);
+		cr_assert_gt(ut.table_len, 0);
+		pc_unwind_table_free(&ut);
+		t->unwind++;
+	}
+}
+
+Test(golden, v1_2_stack_copies_skipped_by_older_readers)
+{
+	char path[512], err[256];
+	struct stack_tally t = { 0 };
+	struct pc_reader *r;
+	struct pc_chunk c;
+	struct pc_rec_iter it;
+	const struct pc_rec *rec;
+
+	fixture(path, sizeof(path), "stacks-v1.2.perfcap");
+	cr_assert_eq(pc_reader_open(&r, path, err, sizeof(err)), 0, "%s: %s", path, err);
+	while (pc_reader_next(r, &c) == 1) {
+		if (c.hdr.type == PC_CHUNK_META || c.hdr.type == PC_CHUNK_STATS ||
+		    c.hdr.type == PC_CHUNK_END)
+			continue;
+		pc_rec_iter_init(&it, c.data, c.size);
+		while (pc_rec_next(&it, &rec) == 1)
+			tally_stack_record(&t, rec);
+		cr_assert_eq(it.bad, 0);
+	}
+	cr_assert(pc_reader_status(r)->end_seen);
+	cr_assert_eq(pc_reader_status(r)->minor, 2);
+	cr_assert_eq(pc_reader_status(r)->chunks_unknown, 0);
+	pc_reader_close(r);
+	cr_assert_eq(t.samples, 8);
+	cr_assert_eq(t.ustack, 36);  /* 8 CPU samples, 28 blocked intervals */
+	cr_assert_eq(t.unwind, 4);
+	cr_assert_eq(t.older_reader_skips, t.ustack + t.unwind);
 }
 
 Test(golden, later_minor_version_with_unknown_parts_still_reads)

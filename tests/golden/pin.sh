@@ -28,6 +28,9 @@ cp "$root/fixtures/real-lock.perfcap" lock.perfcap
 # --events 30000), checked in because gen_capture stamps the time
 cp "$root/fixtures/synthetic-samples.perfcap" samples.perfcap
 cp "$root/fixtures/synthetic-events.perfcap" events.perfcap
+# format 1.2: nofp_chain (-O2 -fomit-frame-pointer) recorded -e cpu,sched
+# -F 49 --stack-copy 2K: USTACK copies (CPU and off-CPU) and UNWIND tables
+cp "$root/fixtures/stacks-v1.2.perfcap" stacks.perfcap
 
 mask() { sed -E 's/perfcap-analyze [0-9]+\.[0-9]+\.[0-9]+ \([^)]*\)/perfcap-analyze VERSION/g'; }
 # run NAME ARGS...: stdout and the exit code, masked, into out/NAME.
@@ -38,7 +41,7 @@ run() {
 	local rc=$?
 	{ mask < out/raw; echo "exit $rc"; } > "out/$name"
 }
-for cap in golden future real lock samples events; do
+for cap in golden future real lock samples events stacks; do
 	run "$cap.report.txt" report --no-local-files $cap.perfcap
 	run "$cap.report.json" report --json --no-local-files $cap.perfcap
 	run "$cap.folded" report --folded --no-local-files $cap.perfcap

@@ -14,12 +14,7 @@
 
 struct eh { uint8_t b[512]; size_t n; };
 
-static void put(struct eh *e, const void *p, size_t n)
-{
-	if (n)   /* memcpy from NULL is undefined even for 0 bytes */
-		memcpy(e->b + e->n, p, n);
-	e->n += n;
-}
+static void put(struct eh *e, const void *p, size_t n) { if (n) memcpy(e->b + e->n, p, n); e->n += n; }
 static void put8(struct eh *e, uint8_t v) { put(e, &v, 1); }
 static void put32(struct eh *e, uint32_t v) { put(e, &v, 4); }
 static void pad4(struct eh *e, size_t start)
@@ -193,6 +188,38 @@ Test(unwind, empty_window_and_unknown_pc)
 	cr_assert_eq(r.stop, UNWIND_NO_MODULE);
 	r = walk(c, 0x1800, NULL, 0);   /* inside the module, no FDE */
 	cr_assert_eq(r.stop, UNWIND_NO_CFI);
+	unwind_cfi_free(c);
+}
+
+/* Code without CFI (a JIT) that keeps a frame pointer is crossed with it:
+ * [rbp] = the caller's rbp, [rbp + 8] = the return address, into G (whose
+ * RA is undefined: complete). rbp below sp, or outside the window, keeps
+ * the original stop. */
+Test(unwind, frame_pointer_crosses_code_without_cfi)
+{
+	struct eh e = { .n = 0 };
+	struct pc_unwind_table t;
+	struct unwind_cfi *c = two_functions(&e, &t, NULL, 0);
+	uint64_t stack[4] = { 0xdead, 0xbeef, 0 /* [rbp] */, 0x2010 /* [rbp + 8] */ };
+	uint64_t regs[PC_UREG_NR] = { [PC_UREG_IP] = 0x9000, [PC_UREG_SP] = SP,
+				      [PC_UREG_BP] = SP + 16 };
+	struct unwind_memory mem = { SP, (const uint8_t *)stack, sizeof(stack) };
+	uint64_t ips[16];
+	struct unwind_result r;
+
+	cr_assert_not_null(c);
+	unwind_stack(regs, &mem, find, c, ips, 16, &r);
+	cr_assert_eq(r.stop, UNWIND_END, "stop %s", unwind_stop_name(r.stop));
+	cr_assert_eq(r.n, 2);
+	cr_assert_eq(ips[1], 0x2010);
+	cr_assert_eq(r.fp_steps, 1);
+	regs[PC_UREG_BP] = SP - 8;       /* below sp: not a frame of this stack */
+	unwind_stack(regs, &mem, find, c, ips, 16, &r);
+	cr_assert_eq(r.stop, UNWIND_NO_MODULE);
+	cr_assert_eq(r.fp_steps, 0);
+	regs[PC_UREG_BP] = SP + 4096;    /* outside the window */
+	unwind_stack(regs, &mem, find, c, ips, 16, &r);
+	cr_assert_eq(r.stop, UNWIND_NO_MODULE);
 	unwind_cfi_free(c);
 }
 

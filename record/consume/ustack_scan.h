@@ -1,0 +1,32 @@
+/* ustack_scan.h - which modules a user stack copy can return into: every
+ * 8-byte word of the copy (and its ip) that falls inside a file-backed
+ * executable mapping of the process is a candidate return address. Its
+ * module gets its unwind table embedded (unwind_tables.c) and the
+ * candidate becomes a symbol hit (symbols.c), so a capture carries tables
+ * and symbols only for the modules stacks actually pass through, not for
+ * every library a process maps. A superset: a code pointer that is not a
+ * return address costs a symbol, never a missing frame. */
+#ifndef RECORD_USTACK_SCAN_H
+#define RECORD_USTACK_SCAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "output/chunk_buffer.h"
+#include "processes.h"
+
+/* Scans one copy of pid (ip, then size bytes of stack). A pid whose
+ * mappings are not known yet (its first copy may come before its first
+ * sample) is counted as unscanned. */
+void ustack_scan(struct process_table *pt, uint32_t pid, uint64_t ip, const uint8_t *data,
+		 uint32_t size);
+
+/* Whether some copy may return into module (a module registry index). */
+bool ustack_scan_module_hit(uint32_t module);
+
+/* STATS ustack.scanned, ustack.unscanned, ustack.code_words. 0 or -ENOMEM. */
+int ustack_scan_stats_kv(struct chunk_buffer *kv);
+
+void ustack_scan_free(void);
+
+#endif /* RECORD_USTACK_SCAN_H */

@@ -1,0 +1,56 @@
+#!/bin/bash
+# diff_redis_same.sh - issue 11: a diff of two identical runs must find
+# nothing. Debian's redis-server (built without frame pointers) runs on
+# 127.0.0.1 on a free port; it is recorded twice with default options
+# (perfcap-record -p PID -d 3), each time under the same bounded
+# redis-benchmark load (get,set). `perfcap-analyze diff A B --fail-on
+# any:significant` must exit 0: no junk address, unresolved frame or
+# noise may be reported as a significant change. Skips when redis is not
+# installed.
+set -u
+. "$(dirname "$0")/lib.sh"
+: "${PERFCAP_RECORD:?}" "${PERFCAP_ANALYZE:?}"
+require_bpf
+skip() { echo "SKIP: $* (apt-get install redis-server redis-tools)" >&2; exit 77; }
+command -v redis-server > /dev/null && command -v redis-benchmark > /dev/null \
+	|| skip "redis-server / redis-benchmark not installed"
+make_tmpdir
+
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+	--daemonize no > "$TMP/redis.log" 2>&1 &
+rpid=$!
+bpid=
+cleanup_redis() {
+	[ -n "$bpid" ] && kill "$bpid" 2> /dev/null
+	kill "$rpid" 2> /dev/null
+	wait "$rpid" 2> /dev/null
+}
+trap 'cleanup_redis; rm -rf "$TMP"' EXIT
+for _ in $(seq 50); do
+	redis-cli -p "$port" ping > /dev/null 2>&1 && break
+	sleep 0.1
+done
+
+# record NAME: one run under a fresh, bounded benchmark
+record() {
+	redis-benchmark -p "$port" -n 2000000 -t get,set -q > "$TMP/bench.$1" 2>&1 &
+	bpid=$!
+	sleep 0.5 # clients connected, load steady
+	"$PERFCAP_RECORD" -p "$rpid" -d 3 -o "$TMP/$1.perfcap" \
+		> "$TMP/record.out" 2> "$TMP/record.$1.err" \
+		|| { cat "$TMP/record.$1.err" >&2; fail "perfcap-record $1 failed"; }
+	kill "$bpid" 2> /dev/null
+	wait "$bpid" 2> /dev/null
+	bpid=
+}
+record a
+record b
+
+"$PERFCAP_ANALYZE" diff --fail-on any:significant "$TMP/a.perfcap" "$TMP/b.perfcap" \
+	> "$TMP/diff.out" 2> "$TMP/diff.err"
+rc=$?
+sed -n '1,40p' "$TMP/diff.out"
+[ $rc -eq 0 ] || { cat "$TMP/diff.err"; fail "diff of two identical runs: exit $rc (significant findings)"; }
+grep -q '+0x' "$TMP/diff.out" && fail "the diff names a raw address"
+echo "PASS"
