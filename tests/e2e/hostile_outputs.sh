@@ -52,16 +52,24 @@ echo "ok: -f refuses a FIFO: $(cat err)"
 mkdir full
 if mount -t tmpfs -o size=256k perfcap-full full 2> /dev/null; then
 	trap 'umount "$TMP/full" 2> /dev/null; rm -rf "$TMP"' EXIT
-	"$CPU_HOGS" 60 0 & "$CPU_HOGS" 60 1 &   # busy CPUs; they end by themselves
 	start=$(date +%s)
-	timeout 50 "$PERFCAP_RECORD" -a -e cpu,sched -F 999 -o full/x.perfcap -- sleep 60 2> err
+	# The recorded command burns CPU for 60 s (samples and switches fill the
+	# disk in a few seconds) and writes its own pid, so that the check
+	# below is by pid. (-a and a command cannot be combined: an earlier
+	# version of this test passed on that usage error.)
+	timeout 50 "$PERFCAP_RECORD" -e cpu,sched -F 999 -o full/x.perfcap -- \
+		sh -c 'echo $$ > cmd.pid; exec "$0" 60 0' "$CPU_HOGS" 2> err
 	rc=$?
 	kill $(jobs -p) 2> /dev/null; wait 2> /dev/null
 	cat err
 	[ $rc -eq 124 ] && fail "the recorder did not stop on a full disk"
 	[ $rc -ne 0 ] || fail "a full disk exited 0"
+	grep -q "choose one target\|usage" err && fail "the recorder refused its command line"
+	grep -qi "no space\|disk\|write" err || fail "the recorder did not say the disk is full"
 	grep -q "still running" err && fail "the command was left running"
-	pgrep -x -f "sleep 60" > /dev/null && fail "'sleep 60' is still running"
+	cmd=$(cat cmd.pid 2> /dev/null)
+	[ -n "$cmd" ] || fail "the command did not start"
+	kill -0 "$cmd" 2> /dev/null && { kill "$cmd"; fail "the command (pid $cmd) is still running"; }
 	[ $(( $(date +%s) - start )) -lt 45 ] || fail "took too long to stop"
 	umount full
 	echo "ok: a full disk stops the recording and its command (exit $rc)"
