@@ -42,6 +42,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "consume/evict.h"
 #include "stats.h"
 #include "util/util.h"
 
@@ -147,6 +148,7 @@ static int add_stacks_and_procs(struct chunk_buffer *cb, const struct record_tot
 	err |= chunk_buffer_add_kv_u64(cb, "procs.events.lost.kernel",
 				       loss_counts_dropped(&t->losses, PERFCAP_SRC_PROC));
 	err |= chunk_buffer_add_kv_u64(cb, "procs.records.failed", pt->records_failed);
+	err |= evict_stats_kv(cb, pt);
 	return err;
 }
 
@@ -292,4 +294,5 @@ void stats_print_summary(const struct record_totals *t, const char *path, uint64
 		plural(nevents + nlost, "event", "events"), losses);
 	print_dropped(t);
 	print_left_out(t);
+	evict_print_summary(&t->consumer->processes);
 }
