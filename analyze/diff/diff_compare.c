@@ -167,7 +167,8 @@ static void rank_and_verdict(struct builder *b)
 	int up = 0, down = 0;
 	char unit[32], buf[FMT_BUF];
 
-	qsort(res->findings, res->nfindings, sizeof(*res->findings), by_rank);
+	if (res->nfindings) /* qsort(NULL, 0) is undefined (fuzz_diff, UBSan) */
+		qsort(res->findings, res->nfindings, sizeof(*res->findings), by_rank);
 	for (size_t i = 0; i < res->nfindings; i++) {
 		struct diff_finding *f = &res->findings[i];
 
