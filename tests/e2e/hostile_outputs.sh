@@ -1,7 +1,8 @@
 #!/bin/bash
 # hostile_outputs.sh - issue 16 end to end for the recorder, which runs as
 # root: a symlink planted at -o (to a file, dangling) is never followed,
-# with or without -f; an overwritten 0644 file becomes a new 0600 capture;
+# with or without -f, nor with --flight-recorder (the same -o, written at
+# the end); an overwritten 0644 file becomes a new 0600 capture;
 # a full disk stops recording AND the -- COMMAND; the summary says how
 # many events --max-size dropped. (The analyzer's outputs: analyze-hardening.)
 set -u
@@ -37,6 +38,14 @@ ln -s created-by-link dangling.perfcap
 mode_is_0600 dangling.perfcap
 echo "ok: a dangling link at -o never creates its target"
 
+ln -s victim flight.perfcap
+"$PERFCAP_RECORD" --flight-recorder 64K -e sched -f -o flight.perfcap -- true 2> err \
+	|| { cat err; fail "--flight-recorder -f -o link"; }
+intact "--flight-recorder -f -o link"
+mode_is_0600 flight.perfcap
+"$PERFCAP_ANALYZE" info flight.perfcap > /dev/null || fail "the flight capture is unreadable"
+echo "ok: a symlink at the flight recorder's -o is replaced, its target untouched"
+
 echo old > old.perfcap
 chmod 644 old.perfcap
 "$PERFCAP_RECORD" -e sched -f -o old.perfcap -- true 2> /dev/null || fail "-f over a 0644 file"
@@ -54,14 +63,16 @@ if mount -t tmpfs -o size=256k perfcap-full full 2> /dev/null; then
 	trap 'umount "$TMP/full" 2> /dev/null; rm -rf "$TMP"' EXIT
 	for i in 1 2; do timeout 60 sh -c 'while :; do :; done' & done
 	start=$(date +%s)
-	timeout 50 "$PERFCAP_RECORD" -a -e cpu,sched -F 999 -o full/x.perfcap -- sleep 60 2> err
+	# a command line of this run only: other runs of this test may be going
+	sleeper="sleep 60.$$"
+	timeout 50 "$PERFCAP_RECORD" -a -e cpu,sched -F 999 -o full/x.perfcap -- $sleeper 2> err
 	rc=$?
 	kill $(jobs -p) 2> /dev/null; wait 2> /dev/null
 	cat err
 	[ $rc -eq 124 ] && fail "the recorder did not stop on a full disk"
 	[ $rc -ne 0 ] || fail "a full disk exited 0"
 	grep -q "still running" err && fail "the command was left running"
-	pgrep -x -f "sleep 60" > /dev/null && fail "'sleep 60' is still running"
+	pgrep -x -f "$sleeper" > /dev/null && fail "'$sleeper' is still running"
 	[ $(( $(date +%s) - start )) -lt 45 ] || fail "took too long to stop"
 	umount full
 	echo "ok: a full disk stops the recording and its command (exit $rc)"
@@ -74,8 +85,10 @@ for i in 1 2; do timeout 30 sh -c 'while :; do :; done' & done
 timeout 30 "$PERFCAP_RECORD" --max-size 64K -a -e cpu,sched -F 999 -o ms.perfcap 2> err
 kill $(jobs -p) 2> /dev/null; wait 2> /dev/null
 dropped=$("$PERFCAP_ANALYZE" info ms.perfcap | awk '$1 == "record.max_size.events_dropped" { print $2 }')
+# the summary groups digits by three with commas whatever the locale
+grouped=$(echo "${dropped:-0}" | sed -e ':a' -e 's/\([0-9]\)\([0-9]\{3\}\)\($\|,\)/\1,\2\3/' -e 'ta')
 if [ "${dropped:-0}" -gt 0 ]; then
-	grep -q "of these, $(printf "%'d" "$dropped") events were dropped at --max-size" err \
+	grep -q "of these, $grouped events were dropped at --max-size" err \
 		|| { cat err; fail "the summary does not say the $dropped dropped events"; }
 	"$PERFCAP_ANALYZE" report ms.perfcap | grep -q "Dropped events: .* at --max-size" \
 		|| fail "the report does not show the dropped events"
