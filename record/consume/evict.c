@@ -123,11 +123,12 @@ static void keep_jit_hits(struct process_table *pt, uint32_t pid, struct addr_li
 	*hits = (struct addr_list){ 0 };
 }
 
-/* Locates the ips of the dead address spaces' stacks and forgets them. */
+/* Locates the ips of the dead address spaces' stacks and forgets them.
+ * Their ips leave the arena once they are half of it (amortised). */
 static void resolve_stacks(struct pass *ps, struct stack_table *stacks, struct addr_list *jit)
 {
 	struct process_table *pt = ps->pt;
-	bool forgot = false;
+	bool forgot = false, move;
 
 	for (uint32_t id = 0; id < stacks->n; id++) {
 		struct stack_entry *e = &stacks->entries[id];
@@ -137,10 +138,15 @@ static void resolve_stacks(struct pass *ps, struct stack_table *stacks, struct a
 		symbols_collect_user_stack(pt, e, stack_table_ips(stacks, id), &jit[e->aspace],
 					   &pt->evicted_unmapped);
 		e->aspace = STACK_ASPACE_FORGOTTEN;
+		pt->stack_ips_dead += e->nr;
 		forgot = true;
 	}
-	if (forgot)
-		stack_table_compact(stacks);
+	if (!forgot)
+		return;
+	move = pt->stack_ips_dead * 2 >= stacks->nips;
+	stack_table_compact(stacks, move);
+	if (move)
+		pt->stack_ips_dead = 0;
 }
 
 static void mark_unwind_modules(struct process_table *pt, const struct address_space *as)

@@ -83,6 +83,7 @@ struct process_table {
 	uint32_t nfree_aspaces, free_aspaces_cap;
 	struct evicted_jit *jit;    /* JIT ips of evicted address spaces */
 	uint32_t njit, jit_cap;
+	uint64_t stack_ips_dead;    /* ips of forgotten stacks still in the arena */
 	/* statistics */
 	uint64_t procs_seen;
 	uint64_t procs_unreadable;

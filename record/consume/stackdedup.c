@@ -67,7 +67,7 @@ static int grow_slots(struct stack_table *t)
 	return 0;
 }
 
-void stack_table_compact(struct stack_table *t)
+void stack_table_compact(struct stack_table *t, bool move_ips)
 {
 	uint64_t nips = 0;
 
@@ -79,11 +79,14 @@ void stack_table_compact(struct stack_table *t)
 			e->ips_off = 0;
 			continue;
 		}
+		if (!move_ips)
+			continue;
 		memmove(t->ips + nips, t->ips + e->ips_off, e->nr * sizeof(*t->ips));
 		e->ips_off = nips;
 		nips += e->nr;
 	}
-	t->nips = nips;
+	if (move_ips)
+		t->nips = nips;
 	if (t->nslots)
 		index_entries(t, t->slots, t->nslots);
 }

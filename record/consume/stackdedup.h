@@ -45,8 +45,9 @@ static inline const uint64_t *stack_table_ips(const struct stack_table *t, uint3
 }
 
 /* After entries were marked STACK_ASPACE_FORGOTTEN: rebuilds the index
- * without them and moves the ips of the others down over theirs. */
-void stack_table_compact(struct stack_table *t);
+ * without them and, with move_ips, moves the ips of the others down over
+ * the ips no entry uses any more. */
+void stack_table_compact(struct stack_table *t, bool move_ips);
 
 void stack_table_free(struct stack_table *t);
 
