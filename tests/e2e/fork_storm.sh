@@ -43,10 +43,11 @@ rss1=$(stat_of "$TMP/$N.perfcap" record.peak_rss_kb)
 rss2=$(stat_of "$TMP/$((2 * N)).perfcap" record.peak_rss_kb)
 [ "${rss1:-0}" -gt 0 ] && [ "${rss2:-0}" -gt 0 ] || fail "no record.peak_rss_kb in STATS"
 echo "peak RSS: $N children ${rss1} KiB, $((2 * N)) children ${rss2} KiB"
-# N more processes kept would add N * 32 KiB (64 MB for N = 2000): allow a
-# quarter of the first run's peak for timing noise (how far the recorder
-# lags the storm), which does not grow with N.
-limit=$((rss1 + rss1 / 4))
+# N more processes kept would add N * 32 KiB (64 MB for N = 2000; +66%
+# measured): allow a third of the first run's peak for timing noise (how
+# far the recorder lags the storm sets how many exited processes wait for
+# eviction; +12% seen on a loaded host), which does not grow with N.
+limit=$((rss1 + rss1 / 3))
 [ "$rss2" -le "$limit" ] || fail "peak RSS grew with the processes seen: $rss1 -> $rss2 KiB (limit $limit)"
 echo "ok: peak RSS does not grow with the number of processes ($rss1 -> $rss2 KiB)"
 echo PASS
