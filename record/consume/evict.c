@@ -7,6 +7,7 @@
  * stacks in their mappings; forget the stacks (index and ips), the
  * stack-map cache entries, the mappings, the threads and the slots. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,14 +225,16 @@ static void evict_threads(struct pass *ps, const struct u64_table *by_pid)
 	pt->nthreads = out;
 }
 
-/* Rebuilds a pid/tid index over compacted slots. */
-static void reindex(struct u64_table *t, const void *base, size_t stride, uint32_t n,
-		    uint64_t *failed)
+/* Rebuilds a pid/tid index over compacted slots: n elements of stride
+ * bytes from base, whose u32 key is at key_off. */
+static void reindex(struct u64_table *t, const void *base, size_t stride, size_t key_off,
+		    uint32_t n, uint64_t *failed)
 {
 	u64_table_free(t);
 	for (uint32_t i = 0; i < n; i++) {
-		uint32_t key = *(const uint32_t *)((const char *)base + (size_t)i * stride);
+		uint32_t key;
 
+		memcpy(&key, (const char *)base + (size_t)i * stride + key_off, sizeof(key));
 		if (u64_table_put(t, key, i))
 			(*failed)++;
 	}
@@ -247,8 +250,8 @@ static void compact_processes(struct pass *ps)
 			pt->procs[out++] = pt->procs[i];
 	}
 	pt->nprocs = out;
-	reindex(&pt->proc_by_pid, pt->procs, sizeof(*pt->procs), pt->nprocs,
-		&pt->records_failed);
+	reindex(&pt->proc_by_pid, pt->procs, sizeof(*pt->procs), offsetof(struct process, pid),
+		pt->nprocs, &pt->records_failed);
 }
 
 static void forget(struct pass *ps, struct consumer *c, struct addr_list *jit)
@@ -265,8 +268,8 @@ static void forget(struct pass *ps, struct consumer *c, struct addr_list *jit)
 	/* threads look their pid up in the index before the processes move */
 	evict_threads(ps, &pt->proc_by_pid);
 	compact_processes(ps);
-	reindex(&pt->thread_by_tid, pt->threads, sizeof(*pt->threads), pt->nthreads,
-		&pt->records_failed);
+	reindex(&pt->thread_by_tid, pt->threads, sizeof(*pt->threads),
+		offsetof(struct thread, tid), pt->nthreads, &pt->records_failed);
 }
 
 void evict_pass(struct consumer *c, uint64_t now_ns)
