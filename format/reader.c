@@ -29,6 +29,7 @@ struct pc_reader {
 	ZSTD_DCtx *dctx;
 	struct pc_buf disk;       /* header + payload as on disk */
 	struct pc_buf raw;        /* decompressed payload */
+	struct pc_buf scan;       /* resync's window, kept for the next resync */
 	struct pc_reader_status st;
 };
 
@@ -181,30 +182,29 @@ static int decode_payload(struct pc_reader *r, const struct pc_chunk_header *h,
 }
 
 /* After garbage at r->offset: finds the next offset holding a valid chunk
- * (magic, sane sizes, matching checksum), or the end of the file. */
+ * (magic, sane sizes, matching checksum), or the end of the file. The scan
+ * window lives in the reader and is sized to what is left of the file (at
+ * most SCAN_WINDOW), so a file with many damaged spots costs no allocation
+ * per resync. */
 static uint64_t resync(struct pc_reader *r)
 {
 	static const uint32_t magic = PC_CHUNK_MAGIC;
-	uint8_t *win = malloc(SCAN_WINDOW);
 	uint64_t off = r->offset + 1;
 	struct pc_chunk_header h;
 
-	while (win && off + PC_CHUNK_HEADER_SIZE <= r->st.file_size) {
+	while (off + PC_CHUNK_HEADER_SIZE <= r->st.file_size) {
 		size_t n = r->st.file_size - off < SCAN_WINDOW ?
 			   (size_t)(r->st.file_size - off) : SCAN_WINDOW;
-		if (read_at(r->fd, win, n, off))
+		if (buf_size(&r->scan, n) || read_at(r->fd, r->scan.data, n, off))
 			break;
 		for (size_t i = 0; i + sizeof(magic) <= n; i++) {
-			if (memcmp(win + i, &magic, sizeof(magic)))
+			if (memcmp(r->scan.data + i, &magic, sizeof(magic)))
 				continue;
-			if (load_chunk(r, off + i, &h) == CHUNK_OK) {
-				free(win);
+			if (load_chunk(r, off + i, &h) == CHUNK_OK)
 				return off + i;
-			}
 		}
 		off += n - sizeof(magic) + 1;
 	}
-	free(win);
 	return r->st.file_size;
 }
 
@@ -285,6 +285,7 @@ void pc_reader_close(struct pc_reader *r)
 	ZSTD_freeDCtx(r->dctx);
 	pc_buf_free(&r->disk);
 	pc_buf_free(&r->raw);
+	pc_buf_free(&r->scan);
 	free(r);
 }
 

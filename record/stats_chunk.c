@@ -43,6 +43,7 @@
 #include <stdio.h>
 
 #include "stats_chunk.h"
+#include "consume/evict.h"
 #include "util/util.h"
 #include "common/units.h"
 
@@ -150,6 +151,7 @@ static int add_stacks_and_procs(struct chunk_buffer *cb, const struct record_tot
 	err |= chunk_buffer_add_kv_u64(cb, "procs.events.lost.kernel",
 				       loss_counts_dropped(&t->losses, PERFCAP_SRC_PROC));
 	err |= chunk_buffer_add_kv_u64(cb, "procs.records.failed", pt->records_failed);
+	err |= evict_stats_kv(cb, pt);
 	return err;
 }
 
@@ -296,4 +298,5 @@ void stats_print_summary(const struct record_totals *t, const char *path, uint64
 		plural(nevents + nlost, "event", "events"), losses);
 	print_dropped(t);
 	print_left_out(t);
+	evict_print_summary(&t->consumer->processes);
 }

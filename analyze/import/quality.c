@@ -142,7 +142,8 @@ static void put_cpu(struct quality_writer *w, struct loader *L,
 }
 
 /* Events the recorder dropped on purpose (STATS of --max-size and of the
- * flight recorder): recorded minus imported is explained by them. */
+ * flight recorder): recorded minus imported is explained by them. And what
+ * its memory bound forgot (STATS procs.evicted...). */
 static void put_dropped(struct quality_writer *w, struct loader *L)
 {
 	static const char *const keys[][2] = {
@@ -151,6 +152,10 @@ static void put_dropped(struct quality_writer *w, struct loader *L)
 		{ "record.max_size.symbols_dropped", "max_size.symbols_dropped" },
 		{ "flight.events_dropped", "flight.events_dropped" },
 		{ "flight.chunks_dropped", "flight.chunks_dropped" },
+		/* the recorder's memory bound: per-process state forgotten */
+		{ "procs.evicted", "evicted.processes" },
+		{ "procs.evicted_live", "evicted.live_processes" },
+		{ "procs.jit_ips_dropped", "evicted.jit_ips_dropped" },
 	};
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)

@@ -73,6 +73,25 @@ static void print_kernel_sums(const struct report_context *ctx)
 		fmt_count(c, sizeof(c), (uint64_t)db_lookup_int(ctx->db, late_sql, "agg", "waits", 0)));
 }
 
+/* The recorder's memory bound: exited processes are forgotten once their
+ * stacks are resolved (harmless, said for completeness); live ones over
+ * the cap are described again if seen later; JIT ips past the cap lose
+ * their names. */
+static void print_evicted(const struct report_context *ctx)
+{
+	uint64_t exited = q(ctx, "record", "evicted.processes");
+	uint64_t live = q(ctx, "record", "evicted.live_processes");
+	uint64_t jit = q(ctx, "record", "evicted.jit_ips_dropped");
+	char a[FMT_BUF], b[FMT_BUF], c[FMT_BUF];
+
+	if (exited == 0 && live == 0 && jit == 0)
+		return;
+	fprintf(ctx->out, "  %-20s %s exited processes forgotten by the recorder after their "
+		"stacks were resolved; %s live ones over its cap; %s JIT addresses unnamed "
+		"past its cap\n", "Evicted processes:", fmt_count(a, sizeof(a), exited),
+		fmt_count(b, sizeof(b), live), fmt_count(c, sizeof(c), jit));
+}
+
 static void print_stack_line(const struct report_context *ctx, const char *label,
 			     uint64_t samples, uint64_t stacks, const char *what)
 {
@@ -200,6 +219,26 @@ static void json_row(struct json_writer *w, const char *source, const char *key,
 	json_end_object(w);
 }
 
+/* Only when the recorder evicted anything (older captures have no key). */
+static void write_json_evicted(const struct report_context *ctx)
+{
+	static const char *const rows[][2] = {
+		{ "evicted.processes", "exited processes the recorder forgot after resolving "
+				       "their stacks" },
+		{ "evicted.live_processes", "live processes the recorder forgot over its cap "
+					    "(described again when seen later)" },
+		{ "evicted.jit_ips_dropped", "JIT addresses of forgotten processes left "
+					     "unnamed past the recorder's cap" },
+	};
+	uint64_t any = 0;
+
+	for (size_t i = 0; i < 3; i++)
+		any += q(ctx, "record", rows[i][0]);
+	for (size_t i = 0; any && i < 3; i++)
+		json_row(ctx->json, "record", rows[i][0], (double)q(ctx, "record", rows[i][0]),
+			 rows[i][1]);
+}
+
 static void write_json(const struct report_context *ctx)
 {
 	struct json_writer *w = ctx->json;
@@ -219,6 +258,7 @@ static void write_json(const struct report_context *ctx)
 	json_row(w, "record", "flight.events_dropped",
 		 (double)q(ctx, "record", "flight.events_dropped"),
 		 "events dropped by the flight recorder: older than its window");
+	write_json_evicted(ctx);
 	json_row(w, "stacks", "samples.truncated", (double)q(ctx, "stacks", "samples.truncated"),
 		 "samples whose stack hit the depth limit");
 	json_row(w, "stacks", "samples.probably_truncated",
@@ -250,6 +290,7 @@ int report_section_quality(const struct report_context *ctx)
 	print_losses(ctx);
 	print_dropped(ctx);
 	print_kernel_sums(ctx);
+	print_evicted(ctx);
 	print_stacks(ctx);
 	report_quality_user_stacks(ctx);
 	print_frames(ctx);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "consumer.h"
+#include "evict.h"
 #include "util/util.h"
 
 void consumer_init(struct consumer *c, int stacks_map_fd, bool read_proc_at_exec)
@@ -169,8 +170,10 @@ int consumer_flush(struct consumer *c)
 
 int consumer_tick(struct consumer *c, uint64_t now_ns)
 {
-	if (now_ns - c->last_flush_ns >= FLUSH_INTERVAL_NS)
+	if (now_ns - c->last_flush_ns >= FLUSH_INTERVAL_NS) {
+		evict_pass(c, now_ns); /* once a second: forget exited processes */
 		return consumer_flush(c);
+	}
 	return c->write_error;
 }
 

@@ -26,6 +26,7 @@ struct module {
 	uint8_t  build_id[PC_BUILD_ID_MAX];
 	struct addr_list hits;    /* file offsets of sampled ips */
 	bool     all_symbols;     /* unwind_tables.c: store every symbol, not the hits' */
+	bool     unwind_wanted;   /* mapped by an evicted process with stack copies */
 };
 
 struct module_registry {

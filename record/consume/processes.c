@@ -109,18 +109,32 @@ static int note_listed_thread(void *ctx, uint32_t tid, const char *comm)
 
 /* ---- address spaces and maps ------------------------------------------ */
 
+/* A new address space, in the slot of an evicted one if there is one. */
 static uint32_t new_address_space(struct process_table *pt, uint32_t pid)
 {
-	struct address_space *as = array_reserve(pt->aspaces, &pt->aspaces_cap,
-						 pt->naspaces + 1, sizeof(*as));
-	if (!as)
-		return U64_TABLE_EMPTY;
-	pt->aspaces = as;
-	as = &pt->aspaces[pt->naspaces];
+	struct address_space *as;
+	uint32_t idx;
+
+	if (pt->nfree_aspaces) {
+		idx = pt->free_aspaces[--pt->nfree_aspaces];
+	} else {
+		as = array_reserve(pt->aspaces, &pt->aspaces_cap, pt->naspaces + 1, sizeof(*as));
+		if (!as)
+			return U64_TABLE_EMPTY;
+		pt->aspaces = as;
+		idx = pt->naspaces++;
+	}
+	as = &pt->aspaces[idx];
 	memset(as, 0, sizeof(*as));
 	as->pid = pid;
 	as->reread_interval_ns = REREAD_MIN_NS;
-	return pt->naspaces++;
+	return idx;
+}
+
+/* The image p had is replaced (exec, pid reuse): it can be evicted. */
+static void retire_aspace(struct process_table *pt, const struct process *p)
+{
+	pt->aspaces[p->aspace].retired_ns = monotonic_ns();
 }
 
 /* Index of the first map with start >= addr. */
@@ -340,6 +354,7 @@ static void check_pid_reuse(struct process_table *pt, struct process *p)
 	aspace = new_address_space(pt, p->pid);
 	if (aspace == U64_TABLE_EMPTY)
 		return;
+	retire_aspace(pt, p);
 	p->aspace = aspace;
 	p->exited = false;
 	p->info_pending = true;
@@ -394,6 +409,7 @@ void processes_on_exec(struct process_table *pt, uint32_t pid, uint32_t tid,
 			pt->records_failed++;
 			return;
 		}
+		retire_aspace(pt, p);
 		p->aspace = aspace;
 		p->info_pending = true;
 		p->exited = false;
@@ -411,8 +427,10 @@ void processes_on_exit(struct process_table *pt, uint32_t pid)
 {
 	struct process *p = find_process(pt, pid);
 
-	if (p)
+	if (p) {
 		p->exited = true;
+		p->exited_ns = monotonic_ns();
+	}
 }
 
 const struct proc_map *processes_find_map(const struct process_table *pt,
@@ -476,6 +494,10 @@ void processes_free(struct process_table *pt)
 {
 	for (uint32_t i = 0; i < pt->naspaces; i++)
 		free(pt->aspaces[i].maps);
+	for (uint32_t i = 0; i < pt->njit; i++)
+		addr_list_free(&pt->jit[i].hits);
+	free(pt->jit);
+	free(pt->free_aspaces);
 	free(pt->aspaces);
 	free(pt->procs);
 	free(pt->threads);

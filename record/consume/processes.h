@@ -11,6 +11,10 @@
  * An address space is one process image: a pid gets a new one at exec and
  * when the pid is reused. Stacks are deduplicated per address space, so one
  * stack never mixes addresses of two images.
+ *
+ * Exited processes, replaced images and their threads are forgotten a
+ * little later (evict.h), so the tables hold what is alive, not
+ * everything ever seen.
  */
 #ifndef RECORD_PROCESSES_H
 #define RECORD_PROCESSES_H
@@ -37,6 +41,15 @@ struct address_space {
 	struct proc_map *maps;      /* sorted by start; every mapping ever seen */
 	uint32_t nmaps;
 	uint32_t cap;
+	uint64_t retired_ns;        /* replaced (exec, pid reuse) or its process
+				     * exited at this monotonic time; 0: live */
+	bool     free;              /* evicted: the slot waits for reuse */
+};
+
+/* The JIT ips of an evicted address space, for its perf map at the end. */
+struct evicted_jit {
+	uint32_t pid;
+	struct addr_list hits;
 };
 
 struct process {
@@ -45,6 +58,7 @@ struct process {
 	uint64_t start_ns;          /* from /proc/PID/stat; 0 if unknown */
 	bool     info_pending;      /* /proc not read yet for this image */
 	bool     exited;
+	uint64_t exited_ns;         /* monotonic time the exit was seen */
 };
 
 struct thread {
@@ -64,10 +78,24 @@ struct process_table {
 	struct u64_table thread_by_tid;
 	struct module_registry modules;
 	struct chunk_buffer *out;   /* PROCS chunk being filled */
+	/* evict.c */
+	uint32_t *free_aspaces;     /* evicted address space slots, for reuse */
+	uint32_t nfree_aspaces, free_aspaces_cap;
+	struct evicted_jit *jit;    /* JIT ips of evicted address spaces */
+	uint32_t njit, jit_cap;
+	uint64_t stack_ips_dead;    /* ips of forgotten stacks still in the arena */
 	/* statistics */
 	uint64_t procs_seen;
 	uint64_t procs_unreadable;
 	uint64_t records_failed;    /* out of memory while adding records */
+	uint64_t procs_evicted;     /* exited processes forgotten */
+	uint64_t procs_evicted_live; /* live ones forgotten over the cap */
+	uint64_t aspaces_evicted;   /* address spaces forgotten (stacks resolved) */
+	uint64_t threads_evicted;   /* threads forgotten (their process's, or over the cap) */
+	uint64_t jit_ips_dropped;   /* JIT ips of evicted images past the cap */
+	uint64_t evicted_unmapped;  /* user ips outside every mapping, of evicted images */
+	uint64_t evicted_jit_unnamed; /* JIT ips of evicted images with no perf map */
+	uint32_t procs_peak, threads_peak, aspaces_peak; /* table sizes */
 };
 
 void processes_init(struct process_table *pt, struct chunk_buffer *out);

@@ -38,6 +38,21 @@ static bool same_stack(const struct stack_table *t, const struct stack_entry *e,
 	       memcmp(t->ips + e->ips_off, ips, nr * sizeof(*ips)) == 0;
 }
 
+static void index_entries(struct stack_table *t, uint32_t *slots, uint32_t nslots)
+{
+	for (uint32_t i = 0; i < nslots; i++)
+		slots[i] = FREE_SLOT;
+	for (uint32_t id = 0; id < t->n; id++) {
+		uint32_t i = (uint32_t)t->entries[id].hash & (nslots - 1);
+
+		if (t->entries[id].aspace == STACK_ASPACE_FORGOTTEN)
+			continue;
+		while (slots[i] != FREE_SLOT)
+			i = (i + 1) & (nslots - 1);
+		slots[i] = id;
+	}
+}
+
 static int grow_slots(struct stack_table *t)
 {
 	uint32_t nslots = t->nslots ? t->nslots * 2 : 1024;
@@ -45,19 +60,35 @@ static int grow_slots(struct stack_table *t)
 
 	if (!slots)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < nslots; i++)
-		slots[i] = FREE_SLOT;
-	for (uint32_t id = 0; id < t->n; id++) {
-		uint32_t i = (uint32_t)t->entries[id].hash & (nslots - 1);
-
-		while (slots[i] != FREE_SLOT)
-			i = (i + 1) & (nslots - 1);
-		slots[i] = id;
-	}
+	index_entries(t, slots, nslots);
 	free(t->slots);
 	t->slots = slots;
 	t->nslots = nslots;
 	return 0;
+}
+
+void stack_table_compact(struct stack_table *t, bool move_ips)
+{
+	uint64_t nips = 0;
+
+	for (uint32_t id = 0; id < t->n; id++) {
+		struct stack_entry *e = &t->entries[id];
+
+		if (e->aspace == STACK_ASPACE_FORGOTTEN) {
+			e->nr = 0;
+			e->ips_off = 0;
+			continue;
+		}
+		if (!move_ips)
+			continue;
+		memmove(t->ips + nips, t->ips + e->ips_off, e->nr * sizeof(*t->ips));
+		e->ips_off = nips;
+		nips += e->nr;
+	}
+	if (move_ips)
+		t->nips = nips;
+	if (t->nslots)
+		index_entries(t, t->slots, t->nslots);
 }
 
 static int reserve_ips(struct stack_table *t, uint32_t nr)

@@ -18,6 +18,10 @@ struct stack_entry {
 	uint16_t flags;     /* PC_STACK_F_* */
 };
 
+/* The aspace of a stack forgotten with its address space (evict.c): out
+ * of the index, no ips; its id stays taken. */
+#define STACK_ASPACE_FORGOTTEN 0xfffffffeu
+
 struct stack_table {
 	struct stack_entry *entries; /* indexed by stack id */
 	uint32_t n;
@@ -39,6 +43,11 @@ static inline const uint64_t *stack_table_ips(const struct stack_table *t, uint3
 {
 	return t->ips + t->entries[id].ips_off;
 }
+
+/* After entries were marked STACK_ASPACE_FORGOTTEN: rebuilds the index
+ * without them and, with move_ips, moves the ips of the others down over
+ * the ips no entry uses any more. */
+void stack_table_compact(struct stack_table *t, bool move_ips);
 
 void stack_table_free(struct stack_table *t);
 

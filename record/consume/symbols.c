@@ -38,28 +38,40 @@ static int add_hit(struct addr_list *l, uint64_t addr, uint32_t frame)
 	return err;
 }
 
+void symbols_collect_user_stack(struct process_table *pt, const struct stack_entry *e,
+				const uint64_t *ips, struct addr_list *jit_hits,
+				uint64_t *unmapped)
+{
+	for (uint32_t i = 0; i < e->nr; i++) {
+		const struct proc_map *map = processes_find_map(pt, e->aspace, ips[i]);
+
+		if (!map)
+			(*unmapped)++;
+		if (!map || map->module == MODULE_NONE) {
+			add_hit(jit_hits, ips[i], 0);
+			continue;
+		}
+		add_hit(&pt->modules.mods[map->module].hits, ips[i] - map->start + map->pgoff, i);
+	}
+}
+
+/* The stacks of live address spaces (evicted ones were collected then). */
 static void collect_user_hits(const struct stack_table *stacks, struct process_table *pt,
 			      struct addr_list *jit_hits, struct symbol_stats *st)
 {
+	st->user_ips_unmapped = pt->evicted_unmapped;
+	st->jit_ips = pt->evicted_jit_unnamed;
 	for (uint32_t id = 0; id < stacks->n; id++) {
 		const struct stack_entry *e = &stacks->entries[id];
-		const uint64_t *ips = stack_table_ips(stacks, id);
 
-		if (e->kind != PC_STACK_USER)
+		if (e->kind != PC_STACK_USER || e->aspace == STACK_ASPACE_FORGOTTEN)
 			continue;
-		for (uint32_t i = 0; i < e->nr; i++) {
-			const struct proc_map *map = processes_find_map(pt, e->aspace, ips[i]);
-
-			if (!map)
-				st->user_ips_unmapped++;
-			if (!map || map->module == MODULE_NONE) {
-				if (e->aspace < pt->naspaces)
-					add_hit(&jit_hits[e->aspace], ips[i], 0);
-				continue;
-			}
-			add_hit(&pt->modules.mods[map->module].hits,
-				ips[i] - map->start + map->pgoff, i);
+		if (e->aspace >= pt->naspaces) { /* no address space (out of memory) */
+			st->user_ips_unmapped += e->nr;
+			continue;
 		}
+		symbols_collect_user_stack(pt, e, stack_table_ips(stacks, id),
+					   &jit_hits[e->aspace], &st->user_ips_unmapped);
 	}
 }
 
@@ -257,6 +269,9 @@ static int add_perfmap_modules(struct chunk_buffer *cb, struct process_table *pt
 		if (!err)
 			err = add_perfmap_module(cb, pt->aspaces[a].pid, &jit_hits[a], st);
 	}
+	/* evicted images (evict.c): their pids' perf maps outlive them */
+	for (uint32_t j = 0; j < pt->njit && !err; j++)
+		err = add_perfmap_module(cb, pt->jit[j].pid, &pt->jit[j].hits, st);
 	return err;
 }
 

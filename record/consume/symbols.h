@@ -24,6 +24,14 @@ struct symbol_stats {
 	bool     kernel_symbols_unavailable;
 };
 
+/* Locates the ips of user stack e (of address space e->aspace) in its
+ * mappings: file offsets go to their module's hits, the others (JIT or
+ * unmapped) to jit_hits; ips outside every mapping are counted in
+ * *unmapped. Used at the end and when an address space is evicted. */
+void symbols_collect_user_stack(struct process_table *pt, const struct stack_entry *e,
+				const uint64_t *ips, struct addr_list *jit_hits,
+				uint64_t *unmapped);
+
 /* Resolves every stack's ips and submits SYMBOLS chunk(s). Returns 0 or
  * the writer's error. */
 int symbols_write(struct writer_thread *wt, const struct stack_table *stacks,

@@ -42,6 +42,12 @@ static uint32_t mark_modules(struct process_table *pt, uint8_t *wanted)
 			}
 		}
 	}
+	for (uint32_t m = 0; m < pt->modules.n; m++) { /* of evicted processes */
+		if (pt->modules.mods[m].unwind_wanted && !wanted[m]) {
+			wanted[m] = 1;
+			n++;
+		}
+	}
 	return n;
 }
 

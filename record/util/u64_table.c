@@ -1,6 +1,6 @@
 /* u64_table.c - an open-addressing hash table from a u64 key (pid, tid,
- * kernel stack id) to a u32 value, with linear probing. Entries are never
- * removed: the recorder only learns more as it runs. */
+ * kernel stack id) to a u32 value, with linear probing. Entries leave only
+ * through u64_table_filter, which rebuilds the slots (no tombstones). */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -74,6 +74,31 @@ int u64_table_put(struct u64_table *t, uint64_t key, uint32_t value)
 			return err;
 	}
 	insert_slot(t->slots, t->nslots, key, value, &t->used);
+	return 0;
+}
+
+int u64_table_filter(struct u64_table *t, bool (*keep)(uint64_t key, uint32_t value, void *ctx),
+		     void *ctx)
+{
+	struct u64_table_slot *slots;
+	uint32_t used = 0;
+
+	if (!t->nslots)
+		return 0;
+	slots = malloc(sizeof(*slots) * t->nslots);
+	if (!slots)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < t->nslots; i++)
+		slots[i].value = U64_TABLE_EMPTY;
+	for (uint32_t i = 0; i < t->nslots; i++) {
+		const struct u64_table_slot *s = &t->slots[i];
+
+		if (s->value != U64_TABLE_EMPTY && keep(s->key, s->value, ctx))
+			insert_slot(slots, t->nslots, s->key, s->value, &used);
+	}
+	free(t->slots);
+	t->slots = slots;
+	t->used = used;
 	return 0;
 }
 

@@ -445,6 +445,25 @@ Test(diff, bad_input_exits_2)
 	free(junk);
 }
 
+/* Found by fuzz_diff: two sides with nothing to compare left findings
+ * NULL, and ranking them passed NULL to qsort (UBSan: nonnull argument). */
+Test(diff, nothing_to_compare_is_no_finding)
+{
+	struct diff_capture a = diff_capture_basic();
+	struct tool_result r;
+	char *pa;
+
+	a.hot = a.cold = a.fresh = 0;
+	a.sleeps = 0;
+	pa = capture("empty.perfcap", &a);
+	run_analyze(&r, "diff", "--json", pa, pa, NULL);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect_null(strstr(r.err, "runtime error"), "%s", r.err);
+	cr_expect(strstr(r.out, "\"findings\": []"), "%s", r.out);
+	tool_result_free(&r);
+	free(pa);
+}
+
 Test(diff, outputs_folded_pairs_and_html)
 {
 	struct diff_capture a = diff_capture_basic(), b = a;

@@ -5,6 +5,7 @@
  * and symlinks planted at the analyzer's output paths are never followed.
  * The recorder's side is in tests/e2e/hostile_outputs.sh. */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -310,6 +311,70 @@ static void plant(const char *dir, const char *name, const char *target)
 
 	cr_assert_eq(symlink(target, p), 0);
 	free(p);
+}
+
+/* No temporary file (NAME.tmp-XXXXXX) left in dir. */
+static void assert_no_temporary(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	cr_assert(d);
+	while ((e = readdir(d)))
+		cr_expect_null(strstr(e->d_name, ".tmp-"), "temporary file left: %s", e->d_name);
+	closedir(d);
+}
+
+/* A dangling link at every analyzer output: never creates its target,
+ * with or without -f; the output is a new 0600 file; no temporary file is
+ * left, whether the command succeeded or failed. */
+Test(hardening, dangling_symlinks_at_outputs_create_nothing)
+{
+	char *dir = scratch_dir(), *cap = scratch_path(dir, "in.perfcap");
+	char *target = scratch_path(dir, "created-by-link"), *victim = scratch_path(dir, "victim");
+	const char *outputs[] = { "link.db", "page.html", "diff.html" };
+	struct spec spec = { .map_path = "/nonexistent/app" };
+	struct tool_result r;
+	FILE *f = fopen(victim, "w");
+	char *out[3];
+
+	fputs("victim\n", f);
+	fclose(f);
+	write_capture(cap, &spec);
+	for (int i = 0; i < 3; i++) {
+		plant(dir, outputs[i], target);
+		out[i] = scratch_path(dir, outputs[i]);
+	}
+	run_analyze(&r, "import", cap, "-o", out[0], NULL);
+	cr_assert_eq(r.status, 0, "import over a dangling link: %s", r.err);
+	cr_assert_eq(access(target, F_OK), -1, "import -o created the link's target");
+	assert_output_safe(out[0], victim);
+	tool_result_free(&r);
+	run_analyze(&r, "report", "--html", out[1], "--no-local-files", cap, NULL);
+	if (r.status != 0 && strstr(r.err, "HTML")) {
+		cr_log_warn("this build has no HTML page: %s", r.err);
+	} else {
+		cr_assert_eq(r.status, 0, "report --html: %s", r.err);
+		cr_assert_eq(access(target, F_OK), -1, "report --html created the link's target");
+		assert_output_safe(out[1], victim);
+		tool_result_free(&r);
+		run_analyze(&r, "diff", "--html", out[2], cap, cap, NULL);
+		cr_assert(r.status == 0 || r.status == 3, "diff --html: %d %s", r.status, r.err);
+		cr_assert_eq(access(target, F_OK), -1, "diff --html created the link's target");
+		assert_output_safe(out[2], victim);
+	}
+	tool_result_free(&r);
+	/* a failing import (not a capture) leaves no temporary behind */
+	run_analyze(&r, "import", "-f", victim, "-o", out[0], NULL);
+	cr_assert_neq(r.status, 0, "import of a non-capture succeeded");
+	tool_result_free(&r);
+	assert_no_temporary(dir);
+	for (int i = 0; i < 3; i++)
+		free(out[i]);
+	free(cap);
+	free(target);
+	free(victim);
+	scratch_remove(dir);
 }
 
 Test(hardening, symlinks_planted_at_outputs_are_not_followed)

@@ -1,7 +1,8 @@
 #!/bin/bash
 # hostile_outputs.sh - issue 16 end to end for the recorder, which runs as
 # root: a symlink planted at -o (to a file, dangling) is never followed,
-# with or without -f; an overwritten 0644 file becomes a new 0600 capture;
+# with or without -f, nor with --flight-recorder (the same -o, written at
+# the end); an overwritten 0644 file becomes a new 0600 capture;
 # a full disk stops recording AND the -- COMMAND; the summary says how
 # many events --max-size dropped. (The analyzer's outputs: analyze-hardening.)
 set -u
@@ -36,6 +37,14 @@ ln -s created-by-link dangling.perfcap
 [ -e created-by-link ] && fail "-f over a dangling link created its target"
 mode_is_0600 dangling.perfcap
 echo "ok: a dangling link at -o never creates its target"
+
+ln -s victim flight.perfcap
+"$PERFCAP_RECORD" --flight-recorder 64K -e sched -f -o flight.perfcap -- true 2> err \
+	|| { cat err; fail "--flight-recorder -f -o link"; }
+intact "--flight-recorder -f -o link"
+mode_is_0600 flight.perfcap
+"$PERFCAP_ANALYZE" info flight.perfcap > /dev/null || fail "the flight capture is unreadable"
+echo "ok: a symlink at the flight recorder's -o is replaced, its target untouched"
 
 echo old > old.perfcap
 chmod 644 old.perfcap
