@@ -20,6 +20,7 @@ void consumer_init(struct consumer *c, int stacks_map_fd, bool read_proc_at_exec
 	memset(c, 0, sizeof(*c));
 	c->read_proc_at_exec = read_proc_at_exec;
 	c->last_flush_ns = monotonic_ns();
+	c->last_evict_ns = c->last_flush_ns;
 	c->flush_event_bytes = FLUSH_EVENT_BYTES;
 	c->stackmap.stacks_fd = stacks_map_fd;
 	processes_init(&c->processes, &c->procs);
@@ -170,10 +171,15 @@ int consumer_flush(struct consumer *c)
 
 int consumer_tick(struct consumer *c, uint64_t now_ns)
 {
-	if (now_ns - c->last_flush_ns >= FLUSH_INTERVAL_NS) {
-		evict_pass(c, now_ns); /* once a second: forget exited processes */
-		return consumer_flush(c);
+	/* once a second: forget exited processes. Not tied to the flush: a
+	 * busy recording flushes full buffers more often than that, which
+	 * would keep the flush clock from ever reaching a second. */
+	if (now_ns - c->last_evict_ns >= FLUSH_INTERVAL_NS) {
+		c->last_evict_ns = now_ns;
+		evict_pass(c, now_ns);
 	}
+	if (now_ns - c->last_flush_ns >= FLUSH_INTERVAL_NS)
+		return consumer_flush(c);
 	return c->write_error;
 }
 

@@ -59,6 +59,7 @@ struct consumer {
 	consumer_exit_fn on_exit;    /* a process exited (may be NULL) */
 	void *on_exit_ctx;
 	uint64_t last_flush_ns;
+	uint64_t last_evict_ns;   /* eviction runs on its own clock (evict.c) */
 	size_t flush_event_bytes;    /* FLUSH_EVENT_BYTES, or less (--max-size, flight) */
 	int write_error;             /* first error from the writer thread */
 	struct consumer_stats stats;
