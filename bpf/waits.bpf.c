@@ -92,12 +92,28 @@ static __always_inline void wait_ends(struct task_struct *next, __u64 now)
 	w->ts = 0;
 }
 
+/* sched_switch has the prev_state argument (Linux 5.18+; set by user space
+ * from the kernel's BTF): the state __schedule() acted on. prev->__state
+ * may already be TASK_RUNNING again when a concurrent wakeup won the race,
+ * which lost about one wait in a hundred here. */
+const volatile bool switch_has_prev_state = false;
+
+static __always_inline bool switched_out_blocked(bool preempt, struct task_struct *prev,
+						 unsigned long long *ctx)
+{
+	if (preempt)
+		return false;
+	if (switch_has_prev_state)
+		return (unsigned int)ctx[3] != TASK_RUNNING;
+	return prev->__state != TASK_RUNNING;
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(waits_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	__u64 now = 0;
 
-	if (!preempt && prev->__state != TASK_RUNNING && pc_task_traced(prev)) {
+	if (switched_out_blocked(preempt, prev, ctx) && pc_task_traced(prev)) {
 		now = bpf_ktime_get_ns();
 		wait_begins(prev, now);
 	}

@@ -16,6 +16,7 @@
 #include "waits.skel.h"
 #include "session/percpu_counts.h"
 #include "source.h"
+#include "session/preflight.h"
 #include "metrics_drain.h"
 #include "util/util.h"
 
@@ -33,6 +34,8 @@ static int waits_load(const struct source_env *env, char *why, size_t len)
 		return err;
 	}
 	skel->rodata->pc_config = *env->config;
+	/* sched_switch(preempt, prev, next, prev_state) since Linux 5.18 */
+	skel->rodata->switch_has_prev_state = preflight_tracepoint_args("sched_switch") >= 4;
 	metrics_classes_fill(skel->rodata->agg_class_of);
 	err = source_reuse_shared_maps(env, skel->obj, why, len);
 	if (err)
