@@ -168,7 +168,14 @@ static void free_aspace(struct process_table *pt, uint32_t a, struct addr_list *
 
 	if (ustack_copy_has_pid(as->pid))
 		mark_unwind_modules(pt, as);
-	keep_jit_hits(pt, as->pid, jit);
+	if (as->retired_ns) {
+		/* an image replaced by exec (or pid reuse): a perf map under its
+		 * pid is the new image's, whose names would be wrong for it */
+		pt->evicted_jit_unnamed += jit->n;
+		addr_list_free(jit);
+	} else {
+		keep_jit_hits(pt, as->pid, jit);
+	}
 	free(as->maps);
 	memset(as, 0, sizeof(*as));
 	as->free = true;

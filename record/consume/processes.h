@@ -41,8 +41,8 @@ struct address_space {
 	struct proc_map *maps;      /* sorted by start; every mapping ever seen */
 	uint32_t nmaps;
 	uint32_t cap;
-	uint64_t retired_ns;        /* replaced (exec, pid reuse) or its process
-				     * exited at this monotonic time; 0: live */
+	uint64_t retired_ns;        /* replaced (exec, pid reuse) at this
+				     * monotonic time; 0: still its process's */
 	bool     free;              /* evicted: the slot waits for reuse */
 };
 
