@@ -180,14 +180,16 @@ run_postgres() {
 	done
 	runuser -u postgres -- pgbench -h 127.0.0.1 -p "$port" -i -s 2 postgres > /dev/null 2>&1
 	local pm; pm=$(head -1 "$tmp/pg/data/postmaster.pid")
-	local pg; pg=$(pgrep -P "$pm" | tr '\n' ',')
 	runuser -u postgres -- pgbench -h 127.0.0.1 -p "$port" -c 8 -j 2 -T $((secs + 2)) \
 		postgres > /dev/null 2>&1 &
 	local load=$!; pids+=($load)
 	sleep 1
+	# after pgbench connected: its backends exist now (children forked
+	# later are followed anyway)
+	local pg; pg=$(pgrep -P "$pm" | tr '\n' ',')
 	record_both "${pg}$pm" "$tmp/pg.perfcap" "$tmp/pg.perf.data"
 	wait $load 2> /dev/null
-	kill -INT $srv 2> /dev/null; wait $srv 2> /dev/null
+	kill -INT "$pm" 2> /dev/null; wait $srv 2> /dev/null   # runuser does not forward it
 	measure "postgres + pgbench (8 clients), ${secs} s, every source" \
 		"$tmp/pg.perfcap" "$tmp/pg.perf.data"
 }
