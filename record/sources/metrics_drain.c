@@ -9,6 +9,8 @@
 
 #include "consume/consumer.h"
 #include "metrics_drain.h"
+#include "session/percpu_counts.h"
+#include "util/util.h"
 #include "syscall_sets.h"
 
 #define AGG_DRAIN_BATCH 4096                   /* keys read per pass */
@@ -175,4 +177,31 @@ int metrics_drain_stats(const struct metrics_drain *d, struct chunk_buffer *kv,
 	snprintf(key, sizeof(key), "%s.write_errors", prefix);
 	err |= chunk_buffer_add_kv_u64(kv, key, d->write_errors);
 	return err ? -ENOMEM : 0;
+}
+
+int metrics_meta_kv(struct chunk_buffer *kv, const char *prefix, uint64_t origin_ns)
+{
+	static const char *const keys[] = { "origin_ns", "window_ns", "entries_max" };
+	const uint64_t values[] = { origin_ns, PERFCAP_AGG_WINDOW_NS, PERFCAP_AGG_ENTRIES };
+	char key[64];
+	int err = 0;
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		snprintf(key, sizeof(key), "%s.%s", prefix, keys[i]);
+		err |= chunk_buffer_add_kv_u64(kv, key, values[i]);
+	}
+	snprintf(key, sizeof(key), "%s.classes", prefix);
+	err |= chunk_buffer_add_kv(kv, key, metrics_class_list());
+	return err ? -ENOMEM : 0;
+}
+
+void metrics_read_counters(struct bpf_map *counters, const char *prefix, const char *what,
+			   uint64_t v[PERFCAP_AGG_C_NR])
+{
+	percpu_counts_read(counters, v, PERFCAP_AGG_C_NR);
+	if (v[PERFCAP_AGG_C_FULL_CALLS])
+		warning_line("%s: %llu %s (%.3f s) found the sums map full: not in the "
+			     "THREAD_METRIC records (STATS %s.map_full.*)", prefix,
+			     (unsigned long long)v[PERFCAP_AGG_C_FULL_CALLS], what,
+			     (double)v[PERFCAP_AGG_C_FULL_NS] / 1e9, prefix);
 }

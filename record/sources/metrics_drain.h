@@ -15,6 +15,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct bpf_map;
+
 struct chunk_buffer;
 struct consumer;
 
@@ -39,6 +41,16 @@ void metrics_drain_tick(struct metrics_drain *d, struct consumer *c, uint64_t no
 			bool final);
 
 /* STATS <prefix>.records, .late, .drain_errors, .write_errors. 0 or -ENOMEM. */
+/* META of a source of kernel sums: PREFIX.origin_ns, .window_ns,
+ * .entries_max, .classes. 0 or -ENOMEM. */
+int metrics_meta_kv(struct chunk_buffer *kv, const char *prefix, uint64_t origin_ns);
+
+/* Reads the source's counters (PERFCAP_AGG_C_*) and warns on stderr when
+ * sums found the map full: WHAT ("calls", "waits") are missing from the
+ * THREAD_METRIC records. */
+void metrics_read_counters(struct bpf_map *counters, const char *prefix, const char *what,
+			   uint64_t v[PERFCAP_AGG_C_NR]);
+
 int metrics_drain_stats(const struct metrics_drain *d, struct chunk_buffer *kv,
 			const char *prefix);
 

@@ -131,11 +131,8 @@ static int agg_meta(struct chunk_buffer *kv, const struct source_env *env)
 	int err = 0;
 
 	(void)env;
-	err |= chunk_buffer_add_kv_u64(kv, "agg.origin_ns", drainer.origin_ns);
-	err |= chunk_buffer_add_kv_u64(kv, "agg.window_ns", PERFCAP_AGG_WINDOW_NS);
+	err |= metrics_meta_kv(kv, "agg", drainer.origin_ns);
 	err |= chunk_buffer_add_kv_u64(kv, "agg.slow_ns", slow_ns);
-	err |= chunk_buffer_add_kv_u64(kv, "agg.entries_max", PERFCAP_AGG_ENTRIES);
-	err |= chunk_buffer_add_kv(kv, "agg.classes", metrics_class_list());
 	return err ? -ENOMEM : 0;
 }
 
@@ -147,12 +144,7 @@ static int agg_stats(struct chunk_buffer *kv, const struct consumer *c)
 	(void)c;
 	if (!skel)
 		return 0;
-	percpu_counts_read(skel->maps.agg_counters, v, PERFCAP_AGG_C_NR);
-	if (v[PERFCAP_AGG_C_FULL_CALLS])
-		warning_line("agg: %llu calls (%.3f s) found the sums map full: not in the "
-			     "THREAD_METRIC records (STATS agg.map_full.*)",
-			     (unsigned long long)v[PERFCAP_AGG_C_FULL_CALLS],
-			     (double)v[PERFCAP_AGG_C_FULL_NS] / 1e9);
+	metrics_read_counters(skel->maps.agg_counters, "agg", "calls", v);
 	err |= chunk_buffer_add_kv_u64(kv, "agg.calls", v[PERFCAP_AGG_C_CALLS]);
 	err |= chunk_buffer_add_kv_u64(kv, "agg.map_full.calls", v[PERFCAP_AGG_C_FULL_CALLS]);
 	err |= chunk_buffer_add_kv_u64(kv, "agg.map_full.ns", v[PERFCAP_AGG_C_FULL_NS]);

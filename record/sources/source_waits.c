@@ -90,10 +90,7 @@ static int waits_meta(struct chunk_buffer *kv, const struct source_env *env)
 	int err = 0;
 
 	(void)env;
-	err |= chunk_buffer_add_kv_u64(kv, "waits.origin_ns", drainer.origin_ns);
-	err |= chunk_buffer_add_kv_u64(kv, "waits.window_ns", PERFCAP_AGG_WINDOW_NS);
-	err |= chunk_buffer_add_kv_u64(kv, "waits.entries_max", PERFCAP_AGG_ENTRIES);
-	err |= chunk_buffer_add_kv(kv, "waits.classes", metrics_class_list());
+	err |= metrics_meta_kv(kv, "waits", drainer.origin_ns);
 	return err ? -ENOMEM : 0;
 }
 
@@ -105,12 +102,7 @@ static int waits_stats(struct chunk_buffer *kv, const struct consumer *c)
 	(void)c;
 	if (!skel)
 		return 0;
-	percpu_counts_read(skel->maps.agg_counters, v, PERFCAP_AGG_C_NR);
-	if (v[PERFCAP_AGG_C_FULL_CALLS])
-		warning_line("waits: %llu waits (%.3f s) found the sums map full: not in the "
-			     "THREAD_METRIC records (STATS waits.map_full.*)",
-			     (unsigned long long)v[PERFCAP_AGG_C_FULL_CALLS],
-			     (double)v[PERFCAP_AGG_C_FULL_NS] / 1e9);
+	metrics_read_counters(skel->maps.agg_counters, "waits", "waits", v);
 	err |= chunk_buffer_add_kv_u64(kv, "waits.summed", v[PERFCAP_AGG_C_CALLS]);
 	err |= chunk_buffer_add_kv_u64(kv, "waits.map_full.waits", v[PERFCAP_AGG_C_FULL_CALLS]);
 	err |= chunk_buffer_add_kv_u64(kv, "waits.map_full.ns", v[PERFCAP_AGG_C_FULL_NS]);

@@ -15,21 +15,7 @@ command -v redis-server > /dev/null && command -v redis-benchmark > /dev/null \
 command -v sqlite3 > /dev/null || skip "sqlite3 not installed"
 make_tmpdir
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
-	--daemonize no > "$TMP/redis.log" 2>&1 &
-rpid=$!
-bpid=
-cleanup_redis() {
-	[ -n "$bpid" ] && kill "$bpid" 2> /dev/null
-	kill "$rpid" 2> /dev/null
-	wait "$rpid" 2> /dev/null
-}
-trap 'cleanup_redis; rm -rf "$TMP"' EXIT
-for _ in $(seq 50); do
-	redis-cli -p "$port" ping > /dev/null 2>&1 && break
-	sleep 0.1
-done
+start_redis   # lib.sh: port, rpid; stopped by pid at exit
 
 redis-benchmark -p "$port" -n 2000000 -t get,set -q > "$TMP/bench.out" 2>&1 &
 bpid=$!
