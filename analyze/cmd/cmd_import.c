@@ -128,14 +128,15 @@ int cmd_import(int argc, char **argv)
 	struct load_summary sum;
 	char *tmp_path;
 	double start;
+	const char *why;
 	int fd, rc;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, &args) != 0)
 		return EXIT_USAGE;
 	if (same_file(args.input, args.output))
 		return fail_file(args.output, "is the input file");
-	if (pc_output_refusal(args.output))
-		return fail_file(args.output, pc_output_refusal(args.output));
+	if ((why = pc_output_refusal(args.output)))
+		return fail_file(args.output, why);
 	if (!args.force && access(args.output, F_OK) == 0)
 		return fail_file(args.output, "exists (use -f to overwrite)");
 	if (asprintf(&tmp_path, "%s.tmp-XXXXXX", args.output) < 0)

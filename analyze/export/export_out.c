@@ -16,6 +16,7 @@
 
 int export_out_open(struct export_out *o, const char *path)
 {
+	const char *why;
 	int fd;
 
 	memset(o, 0, sizeof(*o));
@@ -23,8 +24,8 @@ int export_out_open(struct export_out *o, const char *path)
 		o->fp = stdout;
 		return 0;
 	}
-	if (pc_output_refusal(path))
-		return fail_file(path, pc_output_refusal(path));
+	if ((why = pc_output_refusal(path)))
+		return fail_file(path, why);
 	fd = pc_create_temp_beside(path, &o->tmp);
 	if (fd < 0)
 		return fail_file(path, strerror(-fd));

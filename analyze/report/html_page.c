@@ -101,11 +101,12 @@ int html_page_write_file(const char *path, const char *title, const char *json,
 	char *tmp;
 	FILE *out;
 	int fd, rc, saved_errno;
+	const char *why;
 
 	if (report_unavailable() < 0)
 		return -1;
-	if (pc_output_refusal(path)) {
-		fprintf(stderr, "perfcap-analyze: %s: %s\n", path, pc_output_refusal(path));
+	if ((why = pc_output_refusal(path))) {
+		fprintf(stderr, "perfcap-analyze: %s: %s\n", path, why);
 		return -1;
 	}
 	/* a new 0600 file of an unpredictable name, renamed over path: a
