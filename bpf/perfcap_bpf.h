@@ -180,14 +180,25 @@ struct perfcap_switch {
 
 #define PERFCAP_WAKEUP_F_NEW 0x1 /* sched_wakeup_new */
 
+/* The context a wakeup ran in (WAKEUP h.flags, OFFCPU waker_flags; the
+ * same bits as PC_WAKE_* in the format): a hard interrupt (timers, device
+ * completions), a soft interrupt (its vector in bits 8-11: NET_RX 3,
+ * BLOCK 4, TIMER 1, HRTIMER 8 ...), else the waker task. */
+#define PERFCAP_WAKE_HARDIRQ   0x2
+#define PERFCAP_WAKE_SOFTIRQ   0x4
+#define PERFCAP_WAKE_VEC_SHIFT 8
+
 struct perfcap_wakeup {
 	struct perfcap_event_header h;
 	__u32 pid, tid;         /* woken */
 	__u32 waker_pid, waker_tid; /* current task; 0 in interrupt or idle */
 	__u32 target_cpu;
+	__u32 irq_pid, irq_tid; /* in interrupt context: the task it interrupted
+				 * (for a softirq run at local_bh_enable, as a
+				 * loopback send does, the sender) */
 	__u32 reserved;
 	char  comm[PERFCAP_COMM_LEN];
-	char  waker_comm[PERFCAP_COMM_LEN];
+	char  waker_comm[PERFCAP_COMM_LEN]; /* in interrupt context: irq_tid's */
 };
 
 /* perfcap_offcpu flags */
@@ -208,11 +219,14 @@ struct perfcap_offcpu {
 	__s32 ustack;
 	__u16 kstack_nr;
 	__s16 kstack_err;       /* negative errno when KSTACK_ERR, else 0 */
+	__u32 waker_pid;        /* the last wakeup (see struct perfcap_wakeup) */
+	__u32 waker_flags;      /* PERFCAP_WAKE_* */
+	__u32 irq_pid, irq_tid;
 	char  comm[PERFCAP_COMM_LEN];
 	__u64 kips[PERFCAP_STACK_MAX_DEPTH];
 };
 
-#define PERFCAP_OFFCPU_HEADER_SIZE 56 /* offsetof(struct perfcap_offcpu, kips) */
+#define PERFCAP_OFFCPU_HEADER_SIZE 80 /* offsetof(struct perfcap_offcpu, kips) */
 
 /* ---- user stack copies (bpf/ustack_copy.bpf.h) -------------------------- */
 

@@ -45,12 +45,19 @@ const volatile __u64 offcpu_min_ns = 1000000;
  * prev->__state may already have been changed by a concurrent wakeup. */
 const volatile bool switch_has_prev_state = false;
 
+/* Who woke a task and in which context (see struct perfcap_wakeup). */
+struct waker {
+	__u32 pid, tid;         /* the waker task; 0 in interrupt context */
+	__u32 flags;            /* PERFCAP_WAKE_* */
+	__u32 irq_pid, irq_tid; /* in interrupt context: the interrupted task */
+};
+
 struct offcpu_start {
 	__u64 ts;               /* switch-out */
 	__u32 state;
-	__u32 waker_tid;        /* last waker seen since */
 	__s32 ustack;
 	__u32 copied;           /* offcpu_ustash holds this interval's copy */
+	struct waker waker;     /* last waker seen since */
 };
 
 struct {
@@ -76,6 +83,16 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } frame_address SEC(".maps");
+
+/* The soft interrupt running on this CPU: its vector + 1, 0 when none.
+ * Set by softirq_entry/exit, read by a wakeup in interrupt context to
+ * tell a packet's or a block completion's softirq from a hard interrupt. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} softirq_running SEC(".maps");
 
 /* ---- task facts, CO-RE safe ----------------------------------------------- */
 
@@ -343,7 +360,11 @@ static __always_inline void emit_offcpu(struct task_struct *next,
 	e->pid = next->tgid;
 	e->tid = next->pid;
 	e->state = start->state;
-	e->waker_tid = start->waker_tid;
+	e->waker_tid = start->waker.tid;
+	e->waker_pid = start->waker.pid;
+	e->waker_flags = start->waker.flags;
+	e->irq_pid = start->waker.irq_pid;
+	e->irq_tid = start->waker.irq_tid;
 	e->ustack = start->ustack;
 	copy_task_comm(e->comm, next);
 	if (start->copied) /* the copy goes first: the analyzer meets it first */
@@ -422,8 +443,8 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	return 0;
 }
 
-static __always_inline void emit_wakeup(struct task_struct *p, struct task_struct *waker,
-					__u32 waker_tid, __u16 flags, __u64 now)
+static __always_inline void emit_wakeup(struct task_struct *p, struct task_struct *current,
+					const struct waker *w, __u16 flags, __u64 now)
 {
 	void *ring = pc_ring(PERFCAP_SRC_SCHED);
 	struct perfcap_wakeup *e;
@@ -434,39 +455,83 @@ static __always_inline void emit_wakeup(struct task_struct *p, struct task_struc
 	if (!e)
 		return;
 	pc_header(&e->h, PERFCAP_EV_WAKEUP, now);
-	e->h.flags = flags;
+	e->h.flags = flags | w->flags;
 	e->pid = p->tgid;
 	e->tid = p->pid;
-	e->waker_pid = waker_tid ? waker->tgid : 0;
-	e->waker_tid = waker_tid;
+	e->waker_pid = w->pid;
+	e->waker_tid = w->tid;
 	e->target_cpu = task_cpu(p);
+	e->irq_pid = w->irq_pid;
+	e->irq_tid = w->irq_tid;
 	e->reserved = 0;
 	copy_task_comm(e->comm, p);
-	if (waker_tid)
-		copy_task_comm(e->waker_comm, waker);
+	if (w->tid || w->irq_tid)
+		copy_task_comm(e->waker_comm, current);
 	else
 		__builtin_memset(e->waker_comm, 0, sizeof(e->waker_comm));
 	pc_submit(ring, e);
 }
 
+/* The waker: the current task, or in interrupt context the kind of
+ * interrupt and the task it interrupted. */
+static __always_inline void who_wakes(void *ctx, struct task_struct *current, struct waker *w)
+{
+	__u32 zero = 0, *vec;
+
+	if (!in_interrupt_context(ctx, current)) {
+		w->pid = current->pid ? current->tgid : 0; /* 0 when idle */
+		w->tid = current->pid;
+		return;
+	}
+	vec = bpf_map_lookup_elem(&softirq_running, &zero);
+	if (vec && *vec)
+		w->flags = PERFCAP_WAKE_SOFTIRQ | ((*vec - 1) & 0xf) << PERFCAP_WAKE_VEC_SHIFT;
+	else
+		w->flags = PERFCAP_WAKE_HARDIRQ;
+	w->irq_pid = current->pid ? current->tgid : 0;
+	w->irq_tid = current->pid;
+}
+
 static __always_inline void handle_wakeup(void *ctx, struct task_struct *p, __u16 flags)
 {
-	struct task_struct *waker = bpf_get_current_task_btf();
+	struct task_struct *current = bpf_get_current_task_btf();
 	struct offcpu_start *start;
-	__u32 tid, waker_tid = 0;
+	struct waker w = {};
+	__u32 tid;
 	__u64 now;
 
 	if (!pc_task_traced(p))
 		return;
 	now = bpf_ktime_get_ns();
-	if (!in_interrupt_context(ctx, waker))
-		waker_tid = waker->pid; /* 0 when idle */
+	who_wakes(ctx, current, &w);
 	tid = p->pid;
 	start = bpf_map_lookup_elem(&offcpu_starts, &tid);
 	if (start && start->ts)
-		start->waker_tid = waker_tid;
+		start->waker = w;
 	if (pc_admit(PERFCAP_SRC_SCHED, now))
-		emit_wakeup(p, waker, waker_tid, flags, now);
+		emit_wakeup(p, current, &w, flags, now);
+}
+
+/* Soft interrupts: which one runs (softirq_running). A softirq does not
+ * nest on its CPU; a hard interrupt inside one is taken for the softirq. */
+SEC("tp_btf/softirq_entry")
+int BPF_PROG(on_softirq_entry, unsigned int vec_nr)
+{
+	__u32 zero = 0, *vec = bpf_map_lookup_elem(&softirq_running, &zero);
+
+	if (vec)
+		*vec = vec_nr + 1;
+	return 0;
+}
+
+SEC("tp_btf/softirq_exit")
+int BPF_PROG(on_softirq_exit, unsigned int vec_nr)
+{
+	__u32 zero = 0, *vec = bpf_map_lookup_elem(&softirq_running, &zero);
+
+	if (vec)
+		*vec = 0;
+	return 0;
 }
 
 /* sched_waking, not sched_wakeup: it fires in the waker's own context.

@@ -18,7 +18,7 @@
 
 #define PC_FILE_MAGIC      "PERFCAP\0" /* 8 bytes */
 #define PC_FORMAT_MAJOR    1           /* incompatible layout changes */
-#define PC_FORMAT_MINOR    3           /* compatible additions */
+#define PC_FORMAT_MINOR    4           /* compatible additions */
 
 struct pc_file_header {
 	char     magic[8];        /* PC_FILE_MAGIC */
@@ -262,6 +262,13 @@ struct pc_rec_switch {
 };
 
 #define PC_WAKEUP_F_NEW 0x1u      /* h.flags: sched_wakeup_new (a new task) */
+/* (1.4) The context a wakeup ran in, in WAKEUP and OFFCPU h.flags: a hard
+ * interrupt, a soft interrupt (vector in bits 8-11: PC_WAKE_VEC), else the
+ * waker task (none of the bits: 1.3 and older writers set none). */
+#define PC_WAKE_F_HARDIRQ 0x2u
+#define PC_WAKE_F_SOFTIRQ 0x4u
+#define PC_WAKE_VEC(flags) (((flags) >> 8) & 0xfu)
+#define PC_WAKE_F_MASK    0x0f06u
 
 struct pc_rec_wakeup {
 	struct pc_rec h;          /* h.flags: PC_WAKEUP_F_* */
@@ -269,6 +276,8 @@ struct pc_rec_wakeup {
 	uint32_t pid, tid;        /* the task woken */
 	uint32_t waker_pid, waker_tid; /* current task when woken (0 in irq/idle) */
 	uint32_t target_cpu;
+	uint32_t irq_pid;         /* (1.4) in interrupt context: the task it */
+	uint32_t irq_tid;         /* interrupted (a loopback send's softirq: the sender) */
 	uint32_t reserved;
 };
 
@@ -282,6 +291,9 @@ struct pc_rec_offcpu {
 	uint32_t state;           /* prev_state at switch-out */
 	uint32_t ustack, kstack;  /* stacks at switch-out */
 	uint32_t waker_tid;       /* last waker before switch-in, 0 if none */
+	uint32_t waker_pid;       /* (1.4) h.flags PC_WAKE_F_*: its context; */
+	uint32_t irq_pid, irq_tid; /* in interrupt context, the interrupted task */
+	uint32_t reserved;
 };
 
 #define PC_FORK_F_THREAD 0x1u     /* h.flags: a new thread, not a process */

@@ -11,6 +11,11 @@
 #include "correlate_state.h"
 #include "util/syscalls.h"
 
+void correlator_set_format_minor(struct correlator *c, unsigned minor)
+{
+	c->format_minor = minor;
+}
+
 struct correlator *correlator_new(sqlite3 *db, uint64_t window_ns)
 {
 	struct correlator *c = calloc(1, sizeof(*c));
@@ -29,7 +34,8 @@ struct correlator *correlator_new(sqlite3 *db, uint64_t window_ns)
 		       " syscall_nr, syscall_id, partial)", 13) < 0 ||
 	    batch_init(&c->offcpu_rows, db, "offcpu (offcpu_id, ts, duration, pid, tid,"
 		       " state, ustack_id, kstack_id, waker_tid, wait_class, class_source,"
-		       " syscall_id, syscall_nr)", 13) < 0) {
+		       " syscall_id, syscall_nr, waker_pid, waker_context, waker_softirq,"
+		       " irq_pid, irq_tid)", 18) < 0) {
 		correlator_free(c);
 		return NULL;
 	}

@@ -47,6 +47,13 @@ struct correlator;
 
 /* NULL on out-of-memory. window_ns: thread_time_shares window. */
 struct correlator *correlator_new(sqlite3 *db, uint64_t window_ns);
+
+/* After import, once stacks have names: waits classified by task state
+ * alone get the class their kernel stack tells (wait_stacks.c). */
+int wait_stacks_classify(sqlite3 *db);
+
+/* The capture's format minor version (what its records can carry). */
+void correlator_set_format_minor(struct correlator *c, unsigned minor);
 void correlator_free(struct correlator *c);
 
 /* Capture facts, when known: recording start (META record.start_ns),

@@ -45,6 +45,7 @@ struct state_interval {
 
 struct correlator {
 	sqlite3 *db;
+	unsigned format_minor;         /* of the capture */
 	struct timeline timeline;
 	struct thread_table threads;
 	struct time_shares shares;

@@ -40,16 +40,16 @@ static int store_names(sqlite3 *db, const char *insert_sql, const char *const *n
 
 int state_codes_store(sqlite3 *db)
 {
-	const char *wait_names[WC_OTHER + 1];
+	const char *wait_names[WC_N];
 
-	for (int wc = WC_PREEMPTED; wc <= WC_OTHER; wc++)
+	for (int wc = WC_PREEMPTED; wc < WC_N; wc++)
 		wait_names[wc] = wait_class_name((enum wait_class)wc);
 	if (store_names(db, "INSERT INTO state_kinds (code, name) VALUES (?, ?)", state_names,
 			(int)(sizeof(state_names) / sizeof(state_names[0]))) < 0 ||
 	    store_names(db, "INSERT INTO runnable_reasons (code, name) VALUES (?, ?)",
 			reason_names, (int)(sizeof(reason_names) / sizeof(reason_names[0]))) < 0 ||
 	    store_names(db, "INSERT INTO wait_classes (code, name) VALUES (?, ?)", wait_names,
-			WC_OTHER + 1) < 0)
+			WC_N) < 0)
 		return -1;
 	return 0;
 }

@@ -29,6 +29,8 @@ struct pending_wait {
 	uint32_t tid, pid;
 	uint32_t task_state;      /* WAIT_OFFCPU: raw state bits */
 	uint32_t waker_tid, waker_pid;
+	uint32_t irq_tid, irq_pid; /* WAIT_OFFCPU: the waker's context (format 1.4) */
+	uint16_t wake_flags;      /* WAIT_OFFCPU: PC_WAKE_F_* */
 	uint8_t  what;            /* enum wait_what */
 	uint8_t  kind;            /* WAIT_STATE: enum state_kind */
 	uint8_t  partial;

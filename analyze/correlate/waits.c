@@ -31,6 +31,34 @@ static void bind_stack(int64_t *row, uint8_t *kind, int col, uint32_t id)
 		kind[col] = BATCH_NULL;
 }
 
+/* Columns col .. col + 4: the last waker's pid, the context it woke the
+ * thread in (0 task, 1 hard interrupt, 2 soft interrupt; NULL for a
+ * capture before format 1.4 or without a waker), the softirq vector and
+ * the interrupted task. */
+static void wake_context(const struct correlator *c, int64_t *row, uint8_t *kind, int col,
+			 const struct pending_wait *w)
+{
+	uint16_t f = w->wake_flags;
+	int irq = (f & (PC_WAKE_F_HARDIRQ | PC_WAKE_F_SOFTIRQ)) != 0;
+
+	row[col] = w->waker_pid;
+	row[col + 1] = f & PC_WAKE_F_SOFTIRQ ? 2 : irq ? 1 : 0;
+	row[col + 2] = PC_WAKE_VEC(f);
+	row[col + 3] = w->irq_pid;
+	row[col + 4] = w->irq_tid;
+	if (c->format_minor < 4) {
+		kind[col] = kind[col + 1] = BATCH_NULL;
+	} else if (!irq && w->waker_tid == 0 && w->waker_pid == 0) {
+		/* no wakeup seen (the wake preceded the recording or was
+		 * sampled away), or the idle task: context unknown */
+		kind[col + 1] = BATCH_NULL;
+	}
+	if (!(f & PC_WAKE_F_SOFTIRQ))
+		kind[col + 2] = BATCH_NULL;
+	if (!irq)
+		kind[col + 3] = kind[col + 4] = BATCH_NULL;
+}
+
 static int write_offcpu(struct correlator *c, const struct pending_wait *w,
 			enum wait_class wc, const struct wait_call *call)
 {
@@ -52,6 +80,7 @@ static int write_offcpu(struct correlator *c, const struct pending_wait *w,
 	row[12] = call ? (int64_t)call->ev->u1 : 0;
 	if (!call)
 		kind[11] = kind[12] = BATCH_NULL;
+	wake_context(c, row, kind, 13, w);
 	if (call)
 		c->counts.offcpu_by_syscall++;
 	else
@@ -117,7 +146,9 @@ int waits_add_offcpu(struct correlator *c, const struct tl_event *ev)
 	struct pending_wait w = {
 		.start = ev->start, .end = ev->key, .offcpu_id = ev->id, .stacks = ev->arg,
 		.tid = ev->tid, .pid = ev->pid, .task_state = ev->u1,
-		.waker_tid = ev->u2, .what = WAIT_OFFCPU,
+		.waker_tid = ev->u2, .waker_pid = ev->pid2, .irq_tid = ev->tid2,
+		.irq_pid = (uint32_t)ev->ret, .wake_flags = (uint16_t)((uint64_t)ev->ret >> 32),
+		.what = WAIT_OFFCPU,
 	};
 
 	if (!t)

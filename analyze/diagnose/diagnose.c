@@ -17,12 +17,11 @@ static int source_recorded(sqlite3 *db, const char *sources, const char *name)
 {
 	char list[512];
 
-	if (sources) {
-		snprintf(list, sizeof(list), ",%s,", sources);
+	if (sources) { /* the recorder's own list, when the capture has one */
 		char needle[64];
+		snprintf(list, sizeof(list), ",%s,", sources);
 		snprintf(needle, sizeof(needle), ",%s,", name);
-		if (strstr(list, needle))
-			return 1;
+		return strstr(list, needle) != NULL;
 	}
 	return db_lookup_int(db, "SELECT value FROM quality WHERE source = ?1 AND key = 'records'",
 			     name, NULL, 0) > 0;
@@ -43,6 +42,7 @@ static void set_sources(struct diag_input *in)
 	in->has_net = source_recorded(in->db, sources, "net");
 	in->has_lock = source_recorded(in->db, sources, "lock");
 	in->has_mem = source_recorded(in->db, sources, "mem");
+	in->has_waits = source_recorded(in->db, sources, "waits");
 	free(sources);
 }
 

@@ -30,7 +30,7 @@
 #define DIAG_MAX_EVIDENCE 8
 #define DIAG_MAX_CAVEATS  8
 #define DIAG_TEXT         160
-#define DC_N_CLASSES      7   /* enum diag_class values */
+#define DC_N_CLASSES      8   /* enum diag_class values */
 
 enum field_type { FIELD_TEXT, FIELD_INT, FIELD_REAL };
 
@@ -97,9 +97,10 @@ struct diagnosis {
 };
 
 /* Where a thread's blocked time went, by wait class (thread_states);
- * DC_ACCEPT is net waits inside accept(): an idle server, not a peer. */
+ * DC_ACCEPT is net waits inside accept(): an idle server, not a peer;
+ * DC_UNKNOWN is blocked time no evidence explains (never a sleep). */
 enum diag_class { DC_BLOCK_IO, DC_FUTEX, DC_POLL, DC_SLEEP, DC_NET, DC_ACCEPT, DC_OTHER,
-		  DC_N };
+		  DC_UNKNOWN, DC_N };
 _Static_assert(DC_N == DC_N_CLASSES, "DC_N_CLASSES must match enum diag_class");
 
 /* One thread of the scope and its time in it (clipped to the window). */
@@ -123,6 +124,7 @@ struct diag_input {
 	double freq_hz;            /* CPU sampling frequency, 0 if none */
 	uint64_t samples;          /* CPU samples in the scope */
 	int has_sched, has_syscall, has_block, has_net, has_lock, has_mem, has_cpu;
+	int has_waits;             /* kernel sums of waits (thread_metrics kind 'waits') */
 	uint64_t window_ns;        /* thread_time_shares window */
 	const struct selection *sel;   /* the scope's CPU samples */
 	const struct calls *calls;     /* the scope's system calls */

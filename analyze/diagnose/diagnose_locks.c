@@ -8,6 +8,14 @@
  * semaphores with FUTEX_WAIT_BITSET, which is waiting for work, not for a
  * lock) and kernel lock contention (kernel_locks). A mutex is a futex at
  * the same address: when both sources saw it, the uprobe figure wins.
+ *
+ * A default recording has none of these, but the waits source sums every
+ * futex wait per thread, second and address in the kernel
+ * (thread_metrics class futex_wait). An address counts as a lock when the
+ * waiters' off-CPU user stacks say so (pthread_mutex_lock, __lll_lock_wait
+ * ...) or, without telling stacks, when the threads that woke it also
+ * waited on it (a convoy); condition variables and semaphores (waiting for
+ * work or for a result) do not.
  * Key number: wait time summed over the waiters, clipped to the window. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +48,16 @@ static const char *const lock_queries[][3] = {
 	  "SELECT min(pid), lock_addr, count(DISTINCT tid), count(*), sum(min(ts, :to) -"
 	  " max(ts - duration, :from)), max(duration), group_concat(DISTINCT tid)"
 	  " FROM kernel_locks WHERE %s GROUP BY lock_addr ORDER BY 5 DESC LIMIT 1" },
+	/* the waits source's sums, clipped to the window in proportion */
+	{ "futex_waits", "waits",
+	  "SELECT pid, key, count(DISTINCT tid), sum(calls), CAST(sum(total_ns *"
+	  " max(0, min(window_end, :to) - max(window_start, :from)) * 1.0 / max(1,"
+	  " min(window_end, :capture_end) - max(window_start, :capture_start))) AS INTEGER),"
+	  " max(total_ns), group_concat(DISTINCT tid)"
+	  " FROM thread_metrics WHERE kind = 'waits' AND class = 'futex_wait' AND %s"
+	  " GROUP BY pid, key ORDER BY 5 DESC LIMIT 8" },
 };
+#define N_LOCK_QUERIES 4
 
 static const struct futex_waits *futex_of(const struct diag_input *in, int64_t pid,
 					  int64_t addr)
@@ -74,6 +91,111 @@ static void futex_candidate(const struct diag_input *in, struct lock_candidate *
 	}
 }
 
+/* How the waiters' futex sleeps look from user space: their off-CPU user
+ * stacks' time under mutex code vs condition variable / semaphore code. */
+struct futex_kind {
+	uint64_t mutex_ns, cond_ns;
+};
+
+static int user_frame_kind(const char *name)
+{
+	static const char *const mutex[] = { "pthread_mutex_", "__pthread_mutex_",
+		"___pthread_mutex_", "__lll_lock_wait", "lll_mutex_lock", "__GI___lll_lock_wait",
+		"pthread_rwlock_", "__pthread_rwlock_", "___pthread_rwlock_", "pthread_spin_" };
+	static const char *const cond[] = { "pthread_cond_", "__pthread_cond_",
+		"___pthread_cond_", "sem_wait", "sem_timedwait", "sem_clockwait", "__new_sem_wait",
+		"pthread_barrier_wait", "pthread_join", "__pthread_clockjoin" };
+
+	for (size_t i = 0; i < sizeof(mutex) / sizeof(mutex[0]); i++)
+		if (strncmp(name, mutex[i], strlen(mutex[i])) == 0)
+			return 1;
+	for (size_t i = 0; i < sizeof(cond) / sizeof(cond[0]); i++)
+		if (strncmp(name, cond[i], strlen(cond[i])) == 0)
+			return 2;
+	return 0;
+}
+
+static int futex_kind_of(const struct diag_input *in, const char *tids, struct futex_kind *k)
+{
+	char sql[1024];
+	sqlite3_stmt *st;
+
+	memset(k, 0, sizeof(*k));
+	snprintf(sql, sizeof(sql), "SELECT ustack_id, sum(duration) FROM offcpu WHERE tid IN (%s)"
+		 " AND wait_class = 'futex' AND ts > :from AND ts - duration < :to"
+		 " AND ustack_id IS NOT NULL GROUP BY 1 ORDER BY 2 DESC LIMIT 64", tids);
+	st = diag_prepare(in, sql);
+	if (!st)
+		return -1;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		uint32_t n;
+		const uint32_t *fns = callchains_get(in->cc, sqlite3_column_int64(st, 0), &n);
+		uint64_t ns = (uint64_t)sqlite3_column_int64(st, 1);
+		for (uint32_t i = 0; i < n; i++) {
+			int kind = user_frame_kind(in->cc->functions[fns[i]].name);
+			if (kind == 1)
+				k->mutex_ns += ns;
+			if (kind == 2)
+				k->cond_ns += ns;
+			if (kind)
+				break;
+		}
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+/* Whether the threads that woke waiters on (pid, addr) also waited on it. */
+static int wakers_also_wait(const struct diag_input *in, int64_t pid, int64_t addr)
+{
+	char sql[768];
+
+	snprintf(sql, sizeof(sql), "SELECT count(DISTINCT w.tid), count(DISTINCT s.tid)"
+		 " FROM thread_metrics w LEFT JOIN thread_metrics s ON s.tid = w.tid"
+		 " AND s.pid = w.pid AND s.key = w.key AND s.class = 'futex_wait'"
+		 " AND s.kind = 'waits' WHERE w.kind = 'waits' AND w.class = 'futex_wake'"
+		 " AND w.pid = %lld AND w.key = %lld", (long long)pid, (long long)addr);
+	{
+		sqlite3_stmt *st = diag_prepare(in, sql);
+		int64_t wakers = 0, waiting = 0;
+		if (st && sqlite3_step(st) == SQLITE_ROW) {
+			wakers = sqlite3_column_int64(st, 0);
+			waiting = sqlite3_column_int64(st, 1);
+		}
+		sqlite3_finalize(st);
+		return wakers > 0 && waiting * 2 > wakers;
+	}
+}
+
+/* 1 if the futex address waited on by tids is a lock, by the waiters'
+ * stacks, else by the convoy test. */
+static int futex_is_lock(const struct diag_input *in, int64_t pid, int64_t addr, const char *tids)
+{
+	struct futex_kind k;
+
+	if (futex_kind_of(in, tids, &k) < 0)
+		return 0;
+	if (k.mutex_ns || k.cond_ns)
+		return k.mutex_ns > k.cond_ns;
+	return wakers_also_wait(in, pid, addr);
+}
+
+static void candidate_row(sqlite3_stmt *st, int which, struct lock_candidate *lc)
+{
+	lc->source = lock_queries[which][0];
+	lc->sources = lock_queries[which][1];
+	lc->pid = sqlite3_column_int64(st, 0);
+	lc->addr = sqlite3_column_int64(st, 1);
+	lc->waiters = sqlite3_column_int64(st, 2);
+	lc->waits = sqlite3_column_int64(st, 3);
+	lc->wait_ns = sqlite3_column_int64(st, 4);
+	lc->max_ns = sqlite3_column_int64(st, 5);
+	snprintf(lc->tids, sizeof(lc->tids), "%s",
+		 sqlite3_column_text(st, 6) ? (const char *)sqlite3_column_text(st, 6) : "");
+	if (strlen(lc->tids) == sizeof(lc->tids) - 1 && strrchr(lc->tids, ','))
+		*strrchr(lc->tids, ',') = '\0';   /* cut: drop the partial number */
+}
+
 static int load_candidate(const struct diag_input *in, int which, struct lock_candidate *lc)
 {
 	char where[1024], sql[2048];
@@ -86,27 +208,24 @@ static int load_candidate(const struct diag_input *in, int which, struct lock_ca
 		futex_candidate(in, lc);
 		return 0;
 	}
+	if (which == 3) { /* thread_metrics rows are windows */
+		start = "window_start";
+		end = "window_end";
+	}
 	snprintf(sql, sizeof(sql), lock_queries[which][2],
 		 report_scope_sql(where, sizeof(where), "pid", "tid", start, end));
 	st = diag_prepare(in, sql);
 	if (!st)
 		return -1;
-	step = sqlite3_step(st);
-	if (step == SQLITE_ROW) {
-		lc->source = lock_queries[which][0];
-		lc->sources = lock_queries[which][1];
-		lc->pid = sqlite3_column_int64(st, 0);
-		lc->addr = sqlite3_column_int64(st, 1);
-		lc->waiters = sqlite3_column_int64(st, 2);
-		lc->waits = sqlite3_column_int64(st, 3);
-		lc->wait_ns = sqlite3_column_int64(st, 4);
-		lc->max_ns = sqlite3_column_int64(st, 5);
-		snprintf(lc->tids, sizeof(lc->tids), "%s",
-			 sqlite3_column_text(st, 6) ? (const char *)sqlite3_column_text(st, 6) : "");
-		if (strlen(lc->tids) == sizeof(lc->tids) - 1 && strrchr(lc->tids, ','))
-			*strrchr(lc->tids, ',') = '\0';   /* cut: drop the partial number */
-		lc->futex = futex_of(in, lc->pid, lc->addr);
+	/* the first row that is a lock (futex_waits: the others are queues) */
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		candidate_row(st, which, lc);
+		if (which != 3 || futex_is_lock(in, lc->pid, lc->addr, lc->tids))
+			break;
+		memset(lc, 0, sizeof(*lc));
 	}
+	if (step == SQLITE_ROW)
+		lc->futex = futex_of(in, lc->pid, lc->addr);
 	sqlite3_finalize(st);
 	if (step != SQLITE_ROW && step != SQLITE_DONE) {
 		db_report_error(in->db, lock_queries[which][0]);
@@ -155,7 +274,7 @@ static int is_lock_plumbing(const struct function *f)
 static void call_site(const struct diag_input *in, const struct lock_candidate *lc,
 		      char *buf, size_t len)
 {
-	char sql[512];
+	char sql[1024];
 	sqlite3_stmt *st;
 	int64_t stack = -1;
 	uint32_t n = 0;
@@ -174,9 +293,15 @@ static void call_site(const struct diag_input *in, const struct lock_candidate *
 			}
 		goto resolve;
 	}
-	snprintf(sql, sizeof(sql), "SELECT %s FROM %s WHERE %s = %lld %s AND %s IS NOT NULL"
-		 " GROUP BY 1 ORDER BY count(*) DESC LIMIT 1", col, table, addr_col,
-		 (long long)lc->addr, strcmp(lc->source, "futex") == 0 ? "AND op = 0" : "", col);
+	if (strcmp(lc->source, "futex_waits") == 0) /* the waiters' futex sleeps */
+		snprintf(sql, sizeof(sql), "SELECT ustack_id FROM offcpu WHERE tid IN (%s) AND"
+			 " wait_class = 'futex' AND ustack_id IS NOT NULL GROUP BY 1"
+			 " ORDER BY sum(duration) DESC LIMIT 1", lc->tids);
+	else
+		snprintf(sql, sizeof(sql), "SELECT %s FROM %s WHERE %s = %lld %s AND %s IS NOT NULL"
+			 " GROUP BY 1 ORDER BY count(*) DESC LIMIT 1", col, table, addr_col,
+			 (long long)lc->addr, strcmp(lc->source, "futex") == 0 ? "AND op = 0" : "",
+			 col);
 	st = db_prepare(in->db, sql);
 	if (st && sqlite3_step(st) == SQLITE_ROW)
 		stack = sqlite3_column_int64(st, 0);
@@ -210,7 +335,13 @@ static int64_t holder_of(const struct diag_input *in, const struct lock_candidat
 		if (tid > 0)
 			return tid;
 	}
-	if (in->has_sched)
+	if (strcmp(lc->source, "futex_waits") == 0) /* who woke on that address */
+		snprintf(sql, sizeof(sql), "SELECT tid, sum(calls) FROM thread_metrics WHERE"
+			 " kind = 'waits' AND class = 'futex_wake' AND pid = %lld AND key = %lld"
+			 " AND window_end > :from AND window_start < :to"
+			 " GROUP BY 1 ORDER BY 2 DESC LIMIT 1", (long long)lc->pid,
+			 (long long)lc->addr);
+	else if (in->has_sched)
 		snprintf(sql, sizeof(sql), "SELECT waker_tid, count(*) FROM thread_states"
 			 " WHERE tid IN (%s) AND wait_class = 'futex' AND waker_tid > 0"
 			 " AND start_ts < :to AND end_ts > :from GROUP BY 1 ORDER BY 2 DESC LIMIT 1",
@@ -233,7 +364,7 @@ static int64_t holder_of(const struct diag_input *in, const struct lock_candidat
 static const char *main_wait(const struct diag_thread *t)
 {
 	static const char *const names[DC_N] = { "block I/O", "futex", "poll", "sleep",
-		"sockets", "accept", "other" };
+		"sockets", "accept", "other", "unknown" };
 	int best = DC_OTHER;
 
 	for (int k = 0; k < DC_N; k++)
@@ -315,12 +446,14 @@ static void describe(const struct diag_input *in, struct diag_cause *c,
 
 int diagnose_locks(const struct diag_input *in, struct diagnosis *d)
 {
-	struct lock_candidate cand[3], *best = NULL;
+	struct lock_candidate cand[N_LOCK_QUERIES], *best = NULL;
 	struct diag_cause *c;
 	uint64_t observed;
-	const int enabled[3] = { in->has_lock, in->has_syscall, in->has_lock };
+	/* the kernel sums stand in for the futex calls when those were not recorded */
+	const int enabled[N_LOCK_QUERIES] = { in->has_lock, in->has_syscall, in->has_lock,
+					      in->has_waits && !in->has_syscall };
 
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < N_LOCK_QUERIES; i++) {
 		memset(&cand[i], 0, sizeof(cand[i]));
 		if (enabled[i] && load_candidate(in, i, &cand[i]) < 0)
 			return -1;

@@ -127,7 +127,8 @@ static void describe_worker_waits(const struct diag_input *in, struct diag_cause
 				  const struct pool_stats *p)
 {
 	static const char *names[DC_N] = { "block I/O", "futex (locks, condition variables)",
-		"poll/epoll", "sleep", "sockets (a peer or downstream)", "accept", "other" };
+		"poll/epoll", "sleep", "sockets (a peer or downstream)", "accept", "other",
+		"unknown (no evidence)" };
 	uint64_t observed = 0, best = 0;
 	int best_k = -1;
 	char pct[FMT_BUF];

@@ -32,8 +32,9 @@ static int thread_index(struct diag_input *in, size_t *cap, uint32_t pid, uint32
 	return (int)in->nthreads++;
 }
 
-/* wait_class_code (enum wait_class): 0 preempted, 1 block_io, 2 futex,
- * 3 poll, 4 sleep, 5 net, 6 other. */
+/* wait_class_code (enum wait_class, docs/schema.md wait_classes): 0
+ * preempted, 1 block_io, 2 futex, 3 poll, 4 sleep, 5 net, 6 other,
+ * 7 unknown, 8 accept, 9 kernel_lock, 10 pipe. */
 static enum diag_class class_of(int64_t code, int64_t syscall_nr)
 {
 	switch (code) {
@@ -42,6 +43,8 @@ static enum diag_class class_of(int64_t code, int64_t syscall_nr)
 	case 3: return DC_POLL;
 	case 4: return DC_SLEEP;
 	case 5: return syscall_nr == 43 || syscall_nr == 288 ? DC_ACCEPT : DC_NET;
+	case 7: return DC_UNKNOWN;
+	case 8: return DC_ACCEPT;
 	default: return DC_OTHER;
 	}
 }

@@ -25,6 +25,8 @@ int decode_thread_metric(struct loader *L, const struct record_in *in)
 		L->counts.records_malformed++;
 		return 0;
 	}
+	if (in->rec->flags & PC_METRIC_F_WAIT)
+		L->counts.metrics_waits++;   /* the waits source's, not agg's */
 	row[0] = (int64_t)m->window_start;
 	row[1] = (int64_t)(m->window_start + m->window_ns);
 	row[2] = m->pid;

@@ -62,6 +62,23 @@ int decode_switch(struct loader *L, const struct record_in *in)
 	return 1;
 }
 
+/* The context a wakeup ran in (format 1.4; NULL before), its softirq
+ * vector and the interrupted task: columns col .. col + 3. */
+static void wake_context_columns(const struct loader *L, const struct record_in *in, int col,
+				 uint16_t flags, uint32_t irq_pid, uint32_t irq_tid)
+{
+	in->row[col] = flags & PC_WAKE_F_SOFTIRQ ? 2 : flags & PC_WAKE_F_HARDIRQ ? 1 : 0;
+	in->row[col + 1] = PC_WAKE_VEC(flags);
+	in->row[col + 2] = irq_pid;
+	in->row[col + 3] = irq_tid;
+	if (L->format_minor < 4)
+		in->kind[col] = BATCH_NULL;
+	if (!(flags & PC_WAKE_F_SOFTIRQ))
+		in->kind[col + 1] = BATCH_NULL;
+	if (!(flags & (PC_WAKE_F_SOFTIRQ | PC_WAKE_F_HARDIRQ)))
+		in->kind[col + 2] = in->kind[col + 3] = BATCH_NULL;
+}
+
 int decode_wakeup(struct loader *L, const struct record_in *in)
 {
 	const struct pc_rec_wakeup *w = in->body;
@@ -72,6 +89,7 @@ int decode_wakeup(struct loader *L, const struct record_in *in)
 	in->row[4] = w->waker_tid;
 	in->row[5] = w->target_cpu;
 	in->row[6] = is_new;
+	wake_context_columns(L, in, 7, in->rec->flags, w->irq_pid, w->irq_tid);
 	correlate(L, &(struct tl_event){
 		.type = TL_WAKEUP, .key = w->ts, .start = w->ts, .tid = w->tid, .pid = w->pid,
 		.tid2 = w->waker_tid, .pid2 = w->waker_pid, .u1 = w->target_cpu,
@@ -97,6 +115,8 @@ int decode_offcpu(struct loader *L, const struct record_in *in)
 	correlate(L, &(struct tl_event){
 		.type = TL_OFFCPU, .key = o->ts, .start = o->ts - o->duration, .tid = o->tid,
 		.pid = o->pid, .u1 = o->state, .u2 = o->waker_tid, .id = ++L->noffcpu,
+		.pid2 = o->waker_pid, .tid2 = o->irq_tid,
+		.ret = (int64_t)((uint64_t)(in->rec->flags & PC_WAKE_F_MASK) << 32 | o->irq_pid),
 		.arg = (uint64_t)ustack << 32 | o->kstack });
 	return 0;
 }

@@ -37,6 +37,7 @@ struct load_counters {
 	uint64_t maps_bad;            /* start >= end */
 	uint64_t syscalls_by_nr[SYSCALL_NR_COUNTED]; /* SYSCALL records per number */
 	uint64_t syscalls_summed;     /* ... of them written by agg (flag SUMMED) */
+	uint64_t metrics_waits;       /* THREAD_METRIC records of the waits source (flag WAIT) */
 	struct hmap unknown_chunk_types;   /* (type, 0) -> count */
 	struct hmap unknown_record_types;  /* (chunk type, record type) -> count */
 };
@@ -69,6 +70,7 @@ struct loader {
 	struct sample_groups groups;  /* samples per (thread, stack pair) */
 	struct load_counters counts;
 	struct correlator *corr;      /* thread states, waits, time shares */
+	unsigned format_minor;        /* of the capture (PC_FORMAT_MINOR of its writer) */
 	struct sql_writer *writer;    /* runs the big tables' INSERTs; may be NULL */
 	struct ustack_state *ust;     /* user stack copies (ustack_unwind.h); NULL if none */
 	uint64_t nsamples;

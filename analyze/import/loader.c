@@ -357,6 +357,8 @@ static int load_setup(struct loader *L, struct pc_reader *reader, const char *pa
 	L->corr = correlator_new(L->db, window_ns);
 	if (!L->corr)
 		return out_of_memory();
+	L->format_minor = pc_reader_status(reader)->minor;
+	correlator_set_format_minor(L->corr, L->format_minor);
 	if (db_exec(L->db, "BEGIN") < 0 || load_prepare_statements(L) < 0 ||
 	    store_schema_info(L->db, path, pc_reader_status(reader), window_ns) < 0 ||
 	    syscalls_store(L->db) < 0 || state_codes_store(L->db) < 0)
@@ -389,7 +391,7 @@ static int load_into(struct loader *L, struct pc_reader *reader, const char *pat
 		return -1;
 	map_index_finish(&L->maps);
 	if (requests_build(L->db) < 0 || mark_used_stacks(L) < 0 || resolve_stacks(L) < 0 ||
-	    ustack_store(L) < 0)
+	    ustack_store(L) < 0 || wait_stacks_classify(L->db) < 0)
 		return -1;
 	damage = fill_summary(L, reader, summary);
 	if (quality_store(L, pc_reader_status(reader), damage) < 0)

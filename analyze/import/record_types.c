@@ -41,8 +41,8 @@ static const struct record_type types[RECORD_TYPE_MAX + 1] = {
 	  .table = "switches", .columns = "ts, cpu, prev_pid, prev_tid, prev_state, next_pid,"
 	  " next_tid, prev_prio, next_prio", .ncols = 9 },
 	TYPE(PC_REC_WAKEUP, "wakeup", "sched", struct pc_rec_wakeup, decode_wakeup),
-	  .table = "wakeups", .columns = "ts, pid, tid, waker_pid, waker_tid, target_cpu, new",
-	  .ncols = 7 },
+	  .table = "wakeups", .columns = "ts, pid, tid, waker_pid, waker_tid, target_cpu, new,"
+	  " context, softirq, irq_pid, irq_tid", .ncols = 11 },
 	/* OFFCPU rows are written by the correlator once classified */
 	TYPE(PC_REC_OFFCPU, "offcpu", "sched", struct pc_rec_offcpu, decode_offcpu) },
 	TYPE(PC_REC_FORK, "fork", "sched", struct pc_rec_fork, decode_fork),

@@ -132,6 +132,8 @@ void report_scope_bind(sqlite3_stmt *st, const struct report_scope *scope)
 
 	bind_named_int(st, ":from", 1, (int64_t)scope->from);
 	bind_named_int(st, ":to", 1, (int64_t)(scope->to > INT64_MAX ? INT64_MAX : scope->to));
+	bind_named_int(st, ":capture_start", 1, (int64_t)scope->capture_start);
+	bind_named_int(st, ":capture_end", 1, (int64_t)scope->capture_end);
 	bind_named_int(st, ":pid", o->has_pid, o->pid);
 	bind_named_int(st, ":tid", o->has_tid, o->tid);
 	if (comm > 0)

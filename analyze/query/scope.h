@@ -53,11 +53,13 @@ int report_scope_resolve(sqlite3 *db, const struct report_options *opts,
 /* SQL condition selecting rows of the scope, for a table whose columns
  * are named pid, tid and whose interval is [start_col, end_col) (end_col
  * may equal start_col for instants). Uses the parameters bound by
- * report_scope_bind: :from, :to, :pid, :tid, :comm. Writes into buf. */
+ * report_scope_bind: :from, :to, :capture_start, :capture_end, :pid, :tid,
+ * :comm. Writes into buf. */
 const char *report_scope_sql(char *buf, size_t len, const char *pid_col,
 			     const char *tid_col, const char *start_col, const char *end_col);
 
-/* Binds :from, :to, :pid, :tid, :comm of st (those it uses). */
+/* Binds :from, :to, :capture_start, :capture_end, :pid, :tid, :comm of st
+ * (those it uses). */
 void report_scope_bind(sqlite3_stmt *st, const struct report_scope *scope);
 
 /* 1 if a table or view of that name exists. */

@@ -94,7 +94,7 @@ static int load_rows(const struct report_context *ctx, const char *name_expr,
 static void set_dominant(const struct report_context *ctx, struct latency_row *rows, int n)
 {
 	static const char *const names[DC_N] = { "block_io", "futex", "poll", "sleep", "net",
-						  "net", "other" };
+						  "net", "other", "unknown" };
 
 	for (int i = 0; i < n; i++) {
 		const uint64_t *b = rows[i].nr >= 0 && rows[i].nr < CALLS_MAX_NR ?

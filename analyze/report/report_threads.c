@@ -17,10 +17,11 @@
 #define MAX_TIMELINE_THREADS 32
 #define TIMELINE_BUCKETS 2000
 
-enum { T_RUNNING, T_RUNNABLE, T_IO, T_FUTEX, T_POLL, T_SLEEP, T_NET, T_OTHER, T_N };
+enum { T_RUNNING, T_RUNNABLE, T_IO, T_FUTEX, T_POLL, T_SLEEP, T_NET, T_OTHER, T_UNKNOWN,
+       T_N };
 
 static const char *const state_names[T_N] = { "running", "runnable", "io", "futex", "poll",
-					      "sleep", "net", "other" };
+					      "sleep", "net", "other", "unknown" };
 
 static void split(const struct diag_thread *t, uint64_t ns[T_N])
 {
@@ -32,6 +33,7 @@ static void split(const struct diag_thread *t, uint64_t ns[T_N])
 	ns[T_SLEEP] = t->wait[DC_SLEEP];
 	ns[T_NET] = t->wait[DC_NET] + t->wait[DC_ACCEPT];
 	ns[T_OTHER] = t->wait[DC_OTHER];
+	ns[T_UNKNOWN] = t->wait[DC_UNKNOWN];
 }
 
 static uint64_t covered(const struct diag_thread *t)
@@ -73,7 +75,7 @@ static const char *comm_of(const struct report_context *ctx, const struct diag_t
 static void thread_json(const struct report_context *ctx, const struct diag_thread *t)
 {
 	static const char *const keys[T_N] = { "running_ns", "runnable_ns", "io_ns", "futex_ns",
-					       "poll_ns", "sleep_ns", "net_ns", "other_ns" };
+					       "poll_ns", "sleep_ns", "net_ns", "other_ns", "unknown_ns" };
 	struct json_writer *w = ctx->json;
 	uint64_t ns[T_N];
 

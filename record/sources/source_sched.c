@@ -26,6 +26,10 @@
 #include "source.h"
 
 _Static_assert(PERFCAP_TASK_STATE_MASK == PC_TASK_STATE_MASK, "state bits as in the format");
+_Static_assert(PERFCAP_OFFCPU_HEADER_SIZE == offsetof(struct perfcap_offcpu, kips),
+	       "the OFFCPU header is what precedes the stack");
+_Static_assert((PERFCAP_WAKE_HARDIRQ | PERFCAP_WAKE_SOFTIRQ | 0xf << PERFCAP_WAKE_VEC_SHIFT) ==
+	       PC_WAKE_F_MASK, "wake context bits as in the format");
 
 static struct sched_bpf *skel;
 static bool prev_state_from_tracepoint;
@@ -123,18 +127,23 @@ static void handle_wakeup(struct consumer *c, const struct perfcap_wakeup *e)
 {
 	struct pc_rec_wakeup rec = {
 		.h.type = PC_REC_WAKEUP,
-		.h.flags = e->h.flags & PERFCAP_WAKEUP_F_NEW ? PC_WAKEUP_F_NEW : 0,
+		.h.flags = (e->h.flags & PERFCAP_WAKEUP_F_NEW ? PC_WAKEUP_F_NEW : 0) |
+			   (e->h.flags & PC_WAKE_F_MASK),
 		.ts = e->h.ts,
 		.pid = e->pid,
 		.tid = e->tid,
 		.waker_pid = e->waker_pid,
 		.waker_tid = e->waker_tid,
 		.target_cpu = e->target_cpu,
+		.irq_pid = e->irq_pid,
+		.irq_tid = e->irq_tid,
 	};
 
 	consumer_thread_name(c, e->pid, e->tid, e->comm, e->h.ts);
 	if (e->waker_tid)
 		consumer_thread_name(c, e->waker_pid, e->waker_tid, e->waker_comm, e->h.ts);
+	else if (e->irq_tid)
+		consumer_thread_name(c, e->irq_pid, e->irq_tid, e->waker_comm, e->h.ts);
 	if (consumer_add_event(c, PERFCAP_SRC_SCHED, &rec, sizeof(rec), e->h.ts) == 0)
 		wakeups++;
 }
@@ -152,12 +161,16 @@ static void handle_offcpu(struct consumer *c, const struct perfcap_offcpu *e, si
 	bool kstack_error = e->h.flags & PERFCAP_OFFCPU_F_KSTACK_ERR;
 	struct pc_rec_offcpu rec = {
 		.h.type = PC_REC_OFFCPU,
+		.h.flags = e->waker_flags & PC_WAKE_F_MASK,
 		.ts = e->h.ts,
 		.duration = e->duration,
 		.pid = e->pid,
 		.tid = e->tid,
 		.state = e->state,
 		.waker_tid = e->waker_tid,
+		.waker_pid = e->waker_pid,
+		.irq_pid = e->irq_pid,
+		.irq_tid = e->irq_tid,
 	};
 
 	if (e->kstack_nr > PERFCAP_STACK_MAX_DEPTH ||

@@ -83,7 +83,7 @@ Test(offcpu, classified_by_syscall_or_state)
 	expect_class(db, 208, "block_io/syscall");
 	expect_class(db, 209, "preempted/syscall");
 	expect_class(db, 210, "block_io/state");
-	expect_class(db, 211, "sleep/state");
+	expect_class(db, 211, "unknown/state");
 	expect_int(db, "SELECT value FROM quality WHERE source='sched'"
 		   " AND key='offcpu.by_state'", 2);
 	sqlite3_close(db);

@@ -52,7 +52,7 @@ Test(states, known_intervals)
 	expect_text(db, "SELECT wait_class FROM thread_states WHERE tid=101 AND state='sleep'"
 		    " AND partial=0", "futex");
 	expect_text(db, "SELECT wait_class FROM thread_states WHERE tid=101 AND partial=1",
-		    "sleep");
+		    "unknown");
 	expect_int(db, "SELECT count(*) FROM thread_states WHERE tid=101 AND partial=1"
 		   " AND waker_tid IS NULL AND syscall_nr IS NULL", 1);
 	expect_text(db, "SELECT reason || ':' || waker_tid || ':' || cpu FROM thread_states"
