@@ -147,6 +147,8 @@ static void rate_quality(const struct diag_input *in, struct diagnosis *d)
 		if (level < 1)
 			level = 1;
 	}
+	if (d->unexplained > level)
+		level = d->unexplained;
 	if (d->ncauses && d->causes[0].score < 0.2 && level < 1) {
 		diag_caveat(d, "the main cause explains less than 20%% of its threads' time");
 		level = 1;
@@ -225,7 +227,7 @@ int diagnose_run(sqlite3 *db, const struct report_scope *scope, double freq_hz,
 				 .calls = calls };
 	int (*const rules[])(const struct diag_input *, struct diagnosis *) = {
 		diagnose_cpu_bound, diagnose_cpu_contention, diagnose_locks, diagnose_waits,
-		diagnose_pool, diagnose_memory, diagnose_spike,
+		diagnose_pool, diagnose_memory, diagnose_spike, diagnose_wakers,
 	};
 	int rc = 0;
 

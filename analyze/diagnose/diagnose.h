@@ -88,6 +88,9 @@ struct diagnosis {
 	int ncauses;
 	struct diag_spike spike;
 	const char *confidence;                  /* high, medium, low */
+	int unexplained;                         /* 0, 1 or 2: how much of the blocked time
+						  * the rules could not attribute (lowers the
+						  * confidence to medium or low) */
 	char caveats[DIAG_MAX_CAVEATS][DIAG_TEXT * 2];
 	int ncaveats;
 	char summary[1024];
@@ -152,6 +155,7 @@ int diagnose_waits(const struct diag_input *in, struct diagnosis *d);          /
 int diagnose_pool(const struct diag_input *in, struct diagnosis *d);           /* diagnose_pool.c */
 int diagnose_memory(const struct diag_input *in, struct diagnosis *d);         /* diagnose_memory.c */
 int diagnose_spike(const struct diag_input *in, struct diagnosis *d);          /* diagnose_spike.c */
+int diagnose_wakers(const struct diag_input *in, struct diagnosis *d);         /* diagnose_wakers.c: convoys, upstreams, idle */
 
 /* Helpers for the rules (diagnose_util.c). */
 struct diag_cause *diag_add_cause(struct diagnosis *d, const char *kind);

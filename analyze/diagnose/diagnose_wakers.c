@@ -1,0 +1,450 @@
+/* diagnose_wakers.c - causes read from what ended the scope's waits (book
+ * 8.3, off-wake analysis): each blocked off-CPU interval is charged to its
+ * last wakeup (offcpu waker and context, format 1.4):
+ *
+ *   timer     a hard interrupt or a timer softirq ended it (a sleep, a
+ *             poll timeout, an event loop's tick);
+ *   device    a hard interrupt or the BLOCK softirq ended an I/O wait;
+ *   thread    another thread of the same process (a queue, a condition);
+ *   service   another process of the same service: same executable name as
+ *             the waiter's process, or its parent or child (postgres
+ *             backends, nginx workers);
+ *   peer      another process: the waker task, or the task a NET_RX
+ *             softirq ran on (a loopback send delivers its packet in the
+ *             sender's context); a client if it holds a connection to a
+ *             port the service listens on, an upstream if the service holds
+ *             one to it (connections, from the recorder's socket snapshot);
+ *   network   a packet from no known process (a remote peer);
+ *   unknown   no wakeup seen.
+ *
+ * Causes:
+ *   lock_contention (lock_source "wakeups")  waits ended by other processes
+ *             of the service that themselves waited on the service: a
+ *             convoy through a lock that is not a futex (PostgreSQL's row
+ *             locks sleep on the process latch, in epoll); the holder is the
+ *             process that woke the waiters most.
+ *   upstream_wait  waits ended by an upstream: the service waited for a
+ *             dependency, named by its address.
+ *   idle      waits for work: ended by clients, by timers in poll/accept,
+ *             or in poll/accept/receive with no wakeup seen. Not a problem:
+ *             ranked last, said plainly when nothing else explains the time.
+ * Same-process futex waits are the lock rule's (diagnose_locks.c). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/db.h"
+#include "diagnose.h"
+#include "util/fmt.h"
+
+#define SOFTIRQ_TIMER   1
+#define SOFTIRQ_NET_TX  2
+#define SOFTIRQ_NET_RX  3
+#define SOFTIRQ_BLOCK   4
+#define SOFTIRQ_HRTIMER 8
+#define MAX_GROUPS      4096
+
+enum ended_by { EB_TIMER, EB_DEVICE, EB_THREAD, EB_SERVICE, EB_CLIENT, EB_UPSTREAM, EB_PEER,
+		EB_NETWORK, EB_UNKNOWN };
+
+/* One (waiter thread, class, waker) group of blocked off-CPU time. */
+struct wake_group {
+	uint32_t pid, tid;
+	char wait_class[16];
+	int context;              /* -1: no wakeup seen */
+	int softirq;
+	uint32_t peer_pid, peer_tid;
+	uint64_t ns, n;
+	enum ended_by by;
+};
+
+struct wake_groups {
+	struct wake_group *g;
+	size_t len;
+};
+
+static int load_groups(const struct diag_input *in, struct wake_groups *w)
+{
+	char where[1024], sql[2048];
+	sqlite3_stmt *st;
+	int step, rc = 0;
+
+	snprintf(sql, sizeof(sql),
+		 "SELECT pid, tid, wait_class, ifnull(waker_context, -1), ifnull(waker_softirq, 0),"
+		 " CASE waker_context WHEN 0 THEN waker_pid WHEN 2 THEN irq_pid ELSE 0 END,"
+		 " CASE waker_context WHEN 0 THEN waker_tid WHEN 2 THEN irq_tid ELSE 0 END,"
+		 " sum(min(ts, :to) - max(ts - duration, :from)), count(*)"
+		 " FROM offcpu WHERE state <> 0 AND wait_class <> 'preempted' AND %s"
+		 " GROUP BY 1, 2, 3, 4, 5, 6, 7 ORDER BY 8 DESC LIMIT %d",
+		 report_scope_sql(where, sizeof(where), "pid", "tid", "(ts - duration)", "ts"),
+		 MAX_GROUPS);
+	st = diag_prepare(in, sql);
+	if (!st)
+		return -1;
+	w->g = calloc(MAX_GROUPS, sizeof(*w->g));
+	while (w->g && (step = sqlite3_step(st)) == SQLITE_ROW) {
+		struct wake_group *g = &w->g[w->len++];
+		const unsigned char *cls = sqlite3_column_text(st, 2);
+		g->pid = (uint32_t)sqlite3_column_int64(st, 0);
+		g->tid = (uint32_t)sqlite3_column_int64(st, 1);
+		snprintf(g->wait_class, sizeof(g->wait_class), "%s", cls ? (const char *)cls : "");
+		g->context = sqlite3_column_int(st, 3);
+		g->softirq = sqlite3_column_int(st, 4);
+		g->peer_pid = (uint32_t)sqlite3_column_int64(st, 5);
+		g->peer_tid = (uint32_t)sqlite3_column_int64(st, 6);
+		g->ns = (uint64_t)sqlite3_column_int64(st, 7);
+		g->n = (uint64_t)sqlite3_column_int64(st, 8);
+	}
+	if (!w->g || (step != SQLITE_ROW && step != SQLITE_DONE)) {
+		db_report_error(in->db, "offcpu wakers");
+		rc = -1;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* 1 if processes a and b belong to one service: the same process name, or
+ * one the other's parent. */
+static int same_service(const struct diag_input *in, uint32_t a, uint32_t b)
+{
+	char sql[512];
+	sqlite3_stmt *st;
+	int same = 0;
+
+	snprintf(sql, sizeof(sql),
+		 "SELECT count(*) FROM processes x, processes y WHERE x.pid = %u AND y.pid = %u"
+		 " AND (x.comm = y.comm OR x.ppid = y.pid OR y.ppid = x.pid)", a, b);
+	st = db_prepare(in->db, sql);
+	if (st && sqlite3_step(st) == SQLITE_ROW)
+		same = sqlite3_column_int64(st, 0) > 0;
+	sqlite3_finalize(st);
+	if (!same) { /* threads the capture names but whose process it does not */
+		const char *na = names_thread(in->names, a, a), *nb = names_thread(in->names, b, b);
+		same = na && nb && strcmp(na, nb) == 0;
+	}
+	return same;
+}
+
+/* The role of peer process peer for service pid by the socket snapshot
+ * (connections): EB_CLIENT, EB_UPSTREAM or EB_PEER (unknown); addr gets
+ * the upstream's address. */
+static enum ended_by peer_role(const struct diag_input *in, uint32_t pid, uint32_t peer,
+			       char *addr, size_t len)
+{
+	static const char sql[] =
+		"SELECT s.role, s.raddr || ':' || s.rport FROM connections s JOIN connections p"
+		" ON p.pid = ?2 AND p.lport = s.rport AND p.rport = s.lport"
+		" WHERE s.pid = ?1 AND s.role IN ('inbound', 'outbound')"
+		" GROUP BY s.role ORDER BY count(*) DESC LIMIT 1";
+	sqlite3_stmt *st;
+	enum ended_by by = EB_PEER;
+
+	if (db_query_int(in->db, "SELECT count(*) FROM sqlite_master WHERE type = 'table'"
+			 " AND name = 'connections'", 0) == 0)
+		return EB_PEER;
+	st = db_prepare(in->db, sql);
+	if (!st)
+		return EB_PEER;
+	sqlite3_bind_int64(st, 1, pid);
+	sqlite3_bind_int64(st, 2, peer);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		const char *role = (const char *)sqlite3_column_text(st, 0);
+		if (role && strcmp(role, "inbound") == 0)
+			by = EB_CLIENT;
+		else if (role && strcmp(role, "outbound") == 0) {
+			by = EB_UPSTREAM;
+			snprintf(addr, len, "%s", sqlite3_column_text(st, 1) ?
+				 (const char *)sqlite3_column_text(st, 1) : "?");
+		}
+	}
+	sqlite3_finalize(st);
+	return by;
+}
+
+static int is_io(const char *cls)
+{
+	return strcmp(cls, "block_io") == 0;
+}
+
+static enum ended_by classify(const struct diag_input *in, struct wake_group *g)
+{
+	char comm[64];
+
+	switch (g->context) {
+	case 1:
+		return is_io(g->wait_class) ? EB_DEVICE : EB_TIMER;
+	case 2:
+		if (g->softirq == SOFTIRQ_BLOCK)
+			return EB_DEVICE;
+		if (g->softirq == SOFTIRQ_TIMER || g->softirq == SOFTIRQ_HRTIMER)
+			return EB_TIMER;
+		if (g->softirq != SOFTIRQ_NET_RX && g->softirq != SOFTIRQ_NET_TX)
+			return EB_UNKNOWN;
+		if (!g->peer_pid || g->peer_pid == g->pid)
+			return EB_NETWORK;
+		break;
+	case 0:
+		if (!g->peer_pid)
+			return EB_UNKNOWN;     /* the idle task */
+		if (g->peer_pid == g->pid)
+			return EB_THREAD;
+		diag_comm(in, g->peer_pid, g->peer_tid, comm, sizeof(comm));
+		if (strncmp(comm, "ksoftirqd", 9) == 0)
+			return EB_NETWORK;
+		break;
+	default:
+		return EB_UNKNOWN;
+	}
+	if (same_service(in, g->pid, g->peer_pid))
+		return EB_SERVICE;
+	return EB_PEER;    /* client or upstream: decided per process below */
+}
+
+static int waits_for_work(const char *cls)
+{
+	return strcmp(cls, "poll") == 0 || strcmp(cls, "accept") == 0 ||
+	       strcmp(cls, "net") == 0 || strcmp(cls, "unknown") == 0;
+}
+
+/* Sums over groups matching a predicate, with the threads involved. */
+struct charge {
+	uint64_t ns, n, observed;
+	int threads;
+	uint32_t top_peer_pid, top_peer_tid;
+	uint64_t top_peer_n;
+	char tids[512];
+};
+
+static void add_thread(const struct diag_input *in, struct charge *c, uint32_t tid)
+{
+	char one[16];
+
+	snprintf(one, sizeof(one), ",%u,", tid);
+	{
+		char padded[520];
+		snprintf(padded, sizeof(padded), ",%s,", c->tids);
+		if (strstr(padded, one))
+			return;
+	}
+	if (strlen(c->tids) + 12 < sizeof(c->tids))
+		snprintf(c->tids + strlen(c->tids), sizeof(c->tids) - strlen(c->tids), "%s%u",
+			 c->tids[0] ? "," : "", tid);
+	c->threads++;
+	c->observed += diag_observed_ns(in, tid);
+}
+
+static void charge(const struct diag_input *in, struct charge *c, const struct wake_group *g)
+{
+	c->ns += g->ns;
+	c->n += g->n;
+	add_thread(in, c, g->tid);
+	if (g->n > c->top_peer_n && g->peer_pid) {
+		c->top_peer_n = g->n;
+		c->top_peer_pid = g->peer_pid;
+		c->top_peer_tid = g->peer_tid;
+	}
+}
+
+static struct diag_cause *claim(const struct diag_input *in, struct diagnosis *d,
+				const char *kind, const char *key, const struct charge *ch)
+{
+	struct diag_cause *c;
+
+	if (ch->ns < 1000000 || ch->observed == 0 || !diag_material(in, ch->ns) ||
+	    (double)ch->ns / (double)ch->observed < 0.05)
+		return NULL;
+	c = diag_add_cause(d, kind);
+	if (!c)
+		return NULL;
+	c->score = (double)ch->ns / (double)ch->observed;
+	if (c->score > 1)
+		c->score = 1;
+	c->key_name = key;
+	c->key_value = (double)ch->ns;
+	c->key_unit = "ns";
+	c->sources = "sched";
+	return c;
+}
+
+/* Convoy test: most processes that woke the waiters were waiters too. */
+static int convoy(const struct wake_groups *w, const struct charge *ch)
+{
+	int wakers = 0, waiting = 0;
+	uint32_t seen[64];
+	int nseen = 0;
+	char padded[520];
+
+	snprintf(padded, sizeof(padded), ",%s,", ch->tids);
+	for (size_t i = 0; i < w->len && nseen < 64; i++) {
+		const struct wake_group *g = &w->g[i];
+		char one[16];
+		int dup = 0;
+		if (g->by != EB_SERVICE)
+			continue;
+		for (int k = 0; k < nseen; k++)
+			dup |= seen[k] == g->peer_tid;
+		if (dup)
+			continue;
+		seen[nseen++] = g->peer_tid;
+		wakers++;
+		snprintf(one, sizeof(one), ",%u,", g->peer_tid);
+		waiting += strstr(padded, one) != NULL;
+	}
+	return wakers > 0 && waiting * 2 >= wakers;
+}
+
+static void service_contention(const struct diag_input *in, struct diagnosis *d,
+			       const struct wake_groups *w)
+{
+	struct charge ch = { 0 };
+	struct diag_cause *c;
+	char comm[64], a[FMT_BUF], pct[FMT_BUF];
+
+	for (size_t i = 0; i < w->len; i++)
+		if (w->g[i].by == EB_SERVICE && !is_io(w->g[i].wait_class))
+			charge(in, &ch, &w->g[i]);
+	if (!convoy(w, &ch) || !(c = claim(in, d, "lock_contention", "wait_total", &ch)))
+		return;
+	diag_comm(in, ch.top_peer_pid, ch.top_peer_tid, comm, sizeof(comm));
+	snprintf(c->title, sizeof(c->title), "contention between processes of %.32s: %d waited"
+		 " %s for each other (woken by the holder)",
+		 comm, ch.threads, fmt_duration_ns(a, sizeof(a), ch.ns));
+	diag_int(&c->subject, "pid", w->g[0].pid);
+	diag_text(&c->subject, "address", "");
+	diag_text(&c->subject, "lock_source", "wakeups");
+	diag_int(&c->subject, "waiters", ch.threads);
+	diag_text(&c->subject, "waiter_tids", ch.tids);
+	diag_int(&c->subject, "waits", (int64_t)ch.n);
+	diag_int(&c->subject, "holder_tid", ch.top_peer_tid);
+	diag_text(&c->subject, "holder_comm", comm);
+	diag_evidence(c, "%llu waits of %d processes of the service were ended by another"
+		      " process of the service (%s of their time); the wakers waited on the"
+		      " others in turn (a convoy)", (unsigned long long)ch.n, ch.threads,
+		      fmt_percent(pct, sizeof(pct), ch.ns, ch.observed));
+	diag_evidence(c, "holder: pid %u (%s) woke them most often (%llu wakes)", ch.top_peer_pid,
+		      comm, (unsigned long long)ch.top_peer_n);
+}
+
+static void upstream(const struct diag_input *in, struct diagnosis *d,
+		     const struct wake_groups *w, const char *addr)
+{
+	struct charge ch = { 0 };
+	struct diag_cause *c;
+	char comm[64], a[FMT_BUF], pct[FMT_BUF];
+
+	for (size_t i = 0; i < w->len; i++)
+		if (w->g[i].by == EB_UPSTREAM)
+			charge(in, &ch, &w->g[i]);
+	if (!(c = claim(in, d, "upstream_wait", "wait_total", &ch)))
+		return;
+	diag_comm(in, ch.top_peer_pid, ch.top_peer_tid, comm, sizeof(comm));
+	snprintf(c->title, sizeof(c->title), "waiting on upstream %s (%s, pid %u): %d thread(s)"
+		 " waited %s", addr, comm, ch.top_peer_pid, ch.threads,
+		 fmt_duration_ns(a, sizeof(a), ch.ns));
+	diag_text(&c->subject, "peer", addr);
+	diag_int(&c->subject, "peer_pid", ch.top_peer_pid);
+	diag_text(&c->subject, "peer_comm", comm);
+	diag_text(&c->subject, "waiter_tids", ch.tids);
+	diag_evidence(c, "%llu waits ended by a packet or wakeup from pid %u (%s), to which the"
+		      " service holds a connection (%s); %s of the waiters' time",
+		      (unsigned long long)ch.n, ch.top_peer_pid, comm, addr,
+		      fmt_percent(pct, sizeof(pct), ch.ns, ch.observed));
+}
+
+static void idle(const struct diag_input *in, struct diagnosis *d, const struct wake_groups *w)
+{
+	struct charge ch = { 0 };
+	struct diag_cause *c;
+	char a[FMT_BUF];
+
+	for (size_t i = 0; i < w->len; i++) {
+		const struct wake_group *g = &w->g[i];
+		if (!waits_for_work(g->wait_class))
+			continue;
+		if (g->by == EB_CLIENT || g->by == EB_TIMER ||
+		    (g->by == EB_UNKNOWN && strcmp(g->wait_class, "unknown") != 0) ||
+		    (g->by == EB_NETWORK && strcmp(g->wait_class, "unknown") != 0) ||
+		    strcmp(g->wait_class, "accept") == 0)
+			charge(in, &ch, g);
+	}
+	if (!(c = claim(in, d, "idle", "idle_share", &ch)))
+		return;
+	c->key_value = 100.0 * c->score;
+	c->key_unit = "percent";
+	c->rank_last = 1;
+	snprintf(c->title, sizeof(c->title), "idle: %d thread(s) waited for work %.0f%% of their"
+		 " time (%s; woken by clients or their own timeouts): not loaded, not a"
+		 " resource problem", ch.threads, 100.0 * c->score,
+		 fmt_duration_ns(a, sizeof(a), ch.ns));
+	diag_int(&c->subject, "threads", ch.threads);
+	diag_text(&c->subject, "thread_tids", ch.tids);
+	diag_int(&c->subject, "wait_ns", (int64_t)ch.ns);
+	diag_evidence(c, "%llu waits in poll/accept/receive ended by clients, timeouts, or with no"
+		      " wakeup seen", (unsigned long long)ch.n);
+}
+
+/* What the waits could not be charged to: peers of unknown role and
+ * waits with no wakeup seen, as caveats that lower the confidence. */
+static void unexplained(const struct diag_input *in, struct diagnosis *d,
+			const struct wake_groups *w)
+{
+	uint64_t total = 0, peer = 0, none = 0;
+	uint32_t peers[4] = { 0 };
+	char names[128] = "", comm[64], pct[FMT_BUF];
+	int npeers = 0;
+
+	for (size_t i = 0; i < w->len; i++) {
+		const struct wake_group *g = &w->g[i];
+		total += g->ns;
+		if (g->by == EB_UNKNOWN && strcmp(g->wait_class, "unknown") == 0)
+			none += g->ns;
+		if (g->by != EB_PEER)
+			continue;
+		peer += g->ns;
+		if (npeers < 4 && (npeers == 0 || peers[npeers - 1] != g->peer_pid)) {
+			peers[npeers++] = g->peer_pid;
+			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+				 npeers > 1 ? ", " : "",
+				 diag_comm(in, g->peer_pid, g->peer_tid, comm, sizeof(comm)));
+		}
+	}
+	if (total && peer * 5 >= total) {
+		diag_caveat(d, "%s of the blocked time was ended by other processes (%s) whose"
+			    " role, client or upstream, the capture cannot tell (no socket"
+			    " snapshot of them)", fmt_percent(pct, sizeof(pct), peer, total), names);
+		d->unexplained = peer * 2 >= total ? 2 : 1;
+	}
+	if (total && none * 5 >= total) {
+		diag_caveat(d, "%s of the blocked time has neither a known wait nor a recorded"
+			    " wakeup", fmt_percent(pct, sizeof(pct), none, total));
+		if (d->unexplained < 1)
+			d->unexplained = 1;
+	}
+}
+
+int diagnose_wakers(const struct diag_input *in, struct diagnosis *d)
+{
+	struct wake_groups w = { 0 };
+	char addr[64] = "";
+
+	if (!in->has_sched || load_groups(in, &w) < 0) {
+		free(w.g);
+		return in->has_sched ? -1 : 0;
+	}
+	for (size_t i = 0; i < w.len; i++) {
+		struct wake_group *g = &w.g[i];
+		g->by = classify(in, g);
+		if (g->by == EB_PEER || (g->by == EB_NETWORK && g->peer_pid)) {
+			char a[64] = "";
+			g->by = peer_role(in, g->pid, g->peer_pid, a, sizeof(a));
+			if (g->by == EB_UPSTREAM && !addr[0])
+				snprintf(addr, sizeof(addr), "%s", a);
+		}
+	}
+	service_contention(in, d, &w);
+	upstream(in, d, &w, addr);
+	idle(in, d, &w);
+	unexplained(in, d, &w);
+	free(w.g);
+	return 0;
+}
