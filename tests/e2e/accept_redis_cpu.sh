@@ -40,7 +40,7 @@ for i in 1 2; do
 	"$CPU_CONTEND" hog "$cpu" 30 &
 	hogs+=($!)
 done
-timeout 30 taskset -c 0 redis-benchmark -p "$port" -c 4 -n 3000000 -t set,get -q \
+timeout 30 taskset -c 0 redis-benchmark -p "$port" -c 8 -P 16 -n 20000000 -t set,get -q \
 	> "$TMP/bench.out" 2>&1 &
 bpid=$!
 sleep 0.5 # clients connected, load steady
