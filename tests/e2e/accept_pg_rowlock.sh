@@ -122,6 +122,13 @@ print("samples_in_window=%d mean_interval_ms=%.2f max_interval_ms=%.2f max_waite
          max(n for t, n in samples if t0 <= t <= t1)))
 PY
 cat "$TMP/truth" "$TMP/pgtruth"
+# -p follows the backends the postmaster forked while recorded: at least
+# the 8 clients' backends ran (switched out) in the capture
+followed=$("$PERFCAP_ANALYZE" query "$TMP/pg.perfcap" "SELECT COUNT(DISTINCT f.child_pid)
+	FROM forks f JOIN switches s ON s.prev_pid = f.child_pid
+	WHERE f.parent_pid = $pm AND f.is_thread = 0" | tail -1)
+echo "backends forked by the postmaster and seen running: $followed"
+[ "${followed:-0}" -ge 8 ] || fail "only ${followed:-0} backends followed (8 clients)"
 
 check_report "$TMP/pg.perfcap" lock_contention wait_total ns \
 	"$(truth "$TMP/pgtruth" measured_lock_wait_ns)" \
