@@ -32,7 +32,7 @@ NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 make_tmpdir
 ACCEPT_TOL=20
 
-upid= npid= wpid=
+upid='' npid='' wpid=''
 stop_all() {
 	[ -n "$wpid" ] && kill "$wpid" 2> /dev/null
 	[ -n "$npid" ] && kill "$npid" 2> /dev/null   # SIGTERM: the master stops its worker

@@ -40,7 +40,7 @@ chmod 755 "$TMP"
 mkdir "$TMP/pg"
 chown postgres: "$TMP/pg"
 pgdata=$TMP/pg/data
-started= ppid_= bench=
+started='' ppid_='' bench=''
 stop_all() {
 	[ -n "$bench" ] && kill "$bench" 2> /dev/null
 	[ -n "$ppid_" ] && kill "$ppid_" 2> /dev/null
