@@ -21,7 +21,7 @@ for i in 1 2 3; do
 	hogs+=($!)
 done
 sleep 0.3
-record "$TMP/cpu.perfcap" "$TMP/cpu.out" -e cpu,sched -- "$CPU_CONTEND" victim "$cpu" 2
+record "$TMP/cpu.perfcap" "$TMP/cpu.out" -- "$CPU_CONTEND" victim "$cpu" 2
 cat "$TMP/cpu.out"
 check_report "$TMP/cpu.perfcap" cpu_contention runnable_total ns \
 	"$(truth "$TMP/cpu.out" measured_runnable_ns)"

@@ -13,7 +13,7 @@ set -u
 require_bpf
 make_tmpdir
 
-record "$TMP/hot.perfcap" "$TMP/hot.out" -e cpu,sched -F 499 -- nice -n -15 "$HOT_FUNCTION" 2
+record "$TMP/hot.perfcap" "$TMP/hot.out" -F 499 -- nice -n -15 "$HOT_FUNCTION" 2
 cat "$TMP/hot.out"
 check_report "$TMP/hot.perfcap" cpu_bound self_share percent \
 	"$(truth "$TMP/hot.out" measured_self_share_pct)" \

@@ -22,7 +22,7 @@ for i in 1 2; do
 	storms+=($!)
 done
 sleep 0.5
-record "$TMP/disk.perfcap" "$TMP/disk.out" -e cpu,sched,syscall,block -- \
+record "$TMP/disk.perfcap" "$TMP/disk.out" -- \
 	chrt -f 10 "$DISK_STALL" victim "$TMP/victim.dat" 80
 cat "$TMP/disk.out"
 check_report "$TMP/disk.perfcap" disk_io io_wait_total ns \

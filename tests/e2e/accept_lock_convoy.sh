@@ -10,7 +10,7 @@ set -u
 require_bpf
 make_tmpdir
 
-record "$TMP/lock.perfcap" "$TMP/lock.out" -e cpu,sched,lock -- "$LOCK_STORM" 40 8 2000
+record "$TMP/lock.perfcap" "$TMP/lock.out" -- "$LOCK_STORM" 40 8 2000
 cat "$TMP/lock.out"
 addr=$(sed -n 's/^mutex=//p' "$TMP/lock.out")
 check_report "$TMP/lock.perfcap" lock_contention wait_total ns \

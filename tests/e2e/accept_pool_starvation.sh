@@ -24,7 +24,7 @@ wait_file() {
 "$POOL_STARVE" downstream "$TMP/down.port" 20 &
 pids+=($!)
 wait_file "$TMP/down.port"
-record "$TMP/pool.perfcap" "$TMP/pool.out" -e cpu,sched,syscall,net -- \
+record "$TMP/pool.perfcap" "$TMP/pool.out" -- \
 	"$POOL_STARVE" server "$TMP/server.port" "$(cat "$TMP/down.port")" 2 80 &
 rec=$!
 pids+=($rec)

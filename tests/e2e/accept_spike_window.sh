@@ -16,7 +16,7 @@ require_bpf
 make_tmpdir
 command -v chrt > /dev/null || fail "chrt (util-linux) is needed"
 
-record "$TMP/spike.perfcap" "$TMP/spike.out" -e cpu,sched,syscall,block,mux \
+record "$TMP/spike.perfcap" "$TMP/spike.out" \
 	--comm spike_window -- chrt -f 10 "$SPIKE_WINDOW" "$TMP/work.dat" "$TMP/storm.dat"
 cat "$TMP/spike.out"
 s0=$(truth "$TMP/spike.out" spike_start_ns)

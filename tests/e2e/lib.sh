@@ -41,12 +41,13 @@ pct() { echo $(( 100 * $1 / ($2 > 0 ? $2 : 1) )); }
 # within VALUE LOW HIGH
 within() { [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
 
-# start_redis: Debian's redis-server on 127.0.0.1 on a free port, no
-# persistence (sets port and rpid; bpid, a benchmark's pid, may be set by
-# the caller); stopped by pid when the test exits, with $TMP removed.
+# start_redis [PREFIX...]: Debian's redis-server on 127.0.0.1 on a free
+# port, no persistence, run under PREFIX if given (e.g. taskset -c 1);
+# sets port and rpid (bpid, a benchmark's pid, may be set by the caller);
+# stopped by pid when the test exits, with $TMP removed.
 start_redis() {
 	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-	redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+	"$@" redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
 		--daemonize no > "$TMP/redis.log" 2>&1 &
 	rpid=$!
 	bpid=
