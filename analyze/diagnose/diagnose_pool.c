@@ -17,7 +17,24 @@
  * Key number: the mean queueing time per request. Score: queue time over
  * queue + service time; when it is at least 25% this rule ranks first
  * (the waits inside the workers explain why the pool is saturated and
- * are listed after it). */
+ * are listed after it).
+ *
+ * Server models: a process whose requests one thread picks up is an
+ * event loop (redis, an nginx worker), not a pool: its requests overlap on
+ * that thread, so "busy workers" would count connections, not threads.
+ * There the rule reads the loop thread's own busy share (running and
+ * runnable), says event_loop_saturated when it is at least 75%, and
+ * claims nothing else; a pool's busy workers never exceed its workers.
+ *
+ * Without requests (the default recording has no system calls), a pool is
+ * recognised by its threads: a process with a dispatcher (a thread whose
+ * blocked time is mostly accept or poll waits, some of them accept) and at
+ * least two other threads, the workers, whose busy share is their time
+ * not waiting for work (condition variables, accept, poll). When the
+ * workers are busy at least 90% on average while work keeps arriving (the
+ * dispatcher was woken meanwhile), the pool is saturated:
+ * pool_underprovisioned with key number utilisation (percent), ranked
+ * first, and what the busy workers wait on as evidence. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,6 +162,96 @@ static void describe_worker_waits(const struct diag_input *in, struct diag_cause
 			      fmt_percent(pct, sizeof(pct), best, observed), names[best_k]);
 }
 
+#define POOL_SATURATED 0.90
+
+/* A thread's share of its observed time not spent waiting for work. */
+static double busy_share(const struct diag_thread *t)
+{
+	uint64_t idle = t->wait[DC_FUTEX] + t->wait[DC_ACCEPT] + t->wait[DC_POLL];
+
+	if (t->observed == 0)
+		return 0;
+	return idle >= t->observed ? 0 : 1.0 - (double)idle / (double)t->observed;
+}
+
+/* A thread that takes in work from clients: blocked mostly waiting for
+ * connections or events, and it accepted connections (a poll loop woken
+ * only by its timeouts brings no work). */
+static int is_dispatcher(const struct diag_thread *t)
+{
+	uint64_t wait_work = t->wait[DC_ACCEPT] + t->wait[DC_POLL];
+
+	return t->blocked > 0 && wait_work * 2 > t->blocked && t->wait[DC_ACCEPT] > 0;
+}
+
+/* The pool of one process by its threads (no requests recorded). */
+static int default_pool(const struct diag_input *in, struct diagnosis *d)
+{
+	for (size_t i = 0; i < in->nthreads; i++) {
+		const struct diag_thread *disp = &in->threads[i];
+		struct diag_cause *c;
+		double busy = 0;
+		int workers = 0;
+		char tids[512] = "", pct[FMT_BUF];
+		uint64_t observed = 0;
+
+		if (!is_dispatcher(disp))
+			continue;
+		for (size_t k = 0; k < in->nthreads; k++) {
+			const struct diag_thread *t = &in->threads[k];
+			if (t->pid != disp->pid || k == i || is_dispatcher(t))
+				continue;
+			busy += busy_share(t);
+			observed += t->observed;
+			workers++;
+			if (strlen(tids) + 12 < sizeof(tids))
+				snprintf(tids + strlen(tids), sizeof(tids) - strlen(tids), "%s%u",
+					 tids[0] ? "," : "", t->tid);
+		}
+		if (workers < 2 || busy < POOL_SATURATED * workers ||
+		    !diag_material(in, observed / (uint64_t)workers))
+			continue;
+		c = diag_add_cause(d, "pool_underprovisioned");
+		if (!c)
+			return 0;
+		c->score = busy / workers;
+		c->rank_first = 1;
+		c->key_name = "utilisation";
+		c->key_value = 100.0 * busy / workers;
+		c->key_unit = "percent";
+		c->sources = "sched";
+		snprintf(c->title, sizeof(c->title), "thread pool saturated: %d workers of pid %u"
+			 " busy %.0f%% of the time while work kept arriving (requests not"
+			 " recorded: queueing not measured)", workers, disp->pid,
+			 100.0 * busy / workers);
+		diag_int(&c->subject, "pid", disp->pid);
+		diag_int(&c->subject, "workers", workers);
+		diag_real(&c->subject, "busy_workers_avg", busy);
+		diag_int(&c->subject, "dispatcher_tid", disp->tid);
+		diag_text(&c->subject, "worker_tids", tids);
+		diag_evidence(c, "dispatcher tid %u waited for work (accept, poll) %s of its"
+			      " blocked time and kept being woken", disp->tid,
+			      fmt_percent(pct, sizeof(pct), disp->wait[DC_ACCEPT] +
+					  disp->wait[DC_POLL], disp->blocked));
+		{
+			struct pool_stats p = { .pid = disp->pid, .workers = workers };
+			snprintf(p.worker_tids, sizeof(p.worker_tids), "%s", tids);
+			describe_worker_waits(in, c, &p);
+		}
+		return 0;
+	}
+	return 0;
+}
+
+/* Event loop: one thread picked up every request; its busy share. */
+static double loop_busy(const struct diag_input *in, const struct pool_stats *p)
+{
+	const struct diag_thread *t = diag_thread_find(in, (uint32_t)strtoul(p->worker_tids,
+									     NULL, 10));
+
+	return t && t->observed ? (double)(t->running + t->runnable) / (double)t->observed : 0;
+}
+
 int diagnose_pool(const struct diag_input *in, struct diagnosis *d)
 {
 	struct pool_stats p = { 0 };
@@ -153,21 +260,29 @@ int diagnose_pool(const struct diag_input *in, struct diagnosis *d)
 	char a[FMT_BUF], b[FMT_BUF];
 
 	if (!report_has_object(in->db, "request_queueing"))
-		return 0;
+		return in->has_sched ? default_pool(in, d) : 0;
 	if (load_requests(in, &p) < 0) {
 		diag_caveat(d, "request_queueing could not be read: thread pools not checked");
 		return 0;
 	}
 	if (p.requests == 0 || p.queue_total + p.service_total <= 0)
-		return 0;
+		return in->has_sched ? default_pool(in, d) : 0;
 	load_utilisation(in, &p);
 	if (p.busy_avg <= 0 && diag_scope_ns(in) > 0)   /* Little's law: requests in service */
 		p.busy_avg = p.service_total / (double)diag_scope_ns(in);
 	share = p.queue_total / (p.queue_total + p.service_total);
 	if (share < MIN_QUEUE_SHARE)
 		return 0;
+	if (p.workers == 1 && in->has_sched) { /* an event loop, not a pool */
+		p.busy_avg = loop_busy(in, &p);
+		if (p.busy_avg < BUSY_SATURATED)
+			return 0;
+	}
+	if (p.workers > 0 && p.busy_avg > (double)p.workers)
+		p.busy_avg = (double)p.workers;   /* concurrency is not busy threads */
 	busy_ratio = p.workers > 0 ? p.busy_avg / (double)p.workers : 0;
-	c = diag_add_cause(d, pool_kind(in, &p, busy_ratio));
+	c = diag_add_cause(d, p.workers == 1 && in->has_sched ? "event_loop_saturated" :
+			   pool_kind(in, &p, busy_ratio));
 	if (!c)
 		return 0;
 	c->score = share;
@@ -180,6 +295,7 @@ int diagnose_pool(const struct diag_input *in, struct diagnosis *d)
 		 " before a worker picked them up (%lld workers, %.1f busy on average)",
 		 strcmp(c->kind, "pool_underprovisioned") == 0 ? "thread pool too small" :
 		 strcmp(c->kind, "workers_blocked") == 0 ? "pool workers blocked" :
+		 strcmp(c->kind, "event_loop_saturated") == 0 ? "event loop saturated" :
 		 "dispatch stall", (long long)p.pid,
 		 fmt_duration_ns(a, sizeof(a), (uint64_t)p.queue_mean), (long long)p.workers,
 		 p.busy_avg);

@@ -15,6 +15,7 @@
  *             port the service listens on, an upstream if the service holds
  *             one to it (connections, from the recorder's socket snapshot);
  *   network   a packet from no known process (a remote peer);
+ *   kernel    a kernel thread (a workqueue: I/O completions are device);
  *   unknown   no wakeup seen.
  *
  * Causes:
@@ -45,7 +46,21 @@
 #define MAX_GROUPS      4096
 
 enum ended_by { EB_TIMER, EB_DEVICE, EB_THREAD, EB_SERVICE, EB_CLIENT, EB_UPSTREAM, EB_PEER,
-		EB_NETWORK, EB_UNKNOWN };
+		EB_NETWORK, EB_KERNEL, EB_UNKNOWN };
+
+/* Kernel threads by name: their wakeups are the kernel's own work
+ * (workqueues completing I/O, RCU, writeback), not a peer's. */
+static int kernel_thread(const char *comm)
+{
+	static const char *const prefixes[] = { "kworker/", "ksoftirqd/", "kswapd", "jbd2/",
+		"rcu_", "migration/", "irq/", "kthreadd", "khugepaged", "kcompactd",
+		"writeback", "flush-", "xfsaild", "btrfs-" };
+
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (strncmp(comm, prefixes[i], strlen(prefixes[i])) == 0)
+			return 1;
+	return 0;
+}
 
 /* One (waiter thread, class, waker) group of blocked off-CPU time. */
 struct wake_group {
@@ -191,6 +206,8 @@ static enum ended_by classify(const struct diag_input *in, struct wake_group *g)
 		diag_comm(in, g->peer_pid, g->peer_tid, comm, sizeof(comm));
 		if (strncmp(comm, "ksoftirqd", 9) == 0)
 			return EB_NETWORK;
+		if (kernel_thread(comm)) /* completions run from workqueues */
+			return is_io(g->wait_class) ? EB_DEVICE : EB_KERNEL;
 		break;
 	default:
 		return EB_UNKNOWN;
@@ -388,14 +405,15 @@ static void idle(const struct diag_input *in, struct diagnosis *d, const struct 
 static void unexplained(const struct diag_input *in, struct diagnosis *d,
 			const struct wake_groups *w)
 {
-	uint64_t total = 0, peer = 0, none = 0;
+	uint64_t observed = 0, peer = 0, none = 0;
+	struct charge all = { 0 };
 	uint32_t peers[4] = { 0 };
 	char names[128] = "", comm[64], pct[FMT_BUF];
 	int npeers = 0;
 
 	for (size_t i = 0; i < w->len; i++) {
 		const struct wake_group *g = &w->g[i];
-		total += g->ns;
+		add_thread(in, &all, g->tid);
 		if (g->by == EB_UNKNOWN && strcmp(g->wait_class, "unknown") == 0)
 			none += g->ns;
 		if (g->by != EB_PEER)
@@ -408,15 +426,18 @@ static void unexplained(const struct diag_input *in, struct diagnosis *d,
 				 diag_comm(in, g->peer_pid, g->peer_tid, comm, sizeof(comm)));
 		}
 	}
-	if (total && peer * 5 >= total) {
-		diag_caveat(d, "%s of the blocked time was ended by other processes (%s) whose"
-			    " role, client or upstream, the capture cannot tell (no socket"
-			    " snapshot of them)", fmt_percent(pct, sizeof(pct), peer, total), names);
-		d->unexplained = peer * 2 >= total ? 2 : 1;
+	/* shares of the observed time of the threads that had waits */
+	observed = all.observed;
+	if (observed && peer * 5 >= observed) {
+		diag_caveat(d, "%s of the waiting threads' time was ended by other processes (%s)"
+			    " whose role, client or upstream, the capture cannot tell (no socket"
+			    " snapshot of them)", fmt_percent(pct, sizeof(pct), peer, observed),
+			    names);
+		d->unexplained = peer * 2 >= observed ? 2 : 1;
 	}
-	if (total && none * 5 >= total) {
-		diag_caveat(d, "%s of the blocked time has neither a known wait nor a recorded"
-			    " wakeup", fmt_percent(pct, sizeof(pct), none, total));
+	if (observed && none * 5 >= observed) {
+		diag_caveat(d, "%s of the waiting threads' time has neither a known wait nor a"
+			    " recorded wakeup", fmt_percent(pct, sizeof(pct), none, observed));
 		if (d->unexplained < 1)
 			d->unexplained = 1;
 	}

@@ -4,7 +4,7 @@
 # pinned with sched_setaffinity to the same CPU. The victim never blocks, so
 # its wall time minus its CPU time is run-queue wait, which it measures.
 # The report's first cause must be cpu_contention with runnable_total
-# within 25% of that.
+# within 20% of that.
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/accept_lib.sh"

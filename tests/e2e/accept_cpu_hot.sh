@@ -2,7 +2,7 @@
 # accept_cpu_hot.sh - acceptance scenario 1, a CPU hot function: hot_function
 # spends ~75% of its CPU time in hot_spin(), measured with per-thread CPU
 # clocks. The report's first cause must be cpu_bound naming hot_spin, with
-# self_share within 25% of the measured share. It runs at nice -15: the
+# self_share within 20% of the measured share. It runs at nice -15: the
 # machine the suite runs on is small and shared, and other load would add
 # real run-queue wait (CPU contention, a different cause) to a thread that
 # should only be compute-bound.

@@ -5,7 +5,7 @@
 # and measures the time it spent off CPU in them. The victim runs
 # SCHED_FIFO (chrt) so that time is blocked time, not run-queue wait on
 # this shared 2-CPU machine. The report's first cause must be disk_io with
-# io_wait_total within 25% of the measured time.
+# io_wait_total within 20% of the measured time.
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/accept_lib.sh"

@@ -2,7 +2,7 @@
 # accept_lock_convoy.sh - acceptance scenario 2, a lock convoy: 8 workers of
 # lock_storm take one pthread mutex, each holding it 2 ms, and time their own
 # pthread_mutex_lock calls. The report's first cause must be lock_contention
-# on that mutex, with wait_total within 25% of the measured total wait.
+# on that mutex, with wait_total within 20% of the measured total wait.
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/accept_lib.sh"

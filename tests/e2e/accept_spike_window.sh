@@ -5,7 +5,7 @@
 # "io_storm" flood the disk, so only the requests' I/O gets slower. Recorded with
 # --comm spike_window (the storm stays out of scope) and SCHED_FIFO (its
 # off-CPU time in the writes is blocked time). The report's first cause
-# must be disk_io with io_wait_total within 25% of the measured time, and
+# must be disk_io with io_wait_total within 20% of the measured time, and
 # diagnosis.spike must say "io", with the spike window overlapping the
 # storm's.
 set -u

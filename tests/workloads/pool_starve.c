@@ -19,6 +19,8 @@
  * return to the worker's pickup (before its first read) and prints
  *   measured_queue_mean_ns=NS   the mean of those
  *   service_mean_ns=NS requests=N workers=W
+ *   measured_utilisation_pct=P  the workers' time serving (pickup to
+ *                               done) over their lifetimes, summed
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -140,7 +142,7 @@ static struct {
 	pthread_cond_t ready;
 	struct pending q[MAX_QUEUE];
 	int head, tail, closed;
-	uint64_t queue_ns, service_ns;
+	uint64_t queue_ns, service_ns, lifetime_ns;
 	int served;
 } pool = { .lock = PTHREAD_MUTEX_INITIALIZER, .ready = PTHREAD_COND_INITIALIZER };
 static int down_port;
@@ -189,10 +191,14 @@ __attribute__((noinline)) static void serve(struct pending *p)
 static void *worker(void *arg)
 {
 	struct pending p;
+	uint64_t born = now_ns();
 
 	(void)arg;
 	while (take(&p) == 0)
 		serve(&p);
+	pthread_mutex_lock(&pool.lock);
+	pool.lifetime_ns += now_ns() - born;
+	pthread_mutex_unlock(&pool.lock);
 	return NULL;
 }
 
@@ -227,6 +233,8 @@ static int server(const char *portfile, int port, int workers, int requests)
 	       (unsigned long long)(pool.queue_ns / (uint64_t)pool.served));
 	printf("service_mean_ns=%llu requests=%d workers=%d\n",
 	       (unsigned long long)(pool.service_ns / (uint64_t)pool.served), pool.served, workers);
+	printf("measured_utilisation_pct=%.2f\n",
+	       pool.lifetime_ns ? 100.0 * (double)pool.service_ns / (double)pool.lifetime_ns : 0.0);
 	return 0;
 }
 
