@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "db/db.h"
+#include "query/slow_path.h"
 #include "util/fmt.h"
 #include "report_sections.h"
 
@@ -223,10 +224,77 @@ static double queue_mean(const struct report_context *ctx, int64_t *n)
 struct latency {
 	struct latency_row req, sys[64];
 	int nreq, nsys, top;
+	struct slow_path slow;    /* where the slowest tenth's time went */
 	int64_t queued;           /* requests in request_queueing */
 	double queue_mean;        /* their mean queueing, -1 without the view */
 	char req_where[1024];
 };
+
+static const char *const waker_names[SW_N] = { "thread", "process", "interrupt", "none" };
+
+/* latency.requests.slow: the serving threads' states during the slowest
+ * requests (query/slow_path.c). */
+static void slow_json(struct json_writer *w, const struct slow_path *s)
+{
+	if (s->requests == 0 || s->covered == 0) {
+		json_null(w, "slow");
+		return;
+	}
+	json_begin_object(w, "slow");
+	json_uint(w, "requests", s->requests);
+	json_int(w, "threshold_ns", s->threshold_ns);
+	json_uint(w, "service_ns", s->span_ns);
+	json_uint(w, "running_ns", s->running);
+	json_uint(w, "runnable_ns", s->runnable);
+	json_uint(w, "blocked_ns", s->blocked);
+	json_begin_object(w, "blocked_by_class");
+	for (int k = 1; k < SLOW_PATH_CLASSES; k++)
+		if (s->by_class[k])
+			json_uint(w, slow_path_class_name(k), s->by_class[k]);
+	json_end_object(w);
+	json_begin_object(w, "woken_by");
+	for (int k = 0; k < SW_N; k++)
+		json_uint(w, waker_names[k], s->woken_by[k]);
+	json_end_object(w);
+	json_end_object(w);
+}
+
+/* "Slowest 10%: ..." under the requests row. */
+static void slow_text(FILE *out, const struct slow_path *s)
+{
+	char a[FMT_BUF], p[4][FMT_BUF];
+	int order[SLOW_PATH_CLASSES], n = 0;
+
+	if (s->requests == 0 || s->covered == 0)
+		return;
+	fprintf(out, "  slowest %llu requests (service >= %s), their serving threads: running %s,"
+		" runnable %s, blocked %s\n", (unsigned long long)s->requests,
+		fmt_duration_ns(a, sizeof(a), (uint64_t)s->threshold_ns),
+		fmt_percent(p[0], sizeof(p[0]), s->running, s->covered),
+		fmt_percent(p[1], sizeof(p[1]), s->runnable, s->covered),
+		fmt_percent(p[2], sizeof(p[2]), s->blocked, s->covered));
+	if (s->blocked == 0)
+		return;
+	for (int k = 1; k < SLOW_PATH_CLASSES; k++)
+		if (s->by_class[k])
+			order[n++] = k;
+	for (int i = 1; i < n; i++) /* by time, descending */
+		for (int j = i; j > 0 && s->by_class[order[j]] > s->by_class[order[j - 1]]; j--) {
+			int t = order[j];
+			order[j] = order[j - 1];
+			order[j - 1] = t;
+		}
+	fprintf(out, "    blocked on:");
+	for (int i = 0; i < n && i < 4; i++)
+		fprintf(out, "%s %s %s", i ? "," : "", slow_path_class_name(order[i]),
+			fmt_percent(p[3], sizeof(p[3]), s->by_class[order[i]], s->covered));
+	fprintf(out, "; woken by another thread %s, another process %s, an interrupt %s,"
+		" not seen %s\n",
+		fmt_percent(p[0], sizeof(p[0]), s->woken_by[SW_THREAD], s->blocked),
+		fmt_percent(p[1], sizeof(p[1]), s->woken_by[SW_PROCESS], s->blocked),
+		fmt_percent(p[2], sizeof(p[2]), s->woken_by[SW_INTERRUPT], s->blocked),
+		fmt_percent(p[3], sizeof(p[3]), s->woken_by[SW_NONE], s->blocked));
+}
 
 static void requests_json(struct json_writer *w, const struct latency *l)
 {
@@ -245,6 +313,7 @@ static void requests_json(struct json_writer *w, const struct latency *l)
 		json_double(w, "queue_mean_ns", l->queue_mean);
 	else
 		json_null(w, "queue_mean_ns");
+	slow_json(w, &l->slow);
 	json_end_object(w);
 }
 
@@ -286,6 +355,7 @@ static void print_requests(const struct report_context *ctx, struct latency *l)
 		fprintf(ctx->out, "  queueing before pickup: mean %s over %lld requests"
 			" (request_queueing)\n",
 			fmt_duration_ns(a, sizeof(a), (uint64_t)l->queue_mean), (long long)l->queued);
+	slow_text(ctx->out, &l->slow);
 }
 
 static void print_text(const struct report_context *ctx, struct latency *l)
@@ -322,6 +392,10 @@ int report_section_latency(const struct report_context *ctx)
 	if (l->nreq > 0 && report_request_dominant(ctx, l->req_where, l->req.total,
 						   l->req.dominant, sizeof(l->req.dominant)) < 0)
 		snprintf(l->req.dominant, sizeof(l->req.dominant), "unknown (no sched source)");
+	if (l->nreq > 0 && slow_path_load(ctx->db, ctx->scope, (uint64_t)l->req.count, &l->slow) < 0) {
+		free(l);
+		return -1;
+	}
 	l->nsys = call_rows(ctx, l->sys, l->top);
 	set_dominant(ctx, l->sys, l->nsys);
 	if (ctx->json)

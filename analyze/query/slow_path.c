@@ -1,0 +1,181 @@
+/* slow_path.c - the critical path of the slowest requests (see
+ * slow_path.h): load the slow requests, sorted by serving thread and
+ * start, then one pass over the thread_state_rows of the requests' time
+ * range, adding each row's overlap with every slow request of its thread.
+ * Memory: the slow requests only (a tenth of the requests, at most
+ * MAX_SLOW). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/db.h"
+#include "slow_path.h"
+#include "util/hashmap.h"
+
+#define MAX_SLOW 200000
+
+struct slow_req {
+	uint32_t tid;
+	int64_t start, end;
+};
+
+static int by_tid_start(const void *pa, const void *pb)
+{
+	const struct slow_req *a = pa, *b = pb;
+
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	return (a->start > b->start) - (a->start < b->start);
+}
+
+static int load_requests(sqlite3 *db, const struct report_scope *scope, struct slow_path *out,
+			 struct slow_req **reqs, size_t *n)
+{
+	char where[1024], sql[2048];
+	sqlite3_stmt *st;
+	size_t cap;
+	int step;
+
+	report_scope_sql(where, sizeof(where), "pid", "CAST(tids AS INTEGER)", "start_ts", "end_ts");
+	cap = out->all / 10 ? out->all / 10 : 1;
+	if (cap > MAX_SLOW)
+		cap = MAX_SLOW;
+	if (out->all == 0)
+		return 0;
+	snprintf(sql, sizeof(sql), "SELECT CAST(tids AS INTEGER), start_ts, end_ts, service_ns"
+		 " FROM request_spans WHERE %s AND service_ns IS NOT NULL"
+		 " ORDER BY service_ns DESC LIMIT %zu", where, cap);
+	st = db_prepare(db, sql);
+	*reqs = calloc(cap, sizeof(**reqs));
+	if (!st || !*reqs) {
+		sqlite3_finalize(st);
+		return -1;
+	}
+	report_scope_bind(st, scope);
+	while ((step = sqlite3_step(st)) == SQLITE_ROW && *n < cap) {
+		struct slow_req *r = &(*reqs)[(*n)++];
+		r->tid = (uint32_t)sqlite3_column_int64(st, 0);
+		r->start = sqlite3_column_int64(st, 1);
+		r->end = sqlite3_column_int64(st, 2);
+		out->span_ns += (uint64_t)sqlite3_column_int64(st, 3);
+		out->threshold_ns = sqlite3_column_int64(st, 3);
+	}
+	sqlite3_finalize(st);
+	if (step != SQLITE_ROW && step != SQLITE_DONE) {
+		db_report_error(db, "request_spans");
+		return -1;
+	}
+	out->requests = *n;
+	qsort(*reqs, *n, sizeof(**reqs), by_tid_start);
+	return 0;
+}
+
+/* Adds one state row's overlap with each slow request of its thread:
+ * requests [first, last) of that thread, sorted by start; maxlen their
+ * longest span. */
+static void add_row(struct slow_path *out, const struct slow_req *r, size_t first, size_t last,
+		    int64_t maxlen, sqlite3_stmt *st)
+{
+	int64_t s = sqlite3_column_int64(st, 1), e = s + sqlite3_column_int64(st, 2);
+	int64_t state = sqlite3_column_int64(st, 3), cls = sqlite3_column_int64(st, 4);
+	int has_waker = sqlite3_column_type(st, 5) != SQLITE_NULL;
+	int64_t waker_tid = sqlite3_column_int64(st, 5), waker_pid = sqlite3_column_int64(st, 6);
+	int64_t pid = sqlite3_column_int64(st, 7);
+	size_t lo = first, hi = last;
+
+	while (lo < hi) { /* the first request that may still overlap */
+		size_t mid = lo + (hi - lo) / 2;
+		if (r[mid].start + maxlen <= s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < last && r[i].start < e; i++) {
+		int64_t a = s > r[i].start ? s : r[i].start, b = e < r[i].end ? e : r[i].end;
+		uint64_t ns;
+		if (b <= a)
+			continue;
+		ns = (uint64_t)(b - a);
+		out->covered += ns;
+		if (state == 0) {
+			out->running += ns;
+		} else if (state == 1) {
+			out->runnable += ns;
+		} else {
+			out->blocked += ns;
+			out->by_class[cls >= 0 && cls < SLOW_PATH_CLASSES ? cls : 6] += ns;
+			out->woken_by[!has_waker ? SW_NONE : waker_tid == 0 ? SW_INTERRUPT :
+				      waker_pid == pid ? SW_THREAD : SW_PROCESS] += ns;
+		}
+	}
+}
+
+static int walk_states(sqlite3 *db, struct slow_path *out, const struct slow_req *r, size_t n)
+{
+	struct hmap ranges;          /* tid -> first << 32 | last */
+	int64_t from = INT64_MAX, to = 0, maxlen = 0;
+	sqlite3_stmt *st;
+	int rc = 0, step;
+
+	hmap_init(&ranges);
+	for (size_t i = 0; i < n; i++) {
+		int created = 0;
+		uint64_t *slot = hmap_upsert(&ranges, r[i].tid, 0, (uint64_t)i << 32, &created);
+		if (!slot) {
+			hmap_free(&ranges);
+			return -1;
+		}
+		*slot = (*slot & ~0xffffffffull) | (uint64_t)(i + 1);
+		from = r[i].start < from ? r[i].start : from;
+		to = r[i].end > to ? r[i].end : to;
+		maxlen = r[i].end - r[i].start > maxlen ? r[i].end - r[i].start : maxlen;
+	}
+	st = db_prepare(db, "SELECT tid, start_ts, duration, state_code, wait_class_code,"
+			" waker_tid, waker_pid, pid FROM thread_state_rows"
+			" WHERE start_ts < ?2 AND start_ts + duration > ?1");
+	if (!st) {
+		hmap_free(&ranges);
+		return -1;
+	}
+	sqlite3_bind_int64(st, 1, from);
+	sqlite3_bind_int64(st, 2, to);
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		uint64_t *slot = hmap_find(&ranges, (uint64_t)sqlite3_column_int64(st, 0), 0);
+		if (slot)
+			add_row(out, r, (size_t)(*slot >> 32), (size_t)(*slot & 0xffffffffu), maxlen,
+				st);
+	}
+	if (step != SQLITE_DONE) {
+		db_report_error(db, "thread_state_rows");
+		rc = -1;
+	}
+	sqlite3_finalize(st);
+	hmap_free(&ranges);
+	return rc;
+}
+
+int slow_path_load(sqlite3 *db, const struct report_scope *scope, uint64_t requests,
+		   struct slow_path *out)
+{
+	struct slow_req *reqs = NULL;
+	size_t n = 0;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	out->all = requests;
+	if (!report_has_object(db, "request_spans"))
+		return 0;
+	rc = load_requests(db, scope, out, &reqs, &n);
+	if (rc == 0 && n > 0)
+		rc = walk_states(db, out, reqs, n);
+	free(reqs);
+	return rc;
+}
+
+const char *slow_path_class_name(int code)
+{
+	static const char *const names[SLOW_PATH_CLASSES] = { "preempted", "block_io", "futex",
+		"poll", "sleep", "net", "other", "unknown", "accept", "kernel_lock", "pipe" };
+
+	return code >= 0 && code < SLOW_PATH_CLASSES ? names[code] : "other";
+}

@@ -1,0 +1,39 @@
+/* slow_path.h - where the time of the slowest requests went: the serving
+ * thread's states between each slow request's start and end (running,
+ * runnable, blocked per wait class, and who ended the blocked waits), so
+ * "why are the slow requests slow" has an answer with numbers. The slow
+ * requests are the slowest tenth of the scope's request_spans by service
+ * time (at least one). Overlapping requests of an event loop each count
+ * the loop thread's states during their own span. */
+#ifndef ANALYZE_SLOW_PATH_H
+#define ANALYZE_SLOW_PATH_H
+
+#include <stdint.h>
+#include <sqlite3.h>
+
+#include "scope.h"
+
+#define SLOW_PATH_CLASSES 11   /* wait_class codes (docs/schema.md wait_classes) */
+
+enum slow_waker { SW_THREAD, SW_PROCESS, SW_INTERRUPT, SW_NONE, SW_N };
+
+struct slow_path {
+	uint64_t requests;         /* the slow requests */
+	uint64_t all;              /* requests in scope */
+	int64_t threshold_ns;      /* the fastest slow request's service time */
+	uint64_t span_ns;          /* their service time, summed */
+	uint64_t running, runnable, blocked;
+	uint64_t by_class[SLOW_PATH_CLASSES];   /* blocked time per wait_class_code */
+	uint64_t woken_by[SW_N];   /* blocked time by what ended it */
+	uint64_t covered;          /* running + runnable + blocked */
+};
+
+/* Fills out from the scope's requests (how many: requests, already
+ * counted by the caller; zero: none). 0 or -1 (reported). */
+int slow_path_load(sqlite3 *db, const struct report_scope *scope, uint64_t requests,
+		   struct slow_path *out);
+
+/* "block_io", "futex" ... for a wait_class_code; "other" if unknown. */
+const char *slow_path_class_name(int code);
+
+#endif /* ANALYZE_SLOW_PATH_H */
