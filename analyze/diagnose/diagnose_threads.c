@@ -132,11 +132,81 @@ static int add_samples(struct diag_input *in, size_t *cap, const struct selectio
 	return 0;
 }
 
+/* The waits source's class of a thread_metrics class name, or -1. */
+static int metric_class(const char *name)
+{
+	if (!name)
+		return -1;
+	if (strcmp(name, "futex_wait") == 0)
+		return DC_FUTEX;
+	if (strcmp(name, "poll") == 0)
+		return DC_POLL;
+	if (strcmp(name, "net_recv") == 0 || strcmp(name, "net_send") == 0)
+		return DC_NET;
+	return -1;   /* file waits may be disk or pipes; "other" says nothing */
+}
+
+/* Blocked time the scheduler events could not classify (no recorded call,
+ * no kernel stack: intervals shorter than --offcpu-min) is given to the
+ * classes the waits source measured for that thread in the kernel (the
+ * system call it blocked in), up to what those sums leave unexplained by
+ * the intervals already classified: exact totals, apportioned. */
+static int apportion_unknown(struct diag_input *in)
+{
+	char where[1024], sql[2048];
+	sqlite3_stmt *st;
+	uint64_t (*measured)[DC_N] = calloc(in->nthreads ? in->nthreads : 1, sizeof(*measured));
+	int step;
+
+	if (!measured)
+		return -1;
+	snprintf(sql, sizeof(sql),
+		 "SELECT tid, class, CAST(sum(total_ns * max(0, min(window_end, :to) -"
+		 " max(window_start, :from)) * 1.0 / max(1, min(window_end, :capture_end) -"
+		 " max(window_start, :capture_start))) AS INTEGER) FROM thread_metrics"
+		 " WHERE kind = 'waits' AND %s GROUP BY 1, 2",
+		 report_scope_sql(where, sizeof(where), "pid", "tid", "window_start", "window_end"));
+	st = diag_prepare(in, sql);
+	if (!st) {
+		free(measured);
+		return -1;
+	}
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		uint64_t *slot = hmap_find(&in->thread_by_tid, (uint64_t)sqlite3_column_int64(st, 0), 0);
+		int k = metric_class((const char *)sqlite3_column_text(st, 1));
+		if (slot && k >= 0)
+			measured[*slot][k] += (uint64_t)sqlite3_column_int64(st, 2);
+	}
+	sqlite3_finalize(st);
+	for (size_t i = 0; step == SQLITE_DONE && i < in->nthreads; i++) {
+		struct diag_thread *t = &in->threads[i];
+		uint64_t left[DC_N] = { 0 }, sum = 0, move;
+		for (int k = 0; k < DC_N; k++) {
+			left[k] = measured[i][k] > t->wait[k] ? measured[i][k] - t->wait[k] : 0;
+			sum += left[k];
+		}
+		if (t->wait[DC_UNKNOWN] == 0 || sum == 0)
+			continue;
+		move = sum < t->wait[DC_UNKNOWN] ? sum : t->wait[DC_UNKNOWN];
+		for (int k = 0; k < DC_N; k++)
+			t->wait[k] += (uint64_t)((double)move * (double)left[k] / (double)sum);
+		t->wait[DC_UNKNOWN] -= move;
+	}
+	free(measured);
+	if (step != SQLITE_DONE) {
+		db_report_error(in->db, "thread_metrics");
+		return -1;
+	}
+	return 0;
+}
+
 int diag_threads_load(struct diag_input *in, const struct selection *sel)
 {
 	size_t cap = 0;
 	uint64_t window = diag_scope_ns(in);
 	if ((in->has_sched && load_states(in, &cap) < 0) || add_samples(in, &cap, sel) < 0)
+		return -1;
+	if (in->has_sched && in->has_waits && apportion_unknown(in) < 0)
 		return -1;
 	for (size_t i = 0; i < in->nthreads; i++) {
 		struct diag_thread *t = &in->threads[i];
