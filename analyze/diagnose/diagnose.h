@@ -76,7 +76,8 @@ struct diag_spike {
 	uint64_t window_start, window_end;
 	uint64_t baseline_start, baseline_end;
 	double latency_ns, baseline_latency_ns;  /* the latency measure in each window */
-	const char *latency_measure;             /* "request service" or "system call" */
+	const char *latency_measure;             /* mean request service time, I/O call
+						  * duration or blocking I/O wait */
 	double io_ratio, cpu_ratio;              /* over the threads active in both windows */
 	int threads_compared;                    /* those threads */
 	int new_threads;                         /* threads active only in the spike window */

@@ -7,6 +7,16 @@
  * the worst window and compare it with the last window before the spike
  * began (the latest earlier window at most 2/3 of the worst's latency).
  *
+ * Without a system call source (the default recording) there are neither
+ * requests nor calls; the waits source's kernel sums (thread_metrics kind
+ * 'waits') give the same measure's blocking part: the mean blocked
+ * interval of the I/O classes (vfs_read, vfs_write, net_recv, net_send),
+ * every blocking wait counted, none cut off by a minimum length (the
+ * offcpu intervals start at 1 ms and would drop the short waits of the
+ * quiet windows). Its windows are the recorder's (META waits.window_ns,
+ * 1 s): the windows are then the coarser of the two, and a sum or a
+ * thread_time_shares row goes whole to the window holding its middle.
+ *
  * Verdict, from the ratios worst / baseline of I/O time (uninterruptible
  * waits and socket calls; file read/write time without the sched
  * source) and CPU time (running, else samples): "io" when I/O rose
@@ -29,14 +39,39 @@
 #define RATIO_CAP 1000.0
 
 struct window_row {
-	double io, cpu, syscall_ns, syscalls, req_ns, reqs;
+	double io, cpu, syscall_ns, syscalls, req_ns, reqs, wait_ns, waits;
 };
 
-static double latency_of(const struct window_row *w, int by_requests)
+enum measure { BY_CALLS, BY_REQUESTS, BY_WAITS };
+
+static const char *const measure_names[] = {
+	[BY_CALLS] = "mean I/O system call duration",
+	[BY_REQUESTS] = "mean request service time",
+	[BY_WAITS] = "mean blocking I/O wait",
+};
+
+/* The windows: [base + k * width, + width). */
+struct grid {
+	uint64_t base, width;
+};
+
+static double latency_of(const struct window_row *w, enum measure m)
 {
-	if (by_requests)
+	if (m == BY_REQUESTS)
 		return w->reqs > 0 ? w->req_ns / w->reqs : 0;
+	if (m == BY_WAITS)
+		return w->waits > 0 ? w->wait_ns / w->waits : 0;
 	return w->syscalls > 0 ? w->syscall_ns / w->syscalls : 0;
+}
+
+/* SQL for the window index of a row spanning [start, end): the window
+ * holding its middle. */
+static const char *window_of(char *buf, size_t len, const struct grid *g, const char *start,
+			     const char *end)
+{
+	snprintf(buf, len, "((%s + (%s - %s) / 2 - %llu) / %llu)", start, end, start,
+		 (unsigned long long)g->base, (unsigned long long)g->width);
+	return buf;
 }
 
 static double ratio(double now, double before)
@@ -50,16 +85,16 @@ static double ratio(double now, double before)
 }
 
 static int load_shares(const struct diag_input *in, struct window_row *w, size_t n,
-		       uint64_t base)
+		       const struct grid *g)
 {
-	char where[1024], sql[2048];
+	char where[1024], k[256], sql[2048];
 	sqlite3_stmt *st;
 
 	snprintf(sql, sizeof(sql),
-		 "SELECT (window_start - %llu) / %llu, sum(io_wait_ns), sum(net_recv_ns + net_send_ns),"
+		 "SELECT %s, sum(io_wait_ns), sum(net_recv_ns + net_send_ns),"
 		 " sum(vfs_read_ns + vfs_write_ns), sum(running_ns), sum(cpu_samples)"
 		 " FROM thread_time_shares WHERE %s GROUP BY 1",
-		 (unsigned long long)base, (unsigned long long)in->window_ns,
+		 window_of(k, sizeof(k), g, "window_start", "window_end"),
 		 report_scope_sql(where, sizeof(where), "pid", "tid", "window_start", "window_end"));
 	st = diag_prepare(in, sql);
 	if (!st)
@@ -79,11 +114,11 @@ static int load_shares(const struct diag_input *in, struct window_row *w, size_t
 
 /* I/O system calls per window, from the report's one pass over them. */
 static void copy_io_calls(const struct diag_input *in, struct window_row *w, size_t n,
-			  uint64_t base)
+			  const struct grid *g)
 {
 	const struct call_windows *cw = &in->calls->windows;
 
-	if (cw->n == 0 || cw->base != base || cw->width != in->window_ns)
+	if (cw->n == 0 || cw->base != g->base || cw->width != g->width)
 		return;
 	for (size_t k = 0; k < n && k < cw->n; k++) {
 		w[k].syscalls = cw->io_calls[k];
@@ -91,8 +126,38 @@ static void copy_io_calls(const struct diag_input *in, struct window_row *w, siz
 	}
 }
 
+/* Blocked time and blocking waits of the I/O classes per window, from
+ * the waits source's kernel sums (a system call that did not block is
+ * not among them: the measure is the blocking part of the calls). */
+static int load_waits(const struct diag_input *in, struct window_row *w, size_t n,
+		      const struct grid *g)
+{
+	char where[1024], k[256], sql[2048];
+	sqlite3_stmt *st;
+
+	snprintf(sql, sizeof(sql),
+		 "SELECT %s, sum(calls), sum(total_ns) FROM thread_metrics"
+		 " WHERE kind = 'waits' AND class IN ('vfs_read', 'vfs_write', 'net_recv', 'net_send')"
+		 " AND window_start + (window_end - window_start) / 2 >= %llu AND %s GROUP BY 1",
+		 window_of(k, sizeof(k), g, "window_start", "window_end"),
+		 (unsigned long long)g->base,
+		 report_scope_sql(where, sizeof(where), "pid", "tid", "window_start", "window_end"));
+	st = diag_prepare(in, sql);
+	if (!st)
+		return -1;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		int64_t i = sqlite3_column_int64(st, 0);
+		if (i < 0 || (size_t)i >= n)
+			continue;
+		w[i].waits = sqlite3_column_double(st, 1);
+		w[i].wait_ns = sqlite3_column_double(st, 2);
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
 static double load_requests(const struct diag_input *in, struct window_row *w, size_t n,
-			    uint64_t base)
+			    const struct grid *g)
 {
 	char where[1024], sql[2048];
 	sqlite3_stmt *st;
@@ -101,8 +166,8 @@ static double load_requests(const struct diag_input *in, struct window_row *w, s
 	if (!report_has_object(in->db, "request_spans") || !in->has_syscall)
 		return 0;
 	snprintf(sql, sizeof(sql), "SELECT (start_ts - %llu) / %llu, count(*), sum(service_ns)"
-		 " FROM request_spans WHERE %s GROUP BY 1", (unsigned long long)base,
-		 (unsigned long long)in->window_ns,
+		 " FROM request_spans WHERE %s GROUP BY 1", (unsigned long long)g->base,
+		 (unsigned long long)g->width,
 		 report_scope_sql(where, sizeof(where), "pid", "CAST(tids AS INTEGER)", "start_ts",
 				  "start_ts"));
 	st = diag_prepare(in, sql);
@@ -118,23 +183,23 @@ static double load_requests(const struct diag_input *in, struct window_row *w, s
 	return total;
 }
 
-static void find_spike(const struct window_row *w, size_t n, int by_requests,
+static void find_spike(const struct window_row *w, size_t n, enum measure m,
 		       struct diag_spike *s, size_t *worst_out, size_t *base_out)
 {
 	size_t worst = 0;
 	int have = 0;
 
 	for (size_t k = 1; k < n; k++)
-		if (latency_of(&w[k], by_requests) > 0 &&
-		    (!have || latency_of(&w[k], by_requests) > latency_of(&w[worst], by_requests))) {
+		if (latency_of(&w[k], m) > 0 &&
+		    (!have || latency_of(&w[k], m) > latency_of(&w[worst], m))) {
 			worst = k;
 			have = 1;
 		}
 	if (!have)
 		return;
 	for (size_t j = worst; j > 0; j--) {
-		double lat = latency_of(&w[j - 1], by_requests);
-		if (lat > 0 && lat * RISE <= latency_of(&w[worst], by_requests)) {
+		double lat = latency_of(&w[j - 1], m);
+		if (lat > 0 && lat * RISE <= latency_of(&w[worst], m)) {
 			s->found = 1;
 			*worst_out = worst;
 			*base_out = j - 1;
@@ -181,19 +246,22 @@ static struct thread_pair *pair_of(struct thread_pair **v, size_t *n, size_t *ca
 /* Ratios over the threads active in both windows; threads new in the
  * spike window are counted in s->new_threads. 0, or -1 if no thread was
  * in both (the window totals then stand). */
-static int compare_threads(const struct diag_input *in, struct diag_spike *s)
+static int compare_threads(const struct diag_input *in, const struct grid *g, size_t worst,
+			   size_t before, struct diag_spike *s)
 {
-	char where[1024], sql[2048];
+	char where[1024], k[256], sql[2048];
 	struct thread_pair *v = NULL;
 	size_t n = 0, cap = 0;
 	double io[2] = { 0 }, cpu[2] = { 0 };
 	sqlite3_stmt *st;
 
-	snprintf(sql, sizeof(sql), "SELECT tid, window_start = %llu, io_wait_ns, net_recv_ns +"
+	window_of(k, sizeof(k), g, "window_start", "window_end");
+	snprintf(sql, sizeof(sql), "SELECT tid, %s = %zu, io_wait_ns, net_recv_ns +"
 		 " net_send_ns, vfs_read_ns + vfs_write_ns, running_ns, cpu_samples"
-		 " FROM thread_time_shares WHERE window_start IN (%llu, %llu) AND %s",
-		 (unsigned long long)s->window_start, (unsigned long long)s->baseline_start,
-		 (unsigned long long)s->window_start,
+		 " FROM thread_time_shares WHERE window_start < %llu AND window_end > %llu"
+		 " AND %s IN (%zu, %zu) AND %s", k, worst,
+		 (unsigned long long)s->window_end, (unsigned long long)s->baseline_start, k,
+		 before, worst,
 		 report_scope_sql(where, sizeof(where), "pid", "tid", "window_start", "window_end"));
 	st = diag_prepare(in, sql);
 	while (st && sqlite3_step(st) == SQLITE_ROW) {
@@ -227,40 +295,50 @@ static int compare_threads(const struct diag_input *in, struct diag_spike *s)
 int diagnose_spike(const struct diag_input *in, struct diagnosis *d)
 {
 	struct diag_spike *s = &d->spike;
-	uint64_t base = (uint64_t)db_query_int(in->db,
-		"SELECT min(window_start) FROM thread_time_shares", (int64_t)in->scope->capture_start);
+	struct grid g = {
+		.base = (uint64_t)db_query_int(in->db, "SELECT min(window_start) FROM thread_time_shares",
+					       (int64_t)in->scope->capture_start),
+		.width = in->window_ns,
+	};
 	uint64_t end = in->scope->to < in->scope->capture_end ? in->scope->to : in->scope->capture_end;
 	size_t n, worst = 0, before = 0;
 	struct window_row *w;
-	int by_requests;
+	enum measure m = BY_CALLS;
 
 	memset(s, 0, sizeof(*s));
-	if (in->window_ns == 0 || end <= base)
+	if (!in->has_syscall && in->has_waits) {
+		uint64_t waits_ns = (uint64_t)db_query_int(in->db, "SELECT value FROM meta"
+			" WHERE key = 'waits.window_ns'", 1000000000);
+		m = BY_WAITS;
+		if (waits_ns > g.width)
+			g.width = waits_ns;
+	}
+	if (g.width == 0 || end <= g.base)
 		return 0;
-	n = (size_t)((end - base) / in->window_ns + 1);
+	n = (size_t)((end - g.base) / g.width + 1);
 	if (n < 2 || n > MAX_WINDOWS)
 		return 0;
 	w = calloc(n, sizeof(*w));
 	if (!w)
 		return -1;
-	copy_io_calls(in, w, n, base);
-	if (load_shares(in, w, n, base) < 0) {
+	copy_io_calls(in, w, n, &g);
+	if (load_shares(in, w, n, &g) < 0 || (m == BY_WAITS && load_waits(in, w, n, &g) < 0)) {
 		free(w);
 		return -1;
 	}
-	by_requests = load_requests(in, w, n, base) >= MIN_REQUESTS;
-	find_spike(w, n, by_requests, s, &worst, &before);
+	if (load_requests(in, w, n, &g) >= MIN_REQUESTS)
+		m = BY_REQUESTS;
+	find_spike(w, n, m, s, &worst, &before);
 	if (s->found) {
 		int io_up, cpu_up;
-		s->window_start = base + worst * in->window_ns;
-		s->window_end = s->window_start + in->window_ns;
-		s->baseline_start = base + before * in->window_ns;
-		s->baseline_end = s->baseline_start + in->window_ns;
-		s->latency_ns = latency_of(&w[worst], by_requests);
-		s->baseline_latency_ns = latency_of(&w[before], by_requests);
-		s->latency_measure = by_requests ? "mean request service time" :
-						   "mean I/O system call duration";
-		if (compare_threads(in, s) < 0) {
+		s->window_start = g.base + worst * g.width;
+		s->window_end = s->window_start + g.width;
+		s->baseline_start = g.base + before * g.width;
+		s->baseline_end = s->baseline_start + g.width;
+		s->latency_ns = latency_of(&w[worst], m);
+		s->baseline_latency_ns = latency_of(&w[before], m);
+		s->latency_measure = measure_names[m];
+		if (compare_threads(in, &g, worst, before, s) < 0) {
 			s->io_ratio = ratio(w[worst].io, w[before].io);
 			s->cpu_ratio = ratio(w[worst].cpu, w[before].cpu);
 		}

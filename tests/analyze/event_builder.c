@@ -120,6 +120,23 @@ void ev_block(struct event_capture *c, uint64_t ts, uint64_t queue_ns,
 	add(c, &r, sizeof(r), PC_REC_BLOCK, 0, ts);
 }
 
+void ev_thread_metric(struct event_capture *c, uint64_t window_start, uint64_t window_ns,
+		      uint32_t pid, uint32_t tid, uint16_t klass, uint16_t flags,
+		      uint64_t count, uint64_t total_ns)
+{
+	struct pc_rec_thread_metric r = {
+		.window_start = window_start, .window_ns = window_ns, .pid = pid, .tid = tid,
+		.klass = klass, .key = PC_METRIC_NO_KEY, .count = count, .total_ns = total_ns,
+	};
+	uint64_t mean = count ? total_ns / count : 0;
+	int b = 0;
+
+	while (b < PC_METRIC_HIST - 1 && mean >= (1024ull << b))
+		b++;
+	r.hist[b] = (uint32_t)count;
+	add(c, &r, sizeof(r), PC_REC_THREAD_METRIC, flags, window_start + window_ns);
+}
+
 void ev_socket_v4(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid,
 		  int32_t fd, uint16_t flags, const char *saddr, uint16_t sport,
 		  const char *daddr, uint16_t dport, uint64_t cookie)

@@ -66,6 +66,12 @@ void ev_mutex(struct event_capture *c, uint64_t ts, uint64_t duration, uint32_t 
 	      uint32_t tid, uint64_t addr, uint32_t ustack);
 void ev_fault(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid,
 	      uint64_t addr, uint64_t ip, uint32_t weight);
+/* A THREAD_METRIC record (PC_METRIC_F_WAIT in flags: the waits source's)
+ * of count calls or waits summing total_ns, all in the histogram bucket of
+ * their mean; no key. */
+void ev_thread_metric(struct event_capture *c, uint64_t window_start, uint64_t window_ns,
+		      uint32_t pid, uint32_t tid, uint16_t klass, uint16_t flags,
+		      uint64_t count, uint64_t total_ns);
 void ev_sample(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid);
 /* ev_sample with stacks (capture_builder.h STACK_*; PC_STACK_NONE: none). */
 void ev_sample_stack(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid,

@@ -343,6 +343,64 @@ Test(diagnose, spike_window_io_verdict)
 	scratch_remove(dir);
 }
 
+/* The default sources (no system calls): four 1 s windows, thread 101
+ * writes every 100 ms and idles in poll() between; in the last window
+ * each write blocks 40 ms instead of 0.5 ms. The spike comes from the
+ * waits source's sums of blocking I/O waits; the poll waits, long in
+ * window 1 (waiting for work, not latency), are left out of it. Imported
+ * with 250 ms windows, the spike window is still the sums' 1 s window. */
+Test(diagnose, spike_window_from_waits_sums)
+{
+	char *dir = scratch_dir();
+	struct event_capture ev;
+	char *cap, *db, *json;
+	struct tool_result r;
+
+	ev_init(&ev, T(0), T(4000), "cpu,sched,block,waits");
+	ev_switch(&ev, T(0), 0, 0, 0, 0, 100, 101);
+	for (int i = 0; i < 40; i++) {
+		uint64_t t = T(i * 100 + 10), blocked = i < 30 ? MS / 2 : 40 * MS;
+		ev_switch(&ev, t + MS, 0, 100, 101, PC_TASK_UNINTERRUPTIBLE, 0, 0);
+		ev_block(&ev, t + MS + blocked - MS / 10, 0, blocked / 2, 100, 101, DEV_8_0, 1, 8,
+			 4096);
+		ev_wakeup(&ev, t + MS + blocked, 100, 101, 0, 0, 0, 0);
+		ev_switch(&ev, t + MS + blocked, 0, 0, 0, 0, 100, 101);
+	}
+	for (int k = 0; k < 4; k++) {
+		ev_thread_metric(&ev, T(k * 1000), SEC, 100, 101, PC_METRIC_VFS_WRITE,
+				 PC_METRIC_F_WAIT, 10, k < 3 ? 5 * MS : 400 * MS);
+		ev_thread_metric(&ev, T(k * 1000), SEC, 100, 101, PC_METRIC_POLL, PC_METRIC_F_WAIT,
+				 k == 1 ? 1 : 10, k == 1 ? 990 * MS : 500 * MS);
+	}
+	cap = write_capture(dir, "spike-waits.perfcap", &ev);
+	json = report_json(cap, NULL, NULL);
+	expect_json(dir, json, "d['diagnosis']['spike']['latency_measure']",
+		    "mean blocking I/O wait");
+	expect_json(dir, json, "d['diagnosis']['spike']['verdict']", "io");
+	expect_json(dir, json, "d['diagnosis']['spike']['window_start_ns'] - 1000000000",
+		    "3000000000");
+	expect_json(dir, json, "d['diagnosis']['spike']['baseline_start_ns'] - 1000000000",
+		    "2000000000");
+	expect_json(dir, json, "round(d['diagnosis']['spike']['latency_ns'])", "40000000");
+	expect_json(dir, json, "round(d['diagnosis']['spike']['baseline_latency_ns'])", "500000");
+	expect_json(dir, json, "d['diagnosis']['spike']['cpu_ratio'] < 1.5", "True");
+	free(json);
+	db = scratch_path(dir, "spike-waits.db");
+	run_analyze(&r, "import", "--no-local-files", "--window", "250ms", cap, "-o", db, NULL);
+	cr_assert_eq(r.status, 0, "import --window 250ms: %s", r.err);
+	tool_result_free(&r);
+	json = report_json(db, NULL, NULL);
+	expect_json(dir, json, "d['diagnosis']['spike']['window_start_ns'] - 1000000000",
+		    "3000000000");
+	expect_json(dir, json, "d['diagnosis']['spike']['window_end_ns'] - 1000000000",
+		    "4000000000");
+	expect_json(dir, json, "d['diagnosis']['spike']['verdict']", "io");
+	free(json);
+	free(db);
+	free(cap);
+	scratch_remove(dir);
+}
+
 /* The same capture, with the window cut before the spike: no spike, no
  * disk cause; with --tid of another thread: nothing at all. */
 Test(diagnose, window_and_tid_filters_change_the_verdict)
