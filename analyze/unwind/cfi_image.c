@@ -85,6 +85,8 @@ struct unwind_cfi *unwind_cfi_new(const struct pc_unwind_table *t, const char **
 		*why = "only .debug_frame (not supported yet)";
 		return NULL;
 	}
+	if (cfi_check(t->table, t->table_len, why) < 0)
+		return NULL;
 	c = calloc(1, sizeof(*c));
 	if (!c || !(c->image = build_image(t, &c->image_len))) {
 		*why = "out of memory";

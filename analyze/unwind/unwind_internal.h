@@ -28,6 +28,10 @@ static inline bool reg_known(const struct regfile *r, unsigned reg)
 }
 
 /* Reads 8 bytes at addr from the window. false outside it. */
+/* 0 if a .eh_frame's entries and instructions are safe to give libdw
+ * (cfi_check.c), else -1 with *why. */
+int cfi_check(const uint8_t *table, size_t len, const char **why);
+
 bool window_read(const struct unwind_memory *mem, uint64_t addr, uint64_t *out);
 
 /* Result of evaluating an expression. */

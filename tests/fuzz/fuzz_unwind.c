@@ -1,0 +1,89 @@
+/* fuzz_unwind.c - libFuzzer target: the offline unwinder (analyze/unwind/)
+ * on hostile call frame information and hostile stack copies, as a capture
+ * can carry them (PC_REC_UNWIND tables, USTACK windows). Input layout:
+ *
+ *   u64 table_addr, u16 table_len, table bytes (.eh_frame),
+ *   u64 regs[PC_UREG_NR] (missing bytes are 0), the rest: the stack window
+ *   at regs[PC_UREG_SP].
+ *
+ * The table is one module mapped at its own addresses; every pc inside
+ * [table_addr - 1 MiB, table_addr + 1 MiB) is looked up in it. The walk
+ * must end (bounded depth, growing CFA) and never read outside the window. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "unwind/unwind.h"
+
+#define MODULE_SPAN (1u << 20)
+#define MAX_FRAMES  128
+
+struct module {
+	struct unwind_cfi *cfi;
+	uint64_t lo, hi;
+};
+
+static int find(void *ctx, uint64_t pc, struct unwind_cfi **cfi, uint64_t *vaddr)
+{
+	const struct module *m = ctx;
+
+	if (pc < m->lo || pc >= m->hi)
+		return -1;
+	*cfi = m->cfi;
+	*vaddr = pc;
+	return 0;
+}
+
+static uint64_t take_u64(const uint8_t **p, size_t *left)
+{
+	uint64_t v = 0;
+	size_t n = *left < 8 ? *left : 8;
+
+	memcpy(&v, *p, n);
+	*p += n;
+	*left -= n;
+	return v;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct pc_segment seg = { 0 };
+	struct pc_unwind_table t = { .kind = PC_UNWIND_EH_FRAME, .segs = &seg, .nsegs = 1 };
+	uint64_t regs[PC_UREG_NR], ips[MAX_FRAMES];
+	struct unwind_result res;
+	struct module m = { 0 };
+	struct unwind_memory mem;
+	const uint8_t *p = data;
+	size_t left = size;
+	uint16_t len = 0;
+	const char *why;
+
+	t.table_addr = take_u64(&p, &left) & 0x7fffffffffffull;
+	if (left >= 2) {
+		memcpy(&len, p, 2);
+		p += 2;
+		left -= 2;
+	}
+	if (len > left)
+		len = (uint16_t)left;
+	t.table = malloc(len ? len : 1);
+	if (!t.table)
+		return 0;
+	memcpy(t.table, p, len);
+	t.table_len = len;
+	p += len;
+	left -= len;
+	seg.vaddr = t.table_addr > MODULE_SPAN ? t.table_addr - MODULE_SPAN : 0;
+	seg.offset = 0;
+	seg.filesz = seg.memsz = 2ull * MODULE_SPAN;
+	for (int i = 0; i < PC_UREG_NR; i++)
+		regs[i] = take_u64(&p, &left);
+	m.lo = seg.vaddr;
+	m.hi = seg.vaddr + seg.memsz;
+	m.cfi = unwind_cfi_new(&t, &why);
+	mem = (struct unwind_memory){ .base = regs[PC_UREG_SP], .bytes = p, .len = left };
+	if (m.cfi)
+		unwind_stack(regs, &mem, find, &m, ips, MAX_FRAMES, &res);
+	unwind_cfi_free(m.cfi);
+	free(t.table);
+	return 0;
+}
