@@ -492,14 +492,39 @@
 		node.children.forEach(function (c) { renameField(c, from, to); });
 	}
 
+	/* The critical path of the slowest requests: what their serving threads
+	 * did during them (latency.requests.slow, docs/report-json.md). */
+	function renderSlowRequests(body, s) {
+		var rows = [], pct = function (ns) {
+			var all = s.running_ns + s.runnable_ns + s.blocked_ns;
+			return all ? (100 * ns / all).toFixed(1) + "%" : "-";
+		};
+		body.appendChild(el("h3", {text: "Slowest " + fmtCount(s.requests) + " requests (service \u2265 " +
+			fmtNs(s.threshold_ns) + "): where their time went"}));
+		rows.push(cellsOf(["running", fmtNs(s.running_ns), pct(s.running_ns)]));
+		rows.push(cellsOf(["runnable (waiting for a CPU)", fmtNs(s.runnable_ns), pct(s.runnable_ns)]));
+		Object.keys(s.blocked_by_class || {}).sort(function (a, b) {
+			return s.blocked_by_class[b] - s.blocked_by_class[a];
+		}).forEach(function (k) {
+			rows.push(cellsOf(["blocked: " + k, fmtNs(s.blocked_by_class[k]), pct(s.blocked_by_class[k])]));
+		});
+		Object.keys(s.woken_by || {}).forEach(function (k) {
+			if (s.woken_by[k]) rows.push(cellsOf(["  blocked waits ended by: " + k, fmtNs(s.woken_by[k]),
+				pct(s.woken_by[k])]));
+		});
+		body.appendChild(table(["serving thread", "time", "share"], rows, [false, true, true]));
+	}
+
 	function renderLatency(body, latency) {
 		if (!latency) { empty(body, "No latency data in this report."); return; }
 		var r = latency.requests;
 		if (r && typeof r === "object") {
+			var keys = Object.keys(r).filter(function (k) { return k !== "slow"; });
 			body.appendChild(el("h3", {text: "Requests"}));
-			body.appendChild(table(Object.keys(r), [cellsOf(Object.keys(r).map(function (k) {
+			body.appendChild(table(keys, [cellsOf(keys.map(function (k) {
 				return /_ns$/.test(k) ? fmtNs(r[k]) : fmtAny(r[k]);
 			}))]));
+			if (r.slow) renderSlowRequests(body, r.slow);
 		}
 		var syscalls = latency.syscalls || [];
 		if (syscalls.length) {
