@@ -7,7 +7,11 @@
  * and every call frame instruction, and refuses a table that names a
  * register beyond CFI_MAX_REGISTER (x86-64 DWARF numbers stop at 130), uses
  * an opcode or pointer encoding it does not know, or whose entries run past
- * their bounds. Tables compilers and linkers write pass. */
+ * their bounds. Tables compilers and linkers write pass. A zero length is
+ * skipped, not taken for the end: libdw reaches entries through
+ * .eh_frame_hdr, so every entry must be checked, and every FDE the header's
+ * search table points to must be one this walk checked (else the header
+ * is not used and libdw scans the checked entries in order). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -170,8 +174,43 @@ static int read_cie(struct reader *r, struct cie *c)
 	return r->bad || enc_size(c->enc) < 0 ? -1 : 0;
 }
 
+struct fde_starts {
+	uint32_t *at;             /* offsets of the checked FDEs, ascending */
+	size_t len, cap;
+};
+
+static int note_fde(struct fde_starts *f, size_t at)
+{
+	if (f->len == f->cap) {
+		size_t n = f->cap ? 2 * f->cap : 1024;
+		uint32_t *grown = realloc(f->at, n * sizeof(*grown));
+		if (!grown)
+			return -1;
+		f->at = grown;
+		f->cap = n;
+	}
+	f->at[f->len++] = (uint32_t)at;
+	return 0;
+}
+
+static int checked_fde(const struct fde_starts *f, uint64_t at)
+{
+	size_t lo = 0, hi = f->len;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (f->at[mid] == at)
+			return 1;
+		if (f->at[mid] < at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
 static int check_entries(const uint8_t *table, size_t len, struct cie *cies,
-			 const char **why)
+			 struct fde_starts *fdes, const char **why)
 {
 	size_t ncies = 0, at = 0;
 
@@ -181,8 +220,10 @@ static int check_entries(const uint8_t *table, size_t len, struct cie *cies,
 		struct reader r;
 
 		memcpy(&length, table + at, 4);
-		if (length == 0)
-			break;                                   /* terminator */
+		if (length == 0) {                               /* terminator or padding */
+			at += 4;
+			continue;
+		}
 		if (length == 0xffffffffu || length > len - at - 4 || length < 4) {
 			*why = "malformed .eh_frame entry length";
 			return -1;
@@ -210,6 +251,10 @@ static int check_entries(const uint8_t *table, size_t len, struct cie *cies,
 				*why = "an FDE whose CIE is not before it in .eh_frame";
 				return -1;
 			}
+			if (note_fde(fdes, at) < 0) {
+				*why = "out of memory";
+				return -1;
+			}
 			skip_pointer(&r, c->enc);                /* initial location */
 			skip_pointer(&r, c->enc & 0x0f);         /* address range */
 			if (c->has_z)
@@ -226,16 +271,45 @@ static int check_entries(const uint8_t *table, size_t len, struct cie *cies,
 	return 0;
 }
 
-int cfi_check(const uint8_t *table, size_t len, const char **why)
+/* 1 if every FDE the header's search table names is a checked one. Only
+ * the layout linkers write is read (version 1, eh_frame_ptr pcrel sdata4,
+ * count udata4, table datarel sdata4); any other is not used. */
+static int header_usable(const struct pc_unwind_table *t, const struct fde_starts *f)
+{
+	const uint8_t *h = t->hdr;
+	uint32_t count;
+
+	if (t->hdr_len < 12 || h[0] != 1 || h[1] != 0x1b || h[2] != 0x03 || h[3] != 0x3b)
+		return 0;
+	memcpy(&count, h + 8, 4);
+	if (count > (t->hdr_len - 12) / 8)
+		return 0;
+	for (uint32_t i = 0; i < count; i++) {
+		int32_t rel;
+		uint64_t fde;
+		memcpy(&rel, h + 12 + 8 * (size_t)i + 4, 4);
+		fde = t->hdr_addr + (uint64_t)(int64_t)rel;
+		if (fde < t->table_addr || !checked_fde(f, fde - t->table_addr))
+			return 0;
+	}
+	return 1;
+}
+
+int cfi_check(const struct pc_unwind_table *t, int *use_hdr, const char **why)
 {
 	struct cie *cies = calloc(MAX_CIES, sizeof(*cies));
+	struct fde_starts fdes = { 0 };
 	int rc;
 
+	*use_hdr = 0;
 	if (!cies) {
 		*why = "out of memory";
 		return -1;
 	}
-	rc = check_entries(table, len, cies, why);
+	rc = check_entries(t->table, t->table_len, cies, &fdes, why);
+	if (rc == 0 && t->hdr_len)
+		*use_hdr = header_usable(t, &fdes);
+	free(fdes.at);
 	free(cies);
 	return rc;
 }

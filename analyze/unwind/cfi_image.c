@@ -49,12 +49,13 @@ static void fill_shdr(Elf64_Shdr *sh, unsigned name, uint64_t addr, size_t off, 
 }
 
 /* [ehdr][eh_frame][eh_frame_hdr][shstrtab][shdrs: null, eh, (hdr), shstr] */
-static uint8_t *build_image(const struct pc_unwind_table *t, size_t *len_out)
+static uint8_t *build_image(const struct pc_unwind_table *t, int use_hdr, size_t *len_out)
 {
-	unsigned shnum = t->hdr_len ? 4 : 3;
+	uint32_t hdr_len = use_hdr ? t->hdr_len : 0;
+	unsigned shnum = hdr_len ? 4 : 3;
 	size_t eh_off = sizeof(Elf64_Ehdr);
 	size_t hdr_off = align8(eh_off + t->table_len);
-	size_t str_off = align8(hdr_off + t->hdr_len);
+	size_t str_off = align8(hdr_off + hdr_len);
 	size_t sh_off = align8(str_off + sizeof(shstrtab));
 	size_t len = sh_off + shnum * sizeof(Elf64_Shdr);
 	uint8_t *img = calloc(1, len);
@@ -64,13 +65,13 @@ static uint8_t *build_image(const struct pc_unwind_table *t, size_t *len_out)
 		return NULL;
 	fill_ehdr((Elf64_Ehdr *)img, sh_off, shnum);
 	memcpy(img + eh_off, t->table, t->table_len);
-	if (t->hdr_len)
-		memcpy(img + hdr_off, t->hdr, t->hdr_len);
+	if (hdr_len)
+		memcpy(img + hdr_off, t->hdr, hdr_len);
 	memcpy(img + str_off, shstrtab, sizeof(shstrtab));
 	sh = (Elf64_Shdr *)(img + sh_off);
 	fill_shdr(&sh[1], NAME_EH, t->table_addr, eh_off, t->table_len);
-	if (t->hdr_len)
-		fill_shdr(&sh[2], NAME_HDR, t->hdr_addr, hdr_off, t->hdr_len);
+	if (hdr_len)
+		fill_shdr(&sh[2], NAME_HDR, t->hdr_addr, hdr_off, hdr_len);
 	fill_shdr(&sh[shnum - 1], NAME_SHSTR, 0, str_off, sizeof(shstrtab));
 	*len_out = len;
 	return img;
@@ -79,16 +80,19 @@ static uint8_t *build_image(const struct pc_unwind_table *t, size_t *len_out)
 struct unwind_cfi *unwind_cfi_new(const struct pc_unwind_table *t, const char **why)
 {
 	struct unwind_cfi *c;
+	int use_hdr;
 
 	*why = NULL;
 	if (t->kind != PC_UNWIND_EH_FRAME || !t->table_len) {
 		*why = "only .debug_frame (not supported yet)";
 		return NULL;
 	}
-	if (cfi_check(t->table, t->table_len, why) < 0)
+	if (cfi_check(t, &use_hdr, why) < 0)
 		return NULL;
 	c = calloc(1, sizeof(*c));
-	if (!c || !(c->image = build_image(t, &c->image_len))) {
+	if (c)
+		c->uses_header = use_hdr;
+	if (!c || !(c->image = build_image(t, use_hdr, &c->image_len))) {
 		*why = "out of memory";
 		free(c);
 		return NULL;
@@ -115,4 +119,9 @@ void unwind_cfi_free(struct unwind_cfi *c)
 		elf_end(c->elf);
 	free(c->image);
 	free(c);
+}
+
+int unwind_cfi_uses_header(const struct unwind_cfi *c)
+{
+	return c && c->uses_header;
 }

@@ -43,6 +43,10 @@ struct unwind_cfi;
 struct unwind_cfi *unwind_cfi_new(const struct pc_unwind_table *t, const char **why);
 void unwind_cfi_free(struct unwind_cfi *c);
 
+/* 1 if lookups go through the module's .eh_frame_hdr (it points only at
+ * checked entries), 0 if libdw scans .eh_frame in order. */
+int unwind_cfi_uses_header(const struct unwind_cfi *c);
+
 /* For a runtime pc: the CFI covering it and the ELF virtual address to look
  * up. Returns 0, or -1 when pc is in no mapping (*cfi untouched) or in a
  * module without usable tables (*cfi NULL). */

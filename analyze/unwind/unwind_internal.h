@@ -28,9 +28,10 @@ static inline bool reg_known(const struct regfile *r, unsigned reg)
 }
 
 /* Reads 8 bytes at addr from the window. false outside it. */
-/* 0 if a .eh_frame's entries and instructions are safe to give libdw
- * (cfi_check.c), else -1 with *why. */
-int cfi_check(const uint8_t *table, size_t len, const char **why);
+/* 0 if a module's .eh_frame entries and instructions are safe to give
+ * libdw (cfi_check.c), else -1 with *why; *use_hdr says whether its
+ * .eh_frame_hdr points only at checked entries. */
+int cfi_check(const struct pc_unwind_table *t, int *use_hdr, const char **why);
 
 bool window_read(const struct unwind_memory *mem, uint64_t addr, uint64_t *out);
 
@@ -49,6 +50,7 @@ struct unwind_cfi {
 	size_t image_len;
 	void *elf;                /* Elf * */
 	Dwarf_CFI *cfi;
+	int uses_header;          /* .eh_frame_hdr in the image */
 };
 
 #endif /* ANALYZE_UNWIND_INTERNAL_H */

@@ -3,6 +3,7 @@
  * can carry them (PC_REC_UNWIND tables, USTACK windows). Input layout:
  *
  *   u64 table_addr, u16 table_len, table bytes (.eh_frame),
+ *   u64 hdr_addr, u16 hdr_len, header bytes (.eh_frame_hdr),
  *   u64 regs[PC_UREG_NR] (missing bytes are 0), the rest: the stack window
  *   at regs[PC_UREG_SP].
  *
@@ -33,6 +34,28 @@ static int find(void *ctx, uint64_t pc, struct unwind_cfi **cfi, uint64_t *vaddr
 	return 0;
 }
 
+/* A u16 length, then that many bytes (cut to what is left): a copy. */
+static uint8_t *take_bytes(const uint8_t **p, size_t *left, uint32_t *len_out)
+{
+	uint16_t len = 0;
+	uint8_t *copy;
+
+	if (*left >= 2) {
+		memcpy(&len, *p, 2);
+		*p += 2;
+		*left -= 2;
+	}
+	if (len > *left)
+		len = (uint16_t)*left;
+	copy = malloc(len ? len : 1);
+	if (copy)
+		memcpy(copy, *p, len);
+	*p += len;
+	*left -= len;
+	*len_out = len;
+	return copy;
+}
+
 static uint64_t take_u64(const uint8_t **p, size_t *left)
 {
 	uint64_t v = 0;
@@ -54,24 +77,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct unwind_memory mem;
 	const uint8_t *p = data;
 	size_t left = size;
-	uint16_t len = 0;
 	const char *why;
 
 	t.table_addr = take_u64(&p, &left) & 0x7fffffffffffull;
-	if (left >= 2) {
-		memcpy(&len, p, 2);
-		p += 2;
-		left -= 2;
-	}
-	if (len > left)
-		len = (uint16_t)left;
-	t.table = malloc(len ? len : 1);
-	if (!t.table)
+	t.table = take_bytes(&p, &left, &t.table_len);
+	t.hdr_addr = take_u64(&p, &left) & 0x7fffffffffffull;
+	t.hdr = take_bytes(&p, &left, &t.hdr_len);
+	if (!t.table || !t.hdr) {
+		free(t.table);
+		free(t.hdr);
 		return 0;
-	memcpy(t.table, p, len);
-	t.table_len = len;
-	p += len;
-	left -= len;
+	}
 	seg.vaddr = t.table_addr > MODULE_SPAN ? t.table_addr - MODULE_SPAN : 0;
 	seg.offset = 0;
 	seg.filesz = seg.memsz = 2ull * MODULE_SPAN;
@@ -85,5 +101,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		unwind_stack(regs, &mem, find, &m, ips, MAX_FRAMES, &res);
 	unwind_cfi_free(m.cfi);
 	free(t.table);
+	free(t.hdr);
 	return 0;
 }

@@ -5,6 +5,8 @@
  * tables. Every walk must stop with a reason, inside the window, without
  * crashing or hanging. */
 #include <criterion/criterion.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -275,4 +277,72 @@ Test(unwind, random_tables)
 		}
 		walk_any(e.b, e.n);
 	}
+}
+
+/* A register number no x86-64 table uses makes libdw size its register
+ * array by it (1.9 GB for register 80 million): the table is refused
+ * before libdw sees it, with the reason. */
+Test(unwind, huge_register_refused)
+{
+	static const uint8_t huge_reg[] = { 0x07, 0x80, 0x80, 0x80, 0x26 }; /* undefined r80M */
+	struct eh e = { .n = 0 };
+	struct pc_unwind_table t;
+	const char *why = NULL;
+
+	cie(&e);
+	fde(&e, 0x1000, 0x1100, huge_reg, sizeof(huge_reg));
+	put32(&e, 0);
+	memset(&t, 0, sizeof(t));
+	t.kind = PC_UNWIND_EH_FRAME;
+	t.table = e.b;
+	t.table_len = (uint32_t)e.n;
+	t.table_addr = 0x40000;
+	cr_assert_null(unwind_cfi_new(&t, &why));
+	cr_assert(why && strstr(why, "register"), "reason: %s", why ? why : "(none)");
+}
+
+/* A hostile entry hidden after a zero length (which a linear scan takes
+ * for the end, but .eh_frame_hdr can point past) is still checked. */
+Test(unwind, entries_after_a_zero_length_checked)
+{
+	static const uint8_t huge_reg[] = { 0x07, 0x80, 0x80, 0x80, 0x26 };
+	struct eh e = { .n = 0 };
+	struct pc_unwind_table t;
+	const char *why = NULL;
+
+	cie(&e);
+	put32(&e, 0);                     /* a "terminator" */
+	fde(&e, 0x1000, 0x1100, huge_reg, sizeof(huge_reg));
+	memset(&t, 0, sizeof(t));
+	t.kind = PC_UNWIND_EH_FRAME;
+	t.table = e.b;
+	t.table_len = (uint32_t)e.n;
+	t.table_addr = 0x40000;
+	cr_assert_null(unwind_cfi_new(&t, &why));
+}
+
+/* The tables of the real libc pass the check, header and all. */
+Test(unwind, real_libc_tables_pass)
+{
+	static const char *const paths[] = { "/lib/x86_64-linux-gnu/libc.so.6",
+					     "/usr/lib/x86_64-linux-gnu/libc.so.6" };
+	struct pc_unwind_table t;
+	char why[256];
+	const char *reason = NULL;
+	struct unwind_cfi *c;
+	int fd = -1;
+
+	for (size_t i = 0; i < 2 && fd < 0; i++)
+		fd = open(paths[i], O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		cr_skip_test("no libc.so.6 at the Debian paths");
+	memset(&t, 0, sizeof(t));
+	cr_assert_eq(pc_unwind_table_load_fd(&t, fd, "libc.so.6", why, sizeof(why)), 0, "%s", why);
+	close(fd);
+	cr_assert_gt(t.hdr_len, 0u);
+	c = unwind_cfi_new(&t, &reason);
+	cr_assert_not_null(c, "libc's .eh_frame refused: %s", reason ? reason : "?");
+	cr_assert(unwind_cfi_uses_header(c), "libc's .eh_frame_hdr not used");
+	unwind_cfi_free(c);
+	pc_unwind_table_free(&t);
 }
