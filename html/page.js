@@ -679,7 +679,8 @@
 		var max = edges.reduce(function (m, e) { return Math.max(m, e.total_ns || 0); }, 1);
 		var svg = svgEl("svg", {width: width, height: height, "class": "wakeup-svg"});
 		var defs = svgEl("defs", null, [svgEl("marker", {id: "wake-arrow", viewBox: "0 0 10 10",
-			refX: 10, refY: 5, markerWidth: 6, markerHeight: 6, orient: "auto-start-reverse"},
+			refX: 10, refY: 5, markerWidth: 10, markerHeight: 10, markerUnits: "userSpaceOnUse",
+			orient: "auto-start-reverse"},
 			[svgEl("path", {d: "M 0 0 L 10 5 L 0 10 z", fill: "#555"})])]);
 		svg.appendChild(defs);
 		function yOf(i) { return top + i * (boxH + gap); }

@@ -3,7 +3,7 @@
  * itself, as text (report_text) or as members of the JSON object
  * (report_json.c). Sections come in the order of book chapter 12.5:
  * summary, method and scope, latency, CPU hot paths, I/O, contention and
- * scheduling, evidence, data quality, reproduce. Every number comes from
+ * scheduling, the wakeup graph, evidence, data quality, reproduce. Every number comes from
  * the database, so a report on a capture and on its imported database
  * are identical (but for the analyze command line). */
 #include <stdio.h>
