@@ -355,6 +355,7 @@
 			renderTimeline(body, data.timeline);
 			renderThreads(body, data.threads);
 		});
+		addSection("wakeups", "Wakeup graph", function (body) { renderWakeups(body, data.wakeup_graph); });
 		addSection("quality", "Data quality", function (body) { renderQuality(body, data.data_quality); });
 		addSection("reproduce", "Reproduce", function (body) { renderReproduce(body, data.reproduce); });
 	}
@@ -663,6 +664,89 @@
 			legend.appendChild(document.createTextNode(state));
 		});
 		return legend;
+	}
+
+	/* ---- wakeup graph ---- */
+
+	function wakerLabel(e) {
+		if (!e.waker_tid) return e.waker_kind;
+		return e.waker_kind + (/^softirq:/.test(e.waker_kind) ? " on " : " ") +
+			(e.waker_comm || "?") + " " + e.waker_tid;
+	}
+
+	function rootLabel(r) {
+		if (r.kind === "running") return "running: " + (r.comm || "?") + " " + r.tid;
+		if (r.kind === "depth") return "longer than the hops followed";
+		return r.kind + " (" + (r.wait_class || "?") + " of " + (r.comm || "?") + " " + r.tid + ")";
+	}
+
+	function rootsText(e) {
+		var sum = (e.other_roots_ns || 0);
+		(e.roots || []).forEach(function (r) { sum += r.ns || 0; });
+		if (!e.roots || !e.roots.length) return "–";
+		return e.roots.map(function (r) {
+			return rootLabel(r) + " " + fmtPct(sum ? 100 * r.ns / sum : 0);
+		}).join(", ");
+	}
+
+	/* The edges as a two-column graph: wakers on the left, waiting threads
+	 * on the right, one arrow per edge, its width by total wait. */
+	function wakeupSvg(edges) {
+		var left = [], right = [];
+		edges.forEach(function (e) {
+			var a = wakerLabel(e), b = (e.comm || "?") + " " + e.tid;
+			if (left.indexOf(a) < 0) left.push(a);
+			if (right.indexOf(b) < 0) right.push(b);
+		});
+		var boxW = 260, boxH = 24, gap = 10, width = 900, top = 8;
+		var rows = Math.max(left.length, right.length);
+		var height = top * 2 + rows * (boxH + gap);
+		var max = edges.reduce(function (m, e) { return Math.max(m, e.total_ns || 0); }, 1);
+		var svg = svgEl("svg", {width: width, height: height, "class": "wakeup-svg"});
+		var defs = svgEl("defs", null, [svgEl("marker", {id: "wake-arrow", viewBox: "0 0 10 10",
+			refX: 10, refY: 5, markerWidth: 10, markerHeight: 10, markerUnits: "userSpaceOnUse",
+			orient: "auto-start-reverse"},
+			[svgEl("path", {d: "M 0 0 L 10 5 L 0 10 z", fill: "#555"})])]);
+		svg.appendChild(defs);
+		function yOf(i) { return top + i * (boxH + gap); }
+		edges.forEach(function (e) {
+			var i = left.indexOf(wakerLabel(e)), j = right.indexOf((e.comm || "?") + " " + e.tid);
+			var x1 = boxW + 2, y1 = yOf(i) + boxH / 2, x2 = width - boxW - 2, y2 = yOf(j) + boxH / 2;
+			var path = svgEl("path", {"class": "wake-edge", d: "M " + x1 + " " + y1 + " C " +
+				(x1 + x2) / 2 + " " + y1 + " " + (x1 + x2) / 2 + " " + y2 + " " + x2 + " " + y2,
+				fill: "none", stroke: "#555", "stroke-opacity": 0.6,
+				"stroke-width": 1 + 7 * (e.total_ns || 0) / max, "marker-end": "url(#wake-arrow)"});
+			path.appendChild(svgEl("title", {text: wakerLabel(e) + " woke " + (e.comm || "?") + " " +
+				e.tid + " (" + e.wait_class + "): " + fmtCount(e.waits) + " waits, " +
+				fmtNs(e.total_ns) + "; root: " + rootsText(e)}));
+			svg.appendChild(path);
+		});
+		function box(x, i, label, cls) {
+			var g = svgEl("g", {"class": "wake-node " + cls});
+			g.appendChild(svgEl("rect", {x: x, y: yOf(i), width: boxW, height: boxH, rx: 4,
+				fill: cls === "waker" ? "#e8eef7" : "#f7efe2", stroke: "#889"}));
+			g.appendChild(svgEl("text", {x: x + 6, y: yOf(i) + 16, "font-size": 12,
+				text: label.length > 40 ? label.slice(0, 39) + "…" : label}));
+			g.appendChild(svgEl("title", {text: label}));
+			svg.appendChild(g);
+		}
+		left.forEach(function (label, i) { box(0, i, label, "waker"); });
+		right.forEach(function (label, i) { box(width - boxW, i, label, "wakee"); });
+		return el("div", {"class": "wakeup-graph"}, [svg]);
+	}
+
+	function renderWakeups(body, graph) {
+		var edges = (graph && graph.edges) || [];
+		if (!edges.length) { empty(body, "No blocked waits with wakeups in this report (record the sched source)."); return; }
+		body.appendChild(el("p", {"class": "details", text: "Who woke whom: blocked waits by what ended them " +
+			"(wakers left, waiting threads right). Root: where the chain of wakers ends, followed up to " +
+			graph.max_hops + " hops (A waited for B, B waited for the disk)."}));
+		body.appendChild(wakeupSvg(edges));
+		body.appendChild(table(["pid", "tid", "comm", "wait", "woken by", "waits", "total", "longest", "root of chain"],
+			edges.map(function (e) {
+				return cellsOf([e.pid, e.tid, e.comm || "", e.wait_class, wakerLabel(e), fmtCount(e.waits),
+					fmtNs(e.total_ns), fmtNs(e.max_ns), rootsText(e)]);
+			}), [true, true, false, false, false, true, true, true, false]));
 	}
 
 	function renderThreads(body, threads) {

@@ -1,22 +1,29 @@
 /* diagnose_wakers.c - causes read from what ended the scope's waits (book
  * 8.3, off-wake analysis): each blocked off-CPU interval is charged to its
- * last wakeup (offcpu waker and context, format 1.4):
+ * last wakeup (offcpu waker and context, format 1.4), by the waker kind of
+ * the view wakeup_edges (analyze/db/views/wakeup_edges.sql, the one
+ * definition of the kinds, shared with wakeup_graph and the report's
+ * wakeup graph), refined here:
  *
  *   timer     a hard interrupt or a timer softirq ended it (a sleep, a
- *             poll timeout, an event loop's tick);
- *   device    a hard interrupt or the BLOCK softirq ended an I/O wait;
- *   thread    another thread of the same process (a queue, a condition);
+ *             poll timeout, an event loop's tick): kind timer;
+ *   device    a hard interrupt or the BLOCK softirq ended an I/O wait:
+ *             kind device;
+ *   thread    another thread of the same process (a queue, a condition):
+ *             kind thread;
  *   service   another process of the same service: same executable name as
  *             the waiter's process, or its parent or child (postgres
  *             backends, nginx workers);
- *   peer      another process: the waker task, or the task a NET_RX
- *             softirq ran on (a loopback send delivers its packet in the
- *             sender's context); a client if it holds a connection to a
- *             port the service listens on, an upstream if the service holds
- *             one to it (connections, from the recorder's socket snapshot);
- *   network   a packet from no known process (a remote peer);
+ *   peer      another process (kind process), or the task a NET_RX/NET_TX
+ *             softirq ran on (kind softirq:NET_RX; a loopback send delivers
+ *             its packet in the sender's context); a client if it holds a
+ *             connection to a port the service listens on, an upstream if
+ *             the service holds one to it (connections, from the recorder's
+ *             socket snapshot);
+ *   network   a packet from no known process (a remote peer), or a wakeup
+ *             by ksoftirqd;
  *   kernel    a kernel thread (a workqueue: I/O completions are device);
- *   unknown   no wakeup seen.
+ *   unknown   no wakeup seen (kind unknown), or another softirq.
  *
  * Causes:
  *   lock_contention (lock_source "wakeups")  waits ended by other processes
@@ -38,11 +45,6 @@
 #include "diagnose.h"
 #include "util/fmt.h"
 
-#define SOFTIRQ_TIMER   1
-#define SOFTIRQ_NET_TX  2
-#define SOFTIRQ_NET_RX  3
-#define SOFTIRQ_BLOCK   4
-#define SOFTIRQ_HRTIMER 8
 #define MAX_GROUPS      4096
 
 enum ended_by { EB_TIMER, EB_DEVICE, EB_THREAD, EB_SERVICE, EB_CLIENT, EB_UPSTREAM, EB_PEER,
@@ -66,8 +68,7 @@ static int kernel_thread(const char *comm)
 struct wake_group {
 	uint32_t pid, tid;
 	char wait_class[16];
-	int context;              /* -1: no wakeup seen */
-	int softirq;
+	char kind[24];            /* wakeup_edges.waker_kind */
 	uint32_t peer_pid, peer_tid;
 	uint64_t ns, n;
 	enum ended_by by;
@@ -85,13 +86,11 @@ static int load_groups(const struct diag_input *in, struct wake_groups *w)
 	int step, rc = 0;
 
 	snprintf(sql, sizeof(sql),
-		 "SELECT pid, tid, wait_class, ifnull(waker_context, -1), ifnull(waker_softirq, 0),"
-		 " CASE waker_context WHEN 0 THEN waker_pid WHEN 2 THEN irq_pid ELSE 0 END,"
-		 " CASE waker_context WHEN 0 THEN waker_tid WHEN 2 THEN irq_tid ELSE 0 END,"
-		 " sum(min(ts, :to) - max(ts - duration, :from)), count(*)"
-		 " FROM offcpu WHERE state <> 0 AND wait_class <> 'preempted' AND %s"
-		 " GROUP BY 1, 2, 3, 4, 5, 6, 7 ORDER BY 8 DESC LIMIT %d",
-		 report_scope_sql(where, sizeof(where), "pid", "tid", "(ts - duration)", "ts"),
+		 "SELECT pid, tid, wait_class, waker_kind, waker_pid, waker_tid,"
+		 " sum(min(end_ts, :to) - max(start_ts, :from)), count(*)"
+		 " FROM wakeup_edges WHERE %s"
+		 " GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 7 DESC LIMIT %d",
+		 report_scope_sql(where, sizeof(where), "pid", "tid", "start_ts", "end_ts"),
 		 MAX_GROUPS);
 	st = diag_prepare(in, sql);
 	if (!st)
@@ -103,12 +102,12 @@ static int load_groups(const struct diag_input *in, struct wake_groups *w)
 		g->pid = (uint32_t)sqlite3_column_int64(st, 0);
 		g->tid = (uint32_t)sqlite3_column_int64(st, 1);
 		snprintf(g->wait_class, sizeof(g->wait_class), "%s", cls ? (const char *)cls : "");
-		g->context = sqlite3_column_int(st, 3);
-		g->softirq = sqlite3_column_int(st, 4);
-		g->peer_pid = (uint32_t)sqlite3_column_int64(st, 5);
-		g->peer_tid = (uint32_t)sqlite3_column_int64(st, 6);
-		g->ns = (uint64_t)sqlite3_column_int64(st, 7);
-		g->n = (uint64_t)sqlite3_column_int64(st, 8);
+		snprintf(g->kind, sizeof(g->kind), "%s", sqlite3_column_text(st, 3) ?
+			 (const char *)sqlite3_column_text(st, 3) : "unknown");
+		g->peer_pid = (uint32_t)sqlite3_column_int64(st, 4);
+		g->peer_tid = (uint32_t)sqlite3_column_int64(st, 5);
+		g->ns = (uint64_t)sqlite3_column_int64(st, 6);
+		g->n = (uint64_t)sqlite3_column_int64(st, 7);
 	}
 	if (!w->g || (step != SQLITE_ROW && step != SQLITE_DONE)) {
 		db_report_error(in->db, "offcpu wakers");
@@ -181,40 +180,33 @@ static int is_io(const char *cls)
 	return strcmp(cls, "block_io") == 0;
 }
 
+/* The group's waker kind (wakeup_edges.sql) refined: a process into
+ * service, or peer (client or upstream: decided per process below). */
 static enum ended_by classify(const struct diag_input *in, struct wake_group *g)
 {
 	char comm[64];
 
-	switch (g->context) {
-	case 1:
-		return is_io(g->wait_class) ? EB_DEVICE : EB_TIMER;
-	case 2:
-		if (g->softirq == SOFTIRQ_BLOCK)
-			return EB_DEVICE;
-		if (g->softirq == SOFTIRQ_TIMER || g->softirq == SOFTIRQ_HRTIMER)
-			return EB_TIMER;
-		if (g->softirq != SOFTIRQ_NET_RX && g->softirq != SOFTIRQ_NET_TX)
-			return EB_UNKNOWN;
+	if (strcmp(g->kind, "timer") == 0)
+		return EB_TIMER;
+	if (strcmp(g->kind, "device") == 0)
+		return EB_DEVICE;
+	if (strcmp(g->kind, "thread") == 0)
+		return EB_THREAD;
+	if (strcmp(g->kind, "softirq:NET_RX") == 0 || strcmp(g->kind, "softirq:NET_TX") == 0) {
 		if (!g->peer_pid || g->peer_pid == g->pid)
 			return EB_NETWORK;
-		break;
-	case 0:
-		if (!g->peer_pid)
-			return EB_UNKNOWN;     /* the idle task */
-		if (g->peer_pid == g->pid)
-			return EB_THREAD;
+	} else if (strcmp(g->kind, "process") == 0) {
 		diag_comm(in, g->peer_pid, g->peer_tid, comm, sizeof(comm));
 		if (strncmp(comm, "ksoftirqd", 9) == 0)
 			return EB_NETWORK;
 		if (kernel_thread(comm)) /* completions run from workqueues */
 			return is_io(g->wait_class) ? EB_DEVICE : EB_KERNEL;
-		break;
-	default:
-		return EB_UNKNOWN;
+	} else {
+		return EB_UNKNOWN;     /* no wakeup seen, the idle task, other softirqs */
 	}
 	if (same_service(in, g->pid, g->peer_pid))
 		return EB_SERVICE;
-	return EB_PEER;    /* client or upstream: decided per process below */
+	return EB_PEER;
 }
 
 static int waits_for_work(const char *cls)
@@ -448,9 +440,11 @@ int diagnose_wakers(const struct diag_input *in, struct diagnosis *d)
 	struct wake_groups w = { 0 };
 	char addr[64] = "";
 
-	if (!in->has_sched || load_groups(in, &w) < 0) {
+	if (!in->has_sched || !report_has_object(in->db, "wakeup_edges"))
+		return 0;          /* no scheduler events, or imported before the view */
+	if (load_groups(in, &w) < 0) {
 		free(w.g);
-		return in->has_sched ? -1 : 0;
+		return -1;
 	}
 	for (size_t i = 0; i < w.len; i++) {
 		struct wake_group *g = &w.g[i];

@@ -3,7 +3,7 @@
  * itself, as text (report_text) or as members of the JSON object
  * (report_json.c). Sections come in the order of book chapter 12.5:
  * summary, method and scope, latency, CPU hot paths, I/O, contention and
- * scheduling, evidence, data quality, reproduce. Every number comes from
+ * scheduling, the wakeup graph, evidence, data quality, reproduce. Every number comes from
  * the database, so a report on a capture and on its imported database
  * are identical (but for the analyze command line). */
 #include <stdio.h>
@@ -77,7 +77,8 @@ static int run_sections(struct report_context *ctx)
 	int (*const sections[])(const struct report_context *) = {
 		report_section_summary, report_section_method, report_section_latency,
 		report_section_cpu, report_section_stacks, report_section_io,
-		report_section_contention, report_section_threads, report_section_evidence,
+		report_section_contention, report_section_threads, report_section_wakeups,
+		report_section_evidence,
 		report_section_quality, report_section_reproduce,
 	};
 

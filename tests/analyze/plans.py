@@ -77,6 +77,15 @@ def violations(db, sql):
     return bad
 
 
+def one_scan(db, sql, table):
+    """How many times the plan reads table (by scan or search): the wakeup
+    graph statements (wakeup_edges, a view over offcpu) must read it once."""
+    rows = db.execute("EXPLAIN QUERY PLAN " + sql).fetchall()
+    names = {a for a, t in aliases(sql).items() if t == table} | {"o"}
+    return sum(1 for r in rows if re.match(r"^(SCAN|SEARCH) (\w+)", r[3])
+               and re.match(r"^(SCAN|SEARCH) (\w+)", r[3]).group(2) in names)
+
+
 def run(ana, args, log):
     env = dict(os.environ, PERFCAP_SQL_LOG=log, DEBUGINFOD_URLS="")
     r = subprocess.run([ana] + args, env=env, stdout=subprocess.DEVNULL,
@@ -106,11 +115,22 @@ def main():
         for sql in KNOWN_BAD:
             if not violations(db, sql):
                 sys.exit(f"plans.py: the checker missed a known full scan in a loop: {sql}")
+        wakeups = 0
         for sql in statements(log):
             checked += 1
             for v in violations(db, sql):
                 failed += 1
                 print(f"FAIL: {os.path.basename(cap)}: {v}\n  in: {sql[:400]}")
+            if re.search(r"\bFROM wakeup_edges\b", sql):
+                wakeups += 1
+                scans = one_scan(db, sql, "offcpu")
+                if scans != 1:
+                    failed += 1
+                    print(f"FAIL: {os.path.basename(cap)}: {scans} scans of offcpu (want one)"
+                          f"\n  in: {sql[:400]}")
+        if wakeups < 2:   # the report's wakeup graph: its edges and its chains
+            failed += 1
+            print(f"FAIL: {os.path.basename(cap)}: the report ran {wakeups} wakeup_edges statements")
         db.close()
     print(f"plans.py: {checked} statements checked, {failed} full scans in loops")
     sys.exit(1 if failed else 0)

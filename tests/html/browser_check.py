@@ -147,6 +147,19 @@ def check_report(page, data):
         want_nones = sum(1 for v in members.values() if v == []) if members else 1
         check(nones == want_nones, "%s: empty members say so (%d)" % (section, nones))
 
+    edges = (data.get("wakeup_graph") or {}).get("edges") or []
+    rows = page.evaluate("document.querySelectorAll('#wakeups tbody tr').length")
+    check(rows == len(edges), "wakeup graph: one table row per edge (%d of %d)" % (rows, len(edges)))
+    arrows = page.evaluate("document.querySelectorAll('#wakeups path.wake-edge').length")
+    check(arrows == len(edges), "wakeup graph: one arrow per edge (%d of %d)" % (arrows, len(edges)))
+    if edges:
+        text = page.evaluate("document.getElementById('wakeups').textContent")
+        check(edges[0]["waker_kind"] in text and edges[0]["wait_class"] in text,
+              "wakeup graph names the first edge's waker kind and wait class")
+    else:
+        check(page.evaluate("document.querySelectorAll('#wakeups .empty').length") == 1,
+              "wakeup graph without edges says so")
+
     quality = data.get("data_quality") or []
     rows = page.evaluate("document.querySelectorAll('#quality tbody tr').length")
     check(rows == len(quality), "data-quality panel lists every counter (%d)" % rows)
