@@ -220,8 +220,105 @@ static double queue_mean(const struct report_context *ctx, int64_t *n)
 	return mean;
 }
 
+/* The waits source's kernel sums per class (thread_metrics kind waits):
+ * every blocked wait of the scope's threads, counted with its duration in
+ * a log2 histogram, so a default recording (no system calls) still has
+ * latencies. Percentiles are bucket upper bounds. */
+#define WAIT_CLASSES_MAX 8
+#define METRIC_BUCKETS   32
+
+struct wait_row {
+	char name[16];
+	uint64_t waits, total;
+	uint64_t hist[METRIC_BUCKETS];
+};
+
+static uint64_t bucket_upper_ns(int b)
+{
+	return b >= METRIC_BUCKETS - 1 ? (1ull << 41) : 1ull << (b + 10);
+}
+
+static uint64_t wait_percentile(const struct wait_row *w, int pct)
+{
+	uint64_t want = (w->waits * (uint64_t)pct + 99) / 100, seen = 0;
+
+	for (int b = 0; b < METRIC_BUCKETS; b++) {
+		seen += w->hist[b];
+		if (seen >= want && want > 0)
+			return bucket_upper_ns(b);
+	}
+	return 0;
+}
+
+static int load_waits(const struct report_context *ctx, struct wait_row *rows, int max)
+{
+	char where[1024], sql[4096], hist[1024] = "";
+	sqlite3_stmt *st;
+	int n = 0;
+
+	for (int b = 0; b < METRIC_BUCKETS; b++)
+		snprintf(hist + strlen(hist), sizeof(hist) - strlen(hist), ", sum(h%d)", b);
+	snprintf(sql, sizeof(sql), "SELECT class, sum(calls), sum(total_ns)%s FROM thread_metrics"
+		 " WHERE kind = 'waits' AND class <> 'futex_wake' AND %s GROUP BY class"
+		 " ORDER BY 3 DESC LIMIT %d", hist,
+		 report_scope_sql(where, sizeof(where), "pid", "tid", "window_start", "window_end"),
+		 max);
+	st = report_prepare(ctx, sql);
+	if (!st)
+		return -1;
+	while (n < max && sqlite3_step(st) == SQLITE_ROW) {
+		struct wait_row *w = &rows[n++];
+		memset(w, 0, sizeof(*w));
+		snprintf(w->name, sizeof(w->name), "%s", sqlite3_column_text(st, 0) ?
+			 (const char *)sqlite3_column_text(st, 0) : "?");
+		w->waits = (uint64_t)sqlite3_column_int64(st, 1);
+		w->total = (uint64_t)sqlite3_column_int64(st, 2);
+		for (int b = 0; b < METRIC_BUCKETS; b++)
+			w->hist[b] = (uint64_t)sqlite3_column_int64(st, 3 + b);
+	}
+	sqlite3_finalize(st);
+	return n;
+}
+
+static void waits_json(struct json_writer *w, const struct wait_row *rows, int n)
+{
+	json_begin_array(w, "waits");
+	for (int i = 0; i < n; i++) {
+		json_begin_object(w, NULL);
+		json_string(w, "class", rows[i].name);
+		json_uint(w, "waits", rows[i].waits);
+		json_uint(w, "p50_ns", wait_percentile(&rows[i], 50));
+		json_uint(w, "p90_ns", wait_percentile(&rows[i], 90));
+		json_uint(w, "p99_ns", wait_percentile(&rows[i], 99));
+		json_uint(w, "total_ns", rows[i].total);
+		json_end_object(w);
+	}
+	json_end_array(w);
+}
+
+static void waits_text(FILE *out, const struct wait_row *rows, int n)
+{
+	char a[FMT_BUF], b[FMT_BUF], c[FMT_BUF], t[FMT_BUF];
+
+	if (n == 0)
+		return;
+	fprintf(out, "  Blocking waits (kernel sums of the waits source: every blocked wait;"
+		" percentiles are log2 bucket bounds):\n");
+	fprintf(out, "  %-18s %9s %10s %10s %10s %10s\n", "class", "waits", "p50 <=", "p90 <=",
+		"p99 <=", "total");
+	for (int i = 0; i < n; i++)
+		fprintf(out, "  %-18s %9llu %10s %10s %10s %10s\n", rows[i].name,
+			(unsigned long long)rows[i].waits,
+			fmt_duration_ns(a, sizeof(a), wait_percentile(&rows[i], 50)),
+			fmt_duration_ns(b, sizeof(b), wait_percentile(&rows[i], 90)),
+			fmt_duration_ns(c, sizeof(c), wait_percentile(&rows[i], 99)),
+			fmt_duration_ns(t, sizeof(t), rows[i].total));
+}
+
 /* What the section shows, loaded once for text or JSON. */
 struct latency {
+	struct wait_row waits[WAIT_CLASSES_MAX];
+	int nwaits;
 	struct latency_row req, sys[64];
 	int nreq, nsys, top;
 	struct slow_path slow;    /* where the slowest tenth's time went */
@@ -324,6 +421,7 @@ static void write_json(const struct report_context *ctx, const struct latency *l
 
 	json_begin_object(w, "latency");
 	requests_json(w, l);
+	waits_json(w, l->waits, l->nwaits);
 	json_begin_array(w, "syscalls");
 	for (int i = 0; i < l->nsys; i++)
 		row_json(w, &l->sys[i]);
@@ -362,6 +460,7 @@ static void print_text(const struct report_context *ctx, struct latency *l)
 {
 	fprintf(ctx->out, "\nLatency breakdown\n");
 	print_requests(ctx, l);
+	waits_text(ctx->out, l->waits, l->nwaits);
 	if (l->nsys == 0) {
 		report_none(ctx, "system calls", "syscall");
 		return;
@@ -397,6 +496,12 @@ int report_section_latency(const struct report_context *ctx)
 		return -1;
 	}
 	l->nsys = call_rows(ctx, l->sys, l->top);
+	l->nwaits = report_has_object(ctx->db, "thread_metrics") ?
+		    load_waits(ctx, l->waits, WAIT_CLASSES_MAX) : 0;
+	if (l->nwaits < 0) {
+		free(l);
+		return -1;
+	}
 	set_dominant(ctx, l->sys, l->nsys);
 	if (ctx->json)
 		write_json(ctx, l);
