@@ -11,10 +11,11 @@
  *      pids in the filter, attach (a source that cannot is named);
  *   5. drop the capabilities no longer needed, start the writer thread
  *      (it inherits the reduced set), write the META chunk, open the gate;
+ *   5b. snapshot the targets' sockets (socket_snapshot.h);
  *   6. consume the rings until the target ends, -d elapses, a signal
  *      arrives, the disk fills or --max-size is reached (SIGUSR1 too with
  *      --flight-recorder);
- *   7. stop the sources, drain, write SYMBOLS, STATS and END, print a
+ *   7. snapshot the sockets again, stop the sources, drain, write SYMBOLS, STATS and END, print a
  *      summary with the losses of each source.
  */
 #include <errno.h>
@@ -28,6 +29,7 @@
 #include "cli.h"
 #include "consume/consumer.h"
 #include "consume/kallsyms.h"
+#include "consume/socket_snapshot.h"
 #include "output/metadata.h"
 #include "perfcap_format.h"
 #include "session/preflight.h"
@@ -72,6 +74,7 @@ struct recorder {
 	bool session_created;
 	struct consumer consumer;
 	bool consumer_ready;
+	struct socket_snapshot sockets;
 	struct run_info run;
 	char privileges_kept[256];
 	enum stop_reason reason;
@@ -336,6 +339,24 @@ static void abort_setup(struct recorder *r)
 
 /* ---- recording -------------------------------------------------------- */
 
+/* The sockets of the followed processes (-p, the command and their
+ * forks: the targets map), or of every live process seen (-a). */
+static void snapshot_sockets(struct recorder *r)
+{
+	uint32_t *pids = NULL, n = 0;
+
+	if (r->opts->mode == TARGET_ALL) {
+		socket_snapshot_take(&r->sockets, &r->consumer, NULL, 0);
+		return;
+	}
+	if (targets_list(&r->session.targets, &pids, &n)) {
+		warning_line("cannot list the followed processes: no socket snapshot");
+		return;
+	}
+	socket_snapshot_take(&r->sockets, &r->consumer, pids, n);
+	free(pids);
+}
+
 static bool any_pid_alive(const struct record_options *o)
 {
 	for (size_t i = 0; i < o->npids; i++) {
@@ -404,8 +425,10 @@ static void announce(const struct recorder *r)
 
 static void record_until_stopped(struct recorder *r)
 {
-	uint64_t now = monotonic_ns();
+	uint64_t now;
 
+	snapshot_sockets(r);
+	now = monotonic_ns();
 	announce(r);
 	while ((r->reason = check_stop(r, now)) == STOP_NONE) {
 		if (ring_reader_poll(&r->session.reader, poll_timeout_ms(r, now))) {
@@ -533,6 +556,7 @@ static int finish(struct recorder *r)
 	struct symbol_stats symbols = { 0 };
 	int err, stop_err;
 
+	snapshot_sockets(r); /* before the command is stopped */
 	stop_command(r);
 	session_detach(&r->session);
 	r->end_ns = monotonic_ns();
@@ -546,6 +570,7 @@ static int finish(struct recorder *r)
 				    &r->consumer.processes, &symbols);
 	collect_totals(r, &totals);
 	totals.symbols = symbols;
+	totals.sockets = &r->sockets.stats;
 	if (!err)
 		err = write_stats(r, &totals);
 	stop_err = writer_thread_stop_counted(r->writer_thread, &drops);
@@ -566,6 +591,7 @@ static int finish(struct recorder *r)
 	report_command(r);
 	loss_counts_free(&totals.losses);
 	consumer_free(&r->consumer);
+	socket_snapshot_free(&r->sockets);
 	session_destroy(&r->session);
 	return err ? 1 : 0;
 }
