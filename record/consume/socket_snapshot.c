@@ -413,7 +413,7 @@ void socket_snapshot_take(struct socket_snapshot *s, struct consumer *c,
 			  const uint32_t *pids, uint32_t npids)
 {
 	struct snapshot_run r = { .s = s, .c = c };
-	uint64_t start = monotonic_ns(), took;
+	uint64_t start = monotonic_ns(), took, traced_ns;
 	uint32_t *own = NULL;
 
 	r.ts = start;
@@ -427,6 +427,7 @@ void socket_snapshot_take(struct socket_snapshot *s, struct consumer *c,
 	for (uint32_t i = 0; pids && i < npids; i++)
 		read_traced(&r, pids[i]);
 	find_local_ends(&r);
+	traced_ns = monotonic_ns() - start;
 	scan_peers(&r);
 	s->stats.peers_resolved += r.nfound;
 	s->stats.peers_unresolved += r.nwant - r.nfound;
@@ -435,8 +436,10 @@ void socket_snapshot_take(struct socket_snapshot *s, struct consumer *c,
 	s->stats.ns_total += took;
 	if (took > s->stats.ns_max)
 		s->stats.ns_max = took;
-	verbose_line("socket snapshot: %u processes, %u local ends, %u found, %.1f ms",
-		     npids, r.nwant, r.nfound, (double)took / 1e6);
+	verbose_line("socket snapshot: %u processes, %u local ends, %u found, %.1f ms "
+		     "(%.1f ms the traced processes and their tables, %.1f ms the peer scan)",
+		     npids, r.nwant, r.nfound, (double)took / 1e6, (double)traced_ns / 1e6,
+		     (double)(took - traced_ns) / 1e6);
 	free_tables(&r);
 	free(r.want);
 	free(r.fds);
