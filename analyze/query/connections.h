@@ -30,7 +30,9 @@ struct conn_relation {
 	char addr[CONN_ADDR_LEN]; /* upstream: the address the service connects to,
 				   * "127.0.0.1:8081" ("[::1]:8081"), the one with most
 				   * connections; else "" */
-	int64_t client_conns;     /* the peer's connections to the service's ports */
+	int64_t client_conns;     /* the peer's connections to the service's ports (a
+				   * listening socket shared by several workers: all
+				   * of them, whichever worker holds the other end) */
 	int64_t upstream_conns;   /* the service's connections to the peer */
 };
 
