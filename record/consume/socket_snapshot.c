@@ -27,7 +27,6 @@
 /* The sockets of one network namespace. */
 struct ns_table {
 	uint64_t netns;
-	uint32_t reader_pid;        /* a process in it, to read /proc/PID/net */
 	struct sock_entry *e;
 	uint32_t n, cap;
 	struct u64_table by_inode;  /* inode -> index */
@@ -154,6 +153,17 @@ static int add_entry(void *ctx, const struct sock_entry *e)
 	return 0;
 }
 
+/* Reads t's tables through pid's /proc/PID/net (again, if an earlier
+ * reader exited half-way). */
+static bool load_table(struct ns_table *t, uint32_t pid)
+{
+	t->n = 0;
+	u64_table_free(&t->by_inode);
+	u64_table_free(&t->by_tuple);
+	t->loaded = sockinfo_for_each_entry(pid, add_entry, t) == 0;
+	return t->loaded;
+}
+
 /* The index of pid's namespace table, read on first use; UINT32_MAX if
  * it cannot be read. */
 static uint32_t ns_of(struct snapshot_run *r, uint32_t pid)
@@ -165,7 +175,7 @@ static uint32_t ns_of(struct snapshot_run *r, uint32_t pid)
 		return UINT32_MAX;
 	for (uint32_t i = 0; i < r->nns; i++)
 		if (r->ns[i].netns == netns)
-			return r->ns[i].loaded ? i : UINT32_MAX;
+			return r->ns[i].loaded || load_table(&r->ns[i], pid) ? i : UINT32_MAX;
 	grown = array_reserve(r->ns, &r->ns_cap, r->nns + 1, sizeof(*r->ns));
 	if (!grown) {
 		r->s->stats.records_failed++;
@@ -175,9 +185,7 @@ static uint32_t ns_of(struct snapshot_run *r, uint32_t pid)
 	t = &r->ns[r->nns++];
 	memset(t, 0, sizeof(*t));
 	t->netns = netns;
-	t->reader_pid = pid;
-	t->loaded = sockinfo_for_each_entry(pid, add_entry, t) == 0;
-	return t->loaded ? r->nns - 1 : UINT32_MAX;
+	return load_table(t, pid) ? r->nns - 1 : UINT32_MAX;
 }
 
 static const struct sock_entry *by_inode(const struct ns_table *t, uint64_t inode)
