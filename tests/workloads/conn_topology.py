@@ -68,6 +68,12 @@ def run_server(uport):
 
 def run_client(sport):
     conns = [socket.create_connection(("127.0.0.1", sport)) for _ in range(NCLIENT)]
+    # one round trip on each: the server answers only once it has accepted
+    # all of them, through the upstream (which then has accepted too), so
+    # every socket is in its process's fd table before "ready"
+    for c in conns:
+        c.sendall(b"x")
+        c.recv(64)
     print("connected", flush=True)
     while True:
         for c in conns:
