@@ -11,7 +11,8 @@
  *      pids in the filter, attach (a source that cannot is named);
  *   5. drop the capabilities no longer needed, start the writer thread
  *      (it inherits the reduced set), write the META chunk, open the gate;
- *   5b. snapshot the targets' sockets (socket_snapshot.h);
+ *   5b. snapshot the targets' sockets (socket_snapshot.h), and later those
+ *       of each process followed since;
  *   6. consume the rings until the target ends, -d elapses, a signal
  *      arrives, the disk fills or --max-size is reached (SIGUSR1 too with
  *      --flight-recorder);
@@ -50,6 +51,7 @@
 #define POLL_TIMEOUT_MS 10
 #define COMMAND_STOP_TIMEOUT_MS 2000
 #define PID_CHECK_INTERVAL_NS (100ull * 1000 * 1000)
+#define SNAPSHOT_CHECK_INTERVAL_NS (1000ull * 1000 * 1000)
 
 enum stop_reason {
 	STOP_NONE = 0,
@@ -79,6 +81,7 @@ struct recorder {
 	char privileges_kept[256];
 	enum stop_reason reason;
 	uint64_t next_pid_check_ns;
+	uint64_t next_snapshot_check_ns;
 	uint64_t end_ns;
 };
 
@@ -357,6 +360,20 @@ static void snapshot_sockets(struct recorder *r)
 	free(pids);
 }
 
+/* Followed processes that appeared since (forks of targets, the
+ * command's children) get their own snapshot once they have settled. */
+static void snapshot_new_targets(struct recorder *r, uint64_t now)
+{
+	uint32_t *pids = NULL, n = 0;
+
+	if (r->opts->mode == TARGET_ALL || now < r->next_snapshot_check_ns)
+		return;
+	r->next_snapshot_check_ns = now + SNAPSHOT_CHECK_INTERVAL_NS;
+	if (targets_list(&r->session.targets, &pids, &n) == 0)
+		socket_snapshot_new(&r->sockets, &r->consumer, pids, n, now);
+	free(pids);
+}
+
 static bool any_pid_alive(const struct record_options *o)
 {
 	for (size_t i = 0; i < o->npids; i++) {
@@ -439,6 +456,7 @@ static void record_until_stopped(struct recorder *r)
 		session_tick(&r->session, &r->consumer, now, false);
 		consumer_tick(&r->consumer, now);
 		targets_remove_retired(&r->session.targets, now);
+		snapshot_new_targets(r, now);
 	}
 }
 

@@ -53,7 +53,10 @@ struct snapshot_run {
 	uint64_t ts;
 	struct ns_table *ns;
 	uint32_t nns, ns_cap;
-	struct u64_table traced;    /* pid -> 1 */
+	struct u64_table traced;    /* pid -> 1: the processes of this snapshot */
+	struct u64_table followed;  /* pid -> 1: other followed processes (a
+				     * snapshot of new ones only): their ends are
+				     * found, not written */
 	struct u64_table owned;     /* inodes held by traced processes -> 1 */
 	struct wanted *want;
 	uint32_t nwant, want_cap, nfound;
@@ -73,6 +76,7 @@ void socket_snapshot_init(struct socket_snapshot *s)
 void socket_snapshot_free(struct socket_snapshot *s)
 {
 	u64_table_free(&s->described);
+	u64_table_free(&s->known);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -332,11 +336,14 @@ static int note_scanned_fd(void *ctx, int fd, uint64_t inode)
 	return 0;
 }
 
-/* pid holds some wanted ends: its records (those ends, and its listening
- * sockets in their namespace) and a PROC record. */
+/* pid holds some wanted ends: they are found; unless pid is followed,
+ * its records (those ends, and its listening sockets in their namespace)
+ * and a PROC record. */
 static void emit_peer(struct snapshot_run *r, uint32_t pid)
 {
 	uint32_t ns = UINT32_MAX;
+
+	bool write = u64_table_get(&r->followed, pid) == U64_TABLE_EMPTY;
 
 	for (uint32_t i = 0; i < r->nfds; i++) {
 		uint32_t w = u64_table_get(&r->want_by_inode, r->fds[i].inode);
@@ -344,19 +351,22 @@ static void emit_peer(struct snapshot_run *r, uint32_t pid)
 		if (w == U64_TABLE_EMPTY)
 			continue;
 		ns = r->want[w].ns;
-		emit(r, pid, r->fds[i].fd, by_inode(&r->ns[ns], r->fds[i].inode),
-		     PC_SOCK_F_SNAPSHOT | PC_SOCK_F_PEER);
+		if (write)
+			emit(r, pid, r->fds[i].fd, by_inode(&r->ns[ns], r->fds[i].inode),
+			     PC_SOCK_F_SNAPSHOT | PC_SOCK_F_PEER);
 		if (!r->want[w].found) {
 			r->want[w].found = true;
 			r->nfound++;
 		}
 	}
-	for (uint32_t i = 0; i < r->nfds; i++) {
+	for (uint32_t i = 0; write && i < r->nfds; i++) {
 		const struct sock_entry *e = by_inode(&r->ns[ns], r->fds[i].inode);
 
 		if (e && e->protocol == 6 && e->state == SOCK_TCP_LISTEN)
 			emit(r, pid, r->fds[i].fd, e, PC_SOCK_F_SNAPSHOT | PC_SOCK_F_PEER);
 	}
+	if (u64_table_get(&r->followed, pid) != U64_TABLE_EMPTY)
+		return;
 	if (u64_table_get(&r->s->described, pid) == U64_TABLE_EMPTY &&
 	    processes_describe_untraced(&r->c->processes, pid, r->ts) &&
 	    u64_table_put(&r->s->described, pid, 1))
@@ -417,8 +427,10 @@ static uint32_t *live_processes(const struct process_table *pt, uint32_t *n)
 	return pids;
 }
 
-void socket_snapshot_take(struct socket_snapshot *s, struct consumer *c,
-			  const uint32_t *pids, uint32_t npids)
+/* A snapshot of pids; followed (may be NULL) are the other processes
+ * followed, whose sockets this snapshot does not write. */
+static void take(struct socket_snapshot *s, struct consumer *c, const uint32_t *pids,
+		 uint32_t npids, const uint32_t *followed, uint32_t nfollowed)
 {
 	struct snapshot_run r = { .s = s, .c = c };
 	uint64_t start = monotonic_ns(), took, traced_ns;
@@ -430,7 +442,11 @@ void socket_snapshot_take(struct socket_snapshot *s, struct consumer *c,
 		pids = own;
 	}
 	for (uint32_t i = 0; pids && i < npids; i++)
-		if (u64_table_put(&r.traced, pids[i], 1))
+		if (u64_table_put(&r.traced, pids[i], 1) || u64_table_put(&s->known, pids[i], 0))
+			s->stats.records_failed++;
+	for (uint32_t i = 0; followed && i < nfollowed; i++)
+		if (u64_table_get(&r.traced, followed[i]) == U64_TABLE_EMPTY &&
+		    u64_table_put(&r.followed, followed[i], 1))
 			s->stats.records_failed++;
 	for (uint32_t i = 0; pids && i < npids; i++)
 		read_traced(&r, pids[i]);
@@ -453,6 +469,38 @@ void socket_snapshot_take(struct socket_snapshot *s, struct consumer *c,
 	free(r.fds);
 	free(own);
 	u64_table_free(&r.traced);
+	u64_table_free(&r.followed);
 	u64_table_free(&r.owned);
 	u64_table_free(&r.want_by_inode);
+}
+
+/* socket_snapshot.known counts time in these (u32: 13 years of uptime) */
+#define KNOWN_TICK_NS (100ull * 1000 * 1000)
+
+void socket_snapshot_take(struct socket_snapshot *s, struct consumer *c,
+			  const uint32_t *pids, uint32_t npids)
+{
+	take(s, c, pids, npids, NULL, 0);
+}
+
+void socket_snapshot_new(struct socket_snapshot *s, struct consumer *c,
+			 const uint32_t *followed, uint32_t n, uint64_t now_ns)
+{
+	uint32_t tick = (uint32_t)(now_ns / KNOWN_TICK_NS) + 1; /* 0: done */
+	uint32_t *batch = calloc(n ? n : 1, sizeof(*batch)), nbatch = 0;
+
+	for (uint32_t i = 0; batch && i < n; i++) {
+		uint32_t seen = u64_table_get(&s->known, followed[i]);
+
+		if (seen == U64_TABLE_EMPTY) {
+			if (u64_table_put(&s->known, followed[i], tick))
+				s->stats.records_failed++;
+		} else if (seen != 0 && (uint64_t)(tick - seen) * KNOWN_TICK_NS >=
+			   SNAPSHOT_NEW_AFTER_NS) {
+			batch[nbatch++] = followed[i];
+		}
+	}
+	if (nbatch)
+		take(s, c, batch, nbatch, followed, n);
+	free(batch);
 }

@@ -1,6 +1,6 @@
 /* socket_snapshot.h - the sockets of the traced processes, read from /proc
- * at the start and at the end of a recording (on by default, whatever -e
- * says): who is a client of the traced service and who is an upstream it
+ * at the start and at the end of a recording, and once for each process
+ * followed later (on by default, whatever -e says): who is a client of the traced service and who is an upstream it
  * depends on, without the net source's per-call cost.
  *
  * A snapshot reads, for each traced process, its socket fds
@@ -42,6 +42,8 @@ struct socket_snapshot_stats {
 struct socket_snapshot {
 	struct socket_snapshot_stats stats;
 	struct u64_table described;  /* peer pids given a PROC record */
+	struct u64_table known;      /* followed pids: 0 snapshotted, else when
+				      * they were first listed (100 ms units, +1) */
 };
 
 void socket_snapshot_init(struct socket_snapshot *s);
@@ -51,6 +53,16 @@ void socket_snapshot_init(struct socket_snapshot *s);
  * and PROCS buffers. */
 void socket_snapshot_take(struct socket_snapshot *s, struct consumer *c,
 			  const uint32_t *pids, uint32_t npids);
+
+/* A process followed after the first snapshot (a fork of a target, the
+ * command's children) gets a snapshot of its own once it has been followed
+ * for SNAPSHOT_NEW_AFTER_NS (a new process has no connections yet): call
+ * with every followed pid, about once a second. Processes already
+ * snapshotted are left alone; the others are not written again, but
+ * their ends of the new processes' connections count as found. */
+#define SNAPSHOT_NEW_AFTER_NS (1000ull * 1000 * 1000)
+void socket_snapshot_new(struct socket_snapshot *s, struct consumer *c,
+			 const uint32_t *followed, uint32_t n, uint64_t now_ns);
 
 void socket_snapshot_free(struct socket_snapshot *s);
 

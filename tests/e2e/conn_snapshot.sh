@@ -19,6 +19,8 @@
 #  - STATS: 2 snapshots, 4 peers resolved per snapshot, none unresolved,
 #    no budget hit; no SOCKET record lands in sockets, and the net source
 #    does not appear in the quality rows.
+# Then `-d 5 -- conn_topology.py`: the processes forked after the start get
+# a snapshot of their own (below).
 . "$(dirname "$0")/lib.sh"
 
 require_bpf
@@ -79,3 +81,25 @@ expect "relation upstream" "$("$CONN_RELATION" "$TMP/t.db" "$SPID" "$UPID")" \
 	"upstream 127.0.0.1:$UPORT 0 1"
 expect "outbound" "$("$CONN_RELATION" "$TMP/t.db" "$SPID")" "127.0.0.1:$UPORT 1 $UPID"
 echo "snapshot cost: $(st sockets.snapshot_ns.max) ns at most, $(st sockets.fds_scanned) fds scanned"
+
+# --- processes followed later: their own snapshot --------------------------
+# `-d 5 -- conn_topology.py`: the three processes are forked after the
+# start (whose snapshot sees only the launcher); each gets a snapshot once
+# followed for a second, so there are more than 2. All of them are
+# followed: no PEER record, and every local end is found (an end held by a
+# followed process outside the new snapshot counts as found, unwritten).
+"$PERFCAP_RECORD" -d 5 -o "$TMP/cmd.perfcap" -- python3 "$CONN_TOPOLOGY" \
+	> "$TMP/cmd.out" 2> "$TMP/cmd.err" || fail "perfcap-record -- failed: $(cat "$TMP/cmd.err")"
+"$PERFCAP_ANALYZE" import "$TMP/cmd.perfcap" -o "$TMP/cmd.db" > /dev/null 2>&1 || fail "import failed"
+SPID=$(awk '$1 == "server" { print $2 }' "$TMP/cmd.out")
+SPORT=$(awk '$1 == "server" { print $3 }' "$TMP/cmd.out")
+[ -n "$SPID" ] || fail "conn_topology.py did not get ready under the recorder: $(cat "$TMP/cmd.out")"
+qc() { "$PERFCAP_ANALYZE" query "$TMP/cmd.db" "$1" | tail -n +2; }
+n=$(qc "SELECT value FROM stats WHERE key = 'sockets.snapshots'")
+[ "$n" -ge 3 ] || fail "command: $n snapshots, want a third for the processes forked after the start"
+echo "  ok: command: $n snapshots"
+expect "command: server listens at the end" "$(qc "SELECT count(*) FROM connections WHERE pid = $SPID
+	AND role = 'listen' AND lport = $SPORT AND ts = (SELECT max(ts) FROM connections)")" 1
+expect "command: no peer records" "$(qc "SELECT count(*) FROM connections WHERE peer = 1")" 0
+expect "command: unresolved" "$(qc "SELECT value FROM stats WHERE key = 'sockets.peers.unresolved'")" 0
+echo "  command: server rows in $(qc "SELECT count(DISTINCT ts) FROM connections WHERE pid = $SPID") snapshots"
