@@ -16,8 +16,9 @@
  *   6. consume the rings until the target ends, -d elapses, a signal
  *      arrives, the disk fills or --max-size is reached (SIGUSR1 too with
  *      --flight-recorder);
- *   7. snapshot the sockets again, stop the sources, drain, write SYMBOLS, STATS and END, print a
- *      summary with the losses of each source.
+ *   7. snapshot the sockets again, stop the sources, drain, write
+ *      SYMBOLS, STATS and END, print a summary with the losses of each
+ *      source.
  */
 #include <errno.h>
 #include <signal.h>

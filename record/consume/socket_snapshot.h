@@ -1,7 +1,8 @@
 /* socket_snapshot.h - the sockets of the traced processes, read from /proc
  * at the start and at the end of a recording, and once for each process
- * followed later (on by default, whatever -e says): who is a client of the traced service and who is an upstream it
- * depends on, without the net source's per-call cost.
+ * followed later (on by default, whatever -e says): who is a client of
+ * the traced service and who is an upstream it depends on, without the
+ * net source's per-call cost.
  *
  * A snapshot reads, for each traced process, its socket fds
  * (/proc/PID/fd) and the TCP/UDP tables of its network namespace, and

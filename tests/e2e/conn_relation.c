@@ -30,7 +30,8 @@ int main(int argc, char **argv)
 		printf("%s %s %lld %lld\n", conn_kind_name(r.kind), r.addr[0] ? r.addr : "-",
 		       (long long)r.client_conns, (long long)r.upstream_conns);
 		rc = 0;
-	} else if (argc == 3 && connections_outbound(db, (uint32_t)atoi(argv[2]), &peers, &n) == 0) {
+	} else if (argc == 3 &&
+		   connections_outbound(db, (uint32_t)atoi(argv[2]), &peers, &n) == 0) {
 		for (size_t i = 0; i < n; i++)
 			printf("%s %lld %u\n", peers[i].addr, (long long)peers[i].connections,
 			       peers[i].pid);
