@@ -269,9 +269,11 @@ static int want_end(struct snapshot_run *r, uint64_t inode)
 	if (u64_table_get(&r->want_by_inode, inode) != U64_TABLE_EMPTY)
 		return 0;
 	grown = array_reserve(r->want, &r->want_cap, r->nwant + 1, sizeof(*r->want));
-	if (!grown || u64_table_put(&r->want_by_inode, inode, r->nwant))
+	if (!grown)
 		return -ENOMEM;
 	r->want = grown;
+	if (u64_table_put(&r->want_by_inode, inode, r->nwant))
+		return -ENOMEM;
 	r->want[r->nwant++] = (struct wanted){ .inode = inode, .ns = r->cur_ns };
 	return 0;
 }
@@ -341,9 +343,8 @@ static int note_scanned_fd(void *ctx, int fd, uint64_t inode)
  * and a PROC record. */
 static void emit_peer(struct snapshot_run *r, uint32_t pid)
 {
-	uint32_t ns = UINT32_MAX;
-
 	bool write = u64_table_get(&r->followed, pid) == U64_TABLE_EMPTY;
+	uint32_t ns = UINT32_MAX;
 
 	for (uint32_t i = 0; i < r->nfds; i++) {
 		uint32_t w = u64_table_get(&r->want_by_inode, r->fds[i].inode);
@@ -365,9 +366,7 @@ static void emit_peer(struct snapshot_run *r, uint32_t pid)
 		if (e && e->protocol == 6 && e->state == SOCK_TCP_LISTEN)
 			emit(r, pid, r->fds[i].fd, e, PC_SOCK_F_SNAPSHOT | PC_SOCK_F_PEER);
 	}
-	if (u64_table_get(&r->followed, pid) != U64_TABLE_EMPTY)
-		return;
-	if (u64_table_get(&r->s->described, pid) == U64_TABLE_EMPTY &&
+	if (write && u64_table_get(&r->s->described, pid) == U64_TABLE_EMPTY &&
 	    processes_describe_untraced(&r->c->processes, pid, r->ts) &&
 	    u64_table_put(&r->s->described, pid, 1))
 		r->s->stats.records_failed++;
