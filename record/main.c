@@ -10,12 +10,12 @@
  *   4. create the shared maps, load the selected sources, put the target
  *      pids in the filter, attach (a source that cannot is named);
  *   5. drop the capabilities no longer needed, start the writer thread
- *      (it inherits the reduced set), write the META chunk, open the gate;
- *   5b. snapshot the targets' sockets (socket_snapshot.h), and later those
- *       of each process followed since;
+ *      (it inherits the reduced set), write the META chunk, snapshot the
+ *      targets' sockets (socket_snapshot.h), open the gate;
  *   6. consume the rings until the target ends, -d elapses, a signal
  *      arrives, the disk fills or --max-size is reached (SIGUSR1 too with
- *      --flight-recorder);
+ *      --flight-recorder); snapshot the sockets of each process followed
+ *      since, once it has settled;
  *   7. snapshot the sockets again, stop the sources, drain, write
  *      SYMBOLS, STATS and END, print a summary with the losses of each
  *      source.
@@ -302,47 +302,6 @@ static int spawn_command(struct recorder *r)
 	return 0;
 }
 
-static int setup(struct recorder *r)
-{
-	int err = 0;
-
-	if (r->opts->mode == TARGET_COMMAND)
-		err = spawn_command(r);
-	if (err)
-		return err;
-	raise_fd_limit(); /* after the fork: the command keeps its own limit */
-	err = open_output(r);
-	if (!err)
-		err = load_and_attach(r);
-	if (!err)
-		err = drop_privileges(r);
-	if (!err)
-		err = start_writer(r);
-	if (!err)
-		err = write_metadata(r);
-	if (!err && r->have_child)
-		err = start_command(r);
-	return err;
-}
-
-static void abort_setup(struct recorder *r)
-{
-	if (r->have_child)
-		command_cancel(&r->child);
-	if (r->session_created)
-		session_destroy(&r->session);
-	if (r->writer_thread)
-		writer_thread_stop(r->writer_thread);
-	if (r->consumer_ready)
-		consumer_free(&r->consumer);
-	if (r->writer) {
-		pc_writer_abort(r->writer);
-		unlink(r->opts->output); /* nothing useful was recorded */
-	}
-}
-
-/* ---- recording -------------------------------------------------------- */
-
 /* The sockets of the followed processes (-p, the command and their
  * forks: the targets map), or of every live process seen (-a). */
 static void snapshot_sockets(struct recorder *r)
@@ -374,6 +333,49 @@ static void snapshot_new_targets(struct recorder *r, uint64_t now)
 		socket_snapshot_new(&r->sockets, &r->consumer, pids, n, now);
 	free(pids);
 }
+
+static int setup(struct recorder *r)
+{
+	int err = 0;
+
+	if (r->opts->mode == TARGET_COMMAND)
+		err = spawn_command(r);
+	if (err)
+		return err;
+	raise_fd_limit(); /* after the fork: the command keeps its own limit */
+	err = open_output(r);
+	if (!err)
+		err = load_and_attach(r);
+	if (!err)
+		err = drop_privileges(r);
+	if (!err)
+		err = start_writer(r);
+	if (!err)
+		err = write_metadata(r);
+	if (!err) /* before the command runs: it cannot outpace the rings meanwhile */
+		snapshot_sockets(r);
+	if (!err && r->have_child)
+		err = start_command(r);
+	return err;
+}
+
+static void abort_setup(struct recorder *r)
+{
+	if (r->have_child)
+		command_cancel(&r->child);
+	if (r->session_created)
+		session_destroy(&r->session);
+	if (r->writer_thread)
+		writer_thread_stop(r->writer_thread);
+	if (r->consumer_ready)
+		consumer_free(&r->consumer);
+	if (r->writer) {
+		pc_writer_abort(r->writer);
+		unlink(r->opts->output); /* nothing useful was recorded */
+	}
+}
+
+/* ---- recording -------------------------------------------------------- */
 
 static bool any_pid_alive(const struct record_options *o)
 {
@@ -443,10 +445,8 @@ static void announce(const struct recorder *r)
 
 static void record_until_stopped(struct recorder *r)
 {
-	uint64_t now;
+	uint64_t now = monotonic_ns();
 
-	snapshot_sockets(r);
-	now = monotonic_ns();
 	announce(r);
 	while ((r->reason = check_stop(r, now)) == STOP_NONE) {
 		if (ring_reader_poll(&r->session.reader, poll_timeout_ms(r, now))) {

@@ -62,8 +62,6 @@ struct snapshot_run {
 	uint32_t nwant, want_cap, nfound;
 	struct u64_table want_by_inode; /* inode -> index in want */
 	/* the process being read */
-	uint32_t pid;
-	uint32_t cur_ns;
 	struct fd_inode *fds;
 	uint32_t nfds, fds_cap;
 };
@@ -262,7 +260,7 @@ static void emit(struct snapshot_run *r, uint32_t pid, int fd, const struct sock
 
 /* ---- 1, 2: the traced processes ------------------------------------------------ */
 
-static int want_end(struct snapshot_run *r, uint64_t inode)
+static int want_end(struct snapshot_run *r, uint64_t inode, uint32_t ns)
 {
 	struct wanted *grown;
 
@@ -274,30 +272,39 @@ static int want_end(struct snapshot_run *r, uint64_t inode)
 	r->want = grown;
 	if (u64_table_put(&r->want_by_inode, inode, r->nwant))
 		return -ENOMEM;
-	r->want[r->nwant++] = (struct wanted){ .inode = inode, .ns = r->cur_ns };
+	r->want[r->nwant++] = (struct wanted){ .inode = inode, .ns = ns };
 	return 0;
 }
 
-static int note_traced_fd(void *ctx, int fd, uint64_t inode)
-{
-	struct snapshot_run *r = ctx;
-	const struct sock_entry *e = by_inode(&r->ns[r->cur_ns], inode);
+static int note_scanned_fd(void *ctx, int fd, uint64_t inode);
 
-	if (!e)
-		return 0; /* unix, netlink, ...: not in the inet tables */
-	emit(r, r->pid, fd, e, PC_SOCK_F_SNAPSHOT);
-	if (u64_table_put(&r->owned, inode, 1))
-		r->s->stats.records_failed++;
-	return 0;
-}
-
+/* The socket fds of pid, then (only if it has any: reading a namespace's
+ * tables walks the kernel's whole hash tables) their tuples. */
 static void read_traced(struct snapshot_run *r, uint32_t pid)
 {
-	r->pid = pid;
-	r->cur_ns = ns_of(r, pid);
-	if (r->cur_ns == UINT32_MAX ||
-	    sockinfo_for_each_socket_fd(pid, note_traced_fd, r) < 0)
+	uint32_t ns;
+
+	r->nfds = 0;
+	if (sockinfo_for_each_socket_fd(pid, note_scanned_fd, r) < 0) {
 		r->s->stats.procs_unreadable++;
+		return;
+	}
+	if (r->nfds == 0)
+		return;
+	ns = ns_of(r, pid);
+	if (ns == UINT32_MAX) {
+		r->s->stats.procs_unreadable++;
+		return;
+	}
+	for (uint32_t i = 0; i < r->nfds; i++) {
+		const struct sock_entry *e = by_inode(&r->ns[ns], r->fds[i].inode);
+
+		if (!e)
+			continue; /* unix, netlink, ...: not in the inet tables */
+		emit(r, pid, r->fds[i].fd, e, PC_SOCK_F_SNAPSHOT);
+		if (u64_table_put(&r->owned, r->fds[i].inode, 1))
+			r->s->stats.records_failed++;
+	}
 }
 
 /* The local ends of the traced processes' TCP connections that no traced
@@ -317,8 +324,7 @@ static void find_local_ends(struct snapshot_run *r)
 			if (!other || !other->inode ||
 			    u64_table_get(&r->owned, other->inode) != U64_TABLE_EMPTY)
 				continue;
-			r->cur_ns = n;
-			if (want_end(r, other->inode))
+			if (want_end(r, other->inode, n))
 				r->s->stats.records_failed++;
 		}
 	}
