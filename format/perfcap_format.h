@@ -377,6 +377,13 @@ struct pc_rec_block {
 #define PC_SOCK_F_ACCEPTED   0x1u /* fd from accept/accept4 */
 #define PC_SOCK_F_CONNECTED  0x2u /* fd from connect */
 #define PC_SOCK_F_DISCOVERED 0x4u /* an fd already open, first seen in use */
+/* format 1.4: read from /proc at the start and end of the recording
+ * (socket_snapshot.c), whatever -e says; `reserved` then holds the TCP
+ * state (TCP_LISTEN 10, TCP_ESTABLISHED 1 ...) and `cookie` the socket
+ * inode. PEER: a socket of an untraced process, the other end of a traced
+ * process's local connection (or that process's listening socket). */
+#define PC_SOCK_F_SNAPSHOT   0x8u
+#define PC_SOCK_F_PEER       0x10u
 
 struct pc_rec_socket {
 	struct pc_rec h;          /* h.flags: PC_SOCK_F_* */
@@ -388,7 +395,7 @@ struct pc_rec_socket {
 	uint64_t cookie;          /* kernel socket identity (sock address) */
 	uint8_t  saddr[16], daddr[16]; /* IPv4 in the first 4 bytes */
 	uint16_t sport, dport;    /* host byte order */
-	uint32_t reserved;
+	uint32_t reserved;        /* SNAPSHOT: the TCP state; else 0 */
 };
 
 struct pc_rec_tcp_state {

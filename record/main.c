@@ -10,12 +10,15 @@
  *   4. create the shared maps, load the selected sources, put the target
  *      pids in the filter, attach (a source that cannot is named);
  *   5. drop the capabilities no longer needed, start the writer thread
- *      (it inherits the reduced set), write the META chunk, open the gate;
+ *      (it inherits the reduced set), write the META chunk, snapshot the
+ *      targets' sockets (socket_snapshot.h), open the gate;
  *   6. consume the rings until the target ends, -d elapses, a signal
  *      arrives, the disk fills or --max-size is reached (SIGUSR1 too with
- *      --flight-recorder);
- *   7. stop the sources, drain, write SYMBOLS, STATS and END, print a
- *      summary with the losses of each source.
+ *      --flight-recorder); snapshot the sockets of each process followed
+ *      since, once it has settled;
+ *   7. snapshot the sockets again, stop the sources, drain, write
+ *      SYMBOLS, STATS and END, print a summary with the losses of each
+ *      source.
  */
 #include <errno.h>
 #include <signal.h>
@@ -28,6 +31,7 @@
 #include "cli.h"
 #include "consume/consumer.h"
 #include "consume/kallsyms.h"
+#include "consume/socket_snapshot.h"
 #include "output/metadata.h"
 #include "perfcap_format.h"
 #include "session/preflight.h"
@@ -48,6 +52,7 @@
 #define POLL_TIMEOUT_MS 10
 #define COMMAND_STOP_TIMEOUT_MS 2000
 #define PID_CHECK_INTERVAL_NS (100ull * 1000 * 1000)
+#define SNAPSHOT_CHECK_INTERVAL_NS (1000ull * 1000 * 1000)
 
 enum stop_reason {
 	STOP_NONE = 0,
@@ -72,10 +77,12 @@ struct recorder {
 	bool session_created;
 	struct consumer consumer;
 	bool consumer_ready;
+	struct socket_snapshot sockets;
 	struct run_info run;
 	char privileges_kept[256];
 	enum stop_reason reason;
 	uint64_t next_pid_check_ns;
+	uint64_t next_snapshot_check_ns;
 	uint64_t end_ns;
 };
 
@@ -295,6 +302,38 @@ static int spawn_command(struct recorder *r)
 	return 0;
 }
 
+/* The sockets of the followed processes (-p, the command and their
+ * forks: the targets map), or of every live process seen (-a). */
+static void snapshot_sockets(struct recorder *r)
+{
+	uint32_t *pids = NULL, n = 0;
+
+	if (r->opts->mode == TARGET_ALL) {
+		socket_snapshot_take(&r->sockets, &r->consumer, NULL, 0);
+		return;
+	}
+	if (targets_list(&r->session.targets, &pids, &n)) {
+		warning_line("cannot list the followed processes: no socket snapshot");
+		return;
+	}
+	socket_snapshot_take(&r->sockets, &r->consumer, pids, n);
+	free(pids);
+}
+
+/* Followed processes that appeared since (forks of targets, the
+ * command's children) get their own snapshot once they have settled. */
+static void snapshot_new_targets(struct recorder *r, uint64_t now)
+{
+	uint32_t *pids = NULL, n = 0;
+
+	if (r->opts->mode == TARGET_ALL || now < r->next_snapshot_check_ns)
+		return;
+	r->next_snapshot_check_ns = now + SNAPSHOT_CHECK_INTERVAL_NS;
+	if (targets_list(&r->session.targets, &pids, &n) == 0)
+		socket_snapshot_new(&r->sockets, &r->consumer, pids, n, now);
+	free(pids);
+}
+
 static int setup(struct recorder *r)
 {
 	int err = 0;
@@ -313,6 +352,8 @@ static int setup(struct recorder *r)
 		err = start_writer(r);
 	if (!err)
 		err = write_metadata(r);
+	if (!err) /* before the command runs: it cannot outpace the rings meanwhile */
+		snapshot_sockets(r);
 	if (!err && r->have_child)
 		err = start_command(r);
 	return err;
@@ -416,6 +457,7 @@ static void record_until_stopped(struct recorder *r)
 		session_tick(&r->session, &r->consumer, now, false);
 		consumer_tick(&r->consumer, now);
 		targets_remove_retired(&r->session.targets, now);
+		snapshot_new_targets(r, now);
 	}
 }
 
@@ -533,6 +575,7 @@ static int finish(struct recorder *r)
 	struct symbol_stats symbols = { 0 };
 	int err, stop_err;
 
+	snapshot_sockets(r); /* before the command is stopped */
 	stop_command(r);
 	session_detach(&r->session);
 	r->end_ns = monotonic_ns();
@@ -546,6 +589,7 @@ static int finish(struct recorder *r)
 				    &r->consumer.processes, &symbols);
 	collect_totals(r, &totals);
 	totals.symbols = symbols;
+	totals.sockets = &r->sockets.stats;
 	if (!err)
 		err = write_stats(r, &totals);
 	stop_err = writer_thread_stop_counted(r->writer_thread, &drops);
@@ -566,6 +610,7 @@ static int finish(struct recorder *r)
 	report_command(r);
 	loss_counts_free(&totals.losses);
 	consumer_free(&r->consumer);
+	socket_snapshot_free(&r->sockets);
 	session_destroy(&r->session);
 	return err ? 1 : 0;
 }

@@ -36,6 +36,16 @@
  *   record.end_ns              monotonic end of the recording
  *   record.duration_ns         end - start
  *   record.stop_reason         why recording stopped (a word, main.c)
+ *   sockets.snapshots          socket snapshots taken (socket_snapshot.h)
+ *   sockets.snapshotted        SOCKET records (flag SNAPSHOT) of traced processes
+ *   sockets.peer_records       SOCKET records (flags SNAPSHOT|PEER) of peer processes
+ *   sockets.peers.resolved     local connection ends whose process was found
+ *   sockets.peers.unresolved   ... not found (scan budget, other pid namespace)
+ *   sockets.budget_hits        peer scans stopped by their time or fd budget
+ *   sockets.fds_scanned        fds the peer scans read
+ *   sockets.procs_unreadable   traced processes whose sockets could not be read
+ *   sockets.records.failed     out of memory while snapshotting
+ *   sockets.snapshot_ns.total, sockets.snapshot_ns.max   time the snapshots took
  * The writer thread appends flight.* and record.max_size.* (writer_thread.c).
  */
 #include <errno.h>
@@ -155,6 +165,27 @@ static int add_stacks_and_procs(struct chunk_buffer *cb, const struct record_tot
 	return err;
 }
 
+static int add_socket_snapshots(struct chunk_buffer *cb, const struct socket_snapshot_stats *s)
+{
+	static const struct socket_snapshot_stats none;
+	int err = 0;
+
+	if (!s)
+		s = &none;
+	err |= chunk_buffer_add_kv_u64(cb, "sockets.snapshots", s->snapshots);
+	err |= chunk_buffer_add_kv_u64(cb, "sockets.snapshotted", s->sockets);
+	err |= chunk_buffer_add_kv_u64(cb, "sockets.peer_records", s->peer_sockets);
+	err |= chunk_buffer_add_kv_u64(cb, "sockets.peers.resolved", s->peers_resolved);
+	err |= chunk_buffer_add_kv_u64(cb, "sockets.peers.unresolved", s->peers_unresolved);
+	err |= chunk_buffer_add_kv_u64(cb, "sockets.budget_hits", s->budget_hits);
+	err |= chunk_buffer_add_kv_u64(cb, "sockets.fds_scanned", s->fds_scanned);
+	err |= chunk_buffer_add_kv_u64(cb, "sockets.procs_unreadable", s->procs_unreadable);
+	err |= chunk_buffer_add_kv_u64(cb, "sockets.records.failed", s->records_failed);
+	err |= chunk_buffer_add_kv_u64(cb, "sockets.snapshot_ns.total", s->ns_total);
+	err |= chunk_buffer_add_kv_u64(cb, "sockets.snapshot_ns.max", s->ns_max);
+	return err;
+}
+
 int stats_build(struct chunk_buffer *cb, const struct record_totals *t)
 {
 	const struct symbol_stats *s = &t->symbols;
@@ -162,6 +193,7 @@ int stats_build(struct chunk_buffer *cb, const struct record_totals *t)
 
 	err |= add_sources(cb, t);
 	err |= add_stacks_and_procs(cb, t);
+	err |= add_socket_snapshots(cb, t->sockets);
 	err |= chunk_buffer_add_kv_u64(cb, "modules.hit", s->modules_hit);
 	err |= chunk_buffer_add_kv_u64(cb, "modules.unreadable", s->modules_unreadable);
 	err |= chunk_buffer_add_kv_u64(cb, "kernel.ips", s->kernel_ips);

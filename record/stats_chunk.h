@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "consume/consumer.h"
+#include "consume/socket_snapshot.h"
 #include "consume/symbols.h"
 #include "output/chunk_buffer.h"
 #include "session/shared_maps.h"
@@ -24,6 +25,7 @@ struct record_totals {
 	const char *stop_reason;          /* record.stop_reason (main.c) */
 	uint64_t max_size_dropped;        /* events --max-size did not write */
 	uint64_t flight_dropped;          /* events older than the flight window */
+	const struct socket_snapshot_stats *sockets; /* the /proc socket snapshots */
 };
 
 /* STATS key/values. 0 or -ENOMEM. */

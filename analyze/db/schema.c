@@ -87,6 +87,11 @@ static const char create_event_tables_sql[] =
 	"CREATE TABLE sockets (ts INTEGER, pid INTEGER, tid INTEGER, fd INTEGER,"
 	"  origin TEXT, family INTEGER, protocol INTEGER, cookie INTEGER,"
 	"  saddr TEXT, sport INTEGER, daddr TEXT, dport INTEGER);"
+	/* SOCKET records with flag SNAPSHOT (format 1.4); role set by
+	 * import/connections.c once every row is in */
+	"CREATE TABLE connections (ts INTEGER, pid INTEGER, fd INTEGER, family INTEGER,"
+	"  protocol INTEGER, laddr TEXT, lport INTEGER, raddr TEXT, rport INTEGER,"
+	"  state INTEGER, peer INTEGER, inode INTEGER, role TEXT);"
 	"CREATE TABLE tcp_states (ts INTEGER, pid INTEGER, tid INTEGER,"
 	"  cookie INTEGER, family INTEGER, saddr TEXT, sport INTEGER, daddr TEXT,"
 	"  dport INTEGER, oldstate INTEGER, newstate INTEGER);"
@@ -151,6 +156,8 @@ static const char create_indexes_sql[] =
 	"CREATE INDEX threads_by_tid ON threads (tid, ts);"
 	"CREATE INDEX requests_by_start ON requests (start_ts, pid, fd);"
 	"CREATE INDEX sockets_by_fd ON sockets (pid, fd, ts);";
+/* connections_by_pid (pid, lport) is made by import/connections.c, which
+ * needs it to set the roles. */
 
 int schema_create_tables(sqlite3 *db)
 {

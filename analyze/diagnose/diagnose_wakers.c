@@ -43,6 +43,7 @@
 
 #include "db/db.h"
 #include "diagnose.h"
+#include "query/connections.h"
 #include "util/fmt.h"
 
 #define MAX_GROUPS      4096
@@ -139,40 +140,62 @@ static int same_service(const struct diag_input *in, uint32_t a, uint32_t b)
 	return same;
 }
 
+/* No connection between them was in a snapshot (it came and went between
+ * two): a peer that listens is a server, so an upstream of the service; a
+ * peer that listens on nothing, when the snapshots saw every listener
+ * (no budget hit) and the service listens, is a client (redis-cli, wrk,
+ * pgbench connect and go). Else unknown. */
+static enum ended_by role_by_listening(const struct diag_input *in, uint32_t pid, uint32_t peer,
+				       char *addr, size_t len)
+{
+	char sql[512];
+	sqlite3_stmt *st;
+	int listens = 0, service_listens;
+
+	snprintf(sql, sizeof(sql), "SELECT CASE WHEN family = 10 THEN '[' || laddr || ']'"
+		 " ELSE laddr END || ':' || lport FROM connections WHERE pid = %u AND"
+		 " role = 'listen' AND protocol = 6 ORDER BY lport LIMIT 1", peer);
+	st = db_prepare(in->db, sql);
+	if (st && sqlite3_step(st) == SQLITE_ROW) {
+		listens = 1;
+		snprintf(addr, len, "%s (listening; the connection came and went between"
+			 " snapshots)", sqlite3_column_text(st, 0) ?
+			 (const char *)sqlite3_column_text(st, 0) : "?");
+	}
+	sqlite3_finalize(st);
+	if (listens)
+		return EB_UPSTREAM;
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM connections WHERE pid = %u AND"
+		 " role = 'listen'", pid);
+	service_listens = db_query_int(in->db, sql, 0) > 0;
+	if (service_listens && db_query_int(in->db, "SELECT count(*) FROM stats WHERE key ="
+					    " 'sockets.snapshots' AND value > 0", 0) > 0 &&
+	    db_query_int(in->db, "SELECT count(*) FROM stats WHERE key ="
+			 " 'sockets.budget_hits' AND value > 0", 0) == 0)
+		return EB_CLIENT;
+	return EB_PEER;
+}
+
 /* The role of peer process peer for service pid by the socket snapshot
- * (connections): EB_CLIENT, EB_UPSTREAM or EB_PEER (unknown); addr gets
- * the upstream's address. */
+ * (query/connections.c): EB_CLIENT, EB_UPSTREAM or EB_PEER (unknown, or
+ * both: a process that is client and upstream at once says nothing);
+ * addr gets the upstream's address. */
 static enum ended_by peer_role(const struct diag_input *in, uint32_t pid, uint32_t peer,
 			       char *addr, size_t len)
 {
-	static const char sql[] =
-		"SELECT s.role, s.raddr || ':' || s.rport FROM connections s JOIN connections p"
-		" ON p.pid = ?2 AND p.lport = s.rport AND p.rport = s.lport"
-		" WHERE s.pid = ?1 AND s.role IN ('inbound', 'outbound')"
-		" GROUP BY s.role ORDER BY count(*) DESC LIMIT 1";
-	sqlite3_stmt *st;
-	enum ended_by by = EB_PEER;
+	struct conn_relation rel;
 
-	if (db_query_int(in->db, "SELECT count(*) FROM sqlite_master WHERE type = 'table'"
-			 " AND name = 'connections'", 0) == 0)
+	if (connections_relation(in->db, pid, peer, &rel) < 0)
 		return EB_PEER;
-	st = db_prepare(in->db, sql);
-	if (!st)
-		return EB_PEER;
-	sqlite3_bind_int64(st, 1, pid);
-	sqlite3_bind_int64(st, 2, peer);
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		const char *role = (const char *)sqlite3_column_text(st, 0);
-		if (role && strcmp(role, "inbound") == 0)
-			by = EB_CLIENT;
-		else if (role && strcmp(role, "outbound") == 0) {
-			by = EB_UPSTREAM;
-			snprintf(addr, len, "%s", sqlite3_column_text(st, 1) ?
-				 (const char *)sqlite3_column_text(st, 1) : "?");
-		}
+	if (rel.kind == CONN_CLIENT)
+		return EB_CLIENT;
+	if (rel.kind == CONN_UPSTREAM) {
+		snprintf(addr, len, "%s", rel.addr);
+		return EB_UPSTREAM;
 	}
-	sqlite3_finalize(st);
-	return by;
+	if (rel.kind == CONN_UNKNOWN)
+		return role_by_listening(in, pid, peer, addr, len);
+	return EB_PEER;
 }
 
 static int is_io(const char *cls)

@@ -222,11 +222,56 @@ static const char *socket_origin(uint16_t flags)
 	return NULL;
 }
 
+/* Text of an endpoint address as connections stores it: an IPv4-mapped
+ * IPv6 address (a v6 socket talking to a v4 one) as its IPv4 form, so
+ * both ends of a connection compare equal. */
+static const char *connection_addr(char *buf, size_t len, uint16_t family,
+				   const uint8_t *addr)
+{
+	static const uint8_t v4_mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	if (family == AF_INET6_LINUX && memcmp(addr, v4_mapped, sizeof(v4_mapped)) == 0)
+		return inet_ntop(AF_INET, addr + 12, buf, (socklen_t)len);
+	return format_addr(buf, len, family, addr);
+}
+
+/* A SOCKET record of the /proc snapshots: a row of connections (role set
+ * at the end, connections.c), not of sockets, and nothing for the
+ * correlator (no fd lifetime starts here). */
+static void decode_snapshot_socket(struct loader *L, const struct pc_rec_socket *s,
+				   uint16_t flags)
+{
+	struct batch_insert *b = &L->st.connections;
+	char la[INET6_ADDRSTRLEN], ra[INET6_ADDRSTRLEN];
+	uint8_t *kind;
+	int64_t *row = batch_row(b, &kind);
+
+	L->counts.sockets_snapshot++;
+	row[0] = (int64_t)s->ts;
+	row[1] = s->pid;
+	row[2] = s->fd;
+	row[3] = s->family;
+	row[4] = s->protocol;
+	batch_text_copy(b, row, kind, 5, connection_addr(la, sizeof(la), s->family, s->saddr));
+	row[6] = s->sport;
+	batch_text_copy(b, row, kind, 7, connection_addr(ra, sizeof(ra), s->family, s->daddr));
+	row[8] = s->dport;
+	row[9] = s->reserved;
+	row[10] = (flags & PC_SOCK_F_PEER) ? 1 : 0;
+	row[11] = (int64_t)s->cookie;
+	if (batch_commit_row(b) < 0)
+		L->failed = 1;
+}
+
 int decode_socket(struct loader *L, const struct record_in *in)
 {
 	const struct pc_rec_socket *s = in->body;
 	char sa[INET6_ADDRSTRLEN], da[INET6_ADDRSTRLEN];
 
+	if (in->rec->flags & PC_SOCK_F_SNAPSHOT) {
+		decode_snapshot_socket(L, s, in->rec->flags);
+		return 0;
+	}
 	ts_pid_tid(in, s->ts, s->pid, s->tid);
 	in->row[3] = s->fd;
 	batch_text(in->row, in->kind, 4, socket_origin(in->rec->flags));

@@ -38,6 +38,8 @@ struct load_counters {
 	uint64_t syscalls_by_nr[SYSCALL_NR_COUNTED]; /* SYSCALL records per number */
 	uint64_t syscalls_summed;     /* ... of them written by agg (flag SUMMED) */
 	uint64_t metrics_waits;       /* THREAD_METRIC records of the waits source (flag WAIT) */
+	uint64_t sockets_snapshot;    /* SOCKET records of the /proc snapshots (flag
+				       * SNAPSHOT, filed under proc), in connections */
 	struct hmap unknown_chunk_types;   /* (type, 0) -> count */
 	struct hmap unknown_record_types;  /* (chunk type, record type) -> count */
 };
@@ -54,6 +56,7 @@ struct load_statements {
 	 * points into batches[] at the first type of its table, NULL if none */
 	struct batch_insert batches[RECORD_TYPE_MAX + 1];
 	struct batch_insert *batch[RECORD_TYPE_MAX + 1];
+	struct batch_insert connections; /* SOCKET records with flag SNAPSHOT */
 };
 
 struct chunk_row {
@@ -147,6 +150,9 @@ int decode_fork(struct loader *L, const struct record_in *in);
 int decode_syscall(struct loader *L, const struct record_in *in);
 int decode_block(struct loader *L, const struct record_in *in);
 int decode_socket(struct loader *L, const struct record_in *in);
+
+/* connections.c: sets connections.role once every row is in. 0 or -1. */
+int connections_set_roles(sqlite3 *db);
 int decode_tcp_state(struct loader *L, const struct record_in *in);
 int decode_tcp_retrans(struct loader *L, const struct record_in *in);
 int decode_lock(struct loader *L, const struct record_in *in);

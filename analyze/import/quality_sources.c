@@ -104,6 +104,13 @@ static uint64_t records_of(const struct loader *L, const struct syscall_split *s
 		return strcmp(source, "waits") == 0 ? L->counts.metrics_waits :
 		       strcmp(source, "agg") == 0 ? L->counts.records[type] - L->counts.metrics_waits :
 		       0;
+	/* the /proc snapshots' SOCKET records (flag SNAPSHOT) are written
+	 * whatever -e says and counted under proc by the recorder */
+	if (type == PC_REC_SOCKET && strcmp(source, "proc") == 0)
+		return L->counts.sockets_snapshot;
+	if (type == PC_REC_SOCKET)
+		return strcmp(source, "net") == 0 ?
+			L->counts.records[type] - L->counts.sockets_snapshot : 0;
 	if (type != PC_REC_SYSCALL)
 		return s && strcmp(s, source) == 0 ? L->counts.records[type] : 0;
 	for (size_t i = 0; i < NOWNERS; i++)
@@ -136,7 +143,8 @@ static void put_records(struct quality_writer *w, const struct loader *L,
 		const char *s = record_type_source(type);
 		uint64_t n = records_of(L, sp, source, type);
 
-		if (!(s && strcmp(s, source) == 0) && !(type == PC_REC_SYSCALL && n > 0) &&
+		if (!(s && strcmp(s, source) == 0) &&
+		    !((type == PC_REC_SYSCALL || type == PC_REC_SOCKET) && n > 0) &&
 		    !(type == PC_REC_THREAD_METRIC && strcmp(source, "waits") == 0))
 			continue;
 		snprintf(key, sizeof(key), "records.%s", record_type_name(type));

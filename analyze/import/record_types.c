@@ -56,6 +56,7 @@ static const struct record_type types[RECORD_TYPE_MAX + 1] = {
 	TYPE(PC_REC_BLOCK, "block", "block", struct pc_rec_block, decode_block),
 	  .table = "block_io", .columns = "ts, pid, tid, dev, op, sector, bytes, queue_ns,"
 	  " service_ns, error", .ncols = 10 },
+	/* flag SNAPSHOT (1.4): a row of connections instead (decode_socket) */
 	TYPE(PC_REC_SOCKET, "socket", "net", struct pc_rec_socket, decode_socket),
 	  .table = "sockets", .columns = "ts, pid, tid, fd, origin, family, protocol, cookie,"
 	  " saddr, sport, daddr, dport", .ncols = 12 },
@@ -126,7 +127,8 @@ int record_batches_prepare(struct loader *L)
 		if (batch_init(s->batch[t], L->db, spec, types[t].ncols) < 0)
 			return -1;
 	}
-	return 0;
+	return batch_init(&s->connections, L->db, "connections (ts, pid, fd, family, protocol,"
+			  " laddr, lport, raddr, rport, state, peer, inode)", 12);
 }
 
 /* 1 if type t owns its batch (the first type of its table). */
@@ -140,7 +142,7 @@ int record_batches_flush(struct loader *L)
 	for (uint16_t t = 1; t <= RECORD_TYPE_MAX; t++)
 		if (owns_batch(&L->st, t) && batch_flush(L->st.batch[t]) < 0)
 			return -1;
-	return 0;
+	return batch_flush(&L->st.connections);
 }
 
 void record_batches_use_writer(struct loader *L, struct sql_writer *w)
@@ -148,6 +150,7 @@ void record_batches_use_writer(struct loader *L, struct sql_writer *w)
 	for (uint16_t t = 1; t <= RECORD_TYPE_MAX; t++)
 		if (owns_batch(&L->st, t))
 			batch_use_writer(L->st.batch[t], w);
+	batch_use_writer(&L->st.connections, w);
 }
 
 void record_batches_free(struct loader *L)
@@ -155,4 +158,5 @@ void record_batches_free(struct loader *L)
 	for (uint16_t t = 1; t <= RECORD_TYPE_MAX; t++)
 		if (owns_batch(&L->st, t))
 			batch_free(L->st.batch[t]);
+	batch_free(&L->st.connections);
 }

@@ -433,6 +433,18 @@ void processes_on_exit(struct process_table *pt, uint32_t pid)
 	}
 }
 
+bool processes_describe_untraced(struct process_table *pt, uint32_t pid, uint64_t ts)
+{
+	struct proc_stat st;
+
+	if (find_process(pt, pid))
+		return true;
+	if (pid == 0 || procinfo_read_stat(pid, &st))
+		return false;
+	emit_proc(pt, pid, &st, ts);
+	return true;
+}
+
 const struct proc_map *processes_find_map(const struct process_table *pt,
 					  uint32_t aspace, uint64_t ip)
 {

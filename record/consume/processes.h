@@ -119,6 +119,13 @@ void processes_on_exec(struct process_table *pt, uint32_t pid, uint32_t tid,
 
 void processes_on_exit(struct process_table *pt, uint32_t pid);
 
+/* A process that is not traced but is named by a record (the other end of
+ * a traced process's loopback connection, socket_snapshot.c): a PROC
+ * record from /proc/PID/stat, exe and cmdline, unless pid is in the table
+ * (already described). Reads no maps or threads; does not add pid to the
+ * table. Returns false if /proc/PID could not be read (nothing written). */
+bool processes_describe_untraced(struct process_table *pt, uint32_t pid, uint64_t ts);
+
 /* Called for each new user stack (sampled at ts): if some ip lies outside
  * every known mapping (a library loaded later), re-reads the maps, at most
  * every reread_interval_ns per address space (doubling while a re-read

@@ -53,6 +53,27 @@ void targets_remove_retired(struct targets *t, uint64_t now_ns)
 	t->nretired -= done;
 }
 
+int targets_list(const struct targets *t, uint32_t **pids, uint32_t *n)
+{
+	uint32_t key, next, cap = 0, *out = NULL, *grown;
+	const uint32_t *prev = NULL;
+
+	*n = 0;
+	while (bpf_map_get_next_key(t->map_fd, prev, &next) == 0) {
+		grown = array_reserve(out, &cap, *n + 1, sizeof(*out));
+		if (!grown) {
+			free(out);
+			return -ENOMEM;
+		}
+		out = grown;
+		out[(*n)++] = next;
+		key = next;
+		prev = &key;
+	}
+	*pids = out;
+	return 0;
+}
+
 void targets_free(struct targets *t)
 {
 	free(t->retired);

@@ -28,6 +28,10 @@ int targets_add(struct targets *t, uint32_t pid);
 void targets_retire(struct targets *t, uint32_t pid, uint64_t now_ns);
 void targets_remove_retired(struct targets *t, uint64_t now_ns);
 
+/* The pids in the map now (followed forks included), malloc'd into *pids.
+ * 0 or -errno. */
+int targets_list(const struct targets *t, uint32_t **pids, uint32_t *n);
+
 void targets_free(struct targets *t);
 
 #endif /* RECORD_TARGET_MAP_H */

@@ -105,7 +105,8 @@ static int proc_stats(struct chunk_buffer *kv, const struct consumer *c)
 static const uint16_t proc_event_types[] = { PERFCAP_EV_EXEC, PERFCAP_EV_EXIT, 0 };
 
 const struct source proc_source = {
-	.summary = "process lifecycle: exec and exit; follows the children of targets",
+	.summary = "process lifecycle: exec and exit; follows the children of targets; "
+		   "their sockets at start and end (socket snapshots, read from /proc)",
 	.id = PERFCAP_SRC_PROC,
 	.default_on = true,
 	.always_on = true,

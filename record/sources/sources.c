@@ -134,7 +134,8 @@ int sources_select(const char *list, bool selected[PERFCAP_SRC_MAX])
 static const struct {
 	const char *name, *cost;
 } costs[] = {
-	{ "proc", "per fork/exec/exit only" },
+	{ "proc", "per fork/exec/exit only; the socket snapshots cost the recorder "
+		  "8-17 ms each for a server with 300-400 connections, not the traced tasks" },
 	{ "cpu", "about 0.3% at the default -F 99" },
 	{ "sched", "about 0.7 us per context switch (half of it a blocked thread's user stack), "
 		   "0.3 us per wakeup" },

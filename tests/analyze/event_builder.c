@@ -151,6 +151,22 @@ void ev_socket_v4(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t t
 	add(c, &r, sizeof(r), PC_REC_SOCKET, flags, ts);
 }
 
+void ev_socket_snapshot(struct event_capture *c, uint64_t ts, uint32_t pid, int32_t fd,
+			uint16_t flags, const char *laddr, uint16_t lport, const char *raddr,
+			uint16_t rport, uint32_t state, uint64_t inode)
+{
+	int v6 = strchr(laddr, ':') != NULL;
+	struct pc_rec_socket r = {
+		.ts = ts, .pid = pid, .tid = pid, .fd = fd, .family = v6 ? 10 : 2,
+		.protocol = 6, .cookie = inode, .sport = lport, .dport = rport,
+		.reserved = state,
+	};
+
+	inet_pton(v6 ? AF_INET6 : AF_INET, laddr, r.saddr);
+	inet_pton(v6 ? AF_INET6 : AF_INET, raddr, r.daddr);
+	add(c, &r, sizeof(r), PC_REC_SOCKET, flags, ts);
+}
+
 void ev_tcp_state_v6(struct event_capture *c, uint64_t ts, uint64_t cookie,
 		     const char *saddr, uint16_t sport, const char *daddr, uint16_t dport,
 		     uint16_t oldstate, uint16_t newstate)

@@ -54,6 +54,12 @@ void ev_block(struct event_capture *c, uint64_t ts, uint64_t queue_ns,
 void ev_socket_v4(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid,
 		  int32_t fd, uint16_t flags, const char *saddr, uint16_t sport,
 		  const char *daddr, uint16_t dport, uint64_t cookie);
+/* A SOCKET record of the recorder's /proc snapshots (format 1.4): flag
+ * PC_SOCK_F_SNAPSHOT (| PC_SOCK_F_PEER), TCP state, inode as cookie;
+ * IPv6 when an address holds ':'. */
+void ev_socket_snapshot(struct event_capture *c, uint64_t ts, uint32_t pid, int32_t fd,
+			uint16_t flags, const char *laddr, uint16_t lport, const char *raddr,
+			uint16_t rport, uint32_t state, uint64_t inode);
 void ev_tcp_state_v6(struct event_capture *c, uint64_t ts, uint64_t cookie,
 		     const char *saddr, uint16_t sport, const char *daddr, uint16_t dport,
 		     uint16_t oldstate, uint16_t newstate);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 
 #include "common/event_sources.h"
 #include "common/units.h"
@@ -18,6 +19,7 @@
 #include "sources/source.h"
 #include "sources/syscall_sets.h"
 #include "util/addr_list.h"
+#include "util/sockinfo.h"
 #include "util/u64_table.h"
 
 /* ---- util/ --------------------------------------------------------------- */
@@ -401,4 +403,43 @@ Test(units, parse_size_bytes)
 	cr_assert_not(parse_size_bytes("1KiBs", UINT64_MAX, &v));
 	cr_assert_not(parse_size_bytes("2G", 1ull << 30, &v));
 	cr_assert_not(parse_size_bytes("-1K", UINT64_MAX, &v));
+}
+
+/* Lines as /proc/net/tcp and tcp6 print them on x86_64 (each 32-bit word
+ * of the network-order address printed as the host reads it). */
+Test(sockinfo, parses_tcp_and_tcp6_lines)
+{
+	struct sock_entry e;
+	char a[INET6_ADDRSTRLEN];
+
+	cr_assert_not(sockinfo_parse_line("  sl  local_address rem_address   st tx_queue rx_queue"
+					  " tr tm->when retrnsmt   uid  timeout inode", 2, 6, &e));
+	cr_assert(sockinfo_parse_line("   1: 0100007F:1F90 00000000:0000 0A 00000000:00000000"
+				      " 00:00000000 00000000     0        0 288121 1"
+				      " 0000000000000000 100 0 0 10 0", 2, 6, &e));
+	cr_expect_str_eq(inet_ntop(AF_INET, e.laddr, a, sizeof(a)), "127.0.0.1");
+	cr_expect_eq(e.lport, 8080);
+	cr_expect_eq(e.rport, 0);
+	cr_expect_eq(e.state, SOCK_TCP_LISTEN);
+	cr_expect_eq(e.inode, 288121);
+	cr_expect_eq(e.family, 2);
+	cr_expect_eq(e.protocol, 6);
+
+	cr_assert(sockinfo_parse_line("   0: 0000000000000000FFFF00000100007F:C350"
+				      " 00000000000000000000000001000000:1F91 01 00000000:00000000"
+				      " 00:00000000 00000000  1000        0 4242 1 0000000000000000"
+				      " 20 4 30 10 -1", 10, 6, &e));
+	cr_expect_str_eq(inet_ntop(AF_INET6, e.laddr, a, sizeof(a)), "::ffff:127.0.0.1");
+	cr_expect_str_eq(inet_ntop(AF_INET6, e.raddr, a, sizeof(a)), "::1");
+	cr_expect_eq(e.lport, 50000);
+	cr_expect_eq(e.rport, 8081);
+	cr_expect_eq(e.state, SOCK_TCP_ESTABLISHED);
+	cr_expect_eq(e.inode, 4242);
+
+	/* TIME_WAIT: no socket behind it */
+	cr_assert(sockinfo_parse_line("   2: 0100007F:C351 0100007F:1F90 06 00000000:00000000"
+				      " 03:00001770 00000000     0        0 0 3 0000000000000000",
+				      2, 6, &e));
+	cr_expect_eq(e.inode, 0);
+	cr_assert_not(sockinfo_parse_line("   3: 0100007F 0100007F:1F90 01", 2, 6, &e));
 }
