@@ -19,6 +19,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+
 #include "common/elf_module.h"
 #include "util/procinfo.h"
 #include "uprobe_target.h"
@@ -181,4 +183,61 @@ int uprobe_target_find(uint32_t pid, const char *const *names, struct uprobe_tar
 	err = err < 0 ? err : w->found;
 	free(w);
 	return err;
+}
+
+int uprobe_target_in_file(const char *path, const char *name, struct uprobe_target *t,
+			  char *why, size_t len)
+{
+	const char *const names[] = { name, NULL };
+	struct pc_elf_module mod = { 0 };
+	const struct pc_symbol *sym;
+	char err[160];
+	int rc = 0;
+
+	memset(t, 0, sizeof(*t));
+	if (access(path, R_OK) != 0) {
+		rc = -errno;
+		snprintf(why, len, "%s: %s", path, strerror(errno));
+		return rc;
+	}
+	if (pc_elf_module_load(&mod, path, err, sizeof(err))) {
+		snprintf(why, len, "%s: not a readable ELF file (%s)", path, err);
+		return -ENOEXEC;
+	}
+	t->build_id_len = mod.build_id_len;
+	memcpy(t->build_id, mod.build_id, sizeof(t->build_id) < sizeof(mod.build_id) ?
+	       sizeof(t->build_id) : sizeof(mod.build_id));
+	sym = find_symbol(&mod, names);
+	if (!sym) {
+		snprintf(why, len, "%s defines no function %s%s", path, name,
+			 mod.nsyms ? "" : " (it has no symbols: stripped?)");
+		rc = -ENOENT;
+	} else if (vaddr_to_offset(&mod, sym->addr, &t->offset)) {
+		snprintf(why, len, "%s: %s lies outside every load segment", path, name);
+		rc = -ENOENT;
+	} else {
+		snprintf(t->path, sizeof(t->path), "%s", path);
+		snprintf(t->attach_path, sizeof(t->attach_path), "%s", path);
+		snprintf(t->symbol, sizeof(t->symbol), "%s", name);
+		t->vaddr = sym->addr;
+	}
+	pc_elf_module_free(&mod);
+	return rc;
+}
+
+size_t uprobe_initial_targets(int targets_fd, int *pids, size_t max, size_t *more)
+{
+	uint32_t key, next, *prev = NULL;
+	size_t n = 0;
+
+	*more = 0;
+	while (bpf_map_get_next_key(targets_fd, prev, &next) == 0) {
+		if (n < max)
+			pids[n++] = (int)next;
+		else
+			(*more)++;
+		key = next;
+		prev = &key;
+	}
+	return n;
 }
