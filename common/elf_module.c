@@ -269,6 +269,51 @@ static size_t collect_from_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr,
 	return n;
 }
 
+/* The address of a function named name in any symbol table of elf: every
+ * alias counts (the loaded module keeps one name per address). 0 or
+ * -ENOENT. */
+static int find_function(Elf *elf, const char *name, uint64_t *addr)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	GElf_Sym sym;
+
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		Elf_Data *data;
+
+		if (gelf_getshdr(scn, &shdr) == NULL || !is_symbol_table(&shdr) ||
+		    (data = elf_getdata(scn, NULL)) == NULL || data->d_buf == NULL)
+			continue;
+		for (int i = 0; gelf_getsym(data, i, &sym) != NULL; i++) {
+			const char *sname;
+
+			if (!is_function_symbol(&sym))
+				continue;
+			sname = elf_strptr(elf, shdr.sh_link, sym.st_name);
+			if (sname && strcmp(sname, name) == 0) {
+				*addr = sym.st_value;
+				return 0;
+			}
+		}
+	}
+	return -ENOENT;
+}
+
+int pc_elf_function_addr_fd(int fd, const char *name, uint64_t *addr)
+{
+	Elf *elf;
+	int err;
+
+	if (elf_library_init() != 0)
+		return -ENOSYS;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf == NULL)
+		return -EINVAL;
+	err = elf_kind(elf) == ELF_K_ELF ? find_function(elf, name, addr) : -EINVAL;
+	elf_end(elf);
+	return err;
+}
+
 static size_t collect_symbols(Elf *elf, struct sym_candidate *out, size_t room)
 {
 	Elf_Scn *scn = NULL;

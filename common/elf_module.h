@@ -42,6 +42,10 @@ int pc_elf_module_load(struct pc_elf_module *m, const char *path,
  * file has none, or -errno. */
 int pc_elf_read_build_id_fd(int fd, uint8_t out[PC_BUILD_ID_MAX]);
 
+/* The ELF virtual address of the function named name (any alias, in
+ * .symtab or .dynsym). 0, -ENOENT, or -EINVAL (not ELF). */
+int pc_elf_function_addr_fd(int fd, const char *name, uint64_t *addr);
+
 /* Translates a file offset into an ELF virtual address using the load
  * segments. Returns 0, or -ENOENT if no segment covers the offset. */
 int pc_elf_offset_to_vaddr(const struct pc_elf_module *m, uint64_t offset,

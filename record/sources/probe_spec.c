@@ -102,7 +102,9 @@ static int parse_uprobe(struct probe_spec *s, const char *body, const char *end)
 		end = open;
 	}
 	colon = last_colon(body, end);
-	if (!colon || !take(s->path, sizeof(s->path), body, colon))
+	if (!colon)
+		return bad(s, "no SYMBOL after PATH");
+	if (!take(s->path, sizeof(s->path), body, colon))
 		return bad(s, "no PATH");
 	if (!take(s->symbol, sizeof(s->symbol), colon + 1, end))
 		return bad(s, "no SYMBOL");
@@ -115,7 +117,9 @@ static int parse_usdt(struct probe_spec *s, const char *body, const char *end)
 
 	if (memchr(body, '(', (size_t)(end - body)))
 		return bad(s, "USDT probes capture their own first 3 arguments");
-	if (!c1 || !take(s->path, sizeof(s->path), body, c1))
+	if (!c1)
+		return bad(s, "expected PATH:PROVIDER:NAME");
+	if (!take(s->path, sizeof(s->path), body, c1))
 		return bad(s, "no PATH");
 	if (!take(s->provider, sizeof(s->provider), c1 + 1, c2))
 		return bad(s, "no PROVIDER");

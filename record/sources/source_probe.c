@@ -165,7 +165,7 @@ static int attach_uprobe(struct probe_state *p, int index, int pid, const char *
 {
 	struct uprobe_target t;
 	struct bpf_link *entry, *ret;
-	int err = uprobe_target_in_file(path, p->spec->symbol, &t, why, len);
+	int err = uprobe_target_in_file(path, p->spec->path, p->spec->symbol, &t, why, len);
 
 	if (err)
 		return err;
@@ -223,7 +223,7 @@ static int attach_usdt(struct probe_state *p, int index, int pid, const char *pa
 
 		snprintf(p->path, sizeof(p->path), "%s", in_root(path, pid));
 		/* the build-id only: the symbol lookup fails harmlessly */
-		uprobe_target_in_file(path, "", &t, ignore, sizeof(ignore));
+		uprobe_target_in_file(path, p->spec->path, "", &t, ignore, sizeof(ignore));
 		p->build_id_len = t.build_id_len;
 		memcpy(p->build_id, t.build_id, sizeof(p->build_id));
 	}
@@ -267,8 +267,6 @@ static void attach_probe(int index, const int *pids, size_t npids)
 			warning_line("probe %d '%s': not in process %d: %s", index, p->spec->text,
 				     pids[i], why);
 	}
-	if (p->nattached == 0)
-		warning_line("not recording probe %d '%s': %s", index, p->spec->text, p->failed);
 }
 
 static void probe_detach(void);
@@ -293,11 +291,17 @@ static int probe_attach(const struct source_env *env, char *why, size_t len)
 			failed = (int)i;
 	}
 	if (failed >= 0 && (env->opts->strict || attached == 0)) {
-		snprintf(why, len, "probe %d '%s': %s", failed, probes[failed].spec->text,
-			 npids ? probes[failed].failed : "no target process");
+		/* the recorder names the source's failure: one line */
+		snprintf(why, len, "probe %d '%s': %s%s", failed, probes[failed].spec->text,
+			 npids ? probes[failed].failed : "no target process",
+			 nprobes - attached > 1 ? " (and more probes: see the META)" : "");
 		probe_detach();
 		return -ENOENT;
 	}
+	for (size_t i = 0; i < nprobes; i++)
+		if (probes[i].nattached == 0)
+			warning_line("not recording probe %zu '%s': %s", i, probes[i].spec->text,
+				     probes[i].failed);
 	return 0;
 }
 

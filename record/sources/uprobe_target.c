@@ -10,6 +10,7 @@
  * does, else the path from the maps if it names the same inode.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -185,43 +186,46 @@ int uprobe_target_find(uint32_t pid, const char *const *names, struct uprobe_tar
 	return err;
 }
 
-int uprobe_target_in_file(const char *path, const char *name, struct uprobe_target *t,
-			  char *why, size_t len)
+int uprobe_target_in_file(const char *path, const char *shown, const char *name,
+			  struct uprobe_target *t, char *why, size_t len)
 {
-	const char *const names[] = { name, NULL };
 	struct pc_elf_module mod = { 0 };
-	const struct pc_symbol *sym;
+	uint64_t vaddr = 0;
 	char err[160];
-	int rc = 0;
+	int rc = 0, fd;
 
 	memset(t, 0, sizeof(*t));
-	if (access(path, R_OK) != 0) {
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
 		rc = -errno;
-		snprintf(why, len, "%s: %s", path, strerror(errno));
+		snprintf(why, len, "%s: %s", shown, strerror(errno));
 		return rc;
 	}
-	if (pc_elf_module_load(&mod, path, err, sizeof(err))) {
-		snprintf(why, len, "%s: not a readable ELF file (%s)", path, err);
+	if (pc_elf_module_load_fd(&mod, fd, shown, err, sizeof(err))) {
+		snprintf(why, len, "%s", err);
+		close(fd);
 		return -ENOEXEC;
 	}
 	t->build_id_len = mod.build_id_len;
 	memcpy(t->build_id, mod.build_id, sizeof(t->build_id) < sizeof(mod.build_id) ?
 	       sizeof(t->build_id) : sizeof(mod.build_id));
-	sym = find_symbol(&mod, names);
-	if (!sym) {
-		snprintf(why, len, "%s defines no function %s%s", path, name,
+	if (!name[0]) {
+		rc = -ENOENT; /* the build-id only */
+	} else if (pc_elf_function_addr_fd(fd, name, &vaddr)) {
+		snprintf(why, len, "%s defines no function %s%s", shown, name,
 			 mod.nsyms ? "" : " (it has no symbols: stripped?)");
 		rc = -ENOENT;
-	} else if (vaddr_to_offset(&mod, sym->addr, &t->offset)) {
-		snprintf(why, len, "%s: %s lies outside every load segment", path, name);
+	} else if (vaddr_to_offset(&mod, vaddr, &t->offset)) {
+		snprintf(why, len, "%s: %s lies outside every load segment", shown, name);
 		rc = -ENOENT;
 	} else {
 		snprintf(t->path, sizeof(t->path), "%s", path);
 		snprintf(t->attach_path, sizeof(t->attach_path), "%s", path);
 		snprintf(t->symbol, sizeof(t->symbol), "%s", name);
-		t->vaddr = sym->addr;
+		t->vaddr = vaddr;
 	}
 	pc_elf_module_free(&mod);
+	close(fd);
 	return rc;
 }
 

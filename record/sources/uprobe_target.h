@@ -35,12 +35,14 @@ struct uprobe_target {
 int uprobe_target_find(uint32_t pid, const char *const *names, struct uprobe_target *out,
 		       int max, char *why, size_t len);
 
-/* Finds the function named name in the ELF file at path (opened as is:
- * callers pass /proc/PID/root/... for a process's own root). t gets the
- * offset, vaddr, build-id and path (attach_path = path). 0, or -errno
- * with a one-line reason in why (no such file, not ELF, no such symbol). */
-int uprobe_target_in_file(const char *path, const char *name, struct uprobe_target *t,
-			  char *why, size_t len);
+/* Finds the function named name (any alias) in the ELF file at path
+ * (opened as is: callers pass /proc/PID/root/... for a process's own
+ * root; shown is how reasons name it). t gets the offset, vaddr, build-id
+ * and path (attach_path = path); name "" reads the build-id only. 0, or
+ * -errno with a one-line reason in why (no such file, not ELF, no such
+ * function). */
+int uprobe_target_in_file(const char *path, const char *shown, const char *name,
+			  struct uprobe_target *t, char *why, size_t len);
 
 /* The initial target processes: the keys of the shared pid filter (map
  * fd targets_fd), at most max of them; *more gets how many were left out. */

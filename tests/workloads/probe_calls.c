@@ -5,13 +5,17 @@
  * CLOCK_MONOTONIC around each one and prints the truth:
  *   calls=N total_ns=T
  * probed_work(i, sleep_us) returns i * 2, so `ret` and `arg1` can be
- * checked. Usage: probe_calls [N [SLEEP_US]] (default 200 calls of 1000 us;
- * SLEEP_US 0: no sleep, the cost benchmark's tight loop).
+ * checked. Each call also makes exactly one nanosleep() call of libc
+ * when SLEEP_US > 0 (a probe on a shared library of the target). Usage:
+ * probe_calls [N [SLEEP_US [GO_FILE]]] (default 200 calls of 1000 us;
+ * SLEEP_US 0: no sleep, the cost benchmark's tight loop; GO_FILE: wait
+ * until that file exists before the first call, for -p recordings).
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 static uint64_t now_ns(void)
 {
@@ -26,8 +30,7 @@ __attribute__((noinline)) long probed_work(long i, long sleep_us)
 	if (sleep_us > 0) {
 		struct timespec ts = { sleep_us / 1000000, (sleep_us % 1000000) * 1000 };
 
-		while (nanosleep(&ts, &ts) != 0)
-			;
+		nanosleep(&ts, NULL); /* once: an EINTR (none expected) shortens the call */
 	}
 	__asm__ volatile("" ::: "memory");
 	return i * 2;
@@ -50,7 +53,16 @@ int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 200;
 	long sleep_us = argc > 2 ? atol(argv[2]) : 1000;
-	uint64_t t0 = now_ns(), total = probe_caller(n, sleep_us);
+	uint64_t t0, total;
+
+	if (argc > 3) {
+		printf("waiting for %s\n", argv[3]);
+		fflush(stdout);
+		while (access(argv[3], F_OK) != 0)
+			usleep(10000);
+	}
+	t0 = now_ns();
+	total = probe_caller(n, sleep_us);
 
 	printf("calls=%ld total_ns=%llu wall_ns=%llu\n", n, (unsigned long long)total,
 	       (unsigned long long)(now_ns() - t0));
