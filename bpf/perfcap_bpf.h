@@ -557,10 +557,11 @@ enum perfcap_agg_counter {
 #define PERFCAP_PROBES_MAX    32
 /* Integer arguments captured per hit. */
 #define PERFCAP_PROBE_ARGS    3
-/* `probe_calls`: (thread, probe) pairs inside a probed function (entry
- * seen, return not yet), with up to PERFCAP_PROBE_DEPTH nested (recursive)
- * calls each (about 200 bytes with the hash overhead: 3 MiB). An entry
- * that finds it full is counted (probe.map_full) and not timed. */
+/* `probe_calls`: an LRU of (thread, probe) pairs that called a probed
+ * function, with up to PERFCAP_PROBE_DEPTH nested (recursive) calls in
+ * progress each (about 200 bytes with the hash overhead: 3 MiB). A pair
+ * evicted while inside a call (more threads than this inside probed
+ * functions at once) makes its return unmatched (counted). */
 #define PERFCAP_PROBE_CALLS_MAX 16384
 #define PERFCAP_PROBE_DEPTH   4
 

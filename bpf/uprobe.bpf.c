@@ -25,6 +25,7 @@ char LICENSE[] SEC("license") = "GPL";
 /* Set by user space before load. */
 const volatile struct perfcap_probe_conf probe_conf[PERFCAP_PROBES_MAX];
 const volatile __u64 probe_min_ns = 0;
+const volatile bool probe_stacks = true;   /* a user stack per record */
 
 struct probe_key {
 	__u32 tid;
@@ -38,8 +39,13 @@ struct probe_frame {
 	__u32 reserved;
 };
 
+/* An LRU: a (thread, probe) entry stays when its last call returns, so a
+ * thread calling the function again costs one lookup per entry and return
+ * (no insert, no delete); entries of exited threads age out. An entry
+ * evicted while a call is in progress (more than PERFCAP_PROBE_CALLS_MAX
+ * threads inside probed functions) makes that return unmatched (counted). */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, PERFCAP_PROBE_CALLS_MAX);
 	__type(key, struct probe_key);
 	__type(value, struct probe_frame);
@@ -173,7 +179,7 @@ static __always_inline void emit(struct pt_regs *ctx, struct task_struct *task, 
 	e->pid = task->tgid;
 	e->tid = task->pid;
 	e->probe = probe;
-	e->ustack = pc_stack_id(ctx, PERFCAP_SRC_PROBE, BPF_F_USER_STACK);
+	e->ustack = probe_stacks ? pc_stack_id(ctx, PERFCAP_SRC_PROBE, BPF_F_USER_STACK) : -1;
 	e->nargs = nargs;
 	e->reserved = 0;
 	for (int i = 0; i < PERFCAP_PROBE_ARGS; i++)
@@ -210,8 +216,6 @@ int probe_return(struct pt_regs *ctx)
 	start = f->start[d];
 	for (int i = 0; i < PERFCAP_PROBE_ARGS; i++)
 		args[i] = f->args[d][i];
-	if (d == 0)
-		bpf_map_delete_elem(&probe_calls, &key);
 	duration = now - start;
 	nargs = probe_conf[probe].nargs;
 	for (int i = 0; i < PERFCAP_PROBE_ARGS; i++) {

@@ -55,6 +55,7 @@ struct record_options {
 	struct probe_spec *probes; /* probe: the uprobe:/usdt: items of -e, in order */
 	size_t nprobes;
 	uint64_t probe_min_ns;    /* probe: --probe-min, shortest call recorded (all counted) */
+	bool probe_no_stack;      /* probe: --probe-no-stack, records without the user stack */
 	/* in-kernel filters (besides the pid filter of -p / a command) */
 	const char *comm;         /* --comm: process name, NULL: any */
 	const char *cgroup_path;  /* --cgroup: NULL: any */

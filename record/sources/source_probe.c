@@ -91,6 +91,7 @@ static int probe_load(const struct source_env *env, char *why, size_t len)
 	bpf_program__set_autoload(skel->progs.probe_usdt, any_of_kind(o, PERFCAP_PROBE_USDT));
 	skel->rodata->pc_config = *env->config;
 	skel->rodata->probe_min_ns = o->probe_min_ns;
+	skel->rodata->probe_stacks = !o->probe_no_stack;
 	nprobes = o->nprobes;
 	for (size_t i = 0; i < nprobes; i++) {
 		struct perfcap_probe_conf *c = (struct perfcap_probe_conf *)&skel->rodata->probe_conf[i];
@@ -411,6 +412,7 @@ static int probe_meta(struct chunk_buffer *kv, const struct source_env *env)
 
 	err |= chunk_buffer_add_kv_u64(kv, "probe.count", nprobes);
 	err |= chunk_buffer_add_kv_u64(kv, "probe.min_ns", env->opts->probe_min_ns);
+	err |= chunk_buffer_add_kv(kv, "probe.stacks", env->opts->probe_no_stack ? "no" : "yes");
 	err |= chunk_buffer_add_kv_u64(kv, "probe.calls_max", PERFCAP_PROBE_CALLS_MAX);
 	err |= chunk_buffer_add_kv_u64(kv, "probe.depth_max", PERFCAP_PROBE_DEPTH);
 	for (size_t i = 0; i < nprobes; i++)
