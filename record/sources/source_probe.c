@@ -53,7 +53,8 @@
 struct probe_state {
 	const struct probe_spec *spec;
 	char path[PATH_MAX];           /* the file probed (first process) */
-	uint64_t offset;               /* uprobe: file offset of the function */
+	uint64_t offset;               /* file offset of the function (USDT: its first site) */
+	unsigned sites;                /* USDT: the probe's sites in the file */
 	uint8_t build_id_len;
 	uint8_t build_id[20];
 	char attached[512];            /* "all", or the pids */
@@ -205,26 +206,25 @@ static int attach_usdt(struct probe_state *p, int index, int pid, const char *pa
 	LIBBPF_OPTS(bpf_usdt_opts, opts, .usdt_cookie = (uint64_t)index);
 	struct uprobe_target t;
 	struct bpf_link *link;
-	int err;
+	int sites, err;
 
+	/* our own look at the notes: a clear reason, and the META's offset */
+	sites = uprobe_usdt_in_file(path, p->spec->path, p->spec->provider, p->spec->name, &t,
+				    why, len);
+	if (sites < 0)
+		return sites;
 	link = bpf_program__attach_usdt(skel->progs.probe_usdt, pid, path, p->spec->provider,
 					p->spec->name, &opts);
 	err = (int)libbpf_get_error(link);
 	if (err) {
-		if (err == -ENOENT)
-			snprintf(why, len, "%.150s has no USDT probe %.60s:%.60s", p->spec->path,
-				 p->spec->provider, p->spec->name);
-		else
-			source_explain(why, len, "cannot attach the USDT probe", err);
+		source_explain(why, len, "cannot attach the USDT probe", err);
 		return err;
 	}
 	err = keep_link(link);
 	if (!err && !p->path[0]) {
-		char ignore[PROBE_WHY_MAX];
-
 		snprintf(p->path, sizeof(p->path), "%s", in_root(path, pid));
-		/* the build-id only: the symbol lookup fails harmlessly */
-		uprobe_target_in_file(path, p->spec->path, "", &t, ignore, sizeof(ignore));
+		p->offset = t.offset;
+		p->sites = (unsigned)sites;
 		p->build_id_len = t.build_id_len;
 		memcpy(p->build_id, t.build_id, sizeof(p->build_id));
 	}
@@ -397,8 +397,9 @@ static int meta_one(struct chunk_buffer *kv, size_t i)
 			snprintf(hex + 2 * b, 3, "%02x", p->build_id[b]);
 		hex[2 * (p->build_id_len < 20 ? p->build_id_len : 20)] = '\0';
 		err |= kv_probe(kv, i, "build_id", hex);
-		if (s->kind == PERFCAP_PROBE_UPROBE)
-			err |= kv_probe_u64(kv, i, "offset", p->offset);
+		err |= kv_probe_u64(kv, i, "offset", p->offset);
+		if (s->kind == PERFCAP_PROBE_USDT)
+			err |= kv_probe_u64(kv, i, "sites", p->sites);
 		err |= kv_probe(kv, i, "attached", p->attached);
 	}
 	if (p->failed[0])

@@ -229,6 +229,41 @@ int uprobe_target_in_file(const char *path, const char *shown, const char *name,
 	return rc;
 }
 
+int uprobe_usdt_in_file(const char *path, const char *shown, const char *provider,
+			const char *name, struct uprobe_target *t, char *why, size_t len)
+{
+	struct pc_elf_module mod = { 0 };
+	uint64_t vaddr = 0;
+	char err[160];
+	int n, fd;
+
+	memset(t, 0, sizeof(*t));
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		n = -errno;
+		snprintf(why, len, "%s: %s", shown, strerror(errno));
+		return n;
+	}
+	if (pc_elf_module_load_fd(&mod, fd, shown, err, sizeof(err))) {
+		snprintf(why, len, "%s", err);
+		close(fd);
+		return -ENOEXEC;
+	}
+	t->build_id_len = mod.build_id_len;
+	memcpy(t->build_id, mod.build_id, sizeof(t->build_id) < sizeof(mod.build_id) ?
+	       sizeof(t->build_id) : sizeof(mod.build_id));
+	n = pc_elf_sdt_sites_fd(fd, provider, name, &vaddr, 1);
+	if (n == 0)
+		snprintf(why, len, "%s has no USDT probe %s:%s", shown, provider, name);
+	else if (n < 0)
+		snprintf(why, len, "%s: cannot read its SDT notes", shown);
+	else if (vaddr_to_offset(&mod, vaddr, &t->offset))
+		t->offset = 0;
+	pc_elf_module_free(&mod);
+	close(fd);
+	return n > 0 ? n : n == 0 ? -ENOENT : n;
+}
+
 size_t uprobe_initial_targets(int targets_fd, int *pids, size_t max, size_t *more)
 {
 	uint32_t key, next, *prev = NULL;

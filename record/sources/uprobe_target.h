@@ -44,6 +44,13 @@ int uprobe_target_find(uint32_t pid, const char *const *names, struct uprobe_tar
 int uprobe_target_in_file(const char *path, const char *shown, const char *name,
 			  struct uprobe_target *t, char *why, size_t len);
 
+/* The sites of USDT probe provider:name in the ELF file at path (as
+ * uprobe_target_in_file): t gets the build-id and the file offset of the
+ * first site. Returns the number of sites, or -errno with a reason in why
+ * (-ENOENT: no such probe). */
+int uprobe_usdt_in_file(const char *path, const char *shown, const char *provider,
+			const char *name, struct uprobe_target *t, char *why, size_t len);
+
 /* The initial target processes: the keys of the shared pid filter (map
  * fd targets_fd), at most max of them; *more gets how many were left out. */
 size_t uprobe_initial_targets(int targets_fd, int *pids, size_t max, size_t *more);
