@@ -109,7 +109,10 @@ static const char create_event_tables_sql[] =
 	"  file TEXT, name TEXT, args TEXT, path TEXT, build_id TEXT, offset INTEGER,"
 	"  attached TEXT, failed TEXT, hits INTEGER, calls INTEGER, total_ns INTEGER,"
 	"  below_min INTEGER, unmatched INTEGER, too_deep INTEGER, hist TEXT,"
-	"  records INTEGER);";
+	"  records INTEGER);"
+	/* the language runtime of each recognized process (import/load_runtimes.c) */
+	"CREATE TABLE process_runtimes (pid INTEGER PRIMARY KEY, runtime TEXT,"
+	"  version TEXT, confidence INTEGER, evidence TEXT, advice TEXT);";
 
 /* Correlations computed at import (analyze/correlate/correlate.c and friends).
  * thread_state_rows stores small codes (enum state_kind, enum
