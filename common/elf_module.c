@@ -314,6 +314,49 @@ int pc_elf_function_addr_fd(int fd, const char *name, uint64_t *addr)
 	return err;
 }
 
+/* ---- shared library or executable ------------------------------------- */
+
+static int has_soname(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	GElf_Dyn dyn;
+
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		Elf_Data *data;
+
+		if (gelf_getshdr(scn, &shdr) == NULL || shdr.sh_type != SHT_DYNAMIC ||
+		    (data = elf_getdata(scn, NULL)) == NULL)
+			continue;
+		for (int i = 0; gelf_getdyn(data, i, &dyn) != NULL; i++) {
+			if (dyn.d_tag == DT_NULL)
+				break;
+			if (dyn.d_tag == DT_SONAME)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+int pc_elf_is_library_fd(int fd)
+{
+	GElf_Ehdr ehdr;
+	Elf *elf;
+	int rc;
+
+	if (elf_library_init() != 0)
+		return -ENOSYS;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf == NULL)
+		return -EINVAL;
+	if (elf_kind(elf) != ELF_K_ELF || gelf_getehdr(elf, &ehdr) == NULL)
+		rc = -EINVAL;
+	else
+		rc = ehdr.e_type == ET_DYN && has_soname(elf);
+	elf_end(elf);
+	return rc;
+}
+
 /* ---- SDT notes (for the recorder's META; libbpf attaches USDT) ------- */
 
 #define NT_STAPSDT 3

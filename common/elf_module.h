@@ -46,6 +46,11 @@ int pc_elf_read_build_id_fd(int fd, uint8_t out[PC_BUILD_ID_MAX]);
  * .symtab or .dynsym). 0, -ENOENT, or -EINVAL (not ELF). */
 int pc_elf_function_addr_fd(int fd, const char *name, uint64_t *addr);
 
+/* 1 if the ELF file is a shared library (ET_DYN with a DT_SONAME: libc,
+ * libpython), 0 if an executable (ET_EXEC, or a PIE without a SONAME),
+ * -EINVAL if not ELF. */
+int pc_elf_is_library_fd(int fd);
+
 /* The sites of the SDT probe provider:name (the .note.stapsdt notes of a
  * 64-bit ELF file): their ELF virtual addresses, at most max into vaddrs.
  * Returns how many sites there are (0: no such probe), or -EINVAL (not

@@ -5,14 +5,17 @@
  * call durations), written to STATS whatever records --probe-min,
  * --sample or --rate-cap left out.
  *
- * Where the probes go: with a pid filter (-p, or a command) each probe is
- * attached once per initial target process, bound to that pid, so a probe
- * on a shared library stops only the traced processes; PATH is resolved in
- * the process's own root (/proc/PID/root/PATH: containers), and the kernel
- * keeps the probe across the command's exec (it is held before exec when
- * the probes are attached, and its exec maps PATH). Children forked later
- * are not probed. With -a a probe is attached for every process and the
- * kernel filters (--comm, --cgroup) apply in the program.
+ * Where the probes go: with a pid filter (-p, or a command) a probe on a
+ * shared library (an ELF file with a DT_SONAME) is attached once per
+ * initial target process, bound to that pid, so only the traced processes
+ * take its breakpoint (children forked later are not probed); a probe on
+ * an executable is attached for every process running it and the
+ * program's pid filter keeps the traced ones, children included (a shell
+ * script that runs python). PATH is resolved in the first target's own
+ * root (/proc/PID/root/PATH: containers), and the kernel keeps a probe
+ * across the command's exec (it is held before exec when the probes are
+ * attached, and its exec maps PATH). With -a a probe is attached for
+ * every process and the kernel filters (--comm, --cgroup) apply.
  *
  * uprobes: the function is looked up in PATH's symbols (.symtab and
  * .dynsym) by our own ELF reader (uprobe_target.c), so the META carries the
@@ -28,6 +31,7 @@
  * no probe attached.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -39,6 +43,7 @@
 #include <bpf/libbpf.h>
 
 #include "cli.h"
+#include "common/elf_module.h"
 #include "consume/consumer.h"      /* perfcap_bpf.h, which the skeleton needs */
 #include "uprobe.skel.h"
 #include "probe_spec.h"
@@ -60,6 +65,7 @@ struct probe_state {
 	char attached[512];            /* "all", or the pids */
 	unsigned nattached;
 	char failed[PROBE_WHY_MAX];    /* why it did not attach (first reason) */
+	const char *placement;         /* how it was placed (META probe.N.placement) */
 };
 
 static struct uprobe_bpf *skel;
@@ -163,7 +169,7 @@ static const char *in_root(const char *path, int pid)
 }
 
 static int attach_uprobe(struct probe_state *p, int index, int pid, const char *path,
-			 char *why, size_t len)
+			 const char *shown, char *why, size_t len)
 {
 	struct uprobe_target t;
 	struct bpf_link *entry, *ret;
@@ -192,7 +198,7 @@ static int attach_uprobe(struct probe_state *p, int index, int pid, const char *
 		return err;
 	}
 	if (!p->path[0]) {
-		snprintf(p->path, sizeof(p->path), "%s", in_root(path, pid));
+		snprintf(p->path, sizeof(p->path), "%s", shown);
 		p->offset = t.offset;
 		p->build_id_len = t.build_id_len;
 		memcpy(p->build_id, t.build_id, sizeof(p->build_id));
@@ -201,7 +207,7 @@ static int attach_uprobe(struct probe_state *p, int index, int pid, const char *
 }
 
 static int attach_usdt(struct probe_state *p, int index, int pid, const char *path,
-		       char *why, size_t len)
+		       const char *shown, char *why, size_t len)
 {
 	LIBBPF_OPTS(bpf_usdt_opts, opts, .usdt_cookie = (uint64_t)index);
 	struct uprobe_target t;
@@ -222,7 +228,7 @@ static int attach_usdt(struct probe_state *p, int index, int pid, const char *pa
 	}
 	err = keep_link(link);
 	if (!err && !p->path[0]) {
-		snprintf(p->path, sizeof(p->path), "%s", in_root(path, pid));
+		snprintf(p->path, sizeof(p->path), "%s", shown);
 		p->offset = t.offset;
 		p->sites = (unsigned)sites;
 		p->build_id_len = t.build_id_len;
@@ -231,16 +237,22 @@ static int attach_usdt(struct probe_state *p, int index, int pid, const char *pa
 	return err;
 }
 
-static int attach_one(struct probe_state *p, int index, int pid, char *why, size_t len)
+/* Attaches probe p for process pid (-1: every process), PATH resolved in
+ * the root of process root_pid (-1: ours). */
+static int attach_one(struct probe_state *p, int index, int pid, int root_pid, char *why,
+		      size_t len)
 {
 	char path[PATH_MAX];
+	const char *shown;
 	size_t used;
-	int err = resolve_path(p->spec, pid, path, sizeof(path), why, len);
+	int err = resolve_path(p->spec, root_pid, path, sizeof(path), why, len);
 
 	if (err)
 		return err;
-	err = p->spec->kind == PERFCAP_PROBE_USDT ? attach_usdt(p, index, pid, path, why, len)
-						  : attach_uprobe(p, index, pid, path, why, len);
+	shown = in_root(path, root_pid);
+	err = p->spec->kind == PERFCAP_PROBE_USDT
+		      ? attach_usdt(p, index, pid, path, shown, why, len)
+		      : attach_uprobe(p, index, pid, path, shown, why, len);
 	if (err)
 		return err;
 	used = strlen(p->attached);
@@ -253,14 +265,44 @@ static int attach_one(struct probe_state *p, int index, int pid, char *why, size
 	return 0;
 }
 
-/* Probe index on every target (pid -1: all processes). */
+/* Is PATH, as process root_pid sees it, an executable (not a shared
+ * library: no DT_SONAME)? Unreadable files say no: the per-pid path then
+ * names the reason. */
+static bool is_executable(const struct probe_spec *s, int root_pid)
+{
+	char path[PATH_MAX], why[PROBE_WHY_MAX];
+	int fd, lib;
+
+	if (resolve_path(s, root_pid, path, sizeof(path), why, sizeof(why)))
+		return false;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return false;
+	lib = pc_elf_is_library_fd(fd);
+	close(fd);
+	return lib == 0;
+}
+
+/* Probe index on the targets (pids[0] -1: every process, -a). A probe on
+ * an executable is placed once for every process running it, and the
+ * program's pid filter keeps the traced ones, so children that a target
+ * forks and execs later (a shell running python) are probed too; a probe
+ * on a shared library is bound to each target, so the other processes
+ * mapping the library never take its breakpoint. */
 static void attach_probe(int index, const int *pids, size_t npids)
 {
 	struct probe_state *p = &probes[index];
 	char why[PROBE_WHY_MAX];
 
+	if (npids > 0 && pids[0] > 0 && is_executable(p->spec, pids[0])) {
+		p->placement = "executable: every process running it, traced ones kept in the kernel";
+		if (attach_one(p, index, -1, pids[0], why, sizeof(why)))
+			snprintf(p->failed, sizeof(p->failed), "%s", why);
+		return;
+	}
+	p->placement = pids[0] > 0 ? "bound to each target process" : "every process (-a)";
 	for (size_t i = 0; i < npids; i++) {
-		if (attach_one(p, index, pids[i], why, sizeof(why)) == 0)
+		if (attach_one(p, index, pids[i], pids[i], why, sizeof(why)) == 0)
 			continue;
 		if (!p->failed[0])
 			snprintf(p->failed, sizeof(p->failed), "%s", why);
@@ -401,6 +443,7 @@ static int meta_one(struct chunk_buffer *kv, size_t i)
 		if (s->kind == PERFCAP_PROBE_USDT)
 			err |= kv_probe_u64(kv, i, "sites", p->sites);
 		err |= kv_probe(kv, i, "attached", p->attached);
+		err |= kv_probe(kv, i, "placement", p->placement ? p->placement : "");
 	}
 	if (p->failed[0])
 		err |= kv_probe(kv, i, "failed", p->failed);

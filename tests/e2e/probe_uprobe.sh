@@ -11,6 +11,9 @@
 #     called once per call), bound to the target: exactly N, although
 #     every other process on the machine sleeps too;
 #   - a running process (-p), probed through /proc/PID/root;
+#   - children: a shell running the workload twice (an executable's probe
+#     follows the traced processes' children), while an untraced copy of
+#     the workload running at the same time is not counted;
 #   - thresholded records (--probe-min 1s): no records, counts still N;
 #   - bad probes: no such file, no such symbol, a non-ELF file, a
 #     malformed spec: one clear line and exit status 1.
@@ -102,8 +105,21 @@ wait $pid || fail "probe_calls failed"
 wait $rec || { cat "$TMP/record.err"; fail "perfcap-record -p failed"; }
 expect_exact "$TMP/pid.perfcap" 0 50
 expect_total "$TMP/pid.perfcap" 0 "$TMP/pid.out"
-case "$(meta_of "$TMP/pid.perfcap" probe.0.attached)" in "$pid") ;;
-	*) fail "META probe.0.attached is not $pid" ;; esac
+case "$(meta_of "$TMP/cmd.perfcap" probe.1.placement)" in "bound to each target"*) ;;
+	*) fail "the libc probe is not bound to the target" ;; esac
+case "$(meta_of "$TMP/cmd.perfcap" probe.1.attached)" in *[!0-9]*) fail "libc probe attached to '$(meta_of "$TMP/cmd.perfcap" probe.1.attached)', want the pid" ;; esac
+case "$(meta_of "$TMP/pid.perfcap" probe.0.placement)" in executable*) ;;
+	*) fail "META probe.0.placement: an executable's probe should be filtered in the kernel" ;; esac
+
+echo "--- children of the command; an untraced copy is not counted"
+"$PROBE_CALLS" 1000 1000 > /dev/null &
+other=$!
+timeout 60 "$PERFCAP_RECORD" --strict -o "$TMP/sh.perfcap" -e "uprobe:$PROBE_CALLS:probed_work" \
+	-- sh -c "'$PROBE_CALLS' 30 0; '$PROBE_CALLS' 20 0" > /dev/null 2> "$TMP/record.err" ||
+	{ cat "$TMP/record.err"; fail "perfcap-record -- sh -c failed"; }
+kill $other 2> /dev/null
+wait $other 2> /dev/null
+expect_exact "$TMP/sh.perfcap" 0 50
 
 echo "--- thresholded records: counts stay exact"
 timeout 60 "$PERFCAP_RECORD" --strict --probe-min 1s -o "$TMP/min.perfcap" \
