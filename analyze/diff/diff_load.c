@@ -241,6 +241,10 @@ static int load_latencies(struct diff_run *run, sqlite3 *db)
 			" WHERE " SERVED, DIFF_REQUEST, &run->latency) < 0 ||
 	    load_values(db, "SELECT dev_name, queue_ns + service_ns FROM block_io",
 			DIFF_DEVICE, &run->latency) < 0 ||
+	    /* uprobed functions by name (probe ids differ between runs) */
+	    load_values(db, "SELECT p.name, h.duration FROM probe_hits h JOIN probes p"
+			" ON p.probe_id = h.probe_id WHERE p.kind = 'uprobe'",
+			DIFF_PROBE, &run->latency) < 0 ||
 	    diff_load_locks(run, db) < 0)
 		return -1;
 	diff_table_sort_values(&run->latency);
