@@ -15,6 +15,8 @@
 #     follows the traced processes' children), while an untraced copy of
 #     the workload running at the same time is not counted;
 #   - thresholded records (--probe-min 1s): no records, counts still N;
+#   - diff: the same function five times as slow fails --fail-on
+#     p99:probe:probed_work:+20%;
 #   - bad probes: no such file, no such symbol, a non-ELF file, a
 #     malformed spec: one clear line and exit status 1.
 set -u
@@ -131,6 +133,15 @@ timeout 60 "$PERFCAP_RECORD" --strict --probe-min 1s -o "$TMP/min.perfcap" \
 "$PERFCAP_ANALYZE" report "$TMP/min.perfcap" 2>&1 | grep -q "kernel histogram" ||
 	fail "report: percentiles of thinned records should come from the kernel histogram"
 echo "100 calls counted, 0 recorded"
+
+echo "--- diff: a slower probed function fails p99:probe"
+timeout 60 "$PERFCAP_RECORD" -o "$TMP/slow.perfcap" -e "uprobe:$PROBE_CALLS:probed_work" -- \
+	"$PROBE_CALLS" 100 $((5 * SLEEP_US)) > /dev/null 2>&1 || fail "perfcap-record (slow) failed"
+"$PERFCAP_ANALYZE" diff --fail-on 'p99:probe:probed_work:+20%' "$TMP/cmd.perfcap" \
+	"$TMP/slow.perfcap" > "$TMP/diff.txt" 2>&1
+rc=$?
+grep -E "FAIL|probe " "$TMP/diff.txt" | head -3
+[ $rc -eq 1 ] || { cat "$TMP/diff.txt"; fail "diff exit $rc, want 1 (probed_work five times as slow)"; }
 
 echo "--- bad probes: one clear line, exit 1"
 echo "not elf" > "$TMP/notelf"
