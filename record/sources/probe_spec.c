@@ -95,8 +95,9 @@ static int parse_uprobe(struct probe_spec *s, const char *body, const char *end)
 
 	if (open) {
 		if (end[-1] != ')' || end - 1 <= open)
-			return bad(s, open + 1 == end - 1 ? "empty argument list" :
-				   "the argument list must end the probe with ')'");
+			return bad(s, "the argument list must end the probe with ')'");
+		if (open + 1 == end - 1)
+			return bad(s, "empty argument list");
 		if (parse_args(s, open, end - 1))
 			return -EINVAL;
 		end = open;
