@@ -314,7 +314,10 @@ int diff_run_load(struct diff_run *run, sqlite3 *db, const char *path)
 	if (load_functions(run, db) < 0 || load_stacks(run, db) < 0 ||
 	    load_latencies(run, db) < 0 || load_threads(run, db) < 0 ||
 	    load_counts(db, "SELECT source, imported FROM data_quality WHERE imported > 0",
-			&run->rates) < 0) {
+			&run->rates) < 0 ||
+	    /* USDT probes: the kernel's exact hits, as a rate per probe name */
+	    load_counts(db, "SELECT 'usdt ' || name, hits FROM probes WHERE kind = 'usdt'"
+			" AND hits > 0", &run->rates) < 0) {
 		fprintf(stderr, "perfcap-analyze: %s: could not read the run for diff\n", path);
 		return -1;
 	}
