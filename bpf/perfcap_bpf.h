@@ -58,7 +58,8 @@ enum perfcap_source_id {
 	PERFCAP_SRC_MEM   = 8,  /* sampled user page faults, exec mappings (mem.bpf.c) */
 	PERFCAP_SRC_AGG   = 9,  /* per-thread syscall metrics summed in the kernel (agg.bpf.c) */
 	PERFCAP_SRC_WAITS = 10, /* per-thread blocked time by call class, summed (waits.bpf.c) */
-	PERFCAP_SRC_MAX   = 16, /* bound of the per-source arrays: room for 5 more */
+	PERFCAP_SRC_PROBE = 11, /* user probes: uprobe:PATH:SYMBOL, usdt:PATH:PROVIDER:NAME (uprobe.bpf.c) */
+	PERFCAP_SRC_MAX   = 16, /* bound of the per-source arrays: room for 4 more */
 };
 
 enum perfcap_event_type {
@@ -80,6 +81,7 @@ enum perfcap_event_type {
 	PERFCAP_EV_EXEC_MAP    = 37, /* mem: struct perfcap_exec_map */
 	PERFCAP_EV_USTACK      = 40, /* cpu, sched: struct perfcap_ustack */
 	PERFCAP_EV_AGG_CALL    = 41, /* agg: a slow call, struct perfcap_syscall */
+	PERFCAP_EV_PROBE       = 42, /* probe: struct perfcap_probe */
 	PERFCAP_EV_MAX    = 64,
 };
 
@@ -560,6 +562,67 @@ enum perfcap_agg_counter {
 	PERFCAP_AGG_C_NO_STORAGE   = 5, /* entries whose task storage failed */
 	PERFCAP_AGG_C_NOT_SYSCALL  = 6, /* waits: blocked outside a system call */
 	PERFCAP_AGG_C_NR           = 7,
+};
+
+/* ---- probe (uprobe.bpf.c): user probes given with -e -------------------- */
+
+/* Probes per recording (-e uprobe:...,usdt:...); a probe's index is its
+ * BPF cookie and the `probe` field of its records. */
+#define PERFCAP_PROBES_MAX    32
+/* Integer arguments captured per hit. */
+#define PERFCAP_PROBE_ARGS    3
+/* `probe_calls`: an LRU of (thread, probe) pairs that called a probed
+ * function, with up to PERFCAP_PROBE_DEPTH nested (recursive) calls in
+ * progress each (about 200 bytes with the hash overhead: 3 MiB). A pair
+ * evicted while inside a call (more threads than this inside probed
+ * functions at once) makes its return unmatched (counted). */
+#define PERFCAP_PROBE_CALLS_MAX 16384
+#define PERFCAP_PROBE_DEPTH   4
+
+enum perfcap_probe_kind {
+	PERFCAP_PROBE_UPROBE = 1, /* function entry + return, paired in the kernel */
+	PERFCAP_PROBE_USDT   = 2, /* an SDT note's sites (libbpf's USDT support) */
+};
+
+/* perfcap_probe_conf.arg[]: which value each captured argument is. */
+#define PERFCAP_PROBE_ARG_RET 0  /* the return value (uprobes) */
+/* 1..6: the function's integer argument N (x86-64 rdi, rsi, rdx, rcx, r8, r9) */
+
+/* Set by user space before load, per probe index (uprobe.bpf.c's probe_conf). */
+struct perfcap_probe_conf {
+	__u8 kind;              /* enum perfcap_probe_kind; 0: unused index */
+	__u8 nargs;             /* arguments captured (uprobes: arg[]; USDT: its first ones) */
+	__u8 arg[PERFCAP_PROBE_ARGS];
+	__u8 reserved[3];
+};
+
+/* `probe_counts[index]` (per CPU): every hit of a traced task, recorded or
+ * not (--probe-min, --sample, --rate-cap, a full ring), so counts are exact. */
+struct perfcap_probe_count {
+	__u64 hits;             /* entries (uprobes) or hits (USDT) */
+	__u64 calls;            /* returns paired with their entry (uprobes) */
+	__u64 total_ns;         /* their summed durations */
+	__u64 below_min;        /* calls shorter than --probe-min: no record */
+	__u64 unmatched;        /* returns without their entry (entry before the recording) */
+	__u64 too_deep;         /* entries nested deeper than PERFCAP_PROBE_DEPTH: not timed */
+	__u32 hist[PERFCAP_AGG_HIST]; /* calls per log2 duration bucket, as agg's */
+};
+
+/* perfcap_probe flags */
+#define PERFCAP_PROBE_F_TIMED 0x1 /* duration is a call's (uprobe); else a hit (USDT) */
+
+/* One call of a uprobed function (h.ts: its entry, duration to its return)
+ * or one hit of a USDT probe (duration 0). */
+struct perfcap_probe {
+	struct perfcap_event_header h; /* PERFCAP_EV_PROBE, PERFCAP_PROBE_F_* */
+	__u64 duration;
+	__u32 pid, tid;
+	__u32 probe;            /* index in -e's probes */
+	__s32 ustack;           /* id in `stacks`: at the return (the callers) or the hit */
+	__u32 nargs;
+	__u32 reserved;
+	__u64 args[PERFCAP_PROBE_ARGS];
+	char  comm[PERFCAP_COMM_LEN];
 };
 
 #endif /* PERFCAP_BPF_H */

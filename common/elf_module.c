@@ -269,6 +269,189 @@ static size_t collect_from_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr,
 	return n;
 }
 
+/* The address of a function named name in any symbol table of elf: every
+ * alias counts (the loaded module keeps one name per address). 0 or
+ * -ENOENT. */
+static int find_function(Elf *elf, const char *name, uint64_t *addr)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	GElf_Sym sym;
+
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		Elf_Data *data;
+
+		if (gelf_getshdr(scn, &shdr) == NULL || !is_symbol_table(&shdr) ||
+		    (data = elf_getdata(scn, NULL)) == NULL || data->d_buf == NULL)
+			continue;
+		for (int i = 0; gelf_getsym(data, i, &sym) != NULL; i++) {
+			const char *sname;
+
+			if (!is_function_symbol(&sym))
+				continue;
+			sname = elf_strptr(elf, shdr.sh_link, sym.st_name);
+			if (sname && strcmp(sname, name) == 0) {
+				*addr = sym.st_value;
+				return 0;
+			}
+		}
+	}
+	return -ENOENT;
+}
+
+int pc_elf_function_addr_fd(int fd, const char *name, uint64_t *addr)
+{
+	Elf *elf;
+	int err;
+
+	if (elf_library_init() != 0)
+		return -ENOSYS;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf == NULL)
+		return -EINVAL;
+	err = elf_kind(elf) == ELF_K_ELF ? find_function(elf, name, addr) : -EINVAL;
+	elf_end(elf);
+	return err;
+}
+
+/* ---- shared library or executable ------------------------------------- */
+
+static int has_soname(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	GElf_Dyn dyn;
+
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		Elf_Data *data;
+
+		if (gelf_getshdr(scn, &shdr) == NULL || shdr.sh_type != SHT_DYNAMIC ||
+		    (data = elf_getdata(scn, NULL)) == NULL)
+			continue;
+		for (int i = 0; gelf_getdyn(data, i, &dyn) != NULL; i++) {
+			if (dyn.d_tag == DT_NULL)
+				break;
+			if (dyn.d_tag == DT_SONAME)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+int pc_elf_is_library_fd(int fd)
+{
+	GElf_Ehdr ehdr;
+	Elf *elf;
+	int rc;
+
+	if (elf_library_init() != 0)
+		return -ENOSYS;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf == NULL)
+		return -EINVAL;
+	if (elf_kind(elf) != ELF_K_ELF || gelf_getehdr(elf, &ehdr) == NULL)
+		rc = -EINVAL;
+	else
+		rc = ehdr.e_type == ET_DYN && has_soname(elf);
+	elf_end(elf);
+	return rc;
+}
+
+/* ---- SDT notes (for the recorder's META; libbpf attaches USDT) ------- */
+
+#define NT_STAPSDT 3
+
+/* The .stapsdt.base section's address, 0 if none. */
+static uint64_t stapsdt_base(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		const char *name;
+
+		if (gelf_getshdr(scn, &shdr) != NULL && (name = section_name(elf, &shdr)) &&
+		    strcmp(name, ".stapsdt.base") == 0)
+			return shdr.sh_addr;
+	}
+	return 0;
+}
+
+/* One note's descriptor: pc, base, semaphore (3 x u64), then provider,
+ * name and argument strings. 1 and *pc if it is provider:name. */
+static int sdt_note_matches(const char *desc, size_t len, const char *provider,
+			    const char *name, uint64_t base_addr, uint64_t *pc)
+{
+	uint64_t note_pc, note_base;
+	const char *prov = desc + 24, *end = desc + len, *nm;
+
+	if (len < 24 + 4)
+		return 0;
+	memcpy(&note_pc, desc, 8);
+	memcpy(&note_base, desc + 8, 8);
+	nm = memchr(prov, '\0', (size_t)(end - prov));
+	if (!nm)
+		return 0;
+	nm++;
+	if (!memchr(nm, '\0', (size_t)(end - nm)))
+		return 0;
+	if (strcmp(prov, provider) != 0 || strcmp(nm, name) != 0)
+		return 0;
+	/* prelinked files: the note's base says where .stapsdt.base was */
+	*pc = base_addr && note_base ? note_pc + base_addr - note_base : note_pc;
+	return 1;
+}
+
+static int sdt_sites(Elf *elf, const char *provider, const char *name, uint64_t *vaddrs,
+		     int max)
+{
+	uint64_t base_addr = stapsdt_base(elf);
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	int n = 0;
+
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		Elf_Data *data;
+		GElf_Nhdr nhdr;
+		size_t off = 0, name_off, desc_off;
+
+		if (gelf_getshdr(scn, &shdr) == NULL || shdr.sh_type != SHT_NOTE ||
+		    (data = elf_getdata(scn, NULL)) == NULL || data->d_buf == NULL)
+			continue;
+		while ((off = gelf_getnote(data, off, &nhdr, &name_off, &desc_off)) > 0) {
+			const char *d = data->d_buf;
+			uint64_t pc;
+
+			if (nhdr.n_type != NT_STAPSDT || nhdr.n_namesz != 8 ||
+			    memcmp(d + name_off, "stapsdt", 8) != 0 ||
+			    !sdt_note_matches(d + desc_off, nhdr.n_descsz, provider, name,
+					      base_addr, &pc))
+				continue;
+			if (n < max)
+				vaddrs[n] = pc;
+			n++;
+		}
+	}
+	return n;
+}
+
+int pc_elf_sdt_sites_fd(int fd, const char *provider, const char *name, uint64_t *vaddrs,
+			int max)
+{
+	Elf *elf;
+	int n;
+
+	if (elf_library_init() != 0)
+		return -ENOSYS;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf == NULL)
+		return -EINVAL;
+	n = elf_kind(elf) == ELF_K_ELF && gelf_getclass(elf) == ELFCLASS64
+		    ? sdt_sites(elf, provider, name, vaddrs, max) : -EINVAL;
+	elf_end(elf);
+	return n;
+}
+
 static size_t collect_symbols(Elf *elf, struct sym_candidate *out, size_t room)
 {
 	Elf_Scn *scn = NULL;

@@ -42,6 +42,22 @@ int pc_elf_module_load(struct pc_elf_module *m, const char *path,
  * file has none, or -errno. */
 int pc_elf_read_build_id_fd(int fd, uint8_t out[PC_BUILD_ID_MAX]);
 
+/* The ELF virtual address of the function named name (any alias, in
+ * .symtab or .dynsym). 0, -ENOENT, or -EINVAL (not ELF). */
+int pc_elf_function_addr_fd(int fd, const char *name, uint64_t *addr);
+
+/* 1 if the ELF file is a shared library (ET_DYN with a DT_SONAME: libc,
+ * libpython), 0 if an executable (ET_EXEC, or a PIE without a SONAME),
+ * -EINVAL if not ELF. */
+int pc_elf_is_library_fd(int fd);
+
+/* The sites of the SDT probe provider:name (the .note.stapsdt notes of a
+ * 64-bit ELF file): their ELF virtual addresses, at most max into vaddrs.
+ * Returns how many sites there are (0: no such probe), or -EINVAL (not
+ * ELF). Reading only: libbpf attaches USDT probes itself. */
+int pc_elf_sdt_sites_fd(int fd, const char *provider, const char *name, uint64_t *vaddrs,
+			int max);
+
 /* Translates a file offset into an ELF virtual address using the load
  * segments. Returns 0, or -ENOENT if no segment covers the offset. */
 int pc_elf_offset_to_vaddr(const struct pc_elf_module *m, uint64_t offset,

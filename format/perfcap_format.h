@@ -18,7 +18,7 @@
 
 #define PC_FILE_MAGIC      "PERFCAP\0" /* 8 bytes */
 #define PC_FORMAT_MAJOR    1           /* incompatible layout changes */
-#define PC_FORMAT_MINOR    4           /* compatible additions */
+#define PC_FORMAT_MINOR    5           /* compatible additions */
 
 struct pc_file_header {
 	char     magic[8];        /* PC_FILE_MAGIC */
@@ -104,6 +104,7 @@ enum pc_rec_type {
 	PC_REC_USTACK     = 21, /* EVENTS (1.2): user registers + user stack copy */
 	PC_REC_UNWIND     = 22, /* SYMBOLS (1.2): unwind tables of one module */
 	PC_REC_THREAD_METRIC = 23, /* EVENTS (1.3): a thread's calls of one class in one window */
+	PC_REC_PROBE      = 24, /* EVENTS (1.5): a call of a uprobed function, or a USDT hit */
 };
 
 /* "no stack captured" in a sample. Stack ids are assigned by the recorder
@@ -359,6 +360,25 @@ struct pc_rec_thread_metric {
 	uint64_t total_ns;        /* sum of their durations */
 	uint64_t bytes;           /* sum of positive returns (per class) */
 	uint32_t hist[PC_METRIC_HIST]; /* calls per log2 duration bucket */
+};
+
+/* pc_rec_probe flags */
+#define PC_PROBE_F_TIMED 0x1u /* a uprobe call: duration from its entry to its return */
+#define PC_PROBE_ARGS    3
+
+/* (1.5) One call of a function probed with -e uprobe:PATH:SYMBOL (flag
+ * TIMED: ts its entry, duration to its return) or one hit of a USDT probe
+ * (ts the hit, duration 0). probe indexes the META probe.N.* keys. */
+struct pc_rec_probe {
+	struct pc_rec h;          /* h.flags: PC_PROBE_F_* */
+	uint64_t ts;
+	uint64_t duration;
+	uint32_t pid, tid;
+	uint32_t probe;           /* index of the probe (META probe.N.*) */
+	uint32_t ustack;          /* at the return (callers) or the hit; PC_STACK_NONE: none */
+	uint32_t nargs;           /* args[] captured (META probe.N.args names them) */
+	uint32_t reserved;
+	uint64_t args[PC_PROBE_ARGS];
 };
 
 struct pc_rec_block {

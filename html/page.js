@@ -351,8 +351,15 @@
 		addSection("contention", "Contention and scheduling", function (body) {
 			renderTables(body, data.contention, "No contention data in this report (record the lock and sched sources).");
 		});
+		/* present only when the capture has them (report "probes", "runtimes") */
+		if (data.probes && data.probes.length) {
+			addSection("probes", "User probes", function (body) { renderProbes(body, data.probes); });
+		}
+		if (data.runtimes && data.runtimes.length) {
+			addSection("runtimes", "Runtimes", function (body) { body.appendChild(rowsTable(data.runtimes)); });
+		}
 		addSection("timeline", "Thread states", function (body) {
-			renderTimeline(body, data.timeline);
+			renderTimeline(body, data.timeline, data.probes);
 			renderThreads(body, data.threads);
 		});
 		addSection("wakeups", "Wakeup graph", function (body) { renderWakeups(body, data.wakeup_graph); });
@@ -385,6 +392,22 @@
 				body.appendChild(el("p", {text: fmtByKey(name, value)}));
 			}
 		});
+	}
+
+	/* One row per probe, its callers as one "function calls" list; the
+	 * timeline marks each call under its thread's row. */
+	function renderProbes(body, probes) {
+		body.appendChild(rowsTable(probes.map(function (p) {
+			var row = {id: p.id, kind: p.kind, name: p.name, hits: p.hits};
+			if (p.kind === "uprobe") {
+				row.calls = p.calls; row.total_ns = p.total_ns; row.p50_ns = p.p50_ns;
+				row.p90_ns = p.p90_ns; row.p99_ns = p.p99_ns; row.max_ns = p.max_ns;
+			}
+			row.records = p.records;
+			row.callers = (p.callers || []).map(function (c) { return c["function"] + " " + c.calls; }).join(", ");
+			if (p.failed) row.failed = p.failed;
+			return row;
+		})));
 	}
 
 	function rowsTable(rows) {
@@ -546,7 +569,9 @@
 		})));
 	}
 
-	function renderTimeline(body, timeline) {
+	function renderTimeline(body, timeline, probes) {
+		var probeNames = {};
+		(probes || []).forEach(function (p) { probeNames[p.id] = p.name || p.spec || ("probe " + p.id); });
 		var threads = (timeline && timeline.threads) || [];
 		if (!threads.length) { empty(body, "No scheduler data: the per-thread timeline needs the sched source."); return; }
 		var start = timeline.start_ns, end = timeline.end_ns;
@@ -608,6 +633,27 @@
 				column.count++;
 			});
 			flush();
+			drawProbes(thread, y, who);
+		}
+
+		/* User probe calls (report "probes"): a thin bar under the row per
+		 * call, a tick for a USDT hit; at most one per pixel column. */
+		function drawProbes(thread, y, who) {
+			var lastX = -1;
+			(thread.probes || []).forEach(function (call) {
+				var s = Math.max(call[0], view.from), e = Math.min(call[1], view.to);
+				if (e < s) return;
+				var x0 = xOf(s), w = Math.max(1, xOf(e) - x0);
+				if (w < 2 && Math.floor(x0) === lastX) return;
+				lastX = Math.floor(x0);
+				var name = probeNames[call[2]] || ("probe " + call[2]), n = call[3] || 1;
+				svg.appendChild(svgEl("rect", {"class": "probe-call", x: x0, y: y + rowH - 3,
+					width: w, height: 3, fill: "#222"},
+					[svgTitle(who + name + (n > 1 ? ": " + n + " calls within " :
+						call[1] > call[0] ? " call of " : " hit") +
+						(call[1] > call[0] ? fmtNs(call[1] - call[0]) : "") +
+						" (at +" + fmtNs(call[0] - start) + ")")]));
+			});
 		}
 
 		function draw() {

@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "perfcap_version.h"
 #include "output/size_limit.h"
+#include "sources/probe_spec.h"
 #include "sources/source.h"
 #include "sources/syscall_sets.h"
 #include "session/command.h"
@@ -45,6 +46,8 @@ enum long_only_option {
 	OPT_MAX_SIZE,
 	OPT_FLIGHT_RECORDER,
 	OPT_STACK_COPY,
+	OPT_PROBE_MIN,
+	OPT_PROBE_NO_STACK,
 };
 
 const char *argp_program_version =
@@ -64,6 +67,9 @@ static const char doc[] =
 "    perfcap-record -a -d 10 -o all.perfcap   # the whole system, 10 s\n"
 "    perfcap-record -a --max-size 64M    # stop before the file passes 64 MiB\n"
 "    perfcap-record -a --flight-recorder 64M   # keep the last ~64 MiB; kill -USR1 writes it\n"
+"    perfcap-record -e cpu,uprobe:./srv:handle -- ./srv   # calls and latency\n"
+"    perfcap-record -e 'uprobe:./srv:parse(arg1,ret)' -p 1234   # with values\n"
+"    perfcap-record -e usdt:/usr/bin/python3.11:python:gc__start -p 1234\n"
 "    perfcap-record --list-events        # the event sources\n"
 "    perfcap-analyze report run.perfcap  # then read it, on any machine"
 "\v"
@@ -120,6 +126,12 @@ static const struct argp_option options[] = {
 	  "lock: shortest lock contention or mutex wait recorded (default 10us)", 1 },
 	{ "fault-sample", OPT_FAULT_SAMPLE, "N", 0,
 	  "mem: record 1 in N user page faults, each weighing N (default 100)", 1 },
+	{ "probe-min", OPT_PROBE_MIN, "DURATION", 0,
+	  "uprobe:PATH:SYMBOL probes: shortest call recorded (default 0; every call is "
+	  "counted, with its latency, in the kernel)", 1 },
+	{ "probe-no-stack", OPT_PROBE_NO_STACK, NULL, 0,
+	  "uprobe:/usdt: probes: records without the user stack (about a third of a "
+	  "recorded call's cost; no callers in the report)", 1 },
 	{ NULL, 0, NULL, 0, "Filters and sampling:", 2 },
 	{ "comm", OPT_COMM, "NAME", 0, "Only processes named NAME (15 characters at most)", 2 },
 	{ "cgroup", OPT_CGROUP, "PATH", 0, "Only tasks in this cgroup v2 directory or below", 2 },
@@ -145,6 +157,7 @@ struct parse_state {
 	const char *max_size_arg;
 	const char *flight_arg;
 	const char *stack_copy_arg;
+	const char *probe_min_arg;
 	int ntargets;
 };
 
@@ -229,6 +242,12 @@ static error_t parse_option(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_STACK_COPY:
 		ps->stack_copy_arg = arg;
+		break;
+	case OPT_PROBE_MIN:
+		ps->probe_min_arg = arg;
+		break;
+	case OPT_PROBE_NO_STACK:
+		o->probe_no_stack = true;
 		break;
 	case ARGP_KEY_ARGS:
 		o->command = state->argv + state->next;
@@ -414,13 +433,39 @@ static int validate_rate_cap(struct record_options *o, const char *arg)
 	return 0;
 }
 
+/* The uprobe:/usdt: items of -e, and --probe-min. */
+static int validate_probes(struct record_options *o, const struct parse_state *ps)
+{
+	int err = probe_specs_parse(o->events, &o->probes, &o->nprobes);
+
+	if (err == -ENOMEM)
+		error_line("out of memory");
+	if (err)
+		return 1;
+	if (o->selected[PERFCAP_SRC_PROBE] && o->nprobes == 0) {
+		error_line("-e probe needs the probes themselves: uprobe:PATH:SYMBOL or "
+			   "usdt:PATH:PROVIDER:NAME");
+		return 1;
+	}
+	if (ps->probe_min_arg && !recorder_duration(ps->probe_min_arg, MAX_OFFCPU_MIN_NS,
+						     &o->probe_min_ns)) {
+		error_line("invalid --probe-min '%s': expected a duration such as 0, 10us or 1ms "
+			   "(at most 1 hour)", ps->probe_min_arg);
+		return 1;
+	}
+	if ((ps->probe_min_arg || o->probe_no_stack) && o->nprobes == 0)
+		warning_line("--probe-min and --probe-no-stack have no effect without -e uprobe:... "
+			     "or usdt:...");
+	return 0;
+}
+
 static int validate_sources(struct record_options *o, const struct parse_state *ps)
 {
 	if (sources_select(o->events, o->selected))
 		return 1;
 	if (o->events && !o->selected[PERFCAP_SRC_SCHED] && ps->offcpu_min_arg)
 		warning_line("--offcpu-min has no effect without the sched source");
-	return 0;
+	return validate_probes(o, ps);
 }
 
 /* --mutex-uprobes, --lock-min (lock) and --fault-sample (mem). */
@@ -617,6 +662,9 @@ const char *target_mode_name(enum target_mode mode)
 
 void cli_free(struct record_options *opts)
 {
+	free(opts->probes);
+	opts->probes = NULL;
+	opts->nprobes = 0;
 	free(opts->pids);
 	opts->pids = NULL;
 	opts->npids = 0;

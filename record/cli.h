@@ -25,6 +25,8 @@ enum target_mode {
 #define FALLBACK_MAX_FREQ  100000
 #define DEFAULT_STACK_COPY (16u * 1024) /* --stack-copy: bytes of user stack */
 
+struct probe_spec;
+
 struct record_options {
 	uint64_t freq_hz;
 	const char *output;
@@ -50,6 +52,10 @@ struct record_options {
 	uint64_t fault_one_in;    /* mem: --fault-sample N, keep 1 page fault in N */
 	uint64_t syscall_min_ns;  /* syscall sets: shortest call emitted (all counted) */
 	uint64_t agg_slow_ns;     /* agg: --slow-call, shortest call also emitted raw */
+	struct probe_spec *probes; /* probe: the uprobe:/usdt: items of -e, in order */
+	size_t nprobes;
+	uint64_t probe_min_ns;    /* probe: --probe-min, shortest call recorded (all counted) */
+	bool probe_no_stack;      /* probe: --probe-no-stack, records without the user stack */
 	/* in-kernel filters (besides the pid filter of -p / a command) */
 	const char *comm;         /* --comm: process name, NULL: any */
 	const char *cgroup_path;  /* --cgroup: NULL: any */

@@ -1,7 +1,9 @@
 /* cmd_info.c - "perfcap-analyze info FILE": what a capture holds, read
  * straight from the file (no database): format version, damage, every
  * META key, chunks per type with compressed and raw bytes, records per
- * type, time span, every STATS and END key. */
+ * type, time span, every STATS and END key, and the language runtime
+ * recognized per process from its PROC and MAP records (util/runtimes.c;
+ * without Go's symbols, which need the import). */
 #include <argp.h>
 #include <errno.h>
 #include <stdio.h>
@@ -13,6 +15,7 @@
 #include "util/hashmap.h"
 #include "perfcap_format.h"
 #include "import/record_types.h"
+#include "util/runtimes.h"
 #include "util/text.h"
 
 static const char info_doc[] =
@@ -43,7 +46,20 @@ struct chunk_totals {
 	uint64_t raw;
 };
 
+#define INFO_PROCS_MAX 4096   /* processes examined for their runtime */
+#define INFO_MAPS_MAX  256    /* distinct mapped files per process */
+
+struct proc_facts {
+	uint32_t pid;
+	char *exe, *argv0;
+	char **maps;
+	size_t nmaps;
+};
+
 struct info {
+	struct proc_facts *procs;
+	size_t nprocs;
+	struct hmap proc_index;         /* (pid, 0) -> index into procs */
 	struct kv_list meta;
 	struct kv_list stats;
 	struct kv_list end;
@@ -135,6 +151,74 @@ static void scan_kv(struct info *in, const struct pc_chunk *c, struct kv_list *l
 		in->kv_malformed++;
 }
 
+static struct proc_facts *proc_facts_of(struct info *in, uint32_t pid)
+{
+	int created = 0;
+	uint64_t *index;
+
+	if (!hmap_find(&in->proc_index, pid, 0) && in->nprocs >= INFO_PROCS_MAX)
+		return NULL;
+	index = hmap_upsert(&in->proc_index, pid, 0, in->nprocs, &created);
+	if (!index)
+		return NULL;
+	if (created) {
+		struct proc_facts *p = realloc(in->procs, (in->nprocs + 1) * sizeof(*p));
+
+		if (!p) {
+			in->oom = 1;
+			return NULL;
+		}
+		in->procs = p;
+		memset(&p[in->nprocs], 0, sizeof(*p));
+		p[in->nprocs++].pid = pid;
+	}
+	return &in->procs[*index];
+}
+
+/* PROC: the latest exe and argv[0] of its process. */
+static void note_proc(struct info *in, const struct pc_rec *rec)
+{
+	struct pc_rec_proc p;
+	size_t tail_len;
+	const uint8_t *tail = pc_rec_copy(rec, &p, sizeof(p), &tail_len);
+	struct proc_facts *f;
+
+	if (!tail || (uint64_t)p.exe_len + p.cmdline_len > tail_len ||
+	    !(f = proc_facts_of(in, p.pid)))
+		return;
+	free(f->exe);
+	free(f->argv0);
+	f->exe = text_dup_printable((const char *)tail, p.exe_len, '?');
+	f->argv0 = text_dup_printable((const char *)tail + p.exe_len,
+				      strnlen((const char *)tail + p.exe_len, p.cmdline_len), '?');
+}
+
+/* MAP: a file the process mapped (each path once). */
+static void note_map(struct info *in, const struct pc_rec *rec)
+{
+	struct pc_rec_map m;
+	size_t tail_len;
+	const uint8_t *tail = pc_rec_copy(rec, &m, sizeof(m), &tail_len);
+	struct proc_facts *f;
+	char *path, **grown;
+
+	if (!tail || m.path_len == 0 || m.path_len > tail_len || !(f = proc_facts_of(in, m.pid)) ||
+	    f->nmaps >= INFO_MAPS_MAX)
+		return;
+	for (size_t i = 0; i < f->nmaps; i++)
+		if (strlen(f->maps[i]) == m.path_len && memcmp(f->maps[i], tail, m.path_len) == 0)
+			return;
+	path = text_dup_printable((const char *)tail, m.path_len, '?');
+	grown = path ? realloc(f->maps, (f->nmaps + 1) * sizeof(*grown)) : NULL;
+	if (!grown) {
+		free(path);
+		in->oom = 1;
+		return;
+	}
+	f->maps = grown;
+	f->maps[f->nmaps++] = path;
+}
+
 static void scan_records(struct info *in, const struct pc_chunk *c)
 {
 	struct pc_rec_iter it;
@@ -143,6 +227,10 @@ static void scan_records(struct info *in, const struct pc_chunk *c)
 
 	pc_rec_iter_init(&it, c->data, c->size);
 	while ((rc = pc_rec_next(&it, &rec)) == 1) {
+		if (rec->type == PC_REC_PROC)
+			note_proc(in, rec);
+		else if (rec->type == PC_REC_MAP)
+			note_map(in, rec);
 		if (rec->type >= 1 && rec->type < RECORD_TYPES)
 			in->records[rec->type]++;
 		else
@@ -240,6 +328,29 @@ static void print_records(const struct info *in)
 	       in->records_malformed + in->kv_malformed));
 }
 
+/* Runtimes: one line per recognized process (none: no section). */
+static void print_runtimes(const struct info *in)
+{
+	int header = 0;
+
+	for (size_t i = 0; i < in->nprocs; i++) {
+		const struct proc_facts *f = &in->procs[i];
+		struct runtime_facts facts = {
+			.exe = f->exe, .argv0 = f->argv0, .maps = (const char *const *)f->maps,
+			.nmaps = f->nmaps,
+		};
+		struct runtime_guess g;
+
+		if (!runtime_identify(&facts, &g))
+			continue;
+		if (!header++)
+			printf("\nRuntimes\n  %7s %-8s %-8s %4s  %s\n", "pid", "runtime", "version",
+			       "conf", "evidence");
+		printf("  %7u %-8s %-8s %3d%%  %s\n", f->pid, g.runtime,
+		       g.version[0] ? g.version : "-", g.confidence, g.evidence);
+	}
+}
+
 static const char *stat_value(const struct kv_list *l, const char *key)
 {
 	const char *value = NULL;
@@ -300,6 +411,15 @@ static void info_free(struct info *in)
 	kv_free(&in->stats);
 	kv_free(&in->end);
 	hmap_free(&in->unknown_chunks);
+	hmap_free(&in->proc_index);
+	for (size_t i = 0; i < in->nprocs; i++) {
+		free(in->procs[i].exe);
+		free(in->procs[i].argv0);
+		for (size_t k = 0; k < in->procs[i].nmaps; k++)
+			free(in->procs[i].maps[k]);
+		free(in->procs[i].maps);
+	}
+	free(in->procs);
 	free(in->unknown_totals);
 	free(in->unknown_types);
 }
@@ -322,12 +442,14 @@ int cmd_info(int argc, char **argv)
 		return fail_file(path, capture_open_error(rc, why));
 	memset(&in, 0, sizeof(in));
 	hmap_init(&in.unknown_chunks);
+	hmap_init(&in.proc_index);
 	while (!in.oom && pc_reader_next(r, &chunk) == 1)
 		scan_chunk(&in, &chunk);
 	status = print_summary(path, r, &in);
 	print_kv_section("Metadata", &in.meta);
 	print_chunks(&in);
 	print_records(&in);
+	print_runtimes(&in);
 	print_kv_section("Stats", &in.stats);
 	print_kv_section("End", &in.end);
 	rc = in.oom ? fail_file(path, "out of memory") : status;

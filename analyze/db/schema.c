@@ -108,7 +108,19 @@ static const char create_event_tables_sql[] =
 	"CREATE TABLE user_mutexes (ts INTEGER, duration INTEGER, pid INTEGER,"
 	"  tid INTEGER, addr INTEGER, ustack_id INTEGER);"
 	"CREATE TABLE page_faults (ts INTEGER, pid INTEGER, tid INTEGER,"
-	"  addr INTEGER, ip INTEGER, error_code INTEGER, weight INTEGER);";
+	"  addr INTEGER, ip INTEGER, error_code INTEGER, weight INTEGER);"
+	"CREATE TABLE probe_hits (ts INTEGER, duration INTEGER, pid INTEGER, tid INTEGER,"
+	"  probe_id INTEGER, arg0 INTEGER, arg1 INTEGER, arg2 INTEGER, ustack_id INTEGER);"
+	/* one row per user probe of the recording, from META probe.N.* and the
+	 * kernel's exact counts in STATS probe.N.* (import/load_probes.c) */
+	"CREATE TABLE probes (probe_id INTEGER PRIMARY KEY, kind TEXT, spec TEXT,"
+	"  file TEXT, name TEXT, args TEXT, path TEXT, build_id TEXT, offset INTEGER,"
+	"  attached TEXT, failed TEXT, hits INTEGER, calls INTEGER, total_ns INTEGER,"
+	"  below_min INTEGER, unmatched INTEGER, too_deep INTEGER, hist TEXT,"
+	"  records INTEGER);"
+	/* the language runtime of each recognized process (import/load_runtimes.c) */
+	"CREATE TABLE process_runtimes (pid INTEGER PRIMARY KEY, runtime TEXT,"
+	"  version TEXT, confidence INTEGER, evidence TEXT, advice TEXT);";
 
 /* Correlations computed at import (analyze/correlate/correlate.c and friends).
  * thread_state_rows stores small codes (enum state_kind, enum

@@ -52,6 +52,7 @@ void diff_table_sort_values(struct dtable *t);
 #define DIFF_REQUEST "request:"   /* request:COMM, request_spans.service_ns */
 #define DIFF_LOCK    "lock:"      /* lock:futex:SITE, lock:mutex:SITE, lock:kernel:FUNC */
 #define DIFF_DEVICE  "device:"    /* device:NAME, queue + service ns per request */
+#define DIFF_PROBE   "probe:"     /* probe:FUNCTION, one per call of a uprobed function (ns) */
 
 struct diff_run {
 	const char *path;
@@ -145,7 +146,7 @@ int diff_json(const struct diff_result *res, FILE *out, int pretty);
 int diff_folded(const struct diff_result *res, FILE *out);
 
 /* --fail-on rules (diff_rules.c). */
-enum diff_rule_kind { RULE_FUNC, RULE_P99_REQUEST, RULE_P99_SYSCALL, RULE_LOCK,
+enum diff_rule_kind { RULE_FUNC, RULE_P99_REQUEST, RULE_P99_SYSCALL, RULE_P99_PROBE, RULE_LOCK,
 		      RULE_ANY_SIGNIFICANT };
 
 struct diff_rule {

@@ -1,5 +1,5 @@
 /* diff_latency.c - latency distributions compared per system call,
- * peer wait, request series, lock and device: percentiles, the median
+ * peer wait, request series, lock, device and uprobed function: percentiles, the median
  * shift with a rank interval, Mann-Whitney U (Welch on per-run medians
  * with several runs per side), KS distance, the p99 ratio, and the time
  * added per unit of exposure. */
@@ -67,13 +67,16 @@ static const char *latency_kind(const char *key)
 		return "lock";
 	if (strncmp(key, DIFF_PEER_WAIT, strlen(DIFF_PEER_WAIT)) == 0)
 		return "wait";
+	if (strncmp(key, DIFF_PROBE, strlen(DIFF_PROBE)) == 0)
+		return "probe";
 	return "device";
 }
 
 static void compare_latency(struct builder *b, const char *key)
 {
 	const char *kind = latency_kind(key);
-	int tier = strcmp(kind, "syscall") == 0 || strcmp(kind, "lock") == 0 ? 1 : 2;
+	int tier = strcmp(kind, "syscall") == 0 || strcmp(kind, "lock") == 0 ||
+		   strcmp(kind, "probe") == 0 ? 1 : 2;
 	double medians[2][64], per_run[2][64], total[2], se[2];
 	size_t nmedians[2], nruns[2];
 	struct dseries *pool[2];

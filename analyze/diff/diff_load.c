@@ -241,6 +241,10 @@ static int load_latencies(struct diff_run *run, sqlite3 *db)
 			" WHERE " SERVED, DIFF_REQUEST, &run->latency) < 0 ||
 	    load_values(db, "SELECT dev_name, queue_ns + service_ns FROM block_io",
 			DIFF_DEVICE, &run->latency) < 0 ||
+	    /* uprobed functions by name (probe ids differ between runs) */
+	    load_values(db, "SELECT p.name, h.duration FROM probe_hits h JOIN probes p"
+			" ON p.probe_id = h.probe_id WHERE p.kind = 'uprobe'",
+			DIFF_PROBE, &run->latency) < 0 ||
 	    diff_load_locks(run, db) < 0)
 		return -1;
 	diff_table_sort_values(&run->latency);
@@ -310,7 +314,10 @@ int diff_run_load(struct diff_run *run, sqlite3 *db, const char *path)
 	if (load_functions(run, db) < 0 || load_stacks(run, db) < 0 ||
 	    load_latencies(run, db) < 0 || load_threads(run, db) < 0 ||
 	    load_counts(db, "SELECT source, imported FROM data_quality WHERE imported > 0",
-			&run->rates) < 0) {
+			&run->rates) < 0 ||
+	    /* USDT probes: the kernel's exact hits, as a rate per probe name */
+	    load_counts(db, "SELECT 'usdt ' || name, hits FROM probes WHERE kind = 'usdt'"
+			" AND hits > 0", &run->rates) < 0) {
 		fprintf(stderr, "perfcap-analyze: %s: could not read the run for diff\n", path);
 		return -1;
 	}

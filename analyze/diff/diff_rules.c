@@ -3,6 +3,7 @@
  *   func:NAME:+P%          function NAME's self CPU time grew by P% or more
  *   p99:request:+P%        a request series' p99 grew by P% or more
  *   p99:syscall:NAME:+P%   system call NAME's p99 grew by P% or more
+ *   p99:probe:NAME:+P%     uprobed function NAME's p99 grew by P% or more
  *   lock:+P%  lock:SITE:+P%  a lock's mean wait per call grew by P% or more
  *   any:significant        any significant finding that adds time
  *
@@ -59,7 +60,7 @@ int diff_rule_parse(const char *text, struct diff_rule *rule, const char **why)
 	memset(rule, 0, sizeof(*rule));
 	rule->text = text;
 	*why = "expected func:NAME:+P%, p99:request:+P%, p99:syscall:NAME:+P%, "
-	       "lock:[SITE:]+P% or any:significant";
+	       "p99:probe:NAME:+P%, lock:[SITE:]+P% or any:significant";
 	if (strcmp(text, "any:significant") == 0) {
 		rule->kind = RULE_ANY_SIGNIFICANT;
 		return 0;
@@ -75,6 +76,10 @@ int diff_rule_parse(const char *text, struct diff_rule *rule, const char **why)
 	if (strncmp(text, "p99:syscall:", 12) == 0) {
 		rule->kind = RULE_P99_SYSCALL;
 		return split_name(text + 12, rule, 1);
+	}
+	if (strncmp(text, "p99:probe:", 10) == 0) {
+		rule->kind = RULE_P99_PROBE;
+		return split_name(text + 10, rule, 1);
 	}
 	if (strncmp(text, "lock:", 5) == 0) {
 		rule->kind = RULE_LOCK;
@@ -138,11 +143,15 @@ int diff_rule_check(const struct diff_rule *rule, const struct diff_result *res,
 			break;
 		case RULE_P99_REQUEST:
 		case RULE_P99_SYSCALL:
-			if (strcmp(f->kind, rule->kind == RULE_P99_REQUEST ? "request" : "syscall") ||
-			    (rule->kind == RULE_P99_SYSCALL && !name_matches(f->name, rule->name)))
+		case RULE_P99_PROBE:
+			if (strcmp(f->kind, rule->kind == RULE_P99_REQUEST ? "request" :
+					    rule->kind == RULE_P99_SYSCALL ? "syscall" : "probe") ||
+			    (rule->kind != RULE_P99_REQUEST && !name_matches(f->name, rule->name)))
 				break;
-			if (f->appeared && rule->kind == RULE_P99_SYSCALL && f->q_value < alpha) {
-				snprintf(why, len, "%s: system call %s appeared", rule->text, f->name);
+			if (f->appeared && rule->kind != RULE_P99_REQUEST && f->q_value < alpha) {
+				snprintf(why, len, "%s: %s %s appeared", rule->text,
+					 rule->kind == RULE_P99_SYSCALL ? "system call" :
+					 "probed function", f->name);
 				return 1;
 			}
 			if (!isnan(f->p99_ratio) && f->p99_ratio - 1 >= rule->threshold &&

@@ -1,6 +1,6 @@
 /* export_tables.c - export --format csv / ndjson: one file per table in
  * a directory (samples, stacks, thread_states, offcpu, syscalls,
- * requests, block_io, locks), every row led by run_id and host so files
+ * requests, block_io, locks, probes), every row led by run_id and host so files
  * of many runs and hosts load into one table (ClickHouse, DuckDB, Spark;
  * docs/export.md gives the CREATE TABLE statements). Each table is one
  * SELECT streamed row by row: CSV with a header (RFC 4180 quoting, NULL
@@ -19,6 +19,7 @@ struct table_def {
 	const char *pid, *tid;   /* scope columns */
 	const char *start, *end; /* time columns; NULL: not scoped by time */
 	const char *order;       /* ORDER BY, or NULL */
+	const char *requires;    /* a table databases imported before it lack: skipped then */
 };
 
 static const struct table_def tables[] = {
@@ -51,6 +52,10 @@ static const struct table_def tables[] = {
 	  " ustack_id FROM user_mutexes UNION ALL SELECT 'kernel_lock', pid, tid, ts - duration,"
 	  " ts, duration, lock_addr, ret, kstack_id FROM kernel_locks)",
 	  "pid", "tid", "start_ts", "end_ts", NULL },
+	{ "probes", "SELECT * FROM (SELECT h.probe_id, p.kind, p.name, h.pid, h.tid,"
+	  " h.ts AS start_ts, h.ts + h.duration AS end_ts, h.duration, h.arg0, h.arg1, h.arg2,"
+	  " h.ustack_id FROM probe_hits h LEFT JOIN probes p ON p.probe_id = h.probe_id)",
+	  "pid", "tid", "start_ts", "end_ts", NULL, "probe_hits" },
 };
 
 /* The writers hold the stream's lock for the whole table (flockfile in
@@ -255,8 +260,13 @@ static int write_table(struct export_ctx *cx, const char *dir, int ndjson,
 
 int export_tables(struct export_ctx *cx, const char *dir, int ndjson)
 {
-	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
+	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+		if (tables[i].requires &&
+		    db_lookup_int(cx->db, "SELECT count(*) FROM sqlite_master WHERE name = ?1",
+				  tables[i].requires, NULL, 0) == 0)
+			continue;
 		if (write_table(cx, dir, ndjson, &tables[i]) < 0)
 			return -1;
+	}
 	return 0;
 }

@@ -343,6 +343,26 @@ int decode_mutex(struct loader *L, const struct record_in *in)
 	return 1;
 }
 
+/* (1.5) PROBE: a uprobed call or a USDT hit; args past nargs are NULL. */
+int decode_probe(struct loader *L, const struct record_in *in)
+{
+	const struct pc_rec_probe *p = in->body;
+	uint32_t nargs = p->nargs < PC_PROBE_ARGS ? p->nargs : PC_PROBE_ARGS;
+
+	in->row[0] = (int64_t)p->ts;
+	in->row[1] = (int64_t)p->duration;
+	in->row[2] = p->pid;
+	in->row[3] = p->tid;
+	in->row[4] = p->probe;
+	for (uint32_t i = 0; i < PC_PROBE_ARGS; i++) {
+		in->row[5 + i] = (int64_t)p->args[i];
+		if (i >= nargs)
+			in->kind[5 + i] = BATCH_NULL;
+	}
+	stack_column(L, in, 8, p->ustack, p->ts, p->pid);
+	return 1;
+}
+
 int decode_fault(struct loader *L, const struct record_in *in)
 {
 	const struct pc_rec_fault *f = in->body;

@@ -158,6 +158,9 @@ int decode_tcp_retrans(struct loader *L, const struct record_in *in);
 int decode_lock(struct loader *L, const struct record_in *in);
 int decode_mutex(struct loader *L, const struct record_in *in);
 int decode_fault(struct loader *L, const struct record_in *in);
+int decode_probe(struct loader *L, const struct record_in *in);
+int probes_build(sqlite3 *db);              /* load_probes.c: the probes table */
+int runtimes_build(sqlite3 *db);            /* load_runtimes.c: process_runtimes */
 int decode_ustack(struct loader *L, const struct record_in *in);
 int decode_unwind(struct loader *L, const struct record_in *in);
 int decode_thread_metric(struct loader *L, const struct record_in *in); /* load_aggregates.c */

@@ -84,6 +84,11 @@ static const struct record_type types[RECORD_TYPE_MAX + 1] = {
 	     decode_thread_metric),
 	  .table = "thread_metrics", .columns = "window_start, window_end, pid, tid, class,"
 	  " kind, key, calls, errors, total_ns, bytes, " METRIC_HIST_COLUMNS, .ncols = 43 },
+	/* format 1.5: user probes; their `probes` table is built from META and
+	 * STATS after the events (load_probes.c) */
+	TYPE(PC_REC_PROBE, "probe", "probe", struct pc_rec_probe, decode_probe),
+	  .table = "probe_hits", .columns = "ts, duration, pid, tid, probe_id, arg0, arg1, arg2,"
+	  " ustack_id", .ncols = 9 },
 };
 
 const struct record_type *record_type_get(uint16_t type)

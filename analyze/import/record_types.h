@@ -8,13 +8,13 @@
 
 #include <stdint.h>
 
-#define RECORD_TYPE_MAX 23   /* known types are 1..RECORD_TYPE_MAX */
+#define RECORD_TYPE_MAX 24   /* known types are 1..RECORD_TYPE_MAX */
 
 /* "sample", "stack", ... "fault"; NULL for an unknown type. */
 const char *record_type_name(uint16_t type);
 
 /* The recorder source that writes it: "cpu", "proc" (EXEC, EXIT), "sched",
- * "syscall", "block", "net", "lock", "mem"; NULL for the process, map,
+ * "syscall", "block", "net", "lock", "mem", "probe"; NULL for the process, map,
  * stack and symbol records of PROCS, STACKS and SYMBOLS chunks. */
 const char *record_type_source(uint16_t type);
 

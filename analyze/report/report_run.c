@@ -77,8 +77,8 @@ static int run_sections(struct report_context *ctx)
 	int (*const sections[])(const struct report_context *) = {
 		report_section_summary, report_section_method, report_section_latency,
 		report_section_cpu, report_section_stacks, report_section_io,
-		report_section_contention, report_section_threads, report_section_wakeups,
-		report_section_evidence,
+		report_section_contention, report_section_probes, report_section_runtimes,
+		report_section_threads, report_section_wakeups, report_section_evidence,
 		report_section_quality, report_section_reproduce,
 	};
 

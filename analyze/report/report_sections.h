@@ -62,6 +62,8 @@ int report_section_stacks(const struct report_context *ctx);     /* report_stack
 int report_stacks_json(const struct report_context *ctx);        /* report_stacks.c */
 int report_section_io(const struct report_context *ctx);         /* report_io.c */
 int report_section_contention(const struct report_context *ctx); /* report_contention.c */
+int report_section_probes(const struct report_context *ctx);     /* report_probes.c */
+int report_section_runtimes(const struct report_context *ctx);   /* report_runtimes.c */
 int report_section_threads(const struct report_context *ctx);    /* report_threads.c */
 int report_section_wakeups(const struct report_context *ctx);    /* report_wakeups.c */
 int report_section_evidence(const struct report_context *ctx);   /* report_summary.c */

@@ -164,8 +164,81 @@ static void span_json(struct json_writer *w, uint64_t s, uint64_t e, int state)
 	json_end_array(w);
 }
 
+/* ---- user probe calls on the timeline (format 1.5) ---------------------- */
+
+struct probe_span {
+	uint64_t start, end;      /* first call's start, latest end among them */
+	int64_t probe;            /* the lowest probe id among them */
+	int64_t calls;            /* calls merged into this span */
+};
+
+struct probe_lane {
+	struct probe_span *v;
+	size_t n;
+};
+
+/* The probe calls (and USDT hits) of each timeline thread in scope, in
+ * time order, merged per timeline bucket (at most TIMELINE_BUCKETS spans
+ * a thread, whatever the calls). 0 or -1. */
+static int load_probe_lanes(const struct report_context *ctx, const struct diag_thread **top,
+			    int nthreads, const struct buckets *b, struct probe_lane *lanes)
+{
+	char where[1024], sql[1600];
+
+	if (!report_has_object(ctx->db, "probe_hits"))
+		return 0;
+	for (int i = 0; i < nthreads; i++) {
+		sqlite3_stmt *st;
+
+		snprintf(sql, sizeof(sql), "SELECT min(ts), max(ts + duration), min(probe_id),"
+			 " count(*) FROM probe_hits WHERE tid = %u AND pid = %u AND %s"
+			 " GROUP BY (ts - %llu) / %llu ORDER BY 1", top[i]->tid, top[i]->pid,
+			 report_scope_sql(where, sizeof(where), "pid", "tid", "ts", "ts + duration"),
+			 (unsigned long long)b->start, (unsigned long long)b->width);
+		st = report_prepare(ctx, sql);
+		if (!st)
+			return -1;
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			struct probe_span *grown;
+
+			if ((lanes[i].n & (lanes[i].n - 1)) == 0) { /* 0, 1, 2, 4 ...: grow */
+				grown = realloc(lanes[i].v, (lanes[i].n ? 2 * lanes[i].n : 1) *
+							    sizeof(*grown));
+				if (!grown) {
+					sqlite3_finalize(st);
+					return -1;
+				}
+				lanes[i].v = grown;
+			}
+			lanes[i].v[lanes[i].n++] = (struct probe_span){
+				(uint64_t)sqlite3_column_int64(st, 0),
+				(uint64_t)sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+				sqlite3_column_int64(st, 3) };
+		}
+		sqlite3_finalize(st);
+	}
+	return 0;
+}
+
+static void probes_json(struct json_writer *w, const struct probe_lane *lane)
+{
+	if (!lane || lane->n == 0)
+		return;
+	json_begin_array(w, "probes");
+	for (size_t k = 0; k < lane->n; k++) {
+		json_begin_array(w, NULL);
+		json_uint(w, NULL, lane->v[k].start);
+		json_uint(w, NULL, lane->v[k].end);
+		json_int(w, NULL, lane->v[k].probe);
+		json_int(w, NULL, lane->v[k].calls);
+		json_end_array(w);
+	}
+	json_end_array(w);
+}
+
 static void spans_json(const struct report_context *ctx, const struct diag_thread *t,
-		       const struct buckets *b, int i, uint64_t end)
+		       const struct buckets *b, int i, uint64_t end,
+		       const struct probe_lane *lane)
 {
 	struct json_writer *w = ctx->json;
 	int cur = -1;
@@ -187,6 +260,7 @@ static void spans_json(const struct report_context *ctx, const struct diag_threa
 		cur_start = at;
 	}
 	json_end_array(w);
+	probes_json(w, lane);
 	json_end_object(w);
 }
 
@@ -198,25 +272,35 @@ static int timeline_json(const struct report_context *ctx, const struct diag_thr
 	struct buckets b = { .start = s->from, .nthreads = n < MAX_TIMELINE_THREADS ?
 			     (int)n : MAX_TIMELINE_THREADS };
 	struct json_writer *w = ctx->json;
+	struct probe_lane *lanes;
 	int rc = 0;
 
 	b.width = end > s->from ? (end - s->from + TIMELINE_BUCKETS - 1) / TIMELINE_BUCKETS : 1;
 	if (b.width == 0)
 		b.width = 1;
 	b.ns = calloc((size_t)b.nthreads + 1, sizeof(*b.ns));
-	if (!b.ns)
+	lanes = calloc((size_t)b.nthreads + 1, sizeof(*lanes));
+	if (!b.ns || !lanes) {
+		free(b.ns);
+		free(lanes);
 		return -1;
+	}
 	if (b.nthreads > 0)
 		rc = fill_buckets(ctx, top, &b);
+	if (rc == 0 && b.nthreads > 0)
+		rc = load_probe_lanes(ctx, top, b.nthreads, &b, lanes);
 	json_begin_object(w, "timeline");
 	json_uint(w, "start_ns", s->from);
 	json_uint(w, "end_ns", end);
 	json_uint(w, "bucket_ns", b.width);
 	json_begin_array(w, "threads");
 	for (int i = 0; rc == 0 && i < b.nthreads; i++)
-		spans_json(ctx, top[i], &b, i, end);
+		spans_json(ctx, top[i], &b, i, end, &lanes[i]);
 	json_end_array(w);
 	json_end_object(w);
+	for (int i = 0; i < b.nthreads; i++)
+		free(lanes[i].v);
+	free(lanes);
 	free(b.ns);
 	return rc;
 }

@@ -39,6 +39,7 @@
 #include "session/shared_maps.h"
 #include "source.h"
 #include "syscall_prog.h"
+#include "uprobe_target.h"
 #include "util/util.h"
 
 #define MUTEX_PIDS_MAX 64           /* initial targets probed */
@@ -121,17 +122,8 @@ static int attach_contention(char *why, size_t len)
  * most max; a warning names the rest as not probed). */
 static size_t initial_targets(const struct source_env *env, pid_t *pids, size_t max)
 {
-	uint32_t key, next, *prev = NULL;
-	size_t n = 0, more = 0;
+	size_t more, n = uprobe_initial_targets(env->maps->targets_fd, pids, max, &more);
 
-	while (bpf_map_get_next_key(env->maps->targets_fd, prev, &next) == 0) {
-		if (n < max)
-			pids[n++] = (pid_t)next;
-		else
-			more++;
-		key = next;
-		prev = &key;
-	}
 	if (more)
 		warning_line("lock: mutex uprobes in the first %zu target processes only "
 			     "(%zu more not probed)", max, more);

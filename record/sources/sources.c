@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "probe_spec.h"
 #include "session/bpf_log.h"
 #include "session/shared_maps.h"
 #include "source.h"
@@ -23,6 +24,7 @@ extern const struct source lock_source;
 extern const struct source mem_source;
 extern const struct source agg_source;
 extern const struct source waits_source;
+extern const struct source probe_source;
 
 /* In load order: proc first, so forks are followed before anything runs. */
 static const struct source *const registry[] = {
@@ -37,6 +39,7 @@ static const struct source *const registry[] = {
 	&mem_source,
 	&agg_source,
 	&waits_source,
+	&probe_source,
 };
 
 #define NSOURCES (sizeof(registry) / sizeof(registry[0]))
@@ -117,9 +120,11 @@ int sources_select(const char *list, bool selected[PERFCAP_SRC_MAX])
 	if (!list)
 		return 0;
 	for (p = list;; p++) {
-		size_t n = strcspn(p, ",");
+		size_t n = probe_spec_item_len(p);
 
-		if (select_one(p, n, selected, list))
+		if (probe_spec_is_probe(p)) /* parsed by probe_specs_parse() */
+			selected[PERFCAP_SRC_PROBE] = true;
+		else if (select_one(p, n, selected, list))
 			return -EINVAL;
 		p += n;
 		if (!*p)
@@ -149,6 +154,8 @@ static const struct {
 	{ "mem", "the syscall program's 1.5 us per call, plus a program per page fault" },
 	{ "agg", "about 0.57 us per system call of a traced task (0.35 us of it the "
 		 "sys_enter/sys_exit tracepoints themselves)" },
+	{ "probe", "two breakpoints per call of a uprobed function, one per USDT hit: "
+		   "see bench/probes_cost.sh" },
 	{ "waits", "nothing per system call; two lookups per context switch and wakeup "
 		   "of a traced task (redis: +1.9% server CPU per request with the whole "
 		   "default set)" },

@@ -10,6 +10,7 @@
  * does, else the path from the maps if it names the same inode.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -18,6 +19,8 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+
+#include <bpf/bpf.h>
 
 #include "common/elf_module.h"
 #include "util/procinfo.h"
@@ -181,4 +184,99 @@ int uprobe_target_find(uint32_t pid, const char *const *names, struct uprobe_tar
 	err = err < 0 ? err : w->found;
 	free(w);
 	return err;
+}
+
+int uprobe_target_in_file(const char *path, const char *shown, const char *name,
+			  struct uprobe_target *t, char *why, size_t len)
+{
+	struct pc_elf_module mod = { 0 };
+	uint64_t vaddr = 0;
+	char err[160];
+	int rc = 0, fd;
+
+	memset(t, 0, sizeof(*t));
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(why, len, "%s: %s", shown, strerror(errno));
+		return rc;
+	}
+	if (pc_elf_module_load_fd(&mod, fd, shown, err, sizeof(err))) {
+		snprintf(why, len, "%s", err);
+		close(fd);
+		return -ENOEXEC;
+	}
+	t->build_id_len = mod.build_id_len;
+	memcpy(t->build_id, mod.build_id, sizeof(t->build_id) < sizeof(mod.build_id) ?
+	       sizeof(t->build_id) : sizeof(mod.build_id));
+	if (!name[0]) {
+		rc = -ENOENT; /* the build-id only */
+	} else if (pc_elf_function_addr_fd(fd, name, &vaddr)) {
+		snprintf(why, len, "%s defines no function %s%s", shown, name,
+			 mod.nsyms ? "" : " (it has no symbols: stripped?)");
+		rc = -ENOENT;
+	} else if (vaddr_to_offset(&mod, vaddr, &t->offset)) {
+		snprintf(why, len, "%s: %s lies outside every load segment", shown, name);
+		rc = -ENOENT;
+	} else {
+		snprintf(t->path, sizeof(t->path), "%s", path);
+		snprintf(t->attach_path, sizeof(t->attach_path), "%s", path);
+		snprintf(t->symbol, sizeof(t->symbol), "%s", name);
+		t->vaddr = vaddr;
+	}
+	pc_elf_module_free(&mod);
+	close(fd);
+	return rc;
+}
+
+int uprobe_usdt_in_file(const char *path, const char *shown, const char *provider,
+			const char *name, struct uprobe_target *t, char *why, size_t len)
+{
+	struct pc_elf_module mod = { 0 };
+	uint64_t vaddr = 0;
+	char err[160];
+	int n, fd;
+
+	memset(t, 0, sizeof(*t));
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		n = -errno;
+		snprintf(why, len, "%s: %s", shown, strerror(errno));
+		return n;
+	}
+	if (pc_elf_module_load_fd(&mod, fd, shown, err, sizeof(err))) {
+		snprintf(why, len, "%s", err);
+		close(fd);
+		return -ENOEXEC;
+	}
+	t->build_id_len = mod.build_id_len;
+	memcpy(t->build_id, mod.build_id, sizeof(t->build_id) < sizeof(mod.build_id) ?
+	       sizeof(t->build_id) : sizeof(mod.build_id));
+	n = pc_elf_sdt_sites_fd(fd, provider, name, &vaddr, 1);
+	if (n == 0)
+		snprintf(why, len, "%s has no USDT probe %s:%s", shown, provider, name);
+	else if (n < 0)
+		snprintf(why, len, "%s: cannot read its SDT notes", shown);
+	else if (vaddr_to_offset(&mod, vaddr, &t->offset))
+		t->offset = 0;
+	pc_elf_module_free(&mod);
+	close(fd);
+	return n > 0 ? n : n == 0 ? -ENOENT : n;
+}
+
+size_t uprobe_initial_targets(int targets_fd, int *pids, size_t max, size_t *more)
+{
+	uint32_t key, next, *prev = NULL;
+	size_t n = 0;
+
+	*more = 0;
+	while (bpf_map_get_next_key(targets_fd, prev, &next) == 0) {
+		if (n < max)
+			pids[n++] = (int)next;
+		else
+			(*more)++;
+		key = next;
+		prev = &key;
+	}
+	return n;
 }

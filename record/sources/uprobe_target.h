@@ -23,6 +23,8 @@ struct uprobe_target {
 	uint64_t inode;
 	uint32_t dev_major, dev_minor;
 	char     symbol[64];      /* the name found */
+	uint8_t  build_id_len;    /* 0: none */
+	uint8_t  build_id[20];
 };
 
 /* Finds every file mapped executable by pid that defines a function named
@@ -32,5 +34,25 @@ struct uprobe_target {
  * negative. */
 int uprobe_target_find(uint32_t pid, const char *const *names, struct uprobe_target *out,
 		       int max, char *why, size_t len);
+
+/* Finds the function named name (any alias) in the ELF file at path
+ * (opened as is: callers pass /proc/PID/root/... for a process's own
+ * root; shown is how reasons name it). t gets the offset, vaddr, build-id
+ * and path (attach_path = path); name "" reads the build-id only. 0, or
+ * -errno with a one-line reason in why (no such file, not ELF, no such
+ * function). */
+int uprobe_target_in_file(const char *path, const char *shown, const char *name,
+			  struct uprobe_target *t, char *why, size_t len);
+
+/* The sites of USDT probe provider:name in the ELF file at path (as
+ * uprobe_target_in_file): t gets the build-id and the file offset of the
+ * first site. Returns the number of sites, or -errno with a reason in why
+ * (-ENOENT: no such probe). */
+int uprobe_usdt_in_file(const char *path, const char *shown, const char *provider,
+			const char *name, struct uprobe_target *t, char *why, size_t len);
+
+/* The initial target processes: the keys of the shared pid filter (map
+ * fd targets_fd), at most max of them; *more gets how many were left out. */
+size_t uprobe_initial_targets(int targets_fd, int *pids, size_t max, size_t *more);
 
 #endif /* RECORD_UPROBE_TARGET_H */

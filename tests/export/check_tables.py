@@ -21,6 +21,7 @@ COUNTS = {
     'block_io': 'SELECT count(*) FROM block_io',
     'locks': "SELECT (SELECT count(*) FROM futex_calls WHERE kind = 'wait')"
              " + (SELECT count(*) FROM user_mutexes) + (SELECT count(*) FROM kernel_locks)",
+    'probes': 'SELECT count(*) FROM probe_hits',
 }
 
 

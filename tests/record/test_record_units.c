@@ -1,7 +1,7 @@
 /* test_record_units.c - unit tests of the recorder's building blocks,
  * linked against the record/ and common/ libraries: the u64 table, address
  * lists, stack deduplication, --max-size decisions, the flight ring, the
- * source registry (-e), syscall names and sets, and the shared number
+ * source registry (-e) and its user probes, syscall names and sets, and the shared number
  * parsing and formatting of common/units.c. */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -16,6 +16,7 @@
 #include "consume/stack_table.h"
 #include "output/flight_ring.h"
 #include "output/size_limit.h"
+#include "sources/probe_spec.h"
 #include "sources/source.h"
 #include "sources/syscall_sets.h"
 #include "util/addr_list.h"
@@ -252,6 +253,68 @@ Test(sources, bad_lists)
 	cr_assert_eq(sources_select("cpu,,sched", selected), -EINVAL);
 	cr_assert_eq(sources_select("cpu,bogus", selected), -EINVAL);
 	cr_assert_eq(sources_select("", selected), -EINVAL);
+}
+
+Test(sources, probe_items_select_the_probe_source)
+{
+	static const int chosen[] = { PERFCAP_SRC_PROC, PERFCAP_SRC_CPU, PERFCAP_SRC_PROBE,
+				      PERFCAP_SRC_SCHED };
+
+	/* the comma inside the parentheses does not end the item */
+	expect_selected("cpu,uprobe:/bin/app:parse(arg1,ret),sched", chosen, 4);
+	expect_selected("cpu,usdt:/usr/bin/python3.11:python:gc__start,sched", chosen, 4);
+}
+
+Test(probe_spec, uprobe_items)
+{
+	struct probe_spec *v;
+	size_t n;
+
+	cr_assert_eq(probe_specs_parse("cpu,uprobe:/opt/a:b/app:parse(arg1,ret),"
+				       "uprobe:./x:f,sched", &v, &n), 0);
+	cr_assert_eq(n, 2);
+	cr_assert_eq(v[0].kind, PERFCAP_PROBE_UPROBE);
+	cr_assert_str_eq(v[0].path, "/opt/a:b/app");  /* PATH runs to the last colon */
+	cr_assert_str_eq(v[0].symbol, "parse");
+	cr_assert_eq(v[0].nargs, 2);
+	cr_assert_eq(v[0].arg[0], 1);
+	cr_assert_eq(v[0].arg[1], PERFCAP_PROBE_ARG_RET);
+	cr_assert_str_eq(v[0].text, "uprobe:/opt/a:b/app:parse(arg1,ret)");
+	cr_assert_str_eq(v[1].path, "./x");
+	cr_assert_eq(v[1].nargs, 0);
+	free(v);
+}
+
+Test(probe_spec, usdt_items)
+{
+	struct probe_spec *v;
+	size_t n;
+
+	cr_assert_eq(probe_specs_parse("usdt:/usr/bin/python3.11:python:gc__start", &v, &n), 0);
+	cr_assert_eq(n, 1);
+	cr_assert_eq(v[0].kind, PERFCAP_PROBE_USDT);
+	cr_assert_str_eq(v[0].path, "/usr/bin/python3.11");
+	cr_assert_str_eq(v[0].provider, "python");
+	cr_assert_str_eq(v[0].name, "gc__start");
+	cr_assert_eq(v[0].nargs, PERFCAP_PROBE_ARGS);
+	free(v);
+}
+
+Test(probe_spec, bad_items)
+{
+	static const char *const bad[] = {
+		"uprobe:/bin/app", "uprobe::f", "uprobe:/bin/app:", "uprobe:/a:f(arg7)",
+		"uprobe:/a:f(arg1,arg2,arg3,ret)", "uprobe:/a:f(arg1", "uprobe:/a:f()",
+		"usdt:/a:p", "usdt:/a::n", "usdt:/a:p:n(arg1)",
+	};
+	struct probe_spec *v;
+	size_t n;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		cr_assert_eq(probe_specs_parse(bad[i], &v, &n), -EINVAL, "%s accepted", bad[i]);
+	cr_assert_eq(probe_specs_parse("cpu,sched", &v, &n), 0);
+	cr_assert_eq(n, 0);
+	cr_assert_null(v);
 }
 
 Test(sources, registry_matches_the_name_table)
