@@ -33,15 +33,20 @@ storm() {
 	"$PERFCAP_RECORD" -F 999 -o "$TMP/$1.perfcap" -- "$FORK_STORM" "$1" "$2" "$MAPS" \
 		> "$TMP/$1.out" 2> "$TMP/$1.err" || { cat "$TMP/$1.err"; fail "recording $1 children"; }
 	grep -E "forgot|wrote" "$TMP/$1.err"
-	local seen evicted
+	local seen evicted forks lost
 	seen=$(stat_of "$TMP/$1.perfcap" procs.seen)
 	evicted=$(stat_of "$TMP/$1.perfcap" procs.evicted)
+	forks=$("$PERFCAP_ANALYZE" info "$TMP/$1.perfcap" | awk '$1 == "fork" { gsub(",", ""); print $2 }')
+	lost=$("$PERFCAP_ANALYZE" info "$TMP/$1.perfcap" |
+		awk '$1 == "lost" && $2 == "kernel" { gsub(",", ""); print $3 + $5 }')
 	# the storm must have been recorded for the memory check to mean
-	# anything; under ASan 9 of 4,000 children once went unseen with no
-	# loss counted (under investigation, docs/testing.md), so 99% is
-	# asked here and the shortfall printed
-	[ "${seen:-0}" -ge $(($1 * 99 / 100)) ] || fail "$1 children: only ${seen:-0} processes seen"
-	[ "${seen:-0}" -ge "$1" ] || echo "note: $1 children, ${seen:-0} processes seen"
+	# anything: every child has its FORK record, or is counted lost.
+	# procs.seen counts the children the recorder described (PROC, at a
+	# child's first sample or off-CPU record), printed for the record: a
+	# child can exit before any of its records is consumed.
+	[ $((${forks:-0} + ${lost:-0})) -ge "$1" ] ||
+		fail "$1 children: ${forks:-0} FORK records and ${lost:-0} events counted lost"
+	echo "$1 children: ${forks:-0} FORK records, ${seen:-0} described, ${lost:-0} lost"
 	[ "${evicted:-0}" -ge $(($1 / 2)) ] || fail "$1 children: only ${evicted:-0} evicted"
 	"$PERFCAP_ANALYZE" report --folded "$TMP/$1.perfcap" | grep -q "storm_child_work" \
 		|| fail "$1 children: the capture does not name storm_child_work"
