@@ -186,29 +186,41 @@ int uprobe_target_find(uint32_t pid, const char *const *names, struct uprobe_tar
 	return err;
 }
 
+/* Opens path and loads its ELF facts into mod; t gets its build-id.
+ * Returns the fd, or a negative errno with why filled. */
+static int open_module(const char *path, const char *shown, struct pc_elf_module *mod,
+		       struct uprobe_target *t, char *why, size_t len)
+{
+	char err[160];
+	int fd;
+
+	memset(t, 0, sizeof(*t));
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		fd = -errno;
+		snprintf(why, len, "%s: %s", shown, strerror(-fd));
+		return fd;
+	}
+	if (pc_elf_module_load_fd(mod, fd, shown, err, sizeof(err))) {
+		snprintf(why, len, "%s", err);
+		close(fd);
+		return -ENOEXEC;
+	}
+	t->build_id_len = mod->build_id_len;
+	memcpy(t->build_id, mod->build_id, sizeof(t->build_id) < sizeof(mod->build_id) ?
+	       sizeof(t->build_id) : sizeof(mod->build_id));
+	return fd;
+}
+
 int uprobe_target_in_file(const char *path, const char *shown, const char *name,
 			  struct uprobe_target *t, char *why, size_t len)
 {
 	struct pc_elf_module mod = { 0 };
 	uint64_t vaddr = 0;
-	char err[160];
-	int rc = 0, fd;
+	int rc = 0, fd = open_module(path, shown, &mod, t, why, len);
 
-	memset(t, 0, sizeof(*t));
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0) {
-		rc = -errno;
-		snprintf(why, len, "%s: %s", shown, strerror(errno));
-		return rc;
-	}
-	if (pc_elf_module_load_fd(&mod, fd, shown, err, sizeof(err))) {
-		snprintf(why, len, "%s", err);
-		close(fd);
-		return -ENOEXEC;
-	}
-	t->build_id_len = mod.build_id_len;
-	memcpy(t->build_id, mod.build_id, sizeof(t->build_id) < sizeof(mod.build_id) ?
-	       sizeof(t->build_id) : sizeof(mod.build_id));
+	if (fd < 0)
+		return fd;
 	if (!name[0]) {
 		rc = -ENOENT; /* the build-id only */
 	} else if (pc_elf_function_addr_fd(fd, name, &vaddr)) {
@@ -234,24 +246,10 @@ int uprobe_usdt_in_file(const char *path, const char *shown, const char *provide
 {
 	struct pc_elf_module mod = { 0 };
 	uint64_t vaddr = 0;
-	char err[160];
-	int n, fd;
+	int n, fd = open_module(path, shown, &mod, t, why, len);
 
-	memset(t, 0, sizeof(*t));
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0) {
-		n = -errno;
-		snprintf(why, len, "%s: %s", shown, strerror(errno));
-		return n;
-	}
-	if (pc_elf_module_load_fd(&mod, fd, shown, err, sizeof(err))) {
-		snprintf(why, len, "%s", err);
-		close(fd);
-		return -ENOEXEC;
-	}
-	t->build_id_len = mod.build_id_len;
-	memcpy(t->build_id, mod.build_id, sizeof(t->build_id) < sizeof(mod.build_id) ?
-	       sizeof(t->build_id) : sizeof(mod.build_id));
+	if (fd < 0)
+		return fd;
 	n = pc_elf_sdt_sites_fd(fd, provider, name, &vaddr, 1);
 	if (n == 0)
 		snprintf(why, len, "%s has no USDT probe %s:%s", shown, provider, name);
