@@ -33,6 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "loopback.h"
+
 #define MSG 16
 #define MAX_QUEUE 4096
 
@@ -48,26 +50,6 @@ static void die(const char *what)
 {
 	perror(what);
 	exit(1);
-}
-
-static int listen_any(const char *portfile)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	socklen_t len = sizeof(a);
-	char tmp[4096];
-	FILE *f;
-	int s = socket(AF_INET, SOCK_STREAM, 0), one = 1;
-
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (s < 0 || setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(s, (struct sockaddr *)&a, sizeof(a)) || listen(s, 1024) ||
-	    getsockname(s, (struct sockaddr *)&a, &len))
-		die("pool_starve: listen");
-	snprintf(tmp, sizeof(tmp), "%s.tmp", portfile);
-	f = fopen(tmp, "w");
-	if (!f || fprintf(f, "%d\n", ntohs(a.sin_port)) < 0 || fclose(f) || rename(tmp, portfile))
-		die(portfile);
-	return s;
 }
 
 static int connect_to(int port)
@@ -115,7 +97,7 @@ static void *answer_later(void *arg)
 
 __attribute__((noreturn)) static void downstream(const char *portfile, long ms)
 {
-	int s = listen_any(portfile);
+	int s = loopback_listen(portfile, 1024);
 
 	delay_ms = ms;
 	for (;;) {
@@ -205,7 +187,7 @@ static void *worker(void *arg)
 static int server(const char *portfile, int port, int workers, int requests)
 {
 	pthread_t t[64];
-	int s = listen_any(portfile);
+	int s = loopback_listen(portfile, 1024);
 
 	down_port = port;
 	for (int i = 0; i < workers; i++)

@@ -32,6 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "loopback.h"
+
 static atomic_ullong served;
 static atomic_ullong service_ns;
 static long delay_ms;
@@ -109,27 +111,6 @@ static void *serve(void *arg)
 	return NULL;
 }
 
-static int listen_loopback(const char *portfile)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	socklen_t len = sizeof(a);
-	char tmp[4096];
-	FILE *f;
-	int s = socket(AF_INET, SOCK_STREAM, 0), one = 1;
-
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (s < 0 || setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(s, (struct sockaddr *)&a, sizeof(a)) || listen(s, 128) ||
-	    getsockname(s, (struct sockaddr *)&a, &len))
-		die("listen");
-	snprintf(tmp, sizeof(tmp), "%s.tmp", portfile);
-	f = fopen(tmp, "w");
-	if (!f || fprintf(f, "%d\n", ntohs(a.sin_port)) < 0 || fclose(f) ||
-	    rename(tmp, portfile))
-		die(portfile);
-	return s;
-}
-
 /* The acceptor: a detached thread per connection. */
 static void *accept_loop(void *arg)
 {
@@ -172,7 +153,7 @@ int main(int argc, char **argv)
 	sigaddset(&stop, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &stop, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	s = listen_loopback(argv[1]);
+	s = loopback_listen(argv[1], 128);
 	if (pthread_create(&acceptor, NULL, accept_loop, (void *)(intptr_t)s))
 		die("pthread_create");
 	while (sigwait(&stop, &sig))
