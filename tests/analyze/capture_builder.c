@@ -116,7 +116,7 @@ static void add_stack(struct builder *b, uint32_t id, uint32_t pid, uint16_t kin
 	pc_buf_add_rec(&b->buf, &s, sizeof(s), ips, nr * sizeof(uint64_t), NULL, 0);
 }
 
-static void add_stacks(struct builder *b)
+static void add_stacks(struct builder *b, int with_junk)
 {
 	const uint64_t app = APP_BASE, other = OTHER_BASE;
 	uint64_t a[] = { app + APP_SYM_A + 0x10, app + APP_SYM_CALLER + 0x50,
@@ -130,6 +130,8 @@ static void add_stacks(struct builder *b)
 			      app + APP_SYM_MAIN + 0x50, app + APP_SYM_START + 0x10 };
 	uint64_t o[] = { other + APP_SYM_A + 0x10, other + APP_SYM_CALLER + 0x50,
 			 other + APP_SYM_MAIN + 0x50, other + APP_SYM_START + 0x10 };
+	uint64_t junk[] = { app + APP_SYM_A + 0x10, 0x7000000000ull, app + APP_SYM_CALLER + 0x50,
+			    app + APP_SYM_MAIN + 0x50, app + APP_SYM_START + 0x10 };
 
 	add_stack(b, STACK_A, 100, PC_STACK_USER, 0, a, 4);
 	add_stack(b, STACK_B, 100, PC_STACK_USER, 0, bb, 4);
@@ -139,7 +141,9 @@ static void add_stacks(struct builder *b)
 	add_stack(b, STACK_OTHER, 200, PC_STACK_USER, 0, o, 4);
 	add_stack(b, STACK_TRUNC, 100, PC_STACK_USER, PC_STACK_F_TRUNCATED, a, 2);
 	add_stack(b, STACK_SHORT, 100, PC_STACK_USER, 0, a, 2);
-	add_chunk(b, PC_CHUNK_STACKS, 8, 0, 0);
+	if (with_junk)
+		add_stack(b, STACK_JUNK, 100, PC_STACK_USER, 0, junk, 5);
+	add_chunk(b, PC_CHUNK_STACKS, with_junk ? 9 : 8, 0, 0);
 }
 
 /* Appends n samples; returns how many were added. */
@@ -185,6 +189,7 @@ static void add_events(struct builder *b, const struct capture_spec *spec)
 	count += add_samples(b, spec->other, 200, 200, STACK_OTHER, none);
 	count += add_samples(b, spec->truncated, 100, 100, STACK_TRUNC, none);
 	count += add_samples(b, spec->short_stack, 100, 100, STACK_SHORT, none);
+	count += add_samples(b, spec->junk, 100, 100, STACK_JUNK, none);
 	count += add_samples(b, spec->no_stack, 100, 100, none, none);
 	if (spec->unknown_content) {
 		add_unknown_records(b, 3);
@@ -256,7 +261,7 @@ int build_capture(const char *path, const struct capture_spec *spec,
 		return err;
 	add_meta(&b);
 	add_procs(&b);
-	add_stacks(&b);
+	add_stacks(&b, spec->junk > 0);
 	add_events(&b, spec);
 	add_tail(&b, spec);
 	if (b.err || spec->no_end) {
@@ -333,7 +338,7 @@ int build_event_capture(const char *path, const struct event_capture *ev)
 		return err;
 	add_event_meta(&b, ev);
 	add_procs(&b);
-	add_stacks(&b);
+	add_stacks(&b, 0);
 	add_event_chunks(&b, ev);
 	add_app_module(&b);
 	add_kernel_module(&b);

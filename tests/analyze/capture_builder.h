@@ -13,6 +13,8 @@
  *   STACK_OTHER    pid 200: A <- caller <- main <- _start
  *   STACK_TRUNC    pid 100: A <- caller, flagged truncated
  *   STACK_SHORT    pid 100: A <- caller, not flagged (probably truncated)
+ *   STACK_JUNK     pid 100: A <- 0x7000000000 (no map: a frame-pointer walk
+ *                  gone astray) <- caller <- main <- _start (only when used)
  * Chunk order: META PROCS STACKS EVENTS(A samples) EVENTS(the rest)
  * [unknown chunk] SYMBOLS STATS END. */
 #ifndef TESTS_CAPTURE_BUILDER_H
@@ -26,7 +28,7 @@
 
 enum {
 	STACK_A = 0, STACK_B, STACK_KERNEL, STACK_UNMAPPED, STACK_NOSYMS,
-	STACK_OTHER, STACK_TRUNC, STACK_SHORT,
+	STACK_OTHER, STACK_TRUNC, STACK_SHORT, STACK_JUNK,
 };
 
 struct capture_spec {
@@ -40,6 +42,7 @@ struct capture_spec {
 	int other;            /* samples on STACK_OTHER (pid 200) */
 	int truncated;        /* samples on STACK_TRUNC */
 	int short_stack;      /* samples on STACK_SHORT */
+	int junk;             /* samples on STACK_JUNK (the stack is written only then) */
 	int no_stack;         /* samples with neither stack */
 	int unknown_content;  /* add a chunk of type 99 and records of type 200 */
 	int no_end;           /* finish without an END chunk */

@@ -2,6 +2,7 @@
  * thread names, merging and filters. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "capture_builder.h"
 #include "run_tool.h"
@@ -68,4 +69,25 @@ Test(folded, comm_filter_matches_threads)
 	struct capture_spec spec = { .a = 3, .b_worker = 4, .other = 5 };
 
 	expect_folded(&spec, "--comm", "worker", "worker;_start;main;caller;B 4\n");
+}
+
+/* A return address in no mapping is the junk of a frame-pointer walk gone
+ * astray: the stack keeps its real frames around it, the junk frame is not
+ * in the folded line (so diff keys never contain an address), and the
+ * data quality counts it. */
+Test(folded, junk_return_address_dropped_and_counted)
+{
+	struct capture_spec spec = { .a = 2, .junk = 5 };
+	char *dir = scratch_dir();
+	char *cap = scratch_path(dir, "run.perfcap");
+	struct tool_result r;
+
+	expect_folded(&spec, NULL, NULL, "app;_start;main;caller;A 7\n");
+	cr_assert_eq(build_capture(cap, &spec, NULL), 0);
+	run_analyze(&r, "report", "--json", "--no-local-files", cap, NULL);
+	cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+	cr_expect(strstr(r.out, "\"key\": \"sampled.junk\"") != NULL, "no sampled.junk row");
+	tool_result_free(&r);
+	free(cap);
+	scratch_remove(dir);
 }
