@@ -77,7 +77,10 @@ static void contention_over_compute(struct diagnosis *d)
 		else if (strcmp(d->causes[i].kind, "cpu_contention") == 0)
 			contention = &d->causes[i];
 	}
-	if (bound && contention && contention->score >= 0.8 * bound->score)
+	/* only ever lowers cpu_bound: one far below the contention must not be
+	 * lifted to just under it, above causes that explain more */
+	if (bound && contention && contention->score >= 0.8 * bound->score &&
+	    rank_score(bound) >= contention->score)
 		bound->rank_score = contention->score * 0.99;   /* its score stays true */
 }
 
