@@ -609,7 +609,9 @@ Test(diagnose, gc_pauses_explain_the_time_and_rank_above_compute)
 		{ 450, 100 }, { 600, 100 }, { 750, 200 } };
 	char *dir = scratch_dir();
 	struct event_capture ev;
-	char *cap, *json;
+	struct tool_result r;
+	char *cap, *json, *db_path, sql[512];
+	sqlite3 *db;
 
 	ev_init(&ev, T(0), T(1000), "cpu,sched,probe");
 	ev_usdt_probe(&ev, 0, "/usr/bin/python3.11", "python:gc__start", 6);
@@ -646,6 +648,31 @@ Test(diagnose, gc_pauses_explain_the_time_and_rank_above_compute)
 	expect_json(dir, json, "d['diagnosis']['causes'][0]['subject']['pauses']", "1");
 	expect_json(dir, json, "d['diagnosis']['causes'][0]['key_number']['value']", "200000000");
 	free(json);
+	/* 20 requests served by the process, the slowest tenth (2 of 40 ms)
+	 * one inside the first pause [100, 150) ms, one between pauses
+	 * ([155, 195) ms) */
+	db_path = scratch_path(dir, "gc.db");
+	run_analyze(&r, "import", "--no-local-files", cap, "-o", db_path, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	tool_result_free(&r);
+	cr_assert_eq(sqlite3_open(db_path, &db), SQLITE_OK);
+	for (int i = 0; i < 20; i++) {
+		uint64_t start = i == 0 ? T(110) : i == 1 ? T(155) : T(10 + i), len = i < 2 ? 40 * MS : MS;
+		snprintf(sql, sizeof(sql), "INSERT INTO requests (pid, fd, request, tids, pickup_tid,"
+			 " start_ts, end_ts, service_ns) VALUES (100, 5, %d, '100', 100, %llu, %llu,"
+			 " %llu)", i, (unsigned long long)start, (unsigned long long)(start + len),
+			 (unsigned long long)len);
+		cr_assert_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK, "%s",
+			     sqlite3_errmsg(db));
+	}
+	sqlite3_close(db);
+	json = report_json(db_path, NULL, NULL);
+	expect_json(dir, json,
+		    "d['diagnosis']['causes'][0]['subject']['slow_request_overlap_pct']", "50");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['title'].split(' (')[0]",
+		    "GC pauses: 6, total 600.0 ms, p99 200.0 ms, 50% of slow requests overlap one");
+	free(json);
+	free(db_path);
 	free(cap);
 	scratch_remove(dir);
 }
