@@ -153,6 +153,10 @@ static const char create_derived_tables_sql[] =
 	"  bytes_in INTEGER, bytes_out INTEGER, reads INTEGER, writes INTEGER,"
 	"  lower_ts INTEGER, ready_ts INTEGER, ready_source TEXT, queue_ns INTEGER,"
 	"  sojourn_ns INTEGER);"
+	/* pauses of runtimes' collectors from their GC begin/end probes
+	 * (import/load_gc.c) */
+	"CREATE TABLE gc_pauses (pid INTEGER, tid INTEGER, start_ts INTEGER, end_ts INTEGER,"
+	"  duration INTEGER, runtime TEXT, source TEXT);"
 	"CREATE TABLE pool_utilisation (pid INTEGER, window_start INTEGER,"
 	"  window_end INTEGER, workers INTEGER, requests INTEGER, busy_avg REAL,"
 	"  utilisation REAL, queue_depth_avg REAL, queue_depth_max INTEGER,"
@@ -167,7 +171,8 @@ static const char create_indexes_sql[] =
 	"CREATE INDEX processes_by_pid ON processes (pid, ts);"
 	"CREATE INDEX threads_by_tid ON threads (tid, ts);"
 	"CREATE INDEX requests_by_start ON requests (start_ts, pid, fd);"
-	"CREATE INDEX sockets_by_fd ON sockets (pid, fd, ts);";
+	"CREATE INDEX sockets_by_fd ON sockets (pid, fd, ts);"
+	"CREATE INDEX gc_pauses_by_pid ON gc_pauses (pid, start_ts);";
 /* connections_by_pid (pid, lport) is made by import/connections.c, which
  * needs it to set the roles. */
 

@@ -77,8 +77,48 @@ static void contention_over_compute(struct diagnosis *d)
 		else if (strcmp(d->causes[i].kind, "cpu_contention") == 0)
 			contention = &d->causes[i];
 	}
-	if (bound && contention && contention->score >= 0.8 * bound->score)
+	/* only ever lowers cpu_bound: one far below the contention must not be
+	 * lifted to just under it, above causes that explain more */
+	if (bound && contention && contention->score >= 0.8 * bound->score &&
+	    rank_score(bound) >= contention->score)
 		bound->rank_score = contention->score * 0.99;   /* its score stays true */
+}
+
+/* Samples taken inside a process's GC pauses are the collector's work
+ * (or the process stopped by it): when most of the process's samples
+ * were, its hot function is the collector's and GC is the cause, so
+ * gc_pauses ranks above a cpu_bound verdict on the same process. */
+static void gc_over_compute(struct diagnosis *d)
+{
+	for (int i = 0; i < d->ncauses; i++) {
+		struct diag_cause *bound = &d->causes[i];
+		int64_t pid = -1;
+
+		if (strcmp(bound->kind, "cpu_bound") != 0)
+			continue;
+		for (int f = 0; f < bound->subject.nfields; f++)
+			if (strcmp(bound->subject.fields[f].name, "pid") == 0)
+				pid = bound->subject.fields[f].i;
+		for (int j = 0; j < d->ncauses; j++) {
+			const struct diag_cause *gc = &d->causes[j];
+			int64_t gc_pid = -2, inside = 0, samples = 0;
+
+			if (strcmp(gc->kind, "gc_pauses") != 0)
+				continue;
+			for (int f = 0; f < gc->subject.nfields; f++) {
+				if (strcmp(gc->subject.fields[f].name, "pid") == 0)
+					gc_pid = gc->subject.fields[f].i;
+				else if (strcmp(gc->subject.fields[f].name,
+						"cpu_samples_in_pauses") == 0)
+					inside = gc->subject.fields[f].i;
+				else if (strcmp(gc->subject.fields[f].name, "cpu_samples") == 0)
+					samples = gc->subject.fields[f].i;
+			}
+			if (gc_pid == pid && samples > 0 && 2 * inside >= samples &&
+			    rank_score(bound) >= gc->score)
+				bound->rank_score = gc->score * 0.99;   /* its score stays true */
+		}
+	}
 }
 
 static void not_checked(const struct diag_input *in, struct diagnosis *d)
@@ -227,7 +267,7 @@ int diagnose_run(sqlite3 *db, const struct report_scope *scope, double freq_hz,
 				 .calls = calls };
 	int (*const rules[])(const struct diag_input *, struct diagnosis *) = {
 		diagnose_cpu_bound, diagnose_cpu_contention, diagnose_locks, diagnose_waits,
-		diagnose_pool, diagnose_memory, diagnose_spike, diagnose_wakers,
+		diagnose_pool, diagnose_memory, diagnose_spike, diagnose_wakers, diagnose_gc,
 	};
 	int rc = 0;
 
@@ -246,6 +286,7 @@ int diagnose_run(sqlite3 *db, const struct report_scope *scope, double freq_hz,
 		rc = rules[i](&in, d);
 	if (rc == 0) {
 		contention_over_compute(d);
+		gc_over_compute(d);
 		qsort(d->causes, (size_t)d->ncauses, sizeof(d->causes[0]), cause_order);
 		for (int i = 0; i < d->ncauses; i++)
 			if (!d->causes[i].sources)

@@ -157,6 +157,7 @@ int diagnose_pool(const struct diag_input *in, struct diagnosis *d);           /
 int diagnose_memory(const struct diag_input *in, struct diagnosis *d);         /* diagnose_memory.c */
 int diagnose_spike(const struct diag_input *in, struct diagnosis *d);          /* diagnose_spike.c */
 int diagnose_wakers(const struct diag_input *in, struct diagnosis *d);         /* diagnose_wakers.c: convoys, upstreams, idle */
+int diagnose_gc(const struct diag_input *in, struct diagnosis *d);             /* diagnose_gc.c: GC pauses */
 
 /* Helpers for the rules (diagnose_util.c). */
 struct diag_cause *diag_add_cause(struct diagnosis *d, const char *kind);

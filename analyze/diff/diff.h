@@ -53,6 +53,7 @@ void diff_table_sort_values(struct dtable *t);
 #define DIFF_LOCK    "lock:"      /* lock:futex:SITE, lock:mutex:SITE, lock:kernel:FUNC */
 #define DIFF_DEVICE  "device:"    /* device:NAME, queue + service ns per request */
 #define DIFF_PROBE   "probe:"     /* probe:FUNCTION, one per call of a uprobed function (ns) */
+#define DIFF_GC      "gc:"        /* gc:PROCESS:RUNTIME, one per GC pause (gc_pauses, ns) */
 
 struct diff_run {
 	const char *path;

@@ -1,8 +1,8 @@
 /* diff_latency.c - latency distributions compared per system call,
- * peer wait, request series, lock, device and uprobed function: percentiles, the median
- * shift with a rank interval, Mann-Whitney U (Welch on per-run medians
- * with several runs per side), KS distance, the p99 ratio, and the time
- * added per unit of exposure. */
+ * peer wait, request series, lock, device, uprobed function and GC
+ * pauses: percentiles, the median shift with a rank interval,
+ * Mann-Whitney U (Welch on per-run medians with several runs per side),
+ * KS distance, the p99 ratio, and the time added per unit of exposure. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +69,8 @@ static const char *latency_kind(const char *key)
 		return "wait";
 	if (strncmp(key, DIFF_PROBE, strlen(DIFF_PROBE)) == 0)
 		return "probe";
+	if (strncmp(key, DIFF_GC, strlen(DIFF_GC)) == 0)
+		return "gc_pause";
 	return "device";
 }
 
@@ -76,7 +78,7 @@ static void compare_latency(struct builder *b, const char *key)
 {
 	const char *kind = latency_kind(key);
 	int tier = strcmp(kind, "syscall") == 0 || strcmp(kind, "lock") == 0 ||
-		   strcmp(kind, "probe") == 0 ? 1 : 2;
+		   strcmp(kind, "probe") == 0 || strcmp(kind, "gc_pause") == 0 ? 1 : 2;
 	double medians[2][64], per_run[2][64], total[2], se[2];
 	size_t nmedians[2], nruns[2];
 	struct dseries *pool[2];

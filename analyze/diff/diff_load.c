@@ -245,6 +245,9 @@ static int load_latencies(struct diff_run *run, sqlite3 *db)
 	    load_values(db, "SELECT p.name, h.duration FROM probe_hits h JOIN probes p"
 			" ON p.probe_id = h.probe_id WHERE p.kind = 'uprobe'",
 			DIFF_PROBE, &run->latency) < 0 ||
+	    /* GC pauses per process name and runtime (gc_pauses: runtime probes) */
+	    load_values(db, "SELECT " PROCESS_COMM("s.pid") " || ':' || s.runtime, s.duration"
+			" FROM gc_pauses s", DIFF_GC, &run->latency) < 0 ||
 	    diff_load_locks(run, db) < 0)
 		return -1;
 	diff_table_sort_values(&run->latency);
@@ -317,7 +320,10 @@ int diff_run_load(struct diff_run *run, sqlite3 *db, const char *path)
 			&run->rates) < 0 ||
 	    /* USDT probes: the kernel's exact hits, as a rate per probe name */
 	    load_counts(db, "SELECT 'usdt ' || name, hits FROM probes WHERE kind = 'usdt'"
-			" AND hits > 0", &run->rates) < 0) {
+			" AND hits > 0", &run->rates) < 0 ||
+	    /* GC pauses per process name and runtime: how often the collector stops it */
+	    load_counts(db, "SELECT 'gc_pauses ' || " PROCESS_COMM("s.pid") " || ':' ||"
+			" s.runtime, count(*) FROM gc_pauses s GROUP BY 1", &run->rates) < 0) {
 		fprintf(stderr, "perfcap-analyze: %s: could not read the run for diff\n", path);
 		return -1;
 	}

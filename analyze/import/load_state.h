@@ -81,6 +81,10 @@ struct loader {
 	uint64_t nsyscalls;           /* syscall_id of the last syscall */
 	uint64_t noffcpu;             /* offcpu_id of the last OFFCPU record */
 	uint64_t fault_weight;        /* page faults the FAULT records stand for */
+	struct {                      /* load_gc.c: gc_pauses, for the quality rows */
+		int present;          /* the recording has a known GC begin/end probe */
+		uint64_t pauses, begin_unmatched, end_unmatched, unrecorded;
+	} gc;
 	uint64_t syscalls_unknown_nr; /* SYSCALL records whose number has no name */
 	int has_record_end;           /* record.end_ns seen in STATS or END */
 	struct chunk_row *chunk_rows; /* headers of the chunks read, in order */
@@ -161,6 +165,7 @@ int decode_fault(struct loader *L, const struct record_in *in);
 int decode_probe(struct loader *L, const struct record_in *in);
 int probes_build(sqlite3 *db);              /* load_probes.c: the probes table */
 int runtimes_build(sqlite3 *db);            /* load_runtimes.c: process_runtimes */
+int gc_pauses_build(struct loader *L);      /* load_gc.c: gc_pauses, after probes */
 int decode_ustack(struct loader *L, const struct record_in *in);
 int decode_unwind(struct loader *L, const struct record_in *in);
 int decode_thread_metric(struct loader *L, const struct record_in *in); /* load_aggregates.c */

@@ -177,6 +177,12 @@ static void put_correlations(struct quality_writer *w, const struct loader *L,
 		quality_put_u64(w, source, "late", k->late_net);
 	} else if (strcmp(source, "mem") == 0) {
 		quality_put_u64(w, source, "faults.weighted", L->fault_weight);
+	} else if (strcmp(source, "probe") == 0 && L->gc.present) {
+		/* GC begin/end hits that made no pause (load_gc.c) */
+		quality_put_u64(w, source, "gc.pauses", L->gc.pauses);
+		quality_put_u64(w, source, "gc.begin_unmatched", L->gc.begin_unmatched);
+		quality_put_u64(w, source, "gc.end_unmatched", L->gc.end_unmatched);
+		quality_put_u64(w, source, "gc.unrecorded", L->gc.unrecorded);
 	}
 }
 

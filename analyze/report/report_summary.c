@@ -2,6 +2,7 @@
  * three sentences and the ranked causes, first section) and "Evidence
  * tables" (each cause's key number, subject and the rows behind it).
  * In JSON: "capture", "summary" and "diagnosis". */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,8 +193,10 @@ static void print_field(FILE *out, const struct diag_field *f)
 		fprintf(out, "%s=%s", f->name, f->text);
 	else if (f->type == FIELD_INT)
 		fprintf(out, "%s=%lld", f->name, (long long)f->i);
-	else
+	else if (isfinite(f->d))
 		fprintf(out, "%s=%.2f", f->name, f->d);
+	else
+		fprintf(out, "%s=null", f->name);
 }
 
 static void print_subject(FILE *out, const struct diag_subject *s)

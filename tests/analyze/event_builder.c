@@ -1,5 +1,6 @@
 /* event_builder.c - appends event source records (see event_builder.h). */
 #include <arpa/inet.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "event_builder.h"
@@ -226,6 +227,37 @@ void ev_fault(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid,
 	};
 
 	add(c, &r, sizeof(r), PC_REC_FAULT, 0, ts);
+}
+
+void ev_usdt_probe(struct event_capture *c, unsigned id, const char *file, const char *name,
+		   uint64_t hits)
+{
+	char key[64], spec[256];
+
+	snprintf(spec, sizeof(spec), "usdt:%s:%s", file, name);
+	snprintf(key, sizeof(key), "probe.%u.spec", id);
+	pc_buf_add_kv(&c->meta, key, spec);
+	snprintf(key, sizeof(key), "probe.%u.kind", id);
+	pc_buf_add_kv(&c->meta, key, "usdt");
+	snprintf(key, sizeof(key), "probe.%u.file", id);
+	pc_buf_add_kv(&c->meta, key, file);
+	snprintf(key, sizeof(key), "probe.%u.name", id);
+	pc_buf_add_kv(&c->meta, key, name);
+	snprintf(key, sizeof(key), "probe.%u.args", id);
+	pc_buf_add_kv(&c->meta, key, "usdt");
+	snprintf(key, sizeof(key), "probe.%u.hits", id);
+	pc_buf_add_kv_u64(&c->stats, key, hits);
+}
+
+void ev_probe_hit(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid,
+		  unsigned id, uint64_t arg0)
+{
+	struct pc_rec_probe r = {
+		.ts = ts, .pid = pid, .tid = tid, .probe = id, .ustack = PC_STACK_NONE,
+		.nargs = 1, .args = { arg0 },
+	};
+
+	add(c, &r, sizeof(r), PC_REC_PROBE, 0, ts);
 }
 
 void ev_sample(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid)

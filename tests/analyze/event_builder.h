@@ -78,6 +78,14 @@ void ev_fault(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid,
 void ev_thread_metric(struct event_capture *c, uint64_t window_start, uint64_t window_ns,
 		      uint32_t pid, uint32_t tid, uint16_t klass, uint16_t flags,
 		      uint64_t count, uint64_t total_ns);
+/* A USDT probe of the recording: META probe.ID.{spec,kind,file,name,args}
+ * and STATS probe.ID.hits (the kernel's exact count). name is
+ * PROVIDER:NAME. */
+void ev_usdt_probe(struct event_capture *c, unsigned id, const char *file, const char *name,
+		   uint64_t hits);
+/* A PROBE record of a USDT hit of probe id (no stack), its first argument arg0. */
+void ev_probe_hit(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid,
+		  unsigned id, uint64_t arg0);
 void ev_sample(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid);
 /* ev_sample with stacks (capture_builder.h STACK_*; PC_STACK_NONE: none). */
 void ev_sample_stack(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid,

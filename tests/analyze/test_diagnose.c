@@ -596,3 +596,83 @@ Test(diagnose, voluntary_sleep_is_ranked_but_named_as_such)
 	free(cap);
 	scratch_remove(dir);
 }
+
+/* A python process (pid 100) paused by its collector 600 ms of its
+ * 1000 ms (pauses of 50, 50, 100, 100, 100, 200 ms from the GC probes),
+ * every CPU sample in one function, 60 of the 100 inside pauses: the
+ * collector's CPU. gc_pauses ranks first with its exact numbers, above
+ * the cpu_bound cause on the same process (score 1.0 but ranked after:
+ * most of its samples were the collector's). */
+Test(diagnose, gc_pauses_explain_the_time_and_rank_above_compute)
+{
+	static const unsigned pause_ms[][2] = { { 100, 50 }, { 200, 50 }, { 300, 100 },
+		{ 450, 100 }, { 600, 100 }, { 750, 200 } };
+	char *dir = scratch_dir();
+	struct event_capture ev;
+	struct tool_result r;
+	char *cap, *json, *db_path, sql[512];
+	sqlite3 *db;
+
+	ev_init(&ev, T(0), T(1000), "cpu,sched,probe");
+	ev_usdt_probe(&ev, 0, "/usr/bin/python3.11", "python:gc__start", 6);
+	ev_usdt_probe(&ev, 1, "/usr/bin/python3.11", "python:gc__done", 6);
+	ev_switch(&ev, T(0), 0, 0, 0, 0, 100, 100);
+	for (int i = 0; i < 100; i++)
+		ev_sample_stack(&ev, T(i * 10 + 5), 100, 100, STACK_A, PC_STACK_NONE);
+	for (size_t i = 0; i < sizeof(pause_ms) / sizeof(pause_ms[0]); i++) {
+		ev_probe_hit(&ev, T(pause_ms[i][0]), 100, 100, 0, 2);
+		ev_probe_hit(&ev, T(pause_ms[i][0] + pause_ms[i][1]), 100, 100, 1, 0);
+	}
+	cap = write_capture(dir, "gc.perfcap", &ev);
+	json = report_json(cap, NULL, NULL);
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['kind']", "gc_pauses");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['key_number']['name']", "pause_total");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['key_number']['value']", "600000000");
+	expect_json(dir, json, "round(d['diagnosis']['causes'][0]['score'], 3)", "0.6");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['subject']['runtime']", "python");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['subject']['pid']", "100");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['subject']['pauses']", "6");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['subject']['p99_ns']", "200000000");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['subject']['max_ns']", "200000000");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['subject']['cpu_samples_in_pauses']",
+		    "60");
+	expect_json(dir, json,
+		    "d['diagnosis']['causes'][0]['subject']['slow_request_overlap_pct']", "None");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['title'].split(' (')[0]",
+		    "GC pauses: 6, total 600.0 ms, p99 200.0 ms");
+	expect_json(dir, json, "d['diagnosis']['causes'][1]['kind']", "cpu_bound");
+	expect_json(dir, json, "round(d['diagnosis']['causes'][1]['score'], 3)", "1");
+	free(json);
+	/* a window holding only the last pause: one pause, 200 ms */
+	json = report_json(cap, "--from", "700ms");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['subject']['pauses']", "1");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['key_number']['value']", "200000000");
+	free(json);
+	/* 20 requests served by the process, the slowest tenth (2 of 40 ms)
+	 * one inside the first pause [100, 150) ms, one between pauses
+	 * ([155, 195) ms) */
+	db_path = scratch_path(dir, "gc.db");
+	run_analyze(&r, "import", "--no-local-files", cap, "-o", db_path, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	tool_result_free(&r);
+	cr_assert_eq(sqlite3_open(db_path, &db), SQLITE_OK);
+	for (int i = 0; i < 20; i++) {
+		uint64_t start = i == 0 ? T(110) : i == 1 ? T(155) : T(10 + i), len = i < 2 ? 40 * MS : MS;
+		snprintf(sql, sizeof(sql), "INSERT INTO requests (pid, fd, request, tids, pickup_tid,"
+			 " start_ts, end_ts, service_ns) VALUES (100, 5, %d, '100', 100, %llu, %llu,"
+			 " %llu)", i, (unsigned long long)start, (unsigned long long)(start + len),
+			 (unsigned long long)len);
+		cr_assert_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK, "%s",
+			     sqlite3_errmsg(db));
+	}
+	sqlite3_close(db);
+	json = report_json(db_path, NULL, NULL);
+	expect_json(dir, json,
+		    "d['diagnosis']['causes'][0]['subject']['slow_request_overlap_pct']", "50");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['title'].split(' (')[0]",
+		    "GC pauses: 6, total 600.0 ms, p99 200.0 ms, 50% of slow requests overlap one");
+	free(json);
+	free(db_path);
+	free(cap);
+	scratch_remove(dir);
+}

@@ -499,3 +499,44 @@ Test(diff, outputs_folded_pairs_and_html)
 	free(pb);
 	free(html);
 }
+
+/* GC pauses (gc_pauses rows, as import pairs them from GC probes):
+ * 100 pauses of 10 ms in the base, 200 of 20 ms in the new run, 4 s
+ * each. The pause distribution (kind gc_pause) doubles its median and
+ * adds 750 ms of pauses per second; the pause rate (kind rate) doubles. */
+Test(diff, compares_gc_pause_distributions)
+{
+	struct diff_capture spec = diff_capture_basic();
+	const char *gc = "\"kind\": \"gc_pause\"", *rate = "\"name\": \"gc_pauses ";
+	char *pa = capture("a.perfcap", &spec), *pb = capture("b.perfcap", &spec);
+	char *da = import_and_edit(pa, "a.db", "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL"
+		" SELECT i + 1 FROM n WHERE i < 99) INSERT INTO gc_pauses SELECT 100, 100,"
+		" 1000000000 + i * 30000000, 1000000000 + i * 30000000 + 10000000 + i, 10000000 + i,"
+		" 'python', 'usdt' FROM n");
+	char *db = import_and_edit(pb, "b.db", "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL"
+		" SELECT i + 1 FROM n WHERE i < 199) INSERT INTO gc_pauses SELECT 100, 100,"
+		" 1000000000 + i * 15000000, 1000000000 + i * 15000000 + 20000000 + i, 20000000 + i,"
+		" 'python', 'usdt' FROM n");
+	struct tool_result r;
+
+	run_analyze(&r, "diff", "--json", da, db, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(json_has(r.out, gc, "significant", "true"), "%s", r.out);
+	cr_expect_eq(json_number(r.out, gc, "count_base"), 100);
+	cr_expect_eq(json_number(r.out, gc, "count_new"), 200);
+	/* nearest-rank medians: 10 ms + 49 ns, 20 ms + 99 ns */
+	cr_expect_eq(json_number(r.out, gc, "base"), 10000049);
+	cr_expect_eq(json_number(r.out, gc, "new"), 20000099);
+	/* pause time per second: (200 x 20 ms + 19900 ns) / 4 s - (100 x 10 ms
+	 * + 4950 ns) / 4 s */
+	cr_expect(fabs(json_number(r.out, gc, "impact_ns") - 750003737.5) < 1, "%f",
+		  json_number(r.out, gc, "impact_ns"));
+	cr_expect(json_has(r.out, rate, "kind", "\"rate\""), "%s", r.out);
+	cr_expect_eq(json_number(r.out, rate, "base"), 25);
+	cr_expect_eq(json_number(r.out, rate, "new"), 50);
+	tool_result_free(&r);
+	free(pa);
+	free(pb);
+	free(da);
+	free(db);
+}

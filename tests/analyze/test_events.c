@@ -182,3 +182,71 @@ Test(events, reimport_is_identical)
 	ev_free(&ev);
 	scratch_remove(dir);
 }
+
+/* GC begin/end probe hits paired into gc_pauses per thread, in time order
+ * whatever order the records came in; what does not pair is counted in
+ * quality (probe/gc.*) and in data_quality's unmatched. Thread 101: two
+ * pauses, the second begin repeated (its first end lost); thread 102: an
+ * end before any begin, a pause, then a begin still open at the end;
+ * thread 301 of a JVM: one pause; hits of another USDT probe are ignored,
+ * and one gc__start hit the kernel counted has no record. */
+Test(events, gc_pauses_paired_per_thread)
+{
+	char *dir = scratch_dir();
+	struct event_capture ev;
+	sqlite3 *db;
+
+	ev_init(&ev, T(0), T(100), "cpu,sched,probe");
+	ev_usdt_probe(&ev, 0, "/usr/bin/python3.11", "python:gc__start", 6);
+	ev_usdt_probe(&ev, 1, "/usr/bin/python3.11", "python:gc__done", 4);
+	ev_usdt_probe(&ev, 2, "/usr/bin/python3.11", "python:function__entry", 1);
+	ev_usdt_probe(&ev, 3, "/usr/lib/jvm/libjvm.so", "hotspot:gc__begin", 1);
+	ev_usdt_probe(&ev, 4, "/usr/lib/jvm/libjvm.so", "hotspot:gc__end", 1);
+	ev_probe_hit(&ev, T(15), 100, 101, 1, 0);   /* recorded before its begin */
+	ev_probe_hit(&ev, T(10), 100, 101, 0, 0);
+	ev_probe_hit(&ev, T(20), 100, 101, 0, 2);
+	ev_probe_hit(&ev, T(22), 100, 101, 0, 2);
+	ev_probe_hit(&ev, T(25), 100, 101, 2, 0);
+	ev_probe_hit(&ev, T(30), 100, 101, 1, 0);
+	ev_probe_hit(&ev, T(5), 100, 102, 1, 0);
+	ev_probe_hit(&ev, T(40), 100, 102, 0, 1);
+	ev_probe_hit(&ev, T(41), 100, 102, 1, 0);
+	ev_probe_hit(&ev, T(90), 100, 102, 0, 0);
+	ev_probe_hit(&ev, T(50), 300, 301, 3, 1);
+	ev_probe_hit(&ev, T(60), 300, 301, 4, 0);
+	db = import_events(dir, "gc", &ev, NULL);
+	/* in ms from the capture start (|| binds tighter than / in SQL) */
+	expect_text(db, "SELECT group_concat(tid || ':' || ((start_ts - 1000000000) / 1000000) ||"
+		    " '-' || ((end_ts - 1000000000) / 1000000) || ':' || (duration / 1000000) ||"
+		    " ':' || runtime || ':' || source, ' ') FROM (SELECT * FROM gc_pauses"
+		    " ORDER BY pid, tid, start_ts)",
+		    "101:10-15:5:python:usdt 101:22-30:8:python:usdt 102:40-41:1:python:usdt"
+		    " 301:50-60:10:jvm:usdt");
+	expect_int(db, "SELECT value FROM quality WHERE source = 'probe' AND key = 'gc.pauses'", 4);
+	expect_int(db, "SELECT value FROM quality WHERE source = 'probe'"
+		   " AND key = 'gc.begin_unmatched'", 2);
+	expect_int(db, "SELECT value FROM quality WHERE source = 'probe'"
+		   " AND key = 'gc.end_unmatched'", 1);
+	expect_int(db, "SELECT value FROM quality WHERE source = 'probe'"
+		   " AND key = 'gc.unrecorded'", 1);
+	expect_int(db, "SELECT unmatched FROM data_quality WHERE source = 'probe'", 3);
+	sqlite3_close(db);
+	ev_free(&ev);
+	scratch_remove(dir);
+}
+
+/* Without GC probes: an empty gc_pauses and no gc.* quality rows. */
+Test(events, no_gc_probes_no_gc_rows)
+{
+	char *dir = scratch_dir();
+	struct event_capture ev;
+	sqlite3 *db;
+
+	all_types(&ev);
+	db = import_events(dir, "nogc", &ev, NULL);
+	expect_int(db, "SELECT count(*) FROM gc_pauses", 0);
+	expect_int(db, "SELECT count(*) FROM quality WHERE key LIKE 'gc.%'", 0);
+	sqlite3_close(db);
+	ev_free(&ev);
+	scratch_remove(dir);
+}
