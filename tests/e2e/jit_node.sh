@@ -6,7 +6,9 @@
 # running node (`-p PID -d 2`, the process outlives the recording). In each,
 # >= 80% of the node process's user samples in JIT code have all their JIT
 # frames named, the hot function hotLoop is on >= 60% of its user samples
-# and is the report's top function by self samples.
+# and is the report's top function by self samples. 3. A stale map: a node
+# without --perf-basic-prof whose pid has an older /tmp/perf-PID.map (left
+# by an earlier process with that pid) must not get that file's names.
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/jit_lib.sh"
@@ -40,4 +42,27 @@ kill -0 "$npid" 2> /dev/null || echo "(note: node exited before the recording en
 echo "-p $npid:"
 jit_measure "$TMP/p.db" "$npid" hotLoop
 jit_check "-p PID" "hotLoop"
+kill $npid 2> /dev/null; wait $npid 2> /dev/null; rm -f "/tmp/perf-$npid.map"
+
+# 3. a stale map: entries covering the anonymous executable memory of a
+# node that writes no map, with an mtime before the process started (with
+# a fresh mtime the same file names 12 frames stale_entry)
+node "$script" 4 > "$TMP/s.out" &
+npid=$!
+sleep 1
+while read -r range perms _ _ _ file; do
+	[ -z "$file" ] && [ "${perms:2:1}" = x ] || continue
+	printf '%s %x stale_entry\n' "${range%-*}" $((0x${range#*-} - 0x${range%-*}))
+done < "/proc/$npid/maps" > "/tmp/perf-$npid.map"
+[ -s "/tmp/perf-$npid.map" ] || fail "node has no anonymous executable memory"
+touch -d '-1 hour' "/tmp/perf-$npid.map"
+timeout 60 "$PERFCAP_RECORD" -e cpu -d 1 -p "$npid" -o "$TMP/s.perfcap" > /dev/null 2> "$TMP/s.err" ||
+	{ cat "$TMP/s.err" >&2; fail "perfcap-record -p (stale map) failed"; }
+grep "older than the process" "$TMP/s.err" || { cat "$TMP/s.err"; fail "no warning on the stale map"; }
+"$PERFCAP_ANALYZE" import "$TMP/s.perfcap" -o "$TMP/s.db" > /dev/null 2>&1 || fail "import failed"
+stale=$("$PERFCAP_ANALYZE" query --format csv "$TMP/s.db" "SELECT (SELECT value FROM stats
+	WHERE key = 'jit.perfmaps.stale') || ' ' || (SELECT count(*) FROM frames
+	WHERE function = 'stale_entry') AS r" | tail -n +2 | tr -d '\r"')
+echo "stale map: jit.perfmaps.stale, frames named from it: $stale"
+[ "$stale" = "1 0" ] || fail "stale map: '$stale', want '1 0'"
 echo "PASS"
