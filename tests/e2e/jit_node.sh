@@ -17,6 +17,8 @@ require_bpf
 command -v node > /dev/null || { echo "SKIP: no node (apt-get install nodejs; .ci/install-deps)" >&2; exit 77; }
 make_tmpdir
 script=$(dirname "$(readlink -f "$0")")/../workloads/jit_hot.js
+PERFCAP_RECORD=$(readlink -f "$PERFCAP_RECORD") PERFCAP_ANALYZE=$(readlink -f "$PERFCAP_ANALYZE")
+cd "$TMP"   # node --perf-basic-prof also leaves isolate-*-v8.log files in its cwd
 echo "node $(node --version)"
 
 # 1. the command, recorded from its start to its exit
