@@ -5,7 +5,9 @@
 # recorder at the end of the recording from the file the exited process
 # left; -XX:+PreserveFramePointer lets the unwinder walk through compiled
 # code (it has no .eh_frame). Two recordings with default options: of the
-# command (`-- java ...`), and of a running JVM (`-p PID` until it exits).
+# command (`-- java ...`), and of a running JVM (`-p PID` until it exits);
+# then a JVM that outlives a `-p PID -d 4` recording, whose map is written
+# during it by `jcmd PID Compiler.perfmap`.
 # In each, >= 80% of the JVM's user samples in JIT code have all their JIT
 # frames named, JitHot.spin is on >= 60% of its user samples and is the
 # report's top function; and the stacks go through the JIT code to
@@ -62,4 +64,23 @@ echo "-p $jpid:"
 jit_measure "$TMP/p.db" "$jpid" JitHot.spin
 jit_check "-p PID" "JitHot.spin"
 through_to_main "$TMP/p.db" "$jpid"
+rm -f "/tmp/perf-$jpid.map"
+
+# 3. a JVM that outlives the recording: no map at its exit in time, so
+# `jcmd PID Compiler.perfmap` writes one while the recording runs
+"${jvm[@]}" 10 > "$TMP/j.out" &
+jpid=$!
+sleep 1
+timeout 60 "$PERFCAP_RECORD" -d 4 -p "$jpid" -o "$TMP/j.perfcap" > /dev/null 2> "$TMP/j.err" &
+rpid=$!
+wait_for "$TMP/j.err" "recording pid" 30 || { cat "$TMP/j.err"; fail "the recorder did not start"; }
+sleep 1
+timeout 30 jcmd "$jpid" Compiler.perfmap > /dev/null || fail "jcmd $jpid Compiler.perfmap failed"
+wait "$rpid" || { cat "$TMP/j.err" >&2; fail "perfcap-record -p -d 4 failed"; }
+kill -0 "$jpid" 2> /dev/null || fail "the JVM exited before the recording ended"
+"$PERFCAP_ANALYZE" import "$TMP/j.perfcap" -o "$TMP/j.db" > /dev/null 2>&1 || fail "import failed"
+echo "-p $jpid -d 4, jcmd Compiler.perfmap:"
+jit_measure "$TMP/j.db" "$jpid" JitHot.spin
+jit_check "jcmd" "JitHot.spin"
+through_to_main "$TMP/j.db" "$jpid"
 echo "PASS"
