@@ -201,6 +201,7 @@ int stats_build(struct chunk_buffer *cb, const struct record_totals *t)
 	err |= chunk_buffer_add_kv_u64(cb, "jit.ips.named", s->jit_ips_named);
 	err |= chunk_buffer_add_kv_u64(cb, "jit.perfmaps.read", s->perfmaps.files_read);
 	err |= chunk_buffer_add_kv_u64(cb, "jit.perfmaps.refused", s->perfmaps.files_refused);
+	err |= chunk_buffer_add_kv_u64(cb, "jit.perfmaps.stale", s->perfmaps.files_stale);
 	err |= chunk_buffer_add_kv_u64(cb, "jit.perfmaps.malformed_lines",
 				       s->perfmaps.lines_malformed);
 	err |= chunk_buffer_add_kv_u64(cb, "kernel.symbols.unavailable",

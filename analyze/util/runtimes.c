@@ -29,7 +29,8 @@ static const char *const beam_exes[] = { "beam.smp", "beam", NULL };
 static const struct runtime_rule rules[] = {
 	{ "jvm", "libjvm.so", jvm_exes,
 	  "JIT frames need -XX:+PreserveFramePointer and a perf map (/tmp/perf-PID.map: "
-	  "-XX:+DumpPerfMapAtExit on JDK 17+, or a perf-map agent)" },
+	  "-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit on JDK 17+, written "
+	  "at exit, or jcmd PID Compiler.perfmap before the recording stops)" },
 	{ "node", "libnode.so", node_exes,
 	  "JIT frames need node --perf-basic-prof (and --interpreted-frames-native-stack)" },
 	{ "python", "libpython", python_exes, NULL /* by version */ },

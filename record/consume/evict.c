@@ -120,6 +120,7 @@ static void keep_jit_hits(struct process_table *pt, uint32_t pid, struct addr_li
 	}
 	pt->jit = jit;
 	pt->jit[pt->njit].pid = pid;
+	pt->jit[pt->njit].start_ns = processes_start_ns(pt, pid);
 	pt->jit[pt->njit++].hits = *hits;
 	*hits = (struct addr_list){ 0 };
 }

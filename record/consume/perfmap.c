@@ -1,16 +1,21 @@
 /* perfmap.c - reading /tmp/perf-PID.map files (see perfmap.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "perfmap.h"
 #include "util/util.h"
 
 #define PERFMAP_MAX_BYTES (512u << 20) /* larger files are refused */
+/* A file's mtime comes from a coarse clock and the process's start is in
+ * clock ticks: a map older than its process by less than this is taken. */
+#define PERFMAP_STALE_SLACK_NS 1000000000ll
 
 struct entry {
 	uint64_t addr;
@@ -214,8 +219,27 @@ static int read_all(int fd, size_t size, char **out)
 	return (int)got;
 }
 
-int perfmap_load(struct pc_elf_module *m, uint32_t pid, struct perfmap_stats *st,
-		 char *why, size_t why_len)
+static int64_t ts_ns(const struct timespec *t)
+{
+	return (int64_t)t->tv_sec * 1000000000ll + t->tv_nsec;
+}
+
+/* Whether the file was last written before the process started (start_ns
+ * since boot, turned into wall-clock time like the file's mtime). */
+static bool older_than_process(const struct stat *sb, uint64_t start_ns)
+{
+	struct timespec real, boot;
+	int64_t started;
+
+	if (!start_ns || clock_gettime(CLOCK_REALTIME, &real) ||
+	    clock_gettime(CLOCK_BOOTTIME, &boot))
+		return false;
+	started = ts_ns(&real) - (ts_ns(&boot) - (int64_t)start_ns);
+	return ts_ns(&sb->st_mtim) + PERFMAP_STALE_SLACK_NS < started;
+}
+
+int perfmap_load(struct pc_elf_module *m, uint32_t pid, uint64_t start_ns,
+		 struct perfmap_stats *st, char *why, size_t why_len)
 {
 	char inside[96], outside[64];
 	const char *path = inside;
@@ -243,6 +267,13 @@ int perfmap_load(struct pc_elf_module *m, uint32_t pid, struct perfmap_stats *st
 		st->files_refused++;
 		snprintf(why, why_len, "%s: larger than %u MiB", path, PERFMAP_MAX_BYTES >> 20);
 		return -EFBIG;
+	}
+	if (older_than_process(&sb, start_ns)) {
+		close(fd);
+		st->files_stale++;
+		snprintf(why, why_len, "%s: older than the process (left by an earlier "
+			 "process with pid %u)", path, pid);
+		return -ESTALE;
 	}
 	got = read_all(fd, (size_t)sb.st_size, &text);
 	close(fd);

@@ -19,15 +19,21 @@ struct perfmap_stats {
 	uint64_t files_read;      /* perf map files found and read */
 	uint64_t files_refused;   /* not a regular file, or owned by someone else */
 	uint64_t lines_malformed; /* lines that are not "START SIZE NAME" */
+	uint64_t files_stale;     /* last written before the process started */
 };
 
 /* Reads the perf map of process pid into m (kind PC_MODULE_PERFMAP, symbols
  * sorted by address; for several entries at one address the last line
  * wins, as a runtime rewrites code in place). The file is looked up in the
  * process's own mount namespace first (/proc/PID/root/tmp/perf-NSPID.map),
- * then in /tmp/perf-PID.map. Returns 0, -ENOENT when there is no file, or
- * another -errno (why gets a one-line reason). */
-int perfmap_load(struct pc_elf_module *m, uint32_t pid, struct perfmap_stats *st,
+ * then in /tmp/perf-PID.map. start_ns is when the process started
+ * (/proc/PID/stat, ns since boot; 0: unknown): a file last modified before
+ * then was left by an earlier process with the same pid (the files outlive
+ * their processes, and pids are reused) and is refused with -ESTALE, as its
+ * names would be another program's. Returns 0, -ENOENT when there is no
+ * file, or another -errno (why gets a one-line reason). */
+int perfmap_load(struct pc_elf_module *m, uint32_t pid, uint64_t start_ns,
+		 struct perfmap_stats *st,
 		 char *why, size_t why_len);
 
 /* Parses perf map text of len bytes into m (exposed for tests). Lines that

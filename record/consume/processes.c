@@ -341,6 +341,13 @@ static struct process *find_process(struct process_table *pt, uint32_t pid)
 	return idx == U64_TABLE_EMPTY ? NULL : &pt->procs[idx];
 }
 
+uint64_t processes_start_ns(struct process_table *pt, uint32_t pid)
+{
+	const struct process *p = find_process(pt, pid);
+
+	return p ? p->start_ns : 0;
+}
+
 /* After an exit event, a later sample of the same pid is either a late
  * sample of the dying process or a new process that reuses the pid: the
  * start time tells them apart. */

@@ -49,6 +49,7 @@ struct address_space {
 /* The JIT ips of an evicted address space, for its perf map at the end. */
 struct evicted_jit {
 	uint32_t pid;
+	uint64_t start_ns;          /* of the process, for its perf map's age */
 	struct addr_list hits;
 };
 
@@ -118,6 +119,10 @@ void processes_on_exec(struct process_table *pt, uint32_t pid, uint32_t tid,
 		       const char *comm, uint64_t ts, bool read_now);
 
 void processes_on_exit(struct process_table *pt, uint32_t pid);
+
+/* When the process pid of the table started (/proc/PID/stat, ns since
+ * boot), 0 if unknown or not in the table. */
+uint64_t processes_start_ns(struct process_table *pt, uint32_t pid);
 
 /* A process that is not traced but is named by a record (the other end of
  * a traced process's loopback connection, socket_snapshot.c): a PROC

@@ -218,8 +218,8 @@ static uint64_t count_named(const struct pc_elf_module *m, const struct addr_lis
 }
 
 /* The perf map of one address space's process, if it has hits there. */
-static int add_perfmap_module(struct chunk_buffer *cb, uint32_t pid, struct addr_list *hits,
-			      struct symbol_stats *st)
+static int add_perfmap_module(struct chunk_buffer *cb, uint32_t pid, uint64_t start_ns,
+			      struct addr_list *hits, struct symbol_stats *st)
 {
 	struct pc_elf_module m;
 	char why[192];
@@ -227,7 +227,7 @@ static int add_perfmap_module(struct chunk_buffer *cb, uint32_t pid, struct addr
 
 	addr_list_sort_unique(hits);
 	st->jit_ips += hits->n;
-	err = perfmap_load(&m, pid, &st->perfmaps, why, sizeof(why));
+	err = perfmap_load(&m, pid, start_ns, &st->perfmaps, why, sizeof(why));
 	if (err) {
 		if (err != -ENOENT)
 			warning_line("JIT frames of pid %u will not be named: %s", pid, why);
@@ -267,11 +267,14 @@ static int add_perfmap_modules(struct chunk_buffer *cb, struct process_table *pt
 			continue;
 		err = merge_same_pid(pt, jit_hits, a);
 		if (!err)
-			err = add_perfmap_module(cb, pt->aspaces[a].pid, &jit_hits[a], st);
+			err = add_perfmap_module(cb, pt->aspaces[a].pid,
+						 processes_start_ns(pt, pt->aspaces[a].pid),
+						 &jit_hits[a], st);
 	}
 	/* evicted images (evict.c): their pids' perf maps outlive them */
 	for (uint32_t j = 0; j < pt->njit && !err; j++)
-		err = add_perfmap_module(cb, pt->jit[j].pid, &pt->jit[j].hits, st);
+		err = add_perfmap_module(cb, pt->jit[j].pid, pt->jit[j].start_ns,
+					 &pt->jit[j].hits, st);
 	return err;
 }
 

@@ -1,7 +1,13 @@
 /* test_perfmap.c - JIT symbols: the recorder's perf map parser
  * (record/consume/perfmap.c) and resolution of a PERFMAP module record by pid. */
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "common/elf_module.h"
 #include "consume/perfmap.h"
@@ -85,4 +91,53 @@ Test(perfmap, resolves_by_pid_through_the_capture_record)
 	cr_assert_eq(symbolizer_resolve_perfmap(s, 4243, 0x7f0000000010ull, &f), 0);
 	free(b.data);
 	symbolizer_free(s);
+}
+
+static uint64_t boottime_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_BOOTTIME, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* A map file older than its process was left by an earlier process with the
+ * same pid: refused (-ESTALE, counted), read when fresh or the start is
+ * unknown. The test's own pid names the file. */
+Test(perfmap, refuses_a_map_older_than_its_process)
+{
+	char path[64], why[192];
+	struct pc_elf_module m;
+	struct perfmap_stats st = { 0 };
+	uint32_t pid = (uint32_t)getpid();
+	struct timespec hour_ago[2];
+	FILE *f;
+
+	clock_gettime(CLOCK_REALTIME, &hour_ago[0]);
+	hour_ago[0].tv_sec -= 3600;
+	hour_ago[1] = hour_ago[0];
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
+	f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs("7f0000000000 100 jit_spin_loop\n", f);
+	fclose(f);
+	cr_assert_eq(utimensat(AT_FDCWD, path, hour_ago, 0), 0);
+
+	/* the process started now, the file an hour ago */
+	cr_assert_eq(perfmap_load(&m, pid, boottime_ns(), &st, why, sizeof(why)), -ESTALE);
+	cr_assert_eq(st.files_stale, 1);
+	cr_assert_eq(st.files_read, 0);
+	cr_assert_not_null(strstr(why, "older than the process"), "%s", why);
+	/* start unknown: read */
+	cr_assert_eq(perfmap_load(&m, pid, 0, &st, why, sizeof(why)), 0);
+	cr_assert_eq(m.nsyms, 1);
+	pc_elf_module_free(&m);
+	/* written after the start: read */
+	cr_assert_eq(utimensat(AT_FDCWD, path, NULL, 0), 0);
+	cr_assert_eq(perfmap_load(&m, pid, boottime_ns() - 1000000000ull, &st, why,
+				  sizeof(why)), 0);
+	cr_assert_eq(st.files_read, 2);
+	cr_assert_eq(st.files_stale, 1);
+	pc_elf_module_free(&m);
+	unlink(path);
 }
