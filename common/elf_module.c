@@ -542,19 +542,44 @@ static int named_pclntab(Elf *elf, struct go_region *r)
 	return 0;
 }
 
+/* Headers parsed per file when scanning: a hostile file full of them must
+ * not make the load quadratic. */
+#define GO_SCAN_MAX_TRIES 16
+
 /* Looks for a pclntab header at every 8-byte aligned address of r and
  * keeps the first that parses (an external linker merges the Go linker's
- * section into .data.rel.ro). 1 if found. */
+ * section into .data.rel.ro). 1 if found; *tries counts the parses. */
 static int scan_region(Elf *elf, const struct go_region *r, struct pc_gofunc **funcs,
-		       size_t *n, struct pc_gopclntab_info *info)
+		       size_t *n, struct pc_gopclntab_info *info, int *tries)
 {
 	size_t off = (size_t)((8 - (r->vaddr & 7)) & 7);
 
-	for (; off + 16 <= r->len; off += 8) {
+	for (; off + 16 <= r->len && *tries < GO_SCAN_MAX_TRIES; off += 8) {
 		struct go_region at = { r->data + off, r->len - off, r->vaddr + off };
 
-		if (pc_gopclntab_header_ok(at.data, at.len) &&
-		    parse_go_region(elf, &at, funcs, n, info, NULL, 0) == 0)
+		if (!pc_gopclntab_header_ok(at.data, at.len))
+			continue;
+		(*tries)++;
+		if (parse_go_region(elf, &at, funcs, n, info, NULL, 0) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* A Go binary has .go.buildinfo (`go version -m` reads it) or the Go
+ * build-id note; only those are scanned (not every stripped C library). */
+static int has_go_section(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		const char *name;
+
+		if (gelf_getshdr(scn, &shdr) != NULL &&
+		    (name = section_name(elf, &shdr)) != NULL &&
+		    (strcmp(name, ".go.buildinfo") == 0 ||
+		     strcmp(name, ".note.go.buildid") == 0))
 			return 1;
 	}
 	return 0;
@@ -566,9 +591,9 @@ static int is_scanned_section(const char *name)
 	       strcmp(name, ".noptrdata") == 0;
 }
 
-/* Without the named section: the sections an external linker merges it
- * into, or, in a file without section headers, the non-executable load
- * segments. */
+/* Without the named section: in a Go binary, the sections an external
+ * linker merges it into, or, in a file without section headers, the
+ * non-executable load segments. */
 static int scan_for_pclntab(Elf *elf, struct pc_gofunc **funcs, size_t *n,
 			    struct pc_gopclntab_info *info)
 {
@@ -576,8 +601,11 @@ static int scan_for_pclntab(Elf *elf, struct pc_gofunc **funcs, size_t *n,
 	GElf_Shdr shdr;
 	GElf_Phdr phdr;
 	size_t nsections = 0, nphdrs;
+	int tries = 0;
 
 	if (elf_getshdrnum(elf, &nsections) == 0 && nsections > 1) {
+		if (!has_go_section(elf))
+			return 0;
 		while ((scn = elf_nextscn(elf, scn)) != NULL) {
 			struct go_region r;
 			const char *name;
@@ -585,7 +613,7 @@ static int scan_for_pclntab(Elf *elf, struct pc_gofunc **funcs, size_t *n,
 			if (gelf_getshdr(scn, &shdr) != NULL &&
 			    (name = section_name(elf, &shdr)) != NULL &&
 			    is_scanned_section(name) && region_of_section(scn, &shdr, &r) &&
-			    scan_region(elf, &r, funcs, n, info))
+			    scan_region(elf, &r, funcs, n, info, &tries))
 				return 1;
 		}
 		return 0;
@@ -604,7 +632,7 @@ static int scan_for_pclntab(Elf *elf, struct pc_gofunc **funcs, size_t *n,
 		r.data = data->d_buf;
 		r.len = data->d_size;
 		r.vaddr = phdr.p_vaddr;
-		if (scan_region(elf, &r, funcs, n, info))
+		if (scan_region(elf, &r, funcs, n, info, &tries))
 			return 1;
 	}
 	return 0;

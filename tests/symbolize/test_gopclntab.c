@@ -496,3 +496,51 @@ Test(gopclntab, synthetic_layouts)
 	check_synth(0xfffffff1, 8, "1.20");
 	check_synth(0xfffffff1, 4, "1.20");
 }
+
+/* Section headers gone (e_shoff, e_shnum, e_shstrndx zeroed, as sstrip
+ * does): the table is found by its header in a read-only load segment. */
+Test(gopclntab, no_section_headers)
+{
+	char path[TEST_PATH_MAX], full[TEST_PATH_MAX], tmp[TEST_TMP_MAX], copy[TEST_PATH_MAX];
+	struct pc_elf_module m;
+	const struct pc_symbol *sym;
+	uint64_t addr, size;
+	Elf64_Ehdr eh;
+	FILE *f;
+
+	go_fixture(path, "go_hot.stripped");
+	go_fixture(full, "go_hot.full");
+	make_temp_dir(tmp);
+	snprintf(copy, sizeof(copy), "%s/go_hot.noshdr", tmp);
+	cr_assert_eq(copy_file(path, copy), 0);
+	f = fopen(copy, "r+b");
+	cr_assert_not_null(f);
+	cr_assert_eq(fread(&eh, sizeof(eh), 1, f), 1);
+	eh.e_shoff = 0;
+	eh.e_shnum = 0;
+	eh.e_shstrndx = 0;
+	cr_assert_eq(fseek(f, 0, SEEK_SET), 0);
+	cr_assert_eq(fwrite(&eh, sizeof(eh), 1, f), 1);
+	fclose(f);
+	load(&m, copy);
+	cr_assert_eq(m.go_pclntab, 1, "%s", m.go_pclntab_note);
+	cr_assert_eq(nm_symbol(full, "main.hotLoop", &addr, &size), 0);
+	sym = find_symbol(&m, "main.hotLoop");
+	cr_assert_not_null(sym);
+	cr_assert_eq(sym->addr, addr);
+	pc_elf_module_free(&m);
+	remove_temp_dir(tmp);
+}
+
+/* A stripped C program is not a Go binary: nothing read, nothing said. */
+Test(gopclntab, stripped_c_program_untouched)
+{
+	char path[TEST_PATH_MAX];
+	struct pc_elf_module m;
+
+	fixture_path(path, "fixture_prog.stripped");
+	load(&m, path);
+	cr_assert_eq(m.go_pclntab, 0);
+	cr_assert_str_eq(m.go_pclntab_note, "");
+	pc_elf_module_free(&m);
+}
