@@ -6,7 +6,8 @@
 # deleted before the analysis, so the names come from the capture. Checks:
 # the report's top user function is main.hotLoop, >= 80% of the process's
 # user frames in the Go binary are named (sample-weighted), and STATS
-# modules.gopclntab says one module was named that way. The same for a
+# modules.gopclntab says one module was named that way, and the process is
+# identified as Go (from those names: nothing else shows). The same for a
 # stripped PIE linked by the system linker with cgo (the table inside
 # .data.rel.ro, its text start from a relocation; skipped when it could
 # not be built). The unstripped build (its .symtab) gives the same top
@@ -71,6 +72,12 @@ record_go() {
 	sources=$("$PERFCAP_ANALYZE" query --format csv "$TMP/$label.db" "
 		SELECT DISTINCT source FROM frames WHERE function = 'main.hotLoop'" | tail -n +2 | tr -d '\r"')
 	[ "$sources" = capture ] || fail "$label: main.hotLoop named by '$sources', want the capture"
+	# the names are what identifies a (static, stripped) Go process
+	local runtime
+	runtime=$("$PERFCAP_ANALYZE" query --format csv "$TMP/$label.db" "
+		SELECT runtime FROM process_runtimes WHERE pid = $pid" | tail -n +2 | tr -d '\r"')
+	echo "$label: runtime identified: ${runtime:-none}"
+	[ "$runtime" = go ] || fail "$label: runtime '$runtime', want go"
 	gopcln=$(q "$cap" "SELECT value FROM stats WHERE key = 'modules.gopclntab'")
 	refused=$(q "$cap" "SELECT value FROM stats WHERE key = 'modules.gopclntab_refused'")
 	echo "$label: stats modules.gopclntab=$gopcln modules.gopclntab_refused=$refused"
