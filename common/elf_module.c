@@ -5,8 +5,9 @@
  * Symbols come from .symtab and .dynsym merged, sorted by address and
  * deduplicated with a fixed preference order, so the same file always gives
  * the same table. A Go binary without .symtab adds the functions of its
- * pclntab (the runtime's function table, which stripping keeps). Parsing a record trusts nothing but rec->size: every count
- * and offset is checked against it before anything is read.
+ * pclntab (the runtime's function table, which stripping keeps). Parsing a
+ * record trusts nothing but rec->size: every count and offset is checked
+ * against it before anything is read.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -502,10 +503,17 @@ static int parse_go_region(Elf *elf, const struct go_region *r, struct pc_gofunc
 			   size_t *n, struct pc_gopclntab_info *info, char *why,
 			   size_t whylen)
 {
-	uint64_t text = 0;
+	static const uint8_t zero[8];
+	uint64_t text = 0, field;
 
-	if (r->len > 8 && (r->data[7] == 4 || r->data[7] == 8))
-		text = relative_reloc_at(elf, r->vaddr + 8 + 2 * (uint64_t)r->data[7]);
+	/* pcHeader.textStart: the third pointer-sized field after 8 bytes;
+	 * looked up only when the file leaves it 0 */
+	if (r->len >= 16 && (r->data[7] == 4 || r->data[7] == 8)) {
+		field = 8 + 2 * (uint64_t)r->data[7];
+		if (field + r->data[7] <= r->len &&
+		    memcmp(r->data + field, zero, r->data[7]) == 0)
+			text = relative_reloc_at(elf, r->vaddr + field);
+	}
 	return pc_gopclntab_parse(r->data, r->len, text, funcs, n, info, why, whylen);
 }
 
