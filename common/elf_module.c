@@ -4,8 +4,10 @@
  *
  * Symbols come from .symtab and .dynsym merged, sorted by address and
  * deduplicated with a fixed preference order, so the same file always gives
- * the same table. Parsing a record trusts nothing but rec->size: every count
- * and offset is checked against it before anything is read.
+ * the same table. A Go binary without .symtab adds the functions of its
+ * pclntab (the runtime's function table, which stripping keeps). Parsing a
+ * record trusts nothing but rec->size: every count and offset is checked
+ * against it before anything is read.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +20,7 @@
 #include <unistd.h>
 
 #include "elf_module.h"
+#include "gopclntab.h"
 #include "safe_file.h"
 
 #ifndef NT_GNU_BUILD_ID
@@ -452,6 +455,228 @@ int pc_elf_sdt_sites_fd(int fd, const char *provider, const char *name, uint64_t
 	return n;
 }
 
+/* ---- Go pclntab (stripped Go binaries) -------------------------------- */
+
+/* A region of the file that holds, or may hold, a pclntab. */
+struct go_region {
+	const uint8_t *data;
+	size_t   len;
+	uint64_t vaddr;
+};
+
+#ifndef R_AARCH64_RELATIVE
+#define R_AARCH64_RELATIVE 1027
+#endif
+
+/* The addend of the RELATIVE relocation at vaddr (a position-independent
+ * Go binary linked externally leaves pcHeader.textStart 0 in the file and
+ * has the dynamic linker fill it); 0 if none. */
+static uint64_t relative_reloc_at(Elf *elf, uint64_t vaddr)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr ehdr;
+	GElf_Shdr shdr;
+	GElf_Rela rela;
+	uint32_t relative;
+
+	if (gelf_getehdr(elf, &ehdr) == NULL)
+		return 0;
+	relative = ehdr.e_machine == EM_AARCH64 ? R_AARCH64_RELATIVE : R_X86_64_RELATIVE;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		Elf_Data *data;
+
+		if (gelf_getshdr(scn, &shdr) == NULL || shdr.sh_type != SHT_RELA ||
+		    (data = elf_getdata(scn, NULL)) == NULL || data->d_buf == NULL)
+			continue;
+		for (int i = 0; gelf_getrela(data, i, &rela) != NULL; i++) {
+			if (rela.r_offset == vaddr &&
+			    GELF_R_TYPE(rela.r_info) == relative)
+				return (uint64_t)rela.r_addend;
+		}
+	}
+	return 0;
+}
+
+/* Parses the pclntab at the start of r (1.18+ layouts: a textStart of 0
+ * comes from its relocation). 0, or the parser's error. */
+static int parse_go_region(Elf *elf, const struct go_region *r, struct pc_gofunc **funcs,
+			   size_t *n, struct pc_gopclntab_info *info, char *why,
+			   size_t whylen)
+{
+	static const uint8_t zero[8];
+	uint64_t text = 0, field;
+
+	/* pcHeader.textStart: the third pointer-sized field after 8 bytes;
+	 * looked up only when the file leaves it 0 */
+	if (r->len >= 16 && (r->data[7] == 4 || r->data[7] == 8)) {
+		field = 8 + 2 * (uint64_t)r->data[7];
+		if (field + r->data[7] <= r->len &&
+		    memcmp(r->data + field, zero, r->data[7]) == 0)
+			text = relative_reloc_at(elf, r->vaddr + field);
+	}
+	return pc_gopclntab_parse(r->data, r->len, text, funcs, n, info, why, whylen);
+}
+
+static int region_of_section(Elf_Scn *scn, const GElf_Shdr *shdr, struct go_region *r)
+{
+	Elf_Data *data;
+
+	if (shdr->sh_type == SHT_NOBITS || shdr->sh_size == 0 ||
+	    (data = elf_getdata(scn, NULL)) == NULL || data->d_buf == NULL)
+		return 0;
+	r->data = data->d_buf;
+	r->len = data->d_size;
+	r->vaddr = shdr->sh_addr;
+	return 1;
+}
+
+/* The section the Go linker names (.data.rel.ro.gopclntab in a PIE). */
+static int named_pclntab(Elf *elf, struct go_region *r)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		const char *name;
+
+		if (gelf_getshdr(scn, &shdr) == NULL ||
+		    (name = section_name(elf, &shdr)) == NULL)
+			continue;
+		if ((strcmp(name, ".gopclntab") == 0 ||
+		     strcmp(name, ".data.rel.ro.gopclntab") == 0) &&
+		    region_of_section(scn, &shdr, r))
+			return 1;
+	}
+	return 0;
+}
+
+/* Headers parsed per file when scanning: a hostile file full of them must
+ * not make the load quadratic. */
+#define GO_SCAN_MAX_TRIES 16
+
+/* Looks for a pclntab header at every 8-byte aligned address of r and
+ * keeps the first that parses (an external linker merges the Go linker's
+ * section into .data.rel.ro). 1 if found; *tries counts the parses. */
+static int scan_region(Elf *elf, const struct go_region *r, struct pc_gofunc **funcs,
+		       size_t *n, struct pc_gopclntab_info *info, int *tries)
+{
+	size_t off = (size_t)((8 - (r->vaddr & 7)) & 7);
+
+	for (; off + 16 <= r->len && *tries < GO_SCAN_MAX_TRIES; off += 8) {
+		struct go_region at = { r->data + off, r->len - off, r->vaddr + off };
+
+		if (!pc_gopclntab_header_ok(at.data, at.len))
+			continue;
+		(*tries)++;
+		if (parse_go_region(elf, &at, funcs, n, info, NULL, 0) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* A Go binary has .go.buildinfo (`go version -m` reads it) or the Go
+ * build-id note; only those are scanned (not every stripped C library). */
+static int has_go_section(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		const char *name;
+
+		if (gelf_getshdr(scn, &shdr) != NULL &&
+		    (name = section_name(elf, &shdr)) != NULL &&
+		    (strcmp(name, ".go.buildinfo") == 0 ||
+		     strcmp(name, ".note.go.buildid") == 0))
+			return 1;
+	}
+	return 0;
+}
+
+static int is_scanned_section(const char *name)
+{
+	return strcmp(name, ".data.rel.ro") == 0 || strcmp(name, ".rodata") == 0 ||
+	       strcmp(name, ".noptrdata") == 0;
+}
+
+/* Without the named section: in a Go binary, the sections an external
+ * linker merges it into, or, in a file without section headers, the
+ * non-executable load segments. */
+static int scan_for_pclntab(Elf *elf, struct pc_gofunc **funcs, size_t *n,
+			    struct pc_gopclntab_info *info)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	GElf_Phdr phdr;
+	size_t nsections = 0, nphdrs;
+	int tries = 0;
+
+	if (elf_getshdrnum(elf, &nsections) == 0 && nsections > 1) {
+		if (!has_go_section(elf))
+			return 0;
+		while ((scn = elf_nextscn(elf, scn)) != NULL) {
+			struct go_region r;
+			const char *name;
+
+			if (gelf_getshdr(scn, &shdr) != NULL &&
+			    (name = section_name(elf, &shdr)) != NULL &&
+			    is_scanned_section(name) && region_of_section(scn, &shdr, &r) &&
+			    scan_region(elf, &r, funcs, n, info, &tries))
+				return 1;
+		}
+		return 0;
+	}
+	if (elf_getphdrnum(elf, &nphdrs) != 0)
+		return 0;
+	for (size_t i = 0; i < nphdrs; i++) {
+		struct go_region r;
+		Elf_Data *data;
+
+		if (gelf_getphdr(elf, (int)i, &phdr) == NULL || phdr.p_type != PT_LOAD ||
+		    (phdr.p_flags & PF_X) || phdr.p_filesz == 0 ||
+		    (data = elf_getdata_rawchunk(elf, (int64_t)phdr.p_offset, phdr.p_filesz,
+						 ELF_T_BYTE)) == NULL)
+			continue;
+		r.data = data->d_buf;
+		r.len = data->d_size;
+		r.vaddr = phdr.p_vaddr;
+		if (scan_region(elf, &r, funcs, n, info, &tries))
+			return 1;
+	}
+	return 0;
+}
+
+/* The functions of the file's Go pclntab, if it has one that holds
+ * together; m->go_pclntab and its note say what happened. */
+static void read_go_functions(Elf *elf, struct pc_elf_module *m, struct pc_gofunc **funcs,
+			      size_t *n)
+{
+	struct pc_gopclntab_info info;
+	struct go_region r;
+	char why[80] = "";
+	int found;
+
+	*funcs = NULL;
+	*n = 0;
+	if (named_pclntab(elf, &r)) {
+		found = parse_go_region(elf, &r, funcs, n, &info, why, sizeof(why)) == 0;
+		if (!found) {
+			m->go_pclntab = -1;
+			snprintf(m->go_pclntab_note, sizeof(m->go_pclntab_note),
+				 "Go pclntab refused: %s", why);
+			return;
+		}
+	} else {
+		found = scan_for_pclntab(elf, funcs, n, &info);
+	}
+	if (!found)
+		return;
+	m->go_pclntab = 1;
+	snprintf(m->go_pclntab_note, sizeof(m->go_pclntab_note),
+		 "Go %s+ pclntab (magic 0x%08x): %zu functions, %u unnamed", info.version,
+		 info.magic, *n, info.skipped);
+}
+
 static size_t collect_symbols(Elf *elf, struct sym_candidate *out, size_t room)
 {
 	Elf_Scn *scn = NULL;
@@ -557,9 +782,23 @@ static int store_symbols(struct pc_elf_module *m,
 	return 0;
 }
 
+/* Appends the Go functions as global, sized candidates. */
+static size_t add_go_candidates(struct sym_candidate *c, const struct pc_gofunc *go,
+				size_t ngo)
+{
+	for (size_t i = 0; i < ngo; i++) {
+		c[i].addr = go[i].entry;
+		c[i].size = go[i].size;
+		c[i].name = go[i].name;
+		c[i].binding = STB_GLOBAL;
+	}
+	return ngo;
+}
+
 static int read_symbols(Elf *elf, struct pc_elf_module *m)
 {
-	size_t room = count_symbol_entries(elf), n;
+	size_t room = count_symbol_entries(elf), n, ngo = 0;
+	struct pc_gofunc *go = NULL;
 	struct sym_candidate *c;
 	int err;
 
@@ -567,6 +806,22 @@ static int read_symbols(Elf *elf, struct pc_elf_module *m)
 	if (c == NULL)
 		return -ENOMEM;
 	n = collect_symbols(elf, c, room);
+	/* A .symtab names every Go function already; without one (or without
+	 * a function in it) the pclntab does. */
+	if (!m->has_symtab || n == 0)
+		read_go_functions(elf, m, &go, &ngo);
+	if (ngo > 0) {
+		struct sym_candidate *more = realloc(c, (n + ngo) * sizeof(*c));
+
+		if (more == NULL) {
+			free(go);
+			free(c);
+			return -ENOMEM;
+		}
+		c = more;
+		n += add_go_candidates(c + n, go, ngo);
+	}
+	free(go);
 	qsort(c, n, sizeof(*c), compare_candidates);
 	n = dedup_candidates(c, n);
 	err = store_symbols(m, c, n);

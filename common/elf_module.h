@@ -28,10 +28,19 @@ struct pc_elf_module {
 	char    *strtab;               /* names, NUL-terminated, malloc'd */
 	size_t   strtab_len;
 	int      has_symtab;           /* the file has a .symtab (not just .dynsym) */
+	int      go_pclntab;           /* 1: functions named from a Go pclntab;
+					* -1: one was found but refused */
+	char     go_pclntab_note[112]; /* the layout read, or why it was refused */
 };
 
 /* Reads build-id, PT_LOAD segments and function symbols (STT_FUNC and
  * STT_GNU_IFUNC from .symtab and .dynsym, merged) from an open ELF file.
+ * A file without a .symtab (or without function symbols in it) that holds
+ * a Go pclntab (section .gopclntab or .data.rel.ro.gopclntab, or found by
+ * its header inside .data.rel.ro/.rodata/.noptrdata or a read-only load
+ * segment) gets the functions of that table too (common/gopclntab.h): a
+ * stripped Go binary is named like an unstripped one. A malformed table
+ * does not fail the load: go_pclntab says it was refused and why.
  * Returns 0 or -errno; errbuf gets a one-line reason. */
 int pc_elf_module_load_fd(struct pc_elf_module *m, int fd, const char *path,
 			  char *errbuf, size_t errlen);

@@ -157,10 +157,16 @@ int pc_buf_add_unwind(struct pc_buf *b, const struct pc_unwind_table *t)
 	r.table_len = t->table_len;
 	r.hdr_len = t->hdr_len;
 	r.path_len = (uint32_t)path_len;
-	memcpy(var, t->segs, seg_len);
-	memcpy(var + seg_len, t->table, t->table_len);
-	memcpy(var + seg_len + t->table_len, t->hdr, t->hdr_len);
-	memcpy(var + seg_len + t->table_len + t->hdr_len, t->path, path_len);
+	/* a .debug_frame table has no header (hdr NULL): memcpy from NULL is
+	 * undefined even for 0 bytes */
+	if (seg_len)
+		memcpy(var, t->segs, seg_len);
+	if (t->table_len)
+		memcpy(var + seg_len, t->table, t->table_len);
+	if (t->hdr_len)
+		memcpy(var + seg_len + t->table_len, t->hdr, t->hdr_len);
+	if (path_len)
+		memcpy(var + seg_len + t->table_len + t->hdr_len, t->path, path_len);
 	err = pc_buf_add_rec(b, &r, sizeof(r), var, var_len, NULL, 0);
 	free(var);
 	return err;

@@ -196,6 +196,8 @@ int stats_build(struct chunk_buffer *cb, const struct record_totals *t)
 	err |= add_socket_snapshots(cb, t->sockets);
 	err |= chunk_buffer_add_kv_u64(cb, "modules.hit", s->modules_hit);
 	err |= chunk_buffer_add_kv_u64(cb, "modules.unreadable", s->modules_unreadable);
+	err |= chunk_buffer_add_kv_u64(cb, "modules.gopclntab", s->modules_gopclntab);
+	err |= chunk_buffer_add_kv_u64(cb, "modules.gopclntab_refused", s->gopclntab_refused);
 	err |= chunk_buffer_add_kv_u64(cb, "kernel.ips", s->kernel_ips);
 	err |= chunk_buffer_add_kv_u64(cb, "jit.ips", s->jit_ips);
 	err |= chunk_buffer_add_kv_u64(cb, "jit.ips.named", s->jit_ips_named);

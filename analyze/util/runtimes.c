@@ -43,8 +43,8 @@ static const struct runtime_rule rules[] = {
 #define NRULES (sizeof(rules) / sizeof(rules[0]))
 
 static const char go_advice[] =
-	"Go keeps frame pointers on amd64; functions are named from the symbol table "
-	"(a stripped binary's .gopclntab is not read)";
+	"Go keeps frame pointers on amd64 (a leaf function's caller is missing); functions "
+	"are named from the symbol table, or from .gopclntab when stripped (-ldflags=-s)";
 static const char python_old_advice[] =
 	"Python before 3.12 has no perf support: its frames are the interpreter's "
 	"(_PyEval_EvalFrameDefault); -e usdt:EXE:python:function__entry names its calls";

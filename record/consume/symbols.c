@@ -11,6 +11,9 @@
  * read of /proc/PID/maps): the process's perf map, if it wrote one, names
  * them; only the entries covering hit addresses are stored.
  *
+ * A stripped Go binary's functions come from its pclntab (elf_module.c);
+ * STATS counts the modules named that way and the tables refused.
+ *
  * Kernel ips: /proc/kallsyms is read once and only the symbols covering hit
  * kernel addresses are stored.
  */
@@ -160,6 +163,10 @@ static int add_user_module(struct chunk_buffer *cb, struct module *mod, struct s
 			     mod->fd >= 0 ? why : strerror(-mod->open_error));
 		describe_unreadable(&m, mod);
 	} else {
+		if (m.go_pclntab)
+			verbose_line("%s: %s", mod->path, m.go_pclntab_note);
+		st->modules_gopclntab += m.go_pclntab > 0;
+		st->gopclntab_refused += m.go_pclntab < 0;
 		if (!m.build_id_len && mod->build_id_len) {
 			m.build_id_len = mod->build_id_len;
 			memcpy(m.build_id, mod->build_id, mod->build_id_len);

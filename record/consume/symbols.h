@@ -16,6 +16,8 @@
 struct symbol_stats {
 	uint64_t modules_hit;          /* modules with at least one hit user ip */
 	uint64_t modules_unreadable;   /* of those, no symbols could be read */
+	uint64_t modules_gopclntab;    /* of those, functions named from a Go pclntab */
+	uint64_t gopclntab_refused;    /* of those, a Go pclntab refused as malformed */
 	uint64_t user_ips_unmapped;    /* user ips outside every known mapping */
 	uint64_t kernel_ips;           /* distinct kernel addresses looked up */
 	uint64_t jit_ips;              /* distinct ips in anonymous/unmapped memory */

@@ -346,3 +346,22 @@ Test(unwind, real_libc_tables_pass)
 	unwind_cfi_free(c);
 	pc_unwind_table_free(&t);
 }
+
+/* A .debug_frame table (kind 1) has no header: hdr is NULL with hdr_len 0.
+ * The record is still written (an unstripped Go binary, whose only CFI is
+ * .debug_frame, hit a memcpy from NULL here under UBSan). */
+Test(unwind, record_without_header)
+{
+	static const uint8_t table[16] = { 1, 2, 3 };
+	struct pc_unwind_table t;
+	struct pc_buf b = { 0 };
+
+	memset(&t, 0, sizeof(t));
+	t.kind = 1;
+	t.table = (uint8_t *)table;
+	t.table_len = sizeof(table);
+	t.table_addr = 0;
+	cr_assert_eq(pc_buf_add_unwind(&b, &t), 0);
+	cr_assert_gt(b.len, sizeof(table));
+	pc_buf_free(&b);
+}
