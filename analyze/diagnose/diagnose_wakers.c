@@ -227,9 +227,32 @@ static enum ended_by classify(const struct diag_input *in, struct wake_group *g)
 	} else {
 		return EB_UNKNOWN;     /* no wakeup seen, the idle task, other softirqs */
 	}
-	if (same_service(in, g->pid, g->peer_pid))
-		return EB_SERVICE;
-	return EB_PEER;
+	return EB_PEER;    /* service, client or upstream: relation_of() */
+}
+
+/* What peer process peer is to the waiter's process pid: the same service,
+ * else its client or upstream (peer_role); asked once per pair (a busy
+ * server has thousands of groups and a handful of peers). network: a
+ * packet's softirq ran on peer, which is then never the service. */
+static enum ended_by relation_of(const struct diag_input *in, struct hmap *seen, uint32_t pid,
+				 uint32_t peer, int network, char *addr, size_t len)
+{
+	int created = 0;
+	uint64_t *slot = hmap_upsert(seen, (uint64_t)network << 32 | pid, peer, 0, &created);
+	enum ended_by by;
+	char a[64] = "";
+
+	if (slot && !created)
+		return (enum ended_by)*slot;
+	if (!network && same_service(in, pid, peer))
+		by = EB_SERVICE;
+	else
+		by = peer_role(in, pid, peer, a, sizeof(a));
+	if (by == EB_UPSTREAM && !addr[0])
+		snprintf(addr, len, "%s", a);
+	if (slot)
+		*slot = by;
+	return by;
 }
 
 static int waits_for_work(const char *cls)
@@ -461,6 +484,7 @@ static void unexplained(const struct diag_input *in, struct diagnosis *d,
 int diagnose_wakers(const struct diag_input *in, struct diagnosis *d)
 {
 	struct wake_groups w = { 0 };
+	struct hmap seen;          /* (network << 32 | pid, peer) -> enum ended_by */
 	char addr[64] = "";
 
 	if (!in->has_sched || !report_has_object(in->db, "wakeup_edges"))
@@ -469,16 +493,15 @@ int diagnose_wakers(const struct diag_input *in, struct diagnosis *d)
 		free(w.g);
 		return -1;
 	}
+	hmap_init(&seen);
 	for (size_t i = 0; i < w.len; i++) {
 		struct wake_group *g = &w.g[i];
 		g->by = classify(in, g);
-		if (g->by == EB_PEER || (g->by == EB_NETWORK && g->peer_pid)) {
-			char a[64] = "";
-			g->by = peer_role(in, g->pid, g->peer_pid, a, sizeof(a));
-			if (g->by == EB_UPSTREAM && !addr[0])
-				snprintf(addr, sizeof(addr), "%s", a);
-		}
+		if (g->by == EB_PEER || (g->by == EB_NETWORK && g->peer_pid))
+			g->by = relation_of(in, &seen, g->pid, g->peer_pid, g->by == EB_NETWORK,
+					    addr, sizeof(addr));
 	}
+	hmap_free(&seen);
 	service_contention(in, d, &w);
 	upstream(in, d, &w, addr);
 	idle(in, d, &w);

@@ -154,6 +154,22 @@ static int walk_states(sqlite3 *db, struct slow_path *out, const struct slow_req
 	return rc;
 }
 
+/* The names of the wait class codes, as the import wrote them. */
+static void load_class_names(sqlite3 *db, struct slow_path *out)
+{
+	sqlite3_stmt *st = report_has_object(db, "wait_classes") ?
+			   db_prepare(db, "SELECT code, name FROM wait_classes") : NULL;
+
+	while (st && sqlite3_step(st) == SQLITE_ROW) {
+		int code = sqlite3_column_int(st, 0);
+		const unsigned char *name = sqlite3_column_text(st, 1);
+		if (code >= 0 && code < SLOW_PATH_CLASSES && name)
+			snprintf(out->class_names[code], sizeof(out->class_names[code]), "%s",
+				 (const char *)name);
+	}
+	sqlite3_finalize(st);
+}
+
 int slow_path_load(sqlite3 *db, const struct report_scope *scope, uint64_t requests,
 		   struct slow_path *out)
 {
@@ -163,6 +179,7 @@ int slow_path_load(sqlite3 *db, const struct report_scope *scope, uint64_t reque
 
 	memset(out, 0, sizeof(*out));
 	out->all = requests;
+	load_class_names(db, out);
 	if (!report_has_object(db, "request_spans"))
 		return 0;
 	rc = load_requests(db, scope, out, &reqs, &n);
@@ -172,10 +189,9 @@ int slow_path_load(sqlite3 *db, const struct report_scope *scope, uint64_t reque
 	return rc;
 }
 
-const char *slow_path_class_name(int code)
+const char *slow_path_class_name(const struct slow_path *s, int code)
 {
-	static const char *const names[SLOW_PATH_CLASSES] = { "preempted", "block_io", "futex",
-		"poll", "sleep", "net", "other", "unknown", "accept", "kernel_lock", "pipe" };
-
-	return code >= 0 && code < SLOW_PATH_CLASSES ? names[code] : "other";
+	return code >= 0 && code < SLOW_PATH_CLASSES && s->class_names[code][0] ?
+	       s->class_names[code] : "other";
 }
+

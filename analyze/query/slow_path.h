@@ -26,6 +26,7 @@ struct slow_path {
 	uint64_t by_class[SLOW_PATH_CLASSES];   /* blocked time per wait_class_code */
 	uint64_t woken_by[SW_N];   /* blocked time by what ended it */
 	uint64_t covered;          /* running + runnable + blocked */
+	char class_names[SLOW_PATH_CLASSES][16]; /* the database's wait_classes */
 };
 
 /* Fills out from the scope's requests (how many: requests, already
@@ -33,7 +34,8 @@ struct slow_path {
 int slow_path_load(sqlite3 *db, const struct report_scope *scope, uint64_t requests,
 		   struct slow_path *out);
 
-/* "block_io", "futex" ... for a wait_class_code; "other" if unknown. */
-const char *slow_path_class_name(int code);
+/* "block_io", "futex" ... for a wait_class_code (the database's own
+ * wait_classes table); "other" if unknown. */
+const char *slow_path_class_name(const struct slow_path *s, int code);
 
 #endif /* ANALYZE_SLOW_PATH_H */

@@ -347,7 +347,7 @@ static void slow_json(struct json_writer *w, const struct slow_path *s)
 	json_begin_object(w, "blocked_by_class");
 	for (int k = 1; k < SLOW_PATH_CLASSES; k++)
 		if (s->by_class[k])
-			json_uint(w, slow_path_class_name(k), s->by_class[k]);
+			json_uint(w, slow_path_class_name(s, k), s->by_class[k]);
 	json_end_object(w);
 	json_begin_object(w, "woken_by");
 	for (int k = 0; k < SW_N; k++)
@@ -383,7 +383,7 @@ static void slow_text(FILE *out, const struct slow_path *s)
 		}
 	fprintf(out, "    blocked on:");
 	for (int i = 0; i < n && i < 4; i++)
-		fprintf(out, "%s %s %s", i ? "," : "", slow_path_class_name(order[i]),
+		fprintf(out, "%s %s %s", i ? "," : "", slow_path_class_name(s, order[i]),
 			fmt_percent(p[3], sizeof(p[3]), s->by_class[order[i]], s->covered));
 	fprintf(out, "; woken by another thread %s, another process %s, an interrupt %s,"
 		" not seen %s\n",
