@@ -415,7 +415,8 @@ struct pc_rec_socket {
 	uint64_t cookie;          /* kernel socket identity (sock address) */
 	uint8_t  saddr[16], daddr[16]; /* IPv4 in the first 4 bytes */
 	uint16_t sport, dport;    /* host byte order */
-	uint32_t reserved;        /* SNAPSHOT: the TCP state; else 0 */
+	uint32_t state;           /* (1.4) SNAPSHOT: the kernel's socket state (TCP 1
+				   * ESTABLISHED, 10 LISTEN ...); else 0 */
 };
 
 struct pc_rec_tcp_state {

@@ -256,7 +256,7 @@ static void decode_snapshot_socket(struct loader *L, const struct pc_rec_socket 
 	row[6] = s->sport;
 	batch_text_copy(b, row, kind, 7, connection_addr(ra, sizeof(ra), s->family, s->daddr));
 	row[8] = s->dport;
-	row[9] = s->reserved;
+	row[9] = s->state;
 	row[10] = (flags & PC_SOCK_F_PEER) ? 1 : 0;
 	row[11] = (int64_t)s->cookie;
 	if (batch_commit_row(b) < 0)

@@ -245,7 +245,7 @@ static void emit(struct snapshot_run *r, uint32_t pid, int fd, const struct sock
 		.cookie = e->inode,
 		.sport = e->lport,
 		.dport = e->rport,
-		.reserved = e->state,
+		.state = e->state,
 	};
 
 	memcpy(rec.saddr, e->laddr, sizeof(rec.saddr));

@@ -160,7 +160,7 @@ void ev_socket_snapshot(struct event_capture *c, uint64_t ts, uint32_t pid, int3
 	struct pc_rec_socket r = {
 		.ts = ts, .pid = pid, .tid = pid, .fd = fd, .family = v6 ? 10 : 2,
 		.protocol = 6, .cookie = inode, .sport = lport, .dport = rport,
-		.reserved = state,
+		.state = state,
 	};
 
 	inet_pton(v6 ? AF_INET6 : AF_INET, laddr, r.saddr);
