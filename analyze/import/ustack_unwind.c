@@ -115,8 +115,13 @@ static struct ustack_module *module_of(struct ustack_state *S, const struct mapp
 	if (!mod->tried) {
 		mod->tried = 1;
 		mod->cfi = unwind_cfi_new(&mod->table, &mod->why);
-		if (!mod->cfi)
+		if (!mod->cfi) {
 			S->tables_bad++;
+			fprintf(stderr, "perfcap-analyze: note: the unwind table of %s is not used:"
+				" %s (its stacks fall back to frame pointers)\n",
+				mod->table.path && mod->table.path[0] ? mod->table.path : "a module",
+				mod->why ? mod->why : "unreadable");
+		}
 	}
 	return mod;
 }
