@@ -26,7 +26,8 @@
 #        (as root; defaults 4 5 "redis nginx postgres")
 # Env: PERFCAP_RECORD, PERFCAP_ANALYZE (default build/...), NOFP_CHAIN and
 #      NOFP_LIB (default build/tests/workloads/...), UNWIND_SAMPLES (default
-#      100000; 0 skips the rate), UNWIND_HZ (default 1999).
+#      100000; 0 skips the rate), UNWIND_HZ (default 1999), KEEP (a directory:
+#      perfcap's captures are copied there as SERVER.MODE.ROUND.perfcap).
 # Not a test: numbers are reported, not judged.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -172,6 +173,7 @@ round() {   # $1 = server, $2 = mode: appends "server mode rate" and sizes
 		"$rec" "${ev[@]}" -F 99 -p "$targets" -o "$out.perfcap" -f > /dev/null 2> "$out.err" &
 		p=$!; sleep 1; r=$(load_"$s"); kill -INT "$p"; wait "$p"
 		numbers=$(perfcap_numbers "$out.perfcap")
+		[ -n "${KEEP:-}" ] && cp "$out.perfcap" "$KEEP/$s.$m.$(wc -l < "$tmp/rates" 2> /dev/null || echo 0).perfcap"
 		echo "$s $m $(stat -c %s "$out.perfcap") $numbers" >> "$tmp/sizes" ;;
 	perf_dwarf)
 		perf record -q -F 99 --call-graph dwarf -p "$targets" -o "$out.data" \

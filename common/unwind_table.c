@@ -148,6 +148,7 @@ int pc_buf_add_unwind(struct pc_buf *b, const struct pc_unwind_table *t)
 
 	if (!var)
 		return -ENOMEM;
+	r.h.flags = t->flags;
 	r.kind = t->kind;
 	r.build_id_len = t->build_id_len;
 	memcpy(r.build_id, t->build_id, t->build_id_len);
@@ -208,6 +209,7 @@ int pc_unwind_table_from_rec(struct pc_unwind_table *t, const struct pc_rec *rec
 		return -EINVAL;
 	seg_len = (size_t)r.nsegs * sizeof(struct pc_segment);
 	t->kind = r.kind;
+	t->flags = r.h.flags;
 	t->build_id_len = r.build_id_len;
 	memcpy(t->build_id, r.build_id, r.build_id_len);
 	t->nsegs = r.nsegs;

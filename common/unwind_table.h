@@ -19,6 +19,7 @@
 
 struct pc_unwind_table {
 	uint16_t kind;                 /* enum pc_unwind_kind */
+	uint16_t flags;                /* PC_UNWIND_F_* (the record's h.flags) */
 	uint8_t  build_id_len;
 	uint8_t  build_id[PC_BUILD_ID_MAX];
 	struct pc_segment *segs;       /* PT_LOAD segments */

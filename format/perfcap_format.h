@@ -18,7 +18,7 @@
 
 #define PC_FILE_MAGIC      "PERFCAP\0" /* 8 bytes */
 #define PC_FORMAT_MAJOR    1           /* incompatible layout changes */
-#define PC_FORMAT_MINOR    5           /* compatible additions */
+#define PC_FORMAT_MINOR    6           /* compatible additions */
 
 struct pc_file_header {
 	char     magic[8];        /* PC_FILE_MAGIC */
@@ -505,6 +505,10 @@ struct pc_rec_ustack {
 };
 
 enum pc_unwind_kind { PC_UNWIND_EH_FRAME = 0, PC_UNWIND_DEBUG_FRAME = 1 };
+
+/* UNWIND h.flags (format 1.6): the FDEs covering no candidate return
+ * address are blanked into fillers and out of the header's table. */
+#define PC_UNWIND_F_PRUNED 0x1
 
 /* The unwind tables of one ELF module (a file mapped executable by a
  * process with stack copies), keyed by build-id like PC_REC_MODULE. Each

@@ -4,12 +4,16 @@
  * addresses), since the frames above the sampled ip are unknown until the
  * analyzer unwinds; not every library a process maps. Their symbols are
  * the candidates' (symbol hits), not all of them.
- * Modules are deduplicated by build-id (by path when they have none). */
+ * Modules are deduplicated by build-id (by path when they have none).
+ * Each .eh_frame keeps only the FDEs covering a candidate of its module
+ * (common/unwind_prune.h): the same words decide which modules and which
+ * of their entries a capture carries. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "modules.h"
+#include "common/unwind_prune.h"
 #include "common/unwind_table.h"
 #include "unwind_tables.h"
 #include "ustack_copy.h"
@@ -51,22 +55,74 @@ static uint32_t mark_modules(struct process_table *pt, uint8_t *wanted)
 	return n;
 }
 
+static bool same_file(const struct module *a, const struct module *b)
+{
+	return a->build_id_len ? (b->build_id_len == a->build_id_len &&
+				  !memcmp(b->build_id, a->build_id, a->build_id_len))
+			       : !strcmp(b->path, a->path);
+}
+
 /* Whether an earlier wanted module has the same build-id (or path). */
 static bool seen_before(const struct module_registry *r, const uint8_t *wanted, uint32_t m)
 {
-	const struct module *mod = &r->mods[m];
-
-	for (uint32_t i = 0; i < m; i++) {
-		const struct module *o = &r->mods[i];
-
-		if (!wanted[i])
-			continue;
-		if (mod->build_id_len ? (o->build_id_len == mod->build_id_len &&
-					 !memcmp(o->build_id, mod->build_id, mod->build_id_len))
-				      : !strcmp(o->path, mod->path))
+	for (uint32_t i = 0; i < m; i++)
+		if (wanted[i] && same_file(&r->mods[i], &r->mods[m]))
 			return true;
-	}
 	return false;
+}
+
+/* The one table written for a build-id serves the copies of every module
+ * entry with that build-id (another path, another mount namespace): their
+ * candidates join the first entry's before it is pruned. */
+static int merge_duplicate_hits(struct module_registry *r, const uint8_t *wanted, uint32_t m)
+{
+	struct module *mod = &r->mods[m];
+
+	for (uint32_t j = m + 1; j < r->n; j++) {
+		const struct module *o = &r->mods[j];
+
+		if (!wanted[j] || !same_file(mod, o))
+			continue;
+		for (size_t i = 0; i < o->hits.n; i++)
+			if (addr_list_add(&mod->hits, o->hits.v[i]))
+				return -ENOMEM;
+	}
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Keeps the FDEs covering the module's candidates (file offsets of ips
+ * and stack words, and the byte before each) as ELF addresses. */
+static int prune(struct pc_unwind_table *t, const struct module *mod)
+{
+	struct pc_unwind_prune_stats ps;
+	uint64_t *v = malloc((mod->hits.n ? mod->hits.n : 1) * sizeof(*v));
+	size_t n = 0;
+	int rc;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < mod->hits.n; i++)
+		if (pc_unwind_offset_to_vaddr(t, mod->hits.v[i], &v[n]) == 0)
+			n++;
+	qsort(v, n, sizeof(*v), cmp_u64);
+	rc = pc_unwind_table_prune(t, v, n, &ps);
+	free(v);
+	if (rc < 0)
+		return rc;
+	stats.fdes += ps.fdes;
+	stats.fdes_kept += ps.kept;
+	stats.blanked_bytes += ps.blanked_bytes;
+	stats.pruned += rc == 1;
+	if (rc == 1)
+		t->flags |= PC_UNWIND_F_PRUNED;
+	return 0;
 }
 
 static int add_module_table(struct chunk_buffer *cb, struct module *mod)
@@ -92,7 +148,9 @@ static int add_module_table(struct chunk_buffer *cb, struct module *mod)
 		t.build_id_len = mod->build_id_len;
 		memcpy(t.build_id, mod->build_id, mod->build_id_len);
 	}
-	err = pc_buf_add_unwind(&cb->buf, &t);
+	err = prune(&t, mod);
+	if (!err)
+		err = pc_buf_add_unwind(&cb->buf, &t);
 	if (!err) {
 		chunk_buffer_count(cb, 0);
 		stats.modules++;
@@ -117,6 +175,7 @@ int unwind_tables_write(struct writer_thread *wt, struct process_table *pt)
 
 	if (!wanted)
 		return -ENOMEM;
+	ustack_scan_retry(pt);
 	if (mark_modules(pt, wanted))
 		considered = 1;
 	for (uint32_t m = 0; m < pt->modules.n && !err; m++) {
@@ -128,7 +187,9 @@ int unwind_tables_write(struct writer_thread *wt, struct process_table *pt)
 			stats.duplicates++;
 			continue;
 		}
-		err = add_module_table(&cb, mod);
+		err = merge_duplicate_hits(&pt->modules, wanted, m);
+		if (!err)
+			err = add_module_table(&cb, mod);
 		if (!err)
 			err = submit_if_large(wt, &cb);
 	}
@@ -150,5 +211,9 @@ int unwind_tables_stats_kv(struct chunk_buffer *kv)
 	err |= chunk_buffer_add_kv_u64(kv, "unwind.no_table", stats.no_table);
 	err |= chunk_buffer_add_kv_u64(kv, "unwind.unreadable", stats.unreadable);
 	err |= chunk_buffer_add_kv_u64(kv, "unwind.table_bytes", stats.bytes);
+	err |= chunk_buffer_add_kv_u64(kv, "unwind.pruned", stats.pruned);
+	err |= chunk_buffer_add_kv_u64(kv, "unwind.fdes", stats.fdes);
+	err |= chunk_buffer_add_kv_u64(kv, "unwind.fdes_kept", stats.fdes_kept);
+	err |= chunk_buffer_add_kv_u64(kv, "unwind.blanked_bytes", stats.blanked_bytes);
 	return err ? -ENOMEM : 0;
 }

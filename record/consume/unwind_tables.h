@@ -17,7 +17,11 @@ struct unwind_table_stats {
 	uint64_t duplicates;      /* same build-id as one already written */
 	uint64_t no_table;        /* no .eh_frame nor .debug_frame */
 	uint64_t unreadable;      /* not open, not ELF, too large */
-	uint64_t bytes;           /* table bytes written */
+	uint64_t bytes;           /* table bytes written (blanked ones included) */
+	uint64_t pruned;          /* tables cut to the FDEs candidates need */
+	uint64_t fdes;            /* FDEs in the pruned and unpruned .eh_frames */
+	uint64_t fdes_kept;
+	uint64_t blanked_bytes;   /* FDE bytes turned into filler */
 };
 
 /* Writes the UNWIND records (one SYMBOLS chunk) and marks the modules

@@ -1,7 +1,14 @@
 /* ustack_scan.c - candidate return addresses of user stack copies (see
  * ustack_scan.h). Candidates are deduplicated per (module, file offset)
  * before they become symbol hits, so the hit lists grow with the distinct
- * code addresses seen, not with the number of copies. */
+ * code addresses seen, not with the number of copies.
+ *
+ * A copy of a process whose mappings are not known yet (its first copy
+ * may come before its first sample) is kept aside, within
+ * DEFERRED_MAX_BYTES, and scanned again when the process table has grown
+ * and at the end: the embedded unwind tables keep only the entries that
+ * cover a scanned word (common/unwind_prune.h), so a copy never scanned
+ * could find its frames missing. What stays unscanned is counted. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +19,20 @@
 static struct u64_table seen;      /* module << 40 | offset -> 1 */
 static uint8_t *hit_modules;       /* indexed by module */
 static uint32_t hit_cap;
-static uint64_t scanned, unscanned, code_words, out_of_memory;
+static uint64_t scanned, unscanned, deferred, code_words, out_of_memory;
+
+#define DEFERRED_MAX_BYTES (16u << 20)
+
+struct deferred_copy {
+	uint32_t pid;
+	uint32_t size;
+	uint64_t ip;
+	uint8_t data[];
+};
+
+static struct deferred_copy **later;   /* copies of processes not yet known */
+static size_t nlater, later_cap, later_bytes;
+static uint32_t later_nprocs;          /* pt->nprocs at the last retry */
 
 static int mark_module(uint32_t m)
 {
@@ -54,23 +74,24 @@ static void note(struct process_table *pt, uint32_t aspace, uint64_t addr)
 		out_of_memory++;
 }
 
-void ustack_scan(struct process_table *pt, uint32_t pid, uint64_t ip, const uint8_t *data,
-		 uint32_t size)
+/* The address space of pid, or UINT32_MAX while its mappings are unknown. */
+static uint32_t aspace_of(const struct process_table *pt, uint32_t pid)
 {
-	uint32_t idx = u64_table_get(&pt->proc_by_pid, pid);
-	const struct address_space *as;
-	uint64_t lo, hi, word;
-	uint32_t aspace;
+	uint32_t idx = u64_table_get(&pt->proc_by_pid, pid), aspace;
 
 	if (idx == U64_TABLE_EMPTY || idx >= pt->nprocs ||
-	    (aspace = pt->procs[idx].aspace) >= pt->naspaces ||
-	    pt->aspaces[aspace].nmaps == 0) {
-		unscanned++;
-		return;
-	}
-	as = &pt->aspaces[aspace];
-	lo = as->maps[0].start;  /* sorted by start, not overlapping */
-	hi = as->maps[as->nmaps - 1].end;
+	    (aspace = pt->procs[idx].aspace) >= pt->naspaces || pt->aspaces[aspace].nmaps == 0)
+		return UINT32_MAX;
+	return aspace;
+}
+
+static void scan_words(struct process_table *pt, uint32_t aspace, uint64_t ip,
+		       const uint8_t *data, uint32_t size)
+{
+	const struct address_space *as = &pt->aspaces[aspace];
+	uint64_t lo = as->maps[0].start;  /* sorted by start, not overlapping */
+	uint64_t hi = as->maps[as->nmaps - 1].end, word;
+
 	scanned++;
 	note(pt, aspace, ip);
 	for (uint32_t i = 0; i + sizeof(word) <= size; i += sizeof(word)) {
@@ -78,6 +99,68 @@ void ustack_scan(struct process_table *pt, uint32_t pid, uint64_t ip, const uint
 		if (word >= lo && word < hi)
 			note(pt, aspace, word);
 	}
+}
+
+/* Keeps a copy for a later scan; false when over the budget. */
+static bool defer(uint32_t pid, uint64_t ip, const uint8_t *data, uint32_t size)
+{
+	struct deferred_copy *d;
+
+	if (later_bytes + size > DEFERRED_MAX_BYTES)
+		return false;
+	if (nlater == later_cap) {
+		size_t cap = later_cap ? 2 * later_cap : 64;
+		struct deferred_copy **grown = realloc(later, cap * sizeof(*grown));
+
+		if (!grown)
+			return false;
+		later = grown;
+		later_cap = cap;
+	}
+	d = malloc(sizeof(*d) + size);
+	if (!d)
+		return false;
+	d->pid = pid;
+	d->ip = ip;
+	d->size = size;
+	memcpy(d->data, data, size);
+	later[nlater++] = d;
+	later_bytes += size;
+	deferred++;
+	return true;
+}
+
+void ustack_scan_retry(struct process_table *pt)
+{
+	size_t kept = 0;
+
+	later_nprocs = pt->nprocs;
+	for (size_t i = 0; i < nlater; i++) {
+		struct deferred_copy *d = later[i];
+		uint32_t aspace = aspace_of(pt, d->pid);
+
+		if (aspace == UINT32_MAX) {
+			later[kept++] = d;
+			continue;
+		}
+		scan_words(pt, aspace, d->ip, d->data, d->size);
+		later_bytes -= d->size;
+		free(d);
+	}
+	nlater = kept;
+}
+
+void ustack_scan(struct process_table *pt, uint32_t pid, uint64_t ip, const uint8_t *data,
+		 uint32_t size)
+{
+	uint32_t aspace = aspace_of(pt, pid);
+
+	if (nlater && pt->nprocs != later_nprocs)
+		ustack_scan_retry(pt);
+	if (aspace != UINT32_MAX)
+		scan_words(pt, aspace, ip, data, size);
+	else if (!defer(pid, ip, data, size))
+		unscanned++;
 }
 
 bool ustack_scan_module_hit(uint32_t module)
@@ -89,10 +172,11 @@ int ustack_scan_stats_kv(struct chunk_buffer *kv)
 {
 	int err = 0;
 
-	if (!scanned && !unscanned)
+	if (!scanned && !unscanned && !nlater)
 		return 0;
 	err |= chunk_buffer_add_kv_u64(kv, "ustack.scanned", scanned);
-	err |= chunk_buffer_add_kv_u64(kv, "ustack.unscanned", unscanned);
+	err |= chunk_buffer_add_kv_u64(kv, "ustack.unscanned", unscanned + nlater);
+	err |= chunk_buffer_add_kv_u64(kv, "ustack.deferred", deferred);
 	err |= chunk_buffer_add_kv_u64(kv, "ustack.code_words", code_words);
 	err |= chunk_buffer_add_kv_u64(kv, "ustack.scan_out_of_memory", out_of_memory);
 	return err ? -ENOMEM : 0;
@@ -101,8 +185,14 @@ int ustack_scan_stats_kv(struct chunk_buffer *kv)
 void ustack_scan_free(void)
 {
 	u64_table_free(&seen);
+	for (size_t i = 0; i < nlater; i++)
+		free(later[i]);
+	free(later);
+	later = NULL;
+	nlater = later_cap = later_bytes = 0;
+	later_nprocs = 0;
 	free(hit_modules);
 	hit_modules = NULL;
 	hit_cap = 0;
-	scanned = unscanned = code_words = out_of_memory = 0;
+	scanned = unscanned = deferred = code_words = out_of_memory = 0;
 }

@@ -15,16 +15,23 @@
 #include "output/chunk_buffer.h"
 #include "processes.h"
 
-/* Scans one copy of pid (ip, then size bytes of stack). A pid whose
- * mappings are not known yet (its first copy may come before its first
- * sample) is counted as unscanned. */
+/* Scans one copy of pid (ip, then size bytes of stack). A copy of a pid
+ * whose mappings are not known yet (its first copy may come before its
+ * first sample) is kept and scanned later (ustack_scan_retry), within a
+ * budget; past it, counted as unscanned. */
 void ustack_scan(struct process_table *pt, uint32_t pid, uint64_t ip, const uint8_t *data,
 		 uint32_t size);
+
+/* Scans the kept copies whose process is now known. Called by
+ * ustack_scan when the process table has grown, and at the end before the
+ * unwind tables are written; copies still unknown stay counted as
+ * unscanned. */
+void ustack_scan_retry(struct process_table *pt);
 
 /* Whether some copy may return into module (a module registry index). */
 bool ustack_scan_module_hit(uint32_t module);
 
-/* STATS ustack.scanned, ustack.unscanned, ustack.code_words. 0 or -ENOMEM. */
+/* STATS ustack.scanned, ustack.unscanned, ustack.deferred, ustack.code_words. 0 or -ENOMEM. */
 int ustack_scan_stats_kv(struct chunk_buffer *kv);
 
 void ustack_scan_free(void);
