@@ -46,7 +46,7 @@ struct ehf_entry {
 	size_t at;                /* offset of its length field */
 	size_t body;              /* offset of its CIE id / CIE pointer */
 	size_t end;               /* offset just past it */
-	uint32_t id;              /* 0 for a CIE, else the CIE pointer */
+	uint32_t id;              /* CIE id or the FDE's CIE pointer */
 	int padding;              /* a zero length: 4 bytes, no body */
 };
 
@@ -57,10 +57,17 @@ struct ehf_entry {
  * a walk sees every entry a header may point to. */
 int ehf_next_entry(const uint8_t *table, size_t len, size_t at, struct ehf_entry *e);
 
-/* Offset of an FDE's CIE, or SIZE_MAX when its pointer points before the
- * section. */
-static inline size_t ehf_cie_offset(const struct ehf_entry *e)
+static inline int ehf_is_cie(const struct ehf_entry *e, int debug)
 {
+	return e->id == (debug ? 0xffffffffu : 0);
+}
+
+/* Offset of an FDE's CIE, or SIZE_MAX when an .eh_frame pointer points
+ * before the section. */
+static inline size_t ehf_cie_offset(const struct ehf_entry *e, int debug)
+{
+	if (debug)
+		return e->id;
 	return e->id <= e->body ? e->body - e->id : (size_t)-1;
 }
 

@@ -21,6 +21,7 @@ struct item {
 };
 
 struct walk {
+	int debug;                /* a .debug_frame */
 	struct item *items;
 	size_t n, cap;
 	struct ehf_cie cies[MAX_CIES];
@@ -98,13 +99,13 @@ static int list_entries(struct walk *w, const struct pc_unwind_table *t, const u
 		at = e.end;
 		if (e.padding)
 			continue;
-		if (e.id == 0) {
+		if (ehf_is_cie(&e, w->debug)) {
 			it->kind = ITEM_CIE;
 			if (add_cie(w, t, &e) < 0)
 				return -1;
 			continue;
 		}
-		c = cie_at(w, ehf_cie_offset(&e));
+		c = cie_at(w, ehf_cie_offset(&e, w->debug));
 		if (!c)
 			return -1;
 		it->cie_at = c->offset;
@@ -116,12 +117,13 @@ static int list_entries(struct walk *w, const struct pc_unwind_table *t, const u
 	return rc < 0 ? -1 : 0;
 }
 
-/* One filler FDE over [from, to): a length, a pointer back to the CIE of
- * the first FDE it replaces, then zeros (location 0, range 0, no
- * augmentation data, DW_CFA_nop). */
-static void write_filler(uint8_t *table, size_t from, size_t to, size_t cie)
+/* One filler FDE over [from, to): a length, a pointer to the CIE of the
+ * first FDE it replaces, then zeros (location 0, range 0, no augmentation
+ * data, DW_CFA_nop). */
+static void write_filler(uint8_t *table, int debug, size_t from, size_t to, size_t cie)
 {
-	uint32_t length = (uint32_t)(to - from - 4), id = (uint32_t)(from + 4 - cie);
+	uint32_t length = (uint32_t)(to - from - 4);
+	uint32_t id = (uint32_t)(debug ? cie : from + 4 - cie);
 
 	memcpy(table + from, &length, 4);
 	memcpy(table + from + 4, &id, 4);
@@ -140,7 +142,7 @@ static void blank_runs(const struct walk *w, uint8_t *table, struct pc_unwind_pr
 		while (j < w->n && w->items[j].kind == ITEM_DROP &&
 		       w->items[j].at == w->items[j - 1].end)
 			j++;
-		write_filler(table, w->items[i].at, w->items[j - 1].end, w->items[i].cie_at);
+		write_filler(table, w->debug, w->items[i].at, w->items[j - 1].end, w->items[i].cie_at);
 		st->blanked_bytes += w->items[j - 1].end - w->items[i].at;
 		i = j;
 	}
@@ -231,11 +233,12 @@ int pc_unwind_table_prune(struct pc_unwind_table *t, const uint64_t *vaddrs, siz
 	int rc;
 
 	memset(st, 0, sizeof(*st));
-	if (t->kind != PC_UNWIND_EH_FRAME || !t->table_len)
+	if ((t->kind != PC_UNWIND_EH_FRAME && t->kind != PC_UNWIND_DEBUG_FRAME) || !t->table_len)
 		return 0;
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
+	w->debug = t->kind == PC_UNWIND_DEBUG_FRAME;
 	rc = list_entries(w, t, vaddrs, n, st);
 	if (rc == 0)
 		rc = st->kept < st->fdes ? apply(w, t, st) : 0;

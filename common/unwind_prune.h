@@ -1,6 +1,6 @@
-/* unwind_prune.h - cuts a module's .eh_frame down to the entries the
- * recorded stacks can need before it is embedded (format 1.6, UNWIND flag
- * PRUNED).
+/* unwind_prune.h - cuts a module's .eh_frame (or .debug_frame) down to
+ * the entries the recorded stacks can need before it is embedded (format
+ * 1.6, UNWIND flag PRUNED).
  *
  * An offline unwinder looks up call frame information for exactly two
  * kinds of pc: the ip of the saved registers and return addresses it reads
@@ -35,9 +35,9 @@ struct pc_unwind_prune_stats {
 	uint64_t hdr_bytes_cut;   /* search table bytes dropped */
 };
 
-/* Keeps the FDEs of t (a .eh_frame table) that cover at least one of the
+/* Keeps the FDEs of t (a .eh_frame or .debug_frame) that cover at least one of the
  * n ELF virtual addresses in vaddrs (sorted ascending). Returns 1 when t
- * was pruned, 0 when it is left whole (a .debug_frame, an entry or header
+ * was pruned, 0 when it is left whole (an entry or header
  * layout this code does not read: correctness first), -ENOMEM. An FDE
  * whose range cannot be decoded is kept. */
 int pc_unwind_table_prune(struct pc_unwind_table *t, const uint64_t *vaddrs, size_t n,

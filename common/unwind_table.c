@@ -19,6 +19,17 @@ struct found_section {
 	Elf_Data *data;
 };
 
+/* A compressed .debug_frame (Go compresses its DWARF; so does
+ * objcopy --compress-debug-sections) is decompressed in libelf's memory. */
+static int decompress(Elf_Scn *scn, const GElf_Shdr *sh, const char *name)
+{
+	if (sh->sh_flags & SHF_COMPRESSED)
+		return elf_compress(scn, 0, 0);
+	if (name[1] == 'z')                     /* .zdebug_frame: the GNU form */
+		return elf_compress_gnu(scn, 0, 0);
+	return 0;
+}
+
 static void find_sections(Elf *elf, struct found_section *eh, struct found_section *hdr,
 			  struct found_section *dbg)
 {
@@ -41,8 +52,10 @@ static void find_sections(Elf *elf, struct found_section *eh, struct found_secti
 			want = eh;
 		else if (strcmp(name, ".eh_frame_hdr") == 0)
 			want = hdr;
-		else if (strcmp(name, ".debug_frame") == 0)
+		else if (strcmp(name, ".debug_frame") == 0 || strcmp(name, ".zdebug_frame") == 0)
 			want = dbg;
+		if (want == dbg && !dbg->data && decompress(scn, &sh, name) < 0)
+			continue;
 		if (want && !want->data) {
 			want->addr = sh.sh_addr;
 			want->data = elf_getdata(scn, NULL);

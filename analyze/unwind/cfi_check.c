@@ -1,4 +1,5 @@
-/* cfi_check.c - a walk over a captured .eh_frame before libdw sees it.
+/* cfi_check.c - a walk over a captured .eh_frame (or .debug_frame) before
+ * libdw sees it.
  *
  * libdw (elfutils 0.188) sizes a frame's register array by the largest
  * register number the CIE and FDE instructions name, so a hostile table
@@ -102,14 +103,15 @@ static const struct ehf_cie *find_cie(const struct ehf_cie *cies, size_t n, size
 }
 
 /* One FDE: its CIE before it, its pointers, augmentation and instructions. */
-static int check_fde(const uint8_t *table, const struct ehf_entry *e, const struct ehf_cie *cies,
-		     size_t ncies, struct fde_starts *fdes, const char **why)
+static int check_fde(const uint8_t *table, const struct ehf_entry *e, int debug,
+		     const struct ehf_cie *cies, size_t ncies, struct fde_starts *fdes,
+		     const char **why)
 {
-	const struct ehf_cie *c = find_cie(cies, ncies, ehf_cie_offset(e));
+	const struct ehf_cie *c = find_cie(cies, ncies, ehf_cie_offset(e, debug));
 	struct ehf_reader r = { table + e->body + 4, table + e->end, 0 };
 
 	if (!c) {
-		*why = "an FDE whose CIE is not before it in .eh_frame";
+		*why = "an FDE whose CIE is not before it";
 		return -1;
 	}
 	if (note_fde(fdes, e->at) < 0) {
@@ -131,14 +133,14 @@ static int check_cie(const uint8_t *table, const struct ehf_entry *e, struct ehf
 
 	c->offset = e->at;
 	if (ehf_read_cie(&r, c) < 0 || c->ra > CFI_MAX_REGISTER) {
-		*why = "malformed or unsupported CIE in .eh_frame";
+		*why = "malformed or unsupported CIE";
 		return -1;
 	}
 	instructions(&r, c->enc);
 	return r.bad ? 1 : 0;
 }
 
-static int check_entries(const uint8_t *table, size_t len, struct ehf_cie *cies,
+static int check_entries(const uint8_t *table, size_t len, int debug, struct ehf_cie *cies,
 			 struct fde_starts *fdes, const char **why)
 {
 	size_t ncies = 0, at = 0;
@@ -149,13 +151,13 @@ static int check_entries(const uint8_t *table, size_t len, struct ehf_cie *cies,
 		at = e.end;
 		if (e.padding)                                   /* terminator or padding */
 			continue;
-		if (e.id == 0) {
+		if (ehf_is_cie(&e, debug)) {
 			struct ehf_cie c;
 			rc = check_cie(table, &e, &c, why);
 			if (rc == 0 && ncies < MAX_CIES)
 				cies[ncies++] = c;
 		} else {
-			rc = check_fde(table, &e, cies, ncies, fdes, why);
+			rc = check_fde(table, &e, debug, cies, ncies, fdes, why);
 		}
 		if (rc < 0)
 			return -1;
@@ -166,7 +168,7 @@ static int check_entries(const uint8_t *table, size_t len, struct ehf_cie *cies,
 		}
 	}
 	if (rc < 0)
-		*why = "malformed .eh_frame entry length";
+		*why = "malformed entry length in the call frame table";
 	return rc;
 }
 
@@ -205,8 +207,9 @@ int cfi_check(const struct pc_unwind_table *t, int *use_hdr, const char **why)
 		*why = "out of memory";
 		return -1;
 	}
-	rc = check_entries(t->table, t->table_len, cies, &fdes, why);
-	if (rc == 0 && t->hdr_len)
+	rc = check_entries(t->table, t->table_len, t->kind == PC_UNWIND_DEBUG_FRAME, cies, &fdes,
+			   why);
+	if (rc == 0 && t->hdr_len && t->kind == PC_UNWIND_EH_FRAME)
 		*use_hdr = header_usable(t, &fdes);
 	free(fdes.at);
 	free(cies);

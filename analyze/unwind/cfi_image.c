@@ -2,7 +2,10 @@
  * in-memory ELF file (x86-64, no program headers) whose .eh_frame and
  * .eh_frame_hdr sections sit at their original sh_addr, so the tables'
  * pc-relative pointers keep their meaning, and opens it with libelf's
- * elf_memory and libdw's dwarf_getcfi_elf. */
+ * elf_memory and libdw's dwarf_getcfi_elf. A .debug_frame (its addresses
+ * are absolute: Go's binaries, code built with -fno-asynchronous-unwind-
+ * tables -g) becomes the image's only debug section, read through
+ * dwarf_begin_elf and dwarf_getcfi; the Dwarf handle then owns the CFI. */
 #include <elf.h>
 #include <elfutils/libdw.h>
 #include <libelf.h>
@@ -11,8 +14,8 @@
 
 #include "unwind_internal.h"
 
-static const char shstrtab[] = "\0.eh_frame\0.eh_frame_hdr\0.shstrtab";
-enum { NAME_EH = 1, NAME_HDR = 11, NAME_SHSTR = 25 };
+static const char shstrtab[] = "\0.eh_frame\0.eh_frame_hdr\0.shstrtab\0.debug_frame";
+enum { NAME_EH = 1, NAME_HDR = 11, NAME_SHSTR = 25, NAME_DEBUG = 35 };
 
 static size_t align8(size_t n)
 {
@@ -39,7 +42,7 @@ static void fill_shdr(Elf64_Shdr *sh, unsigned name, uint64_t addr, size_t off, 
 {
 	sh->sh_name = name;
 	sh->sh_type = SHT_PROGBITS;
-	sh->sh_flags = name == NAME_SHSTR ? 0 : SHF_ALLOC;
+	sh->sh_flags = name == NAME_SHSTR || name == NAME_DEBUG ? 0 : SHF_ALLOC;
 	sh->sh_addr = addr;
 	sh->sh_offset = off;
 	sh->sh_size = len;
@@ -69,7 +72,8 @@ static uint8_t *build_image(const struct pc_unwind_table *t, int use_hdr, size_t
 		memcpy(img + hdr_off, t->hdr, hdr_len);
 	memcpy(img + str_off, shstrtab, sizeof(shstrtab));
 	sh = (Elf64_Shdr *)(img + sh_off);
-	fill_shdr(&sh[1], NAME_EH, t->table_addr, eh_off, t->table_len);
+	fill_shdr(&sh[1], t->kind == PC_UNWIND_DEBUG_FRAME ? NAME_DEBUG : NAME_EH,
+		  t->kind == PC_UNWIND_DEBUG_FRAME ? 0 : t->table_addr, eh_off, t->table_len);
 	if (hdr_len)
 		fill_shdr(&sh[2], NAME_HDR, t->hdr_addr, hdr_off, hdr_len);
 	fill_shdr(&sh[shnum - 1], NAME_SHSTR, 0, str_off, sizeof(shstrtab));
@@ -83,8 +87,8 @@ struct unwind_cfi *unwind_cfi_new(const struct pc_unwind_table *t, const char **
 	int use_hdr;
 
 	*why = NULL;
-	if (t->kind != PC_UNWIND_EH_FRAME || !t->table_len) {
-		*why = "only .debug_frame (not supported yet)";
+	if ((t->kind != PC_UNWIND_EH_FRAME && t->kind != PC_UNWIND_DEBUG_FRAME) || !t->table_len) {
+		*why = "no call frame table";
 		return NULL;
 	}
 	if (cfi_check(t, &use_hdr, why) < 0)
@@ -99,10 +103,15 @@ struct unwind_cfi *unwind_cfi_new(const struct pc_unwind_table *t, const char **
 	}
 	elf_version(EV_CURRENT);
 	c->elf = elf_memory(c->image, c->image_len);
-	if (c->elf)
+	if (c->elf && t->kind == PC_UNWIND_DEBUG_FRAME) {
+		c->dwarf = dwarf_begin_elf(c->elf, DWARF_C_READ, NULL);
+		c->cfi = c->dwarf ? dwarf_getcfi(c->dwarf) : NULL;
+	} else if (c->elf) {
 		c->cfi = dwarf_getcfi_elf(c->elf);
+	}
 	if (!c->cfi) {
-		*why = "libdw cannot read the .eh_frame";
+		*why = t->kind == PC_UNWIND_DEBUG_FRAME ? "libdw cannot read the .debug_frame"
+							: "libdw cannot read the .eh_frame";
 		unwind_cfi_free(c);
 		return NULL;
 	}
@@ -113,7 +122,9 @@ void unwind_cfi_free(struct unwind_cfi *c)
 {
 	if (!c)
 		return;
-	if (c->cfi)
+	if (c->dwarf)
+		dwarf_end(c->dwarf);           /* and the CFI it owns */
+	else if (c->cfi)
 		dwarf_cfi_end(c->cfi);
 	if (c->elf)
 		elf_end(c->elf);

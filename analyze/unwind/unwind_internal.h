@@ -50,6 +50,7 @@ struct unwind_cfi {
 	size_t image_len;
 	void *elf;                /* Elf * */
 	Dwarf_CFI *cfi;
+	Dwarf *dwarf;             /* a .debug_frame's: owns cfi */
 	int uses_header;          /* .eh_frame_hdr in the image */
 };
 

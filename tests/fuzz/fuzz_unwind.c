@@ -2,7 +2,10 @@
  * on hostile call frame information and hostile stack copies, as a capture
  * can carry them (PC_REC_UNWIND tables, USTACK windows). Input layout:
  *
- *   u64 table_addr, u16 table_len, table bytes (.eh_frame),
+ *   u64 table_addr, u16 table_len, table bytes (.eh_frame; bit 63 of
+ *   table_addr: a .debug_frame instead, without header; bit 62: pruned
+ *   first, by the recorder's common/unwind_prune.c, to the FDEs covering
+ *   the registers' values, as if they were the candidates),
  *   u64 hdr_addr, u16 hdr_len, header bytes (.eh_frame_hdr),
  *   u64 regs[PC_UREG_NR] (missing bytes are 0), the rest: the stack window
  *   at regs[PC_UREG_SP].
@@ -13,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/unwind_prune.h"
 #include "unwind/unwind.h"
 
 #define MODULE_SPAN (1u << 20)
@@ -56,6 +60,13 @@ static uint8_t *take_bytes(const uint8_t **p, size_t *left, uint32_t *len_out)
 	return copy;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static uint64_t take_u64(const uint8_t **p, size_t *left)
 {
 	uint64_t v = 0;
@@ -79,7 +90,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t left = size;
 	const char *why;
 
-	t.table_addr = take_u64(&p, &left) & 0x7fffffffffffull;
+	uint64_t addr = take_u64(&p, &left), cand[PC_UREG_NR];
+	struct pc_unwind_prune_stats st;
+
+	t.table_addr = addr & 0x7fffffffffffull;
+	if (addr >> 63)
+		t.kind = PC_UNWIND_DEBUG_FRAME;
 	t.table = take_bytes(&p, &left, &t.table_len);
 	t.hdr_addr = take_u64(&p, &left) & 0x7fffffffffffull;
 	t.hdr = take_bytes(&p, &left, &t.hdr_len);
@@ -93,6 +109,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	seg.filesz = seg.memsz = 2ull * MODULE_SPAN;
 	for (int i = 0; i < PC_UREG_NR; i++)
 		regs[i] = take_u64(&p, &left);
+	if (t.kind == PC_UNWIND_DEBUG_FRAME)
+		t.hdr_len = 0;
+	if (addr >> 62 & 1) {
+		memcpy(cand, regs, sizeof(cand));
+		qsort(cand, PC_UREG_NR, sizeof(cand[0]), cmp_u64);
+		(void)pc_unwind_table_prune(&t, cand, PC_UREG_NR, &st);
+	}
 	m.lo = seg.vaddr;
 	m.hi = seg.vaddr + seg.memsz;
 	m.cfi = unwind_cfi_new(&t, &why);

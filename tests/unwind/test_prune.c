@@ -166,9 +166,10 @@ Test(prune, no_candidates_blanks_every_fde)
 	pc_unwind_table_free(&t);
 }
 
-/* Layouts the pruner does not read are left byte for byte: a .debug_frame,
- * a header with another table encoding, an entry with the 64-bit length
- * escape. */
+/* Layouts the pruner does not read are left byte for byte: a header with
+ * another table encoding, a table whose entries do not hold together (an
+ * .eh_frame taken for a .debug_frame: its CIE id 0 reads as an FDE whose
+ * CIE is not before it), an entry with the 64-bit length escape. */
 Test(prune, unknown_layouts_left_whole)
 {
 	struct pc_unwind_table t = { 0 };

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/unwind_prune.h"
 #include "unwind/unwind.h"
 
 /* ---- building .eh_frame -------------------------------------------------- */
@@ -364,4 +365,100 @@ Test(unwind, record_without_header)
 	cr_assert_eq(pc_buf_add_unwind(&b, &t), 0);
 	cr_assert_gt(b.len, sizeof(table));
 	pc_buf_free(&b);
+}
+
+/* ---- .debug_frame (format kind 1) ----------------------------------------- */
+
+/* The same two functions as a .debug_frame: CIE id 0xffffffff, no
+ * augmentation (8-byte absolute addresses), FDE CIE pointers as section
+ * offsets, as Go's linker writes them. */
+static void debug_cie(struct eh *e)
+{
+	size_t start = e->n;
+	static const uint8_t body[] = {
+		3, 0, 1, 0x78, 16,                      /* version 3, "", 1, -8, RA 16 */
+		0x0c, 7, 8,                             /* def_cfa rsp 8 */
+		0x90, 1,                                /* offset RA, 1 * -8 */
+	};
+	put32(e, 0);
+	put32(e, 0xffffffffu);
+	put(e, body, sizeof(body));
+	pad4(e, start);
+}
+
+static void debug_fde(struct eh *e, uint64_t lo, uint64_t hi, const uint8_t *ins, size_t nins)
+{
+	size_t start = e->n;
+	uint64_t range = hi - lo;
+
+	put32(e, 0);
+	put32(e, 0);                            /* the CIE at offset 0 */
+	put(e, &lo, 8);
+	put(e, &range, 8);
+	put(e, ins, nins);
+	pad4(e, start);
+}
+
+static void debug_table(struct eh *e, struct pc_unwind_table *t)
+{
+	static const uint8_t undefined_ra[] = { 0x07, 16 };
+
+	debug_cie(e);
+	debug_fde(e, 0x1000, 0x1100, NULL, 0);
+	debug_fde(e, 0x1800, 0x1900, NULL, 0);
+	debug_fde(e, 0x2000, 0x2100, undefined_ra, sizeof(undefined_ra));
+	memset(t, 0, sizeof(*t));
+	t->kind = PC_UNWIND_DEBUG_FRAME;
+	t->table = e->b;
+	t->table_len = (uint32_t)e->n;
+}
+
+Test(unwind, debug_frame_walks_like_eh_frame)
+{
+	struct eh e = { .n = 0 };
+	struct pc_unwind_table t;
+	struct unwind_cfi *c;
+	const char *why = NULL;
+	uint64_t stack[4] = { 0x2010, 0, 0, 0 };
+	struct unwind_result r;
+
+	debug_table(&e, &t);
+	c = unwind_cfi_new(&t, &why);
+	cr_assert_not_null(c, "%s", why ? why : "?");
+	r = walk(c, 0x1010, stack, 4);
+	cr_assert_eq(r.stop, UNWIND_END, "stop %s", unwind_stop_name(r.stop));
+	cr_assert_eq(r.n, 2);
+	unwind_cfi_free(c);
+}
+
+/* Pruned to the two functions the stack passes through, the .debug_frame
+ * walks the same, and the third function is gone. */
+Test(unwind, debug_frame_pruned)
+{
+	struct eh e = { .n = 0 };
+	struct pc_unwind_table t;
+	struct pc_unwind_prune_stats st;
+	struct unwind_cfi *c;
+	const char *why = NULL;
+	const uint64_t cand[] = { 0x1010, 0x200f, 0x2010 };
+	uint64_t stack[4] = { 0x2010, 0, 0, 0 };
+	struct unwind_result r;
+
+	debug_table(&e, &t);
+	t.table = malloc(t.table_len);                 /* pruning replaces it */
+	cr_assert_not_null(t.table);
+	memcpy(t.table, e.b, t.table_len);
+	cr_assert_eq(pc_unwind_table_prune(&t, cand, 3, &st), 1);
+	cr_expect_eq(st.fdes, 3);
+	cr_expect_eq(st.kept, 2);
+	cr_expect_gt(st.blanked_bytes, 0);
+	c = unwind_cfi_new(&t, &why);
+	cr_assert_not_null(c, "pruned .debug_frame refused: %s", why ? why : "?");
+	r = walk(c, 0x1010, stack, 4);
+	cr_assert_eq(r.stop, UNWIND_END, "stop %s", unwind_stop_name(r.stop));
+	cr_assert_eq(r.n, 2);
+	r = walk(c, 0x1810, stack, 4);
+	cr_expect_neq(r.stop, UNWIND_END, "a dropped function still unwinds");
+	unwind_cfi_free(c);
+	free(t.table);
 }
