@@ -22,6 +22,7 @@ static const char *const stop_names[UNWIND_STOP_COUNT] = {
 	[UNWIND_BAD_RULE] = "bad_rule",
 	[UNWIND_LOOP] = "loop",
 	[UNWIND_DEPTH] = "depth",
+	[UNWIND_NO_STACK] = "no_stack",
 };
 
 const char *unwind_stop_name(enum unwind_stop stop)
@@ -185,5 +186,6 @@ void unwind_stack(const uint64_t regs[PC_UREG_NR], const struct unwind_memory *m
 			break;
 		stop = UNWIND_DEPTH;
 	}
-	out->stop = stop;
+	/* an empty copy is not cut by the window: there was no stack to read */
+	out->stop = stop == UNWIND_WINDOW && mem->len == 0 ? UNWIND_NO_STACK : stop;
 }

@@ -30,6 +30,9 @@ enum unwind_stop {
 			       * unsupported or malformed expression) */
 	UNWIND_LOOP,          /* the CFA did not grow: looping or corrupt CFI */
 	UNWIND_DEPTH,         /* the depth limit */
+	UNWIND_NO_STACK,      /* the copy holds no stack bytes (the process was
+			       * exiting, or sp pointed at an unreadable page):
+			       * the ip alone, not a window too small */
 	UNWIND_STOP_COUNT,
 };
 

@@ -185,12 +185,27 @@ Test(unwind, empty_window_and_unknown_pc)
 	struct unwind_cfi *c = two_functions(&e, &t, NULL, 0);
 	struct unwind_result r = walk(c, 0x1010, NULL, 0);
 
-	cr_assert_eq(r.stop, UNWIND_WINDOW);
+	cr_assert_eq(r.stop, UNWIND_NO_STACK, "an empty copy is not a cut one");
 	cr_assert_eq(r.n, 1);
 	r = walk(c, 0x9000, NULL, 0);
 	cr_assert_eq(r.stop, UNWIND_NO_MODULE);
 	r = walk(c, 0x1800, NULL, 0);   /* inside the module, no FDE */
 	cr_assert_eq(r.stop, UNWIND_NO_CFI);
+	unwind_cfi_free(c);
+}
+
+/* A copy that holds something but not the return address is cut. */
+Test(unwind, cut_window)
+{
+	static const uint8_t cfa24[] = { 0x0e, 24 };     /* def_cfa_offset 24: RA at sp + 16 */
+	struct eh e = { .n = 0 };
+	struct pc_unwind_table t;
+	struct unwind_cfi *c = two_functions(&e, &t, cfa24, sizeof(cfa24));
+	uint64_t one[1] = { 0x2010 };
+	struct unwind_result r = walk(c, 0x1010, one, 1);
+
+	cr_assert_eq(r.stop, UNWIND_WINDOW, "stop %s", unwind_stop_name(r.stop));
+	cr_assert_eq(r.n, 1);
 	unwind_cfi_free(c);
 }
 
