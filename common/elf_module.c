@@ -499,22 +499,28 @@ static uint64_t relative_reloc_at(Elf *elf, uint64_t vaddr)
 
 /* Parses the pclntab at the start of r (1.18+ layouts: a textStart of 0
  * comes from its relocation). 0, or the parser's error. */
-static int parse_go_region(Elf *elf, const struct go_region *r, struct pc_gofunc **funcs,
-			   size_t *n, struct pc_gopclntab_info *info, char *why,
-			   size_t whylen)
+/* pcHeader.textStart when the file leaves it 0 (the third pointer-sized
+ * field after 8 bytes): its relocation's addend; else 0. */
+static uint64_t go_text_start(Elf *elf, const struct go_region *r)
 {
 	static const uint8_t zero[8];
-	uint64_t text = 0, field;
+	uint64_t field;
 
-	/* pcHeader.textStart: the third pointer-sized field after 8 bytes;
-	 * looked up only when the file leaves it 0 */
 	if (r->len >= 16 && (r->data[7] == 4 || r->data[7] == 8)) {
 		field = 8 + 2 * (uint64_t)r->data[7];
 		if (field + r->data[7] <= r->len &&
 		    memcmp(r->data + field, zero, r->data[7]) == 0)
-			text = relative_reloc_at(elf, r->vaddr + field);
+			return relative_reloc_at(elf, r->vaddr + field);
 	}
-	return pc_gopclntab_parse(r->data, r->len, text, funcs, n, info, why, whylen);
+	return 0;
+}
+
+static int parse_go_region(Elf *elf, const struct go_region *r, struct pc_gofunc **funcs,
+			   size_t *n, struct pc_gopclntab_info *info, char *why,
+			   size_t whylen)
+{
+	return pc_gopclntab_parse(r->data, r->len, go_text_start(elf, r), funcs, n, info, why,
+				  whylen);
 }
 
 static int region_of_section(Elf_Scn *scn, const GElf_Shdr *shdr, struct go_region *r)
@@ -558,7 +564,8 @@ static int named_pclntab(Elf *elf, struct go_region *r)
  * keeps the first that parses (an external linker merges the Go linker's
  * section into .data.rel.ro). 1 if found; *tries counts the parses. */
 static int scan_region(Elf *elf, const struct go_region *r, struct pc_gofunc **funcs,
-		       size_t *n, struct pc_gopclntab_info *info, int *tries)
+		       size_t *n, struct pc_gopclntab_info *info, int *tries,
+		       struct go_region *found)
 {
 	size_t off = (size_t)((8 - (r->vaddr & 7)) & 7);
 
@@ -568,8 +575,10 @@ static int scan_region(Elf *elf, const struct go_region *r, struct pc_gofunc **f
 		if (!pc_gopclntab_header_ok(at.data, at.len))
 			continue;
 		(*tries)++;
-		if (parse_go_region(elf, &at, funcs, n, info, NULL, 0) == 0)
+		if (parse_go_region(elf, &at, funcs, n, info, NULL, 0) == 0) {
+			*found = at;
 			return 1;
+		}
 	}
 	return 0;
 }
@@ -603,7 +612,7 @@ static int is_scanned_section(const char *name)
  * linker merges it into, or, in a file without section headers, the
  * non-executable load segments. */
 static int scan_for_pclntab(Elf *elf, struct pc_gofunc **funcs, size_t *n,
-			    struct pc_gopclntab_info *info)
+			    struct pc_gopclntab_info *info, struct go_region *found)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr shdr;
@@ -621,7 +630,7 @@ static int scan_for_pclntab(Elf *elf, struct pc_gofunc **funcs, size_t *n,
 			if (gelf_getshdr(scn, &shdr) != NULL &&
 			    (name = section_name(elf, &shdr)) != NULL &&
 			    is_scanned_section(name) && region_of_section(scn, &shdr, &r) &&
-			    scan_region(elf, &r, funcs, n, info, &tries))
+			    scan_region(elf, &r, funcs, n, info, &tries, found))
 				return 1;
 		}
 		return 0;
@@ -640,7 +649,7 @@ static int scan_for_pclntab(Elf *elf, struct pc_gofunc **funcs, size_t *n,
 		r.data = data->d_buf;
 		r.len = data->d_size;
 		r.vaddr = phdr.p_vaddr;
-		if (scan_region(elf, &r, funcs, n, info, &tries))
+		if (scan_region(elf, &r, funcs, n, info, &tries, found))
 			return 1;
 	}
 	return 0;
@@ -648,26 +657,32 @@ static int scan_for_pclntab(Elf *elf, struct pc_gofunc **funcs, size_t *n,
 
 /* The functions of the file's Go pclntab, if it has one that holds
  * together; m->go_pclntab and its note say what happened. */
+/* The pclntab of a Go binary: parsed into *funcs, its region in *r. 1
+ * when found and read, 0 when there is none, -1 when refused (why). */
+static int find_go_functions(Elf *elf, struct go_region *r, struct pc_gofunc **funcs,
+			     size_t *n, struct pc_gopclntab_info *info, char *why,
+			     size_t whylen)
+{
+	*funcs = NULL;
+	*n = 0;
+	if (named_pclntab(elf, r))
+		return parse_go_region(elf, r, funcs, n, info, why, whylen) == 0 ? 1 : -1;
+	return scan_for_pclntab(elf, funcs, n, info, r);
+}
+
 static void read_go_functions(Elf *elf, struct pc_elf_module *m, struct pc_gofunc **funcs,
 			      size_t *n)
 {
 	struct pc_gopclntab_info info;
 	struct go_region r;
 	char why[80] = "";
-	int found;
+	int found = find_go_functions(elf, &r, funcs, n, &info, why, sizeof(why));
 
-	*funcs = NULL;
-	*n = 0;
-	if (named_pclntab(elf, &r)) {
-		found = parse_go_region(elf, &r, funcs, n, &info, why, sizeof(why)) == 0;
-		if (!found) {
-			m->go_pclntab = -1;
-			snprintf(m->go_pclntab_note, sizeof(m->go_pclntab_note),
-				 "Go pclntab refused: %s", why);
-			return;
-		}
-	} else {
-		found = scan_for_pclntab(elf, funcs, n, &info);
+	if (found < 0) {
+		m->go_pclntab = -1;
+		snprintf(m->go_pclntab_note, sizeof(m->go_pclntab_note),
+			 "Go pclntab refused: %s", why);
+		return;
 	}
 	if (!found)
 		return;
@@ -1183,4 +1198,51 @@ int pc_elf_module_from_rec(struct pc_elf_module *m, const struct pc_rec *rec)
 	if (err != 0)
 		pc_elf_module_free(m);
 	return err;
+}
+
+/* ---- a Go binary's pclntab for unwinding ------------------------------------ */
+
+int pc_elf_go_pclntab_fd(int fd, struct pc_go_pclntab *g)
+{
+	struct pc_gopclntab_info info;
+	struct pc_gofunc *funcs = NULL;
+	struct go_region r;
+	size_t n = 0;
+	Elf *elf;
+	int found, err = 0;
+
+	memset(g, 0, sizeof(*g));
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		if (elf)
+			elf_end(elf);
+		return -EINVAL;
+	}
+	found = find_go_functions(elf, &r, &funcs, &n, &info, NULL, 0);
+	free(funcs);
+	if (found <= 0) {
+		err = found < 0 ? -EINVAL : -ENOENT;
+	} else if (!(g->data = malloc(r.len))) {
+		err = -ENOMEM;
+	} else {
+		/* parsed again from the copy: the names and offsets then point into
+		 * memory that outlives the ELF handle */
+		memcpy(g->data, r.data, r.len);
+		g->len = r.len;
+		err = pc_gopclntab_parse(g->data, g->len, go_text_start(elf, &r), &g->funcs,
+					 &g->nfuncs, &info, NULL, 0);
+		g->quantum = info.quantum;
+	}
+	elf_end(elf);
+	if (err)
+		pc_elf_go_pclntab_free(g);
+	return err;
+}
+
+void pc_elf_go_pclntab_free(struct pc_go_pclntab *g)
+{
+	free(g->funcs);
+	free(g->data);
+	memset(g, 0, sizeof(*g));
 }

@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "gopclntab.h"
 #include "perfcap_format.h"
 
 struct pc_elf_module {
@@ -93,5 +94,21 @@ int pc_buf_add_module(struct pc_buf *b, const struct pc_elf_module *m,
 /* Parses a PC_REC_MODULE record into m (which owns copies). Returns 0 or
  * -EINVAL for a malformed record (counts inconsistent with the size). */
 int pc_elf_module_from_rec(struct pc_elf_module *m, const struct pc_rec *rec);
+
+/* A Go binary's pclntab, copied out of the file, and its functions (with
+ * their SP-delta tables: common/gopclntab.h) for unwinding stripped Go code
+ * (common/gopclntab_cfi.c). */
+struct pc_go_pclntab {
+	uint8_t *data;
+	size_t len;
+	struct pc_gofunc *funcs;  /* sorted by entry; point into data */
+	size_t nfuncs;
+	uint8_t quantum;
+};
+
+/* 0, -ENOENT (no pclntab), -EINVAL (not ELF, or the table is refused),
+ * -ENOMEM. */
+int pc_elf_go_pclntab_fd(int fd, struct pc_go_pclntab *g);
+void pc_elf_go_pclntab_free(struct pc_go_pclntab *g);
 
 #endif /* PERFCAP_ELF_MODULE_H */

@@ -35,6 +35,7 @@ struct pcln {
 	uint64_t names;       /* where name offsets count from */
 	uint64_t ftab;        /* the functab */
 	uint64_t funcs;       /* where funcoff counts from */
+	uint64_t pctab;       /* where pcsp offsets count from */
 	unsigned slot;        /* bytes per functab field: ps, or 4 (1.18+) */
 };
 
@@ -102,17 +103,20 @@ static int read_header(struct pcln *t, uint64_t text_fallback, char *why, size_t
 	t->nfunc = get_uint(t, 8, ps, &ok);
 	if (t->magic == MAGIC_12) {
 		t->names = 0;
+		t->pctab = 0;
 		t->ftab = 8 + ps;
 		t->funcs = 0;
 		t->slot = ps;
 	} else if (t->magic == MAGIC_116) {
 		t->names = get_uint(t, 8 + 2 * ps, ps, &ok);
+		t->pctab = get_uint(t, 8 + 5 * ps, ps, &ok);
 		pcln_off = get_uint(t, 8 + 6 * ps, ps, &ok);
 		t->ftab = t->funcs = pcln_off;
 		t->slot = ps;
 	} else {
 		t->text_start = get_uint(t, 8 + 2 * ps, ps, &ok);
 		t->names = get_uint(t, 8 + 3 * ps, ps, &ok);
+		t->pctab = get_uint(t, 8 + 6 * ps, ps, &ok);
 		pcln_off = get_uint(t, 8 + 7 * ps, ps, &ok);
 		t->ftab = t->funcs = pcln_off;
 		t->slot = 4;
@@ -206,6 +210,19 @@ static int func_name(const struct pcln *t, uint64_t funcoff, uint64_t entry,
 	return 1;
 }
 
+/* Where the SP-delta table of the _func record at funcoff starts (the
+ * field after entry, nameoff, args and deferreturn), 0 if outside. */
+static uint64_t func_pcsp(const struct pcln *t, uint64_t funcoff)
+{
+	uint64_t rec = t->funcs + funcoff, v;
+	int ok = 1;
+
+	v = get_uint(t, rec + t->slot + 12, 4, &ok);
+	if (!ok || v == 0 || t->pctab > t->len || v >= t->len - t->pctab)
+		return 0;
+	return t->pctab + v;
+}
+
 static int read_functions(const struct pcln *t, struct pc_gofunc *out, size_t *nout,
 			  uint32_t *skipped, char *why, size_t whylen)
 {
@@ -248,6 +265,7 @@ static int read_functions(const struct pcln *t, struct pc_gofunc *out, size_t *n
 			out[n].entry = entry;
 			out[n].size = next - entry;
 			out[n].name = name;
+			out[n].pcsp = func_pcsp(t, funcoff);
 			n++;
 		}
 		entry = next;
@@ -280,6 +298,7 @@ int pc_gopclntab_parse(const uint8_t *data, size_t len, uint64_t text_start,
 	info->magic = t.magic;
 	info->version = version_of(t.magic);
 	info->ptr_size = (uint8_t)t.ps;
+	info->quantum = data[6];
 	err = read_header(&t, text_start, why, whylen);
 	if (err)
 		return err;
@@ -295,5 +314,56 @@ int pc_gopclntab_parse(const uint8_t *data, size_t len, uint64_t text_start,
 		return err;
 	}
 	*out = funcs;
+	return 0;
+}
+
+/* ---- SP deltas ------------------------------------------------------------ */
+
+static int read_varint(const uint8_t *data, size_t len, uint64_t *pos, uint32_t *out)
+{
+	uint32_t v = 0;
+
+	for (unsigned shift = 0; shift < 35; shift += 7) {
+		uint8_t b;
+
+		if (*pos >= len)
+			return -1;
+		b = data[(*pos)++];
+		v |= (uint32_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*out = v;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int pc_gopclntab_sp_deltas(const uint8_t *data, size_t len, const struct pc_gofunc *f,
+			   uint8_t quantum,
+			   void (*run)(void *ctx, uint64_t start, uint64_t end, int32_t delta),
+			   void *ctx)
+{
+	uint64_t pos = f->pcsp, pc = f->entry, end = f->entry + f->size;
+	int32_t val = -1;
+
+	if (!pos || pos >= len || !quantum)
+		return -EINVAL;
+	for (int i = 0; i < 65536 && pc < end; i++) {
+		uint32_t uv, pcdelta;
+		uint64_t next;
+
+		if (read_varint(data, len, &pos, &uv) < 0)
+			return -EINVAL;
+		if (uv == 0 && i > 0)
+			break;                                   /* the table's end */
+		if (read_varint(data, len, &pos, &pcdelta) < 0 || pcdelta == 0)
+			return -EINVAL;
+		val += (uv & 1) ? (int32_t)~(uv >> 1) : (int32_t)(uv >> 1);
+		next = pc + (uint64_t)pcdelta * quantum;
+		if (next > end)
+			next = end;
+		run(ctx, pc, next, val);
+		pc = next;
+	}
 	return 0;
 }

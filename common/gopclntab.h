@@ -23,11 +23,13 @@
 #define PC_GOPCLNTAB_MAX_NAME  4096       /* longer names are skipped */
 
 /* One function: entry address (ELF virtual address), size up to the next
- * function's entry, and its name (NUL-terminated, inside the table). */
+ * function's entry, its name (NUL-terminated, inside the table) and where
+ * its SP-delta table (the runtime's pcsp) starts in the table (0: none). */
 struct pc_gofunc {
 	uint64_t    entry;
 	uint64_t    size;
 	const char *name;
+	uint64_t    pcsp;
 };
 
 /* How the table was read. */
@@ -35,6 +37,7 @@ struct pc_gopclntab_info {
 	uint32_t magic;
 	const char *version;   /* "1.2", "1.16", "1.18", "1.20" */
 	uint8_t  ptr_size;
+	uint8_t  quantum;      /* instruction size quantum of the pc deltas */
 	uint64_t text_start;   /* base of the entry offsets (1.18+) */
 	uint32_t nfunc;        /* functions in the table */
 	uint32_t skipped;      /* of those, without a usable name */
@@ -55,5 +58,16 @@ int pc_gopclntab_header_ok(const uint8_t *data, size_t len);
 int pc_gopclntab_parse(const uint8_t *data, size_t len, uint64_t text_start,
 		       struct pc_gofunc **out, size_t *nout,
 		       struct pc_gopclntab_info *info, char *why, size_t whylen);
+
+/* Calls run(ctx, start, end, delta) for each range of f's code with the
+ * same stack pointer delta (bytes below the entry's sp; the CFA is sp +
+ * delta + 8 on x86-64), decoding the runtime's pcvalue encoding (zig-zag
+ * varint value deltas, varint pc deltas times quantum) from data. Stops
+ * at the table's end, at f's end, or after 65536 ranges. 0, or -EINVAL for
+ * a table that runs past data or backwards. */
+int pc_gopclntab_sp_deltas(const uint8_t *data, size_t len, const struct pc_gofunc *f,
+			   uint8_t quantum,
+			   void (*run)(void *ctx, uint64_t start, uint64_t end, int32_t delta),
+			   void *ctx);
 
 #endif /* PERFCAP_GOPCLNTAB_H */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "elf_module.h"
+#include "gopclntab_cfi.h"
 #include "unwind_table.h"
 
 /* ---- reading the ELF file --------------------------------------------- */
@@ -145,6 +146,63 @@ int pc_unwind_table_load_fd(struct pc_unwind_table *t, int fd, const char *path,
 		err = -ENOMEM;
 	if (err)
 		pc_unwind_table_free(t);
+	return err;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The candidates as sorted ELF addresses through t's segments. */
+static uint64_t *offsets_to_sorted_vaddrs(const struct pc_unwind_table *t,
+					  const uint64_t *offsets, size_t n, size_t *nout)
+{
+	uint64_t *v = malloc((n ? n : 1) * sizeof(*v));
+
+	*nout = 0;
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (pc_unwind_offset_to_vaddr(t, offsets[i], &v[*nout]) == 0)
+			(*nout)++;
+	qsort(v, *nout, sizeof(*v), cmp_u64);
+	return v;
+}
+
+int pc_unwind_table_load_go_fd(struct pc_unwind_table *t, int fd, const char *path,
+			       const uint64_t *offsets, size_t n, uint32_t *nfdes,
+			       char *why, size_t len)
+{
+	struct pc_go_pclntab g;
+	uint64_t *v = NULL;
+	size_t nv = 0;
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	*nfdes = 0;
+	err = pc_elf_go_pclntab_fd(fd, &g);
+	if (err) {
+		snprintf(why, len, "%s", err == -ENOENT ? "no unwind table, no Go pclntab" :
+			 err == -ENOMEM ? strerror(ENOMEM) : "Go pclntab refused");
+		return err;
+	}
+	err = take_segments(t, fd, path);
+	if (!err && !(v = offsets_to_sorted_vaddrs(t, offsets, n, &nv)))
+		err = -ENOMEM;
+	if (!err)
+		err = pc_unwind_table_from_go(t, &g, v, nv, nfdes);
+	if (!err && !(t->path = strdup(path ? path : "")))
+		err = -ENOMEM;
+	if (err) {
+		snprintf(why, len, "%s", err == -ENOENT ? "no Go function covers a candidate"
+							: strerror(-err));
+		pc_unwind_table_free(t);
+	}
+	free(v);
+	pc_elf_go_pclntab_free(&g);
 	return err;
 }
 

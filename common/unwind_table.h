@@ -39,6 +39,14 @@ struct pc_unwind_table {
 int pc_unwind_table_load_fd(struct pc_unwind_table *t, int fd, const char *path,
 			    char *why, size_t len);
 
+/* For a Go binary without .eh_frame or .debug_frame (stripped): a
+ * .debug_frame made from its pclntab for the functions covering the n file
+ * offsets (common/gopclntab_cfi.h). 0, -ENOENT (not Go, or no function
+ * covers one), or another -errno; *nfdes gets the FDEs written. */
+int pc_unwind_table_load_go_fd(struct pc_unwind_table *t, int fd, const char *path,
+			       const uint64_t *offsets, size_t n, uint32_t *nfdes,
+			       char *why, size_t len);
+
 /* Appends a PC_REC_UNWIND record. 0 or -ENOMEM. */
 int pc_buf_add_unwind(struct pc_buf *b, const struct pc_unwind_table *t);
 

@@ -509,6 +509,9 @@ enum pc_unwind_kind { PC_UNWIND_EH_FRAME = 0, PC_UNWIND_DEBUG_FRAME = 1 };
 /* UNWIND h.flags (format 1.6): the FDEs covering no candidate return
  * address are blanked into fillers and out of the header's table. */
 #define PC_UNWIND_F_PRUNED 0x1
+/* UNWIND h.flags (format 1.6): a .debug_frame the recorder wrote from a Go
+ * pclntab's SP deltas (a stripped Go binary has no table of its own). */
+#define PC_UNWIND_F_SYNTHESIZED 0x2
 
 /* The unwind tables of one ELF module (a file mapped executable by a
  * process with stack copies), keyed by build-id like PC_REC_MODULE. Each

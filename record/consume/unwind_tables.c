@@ -125,6 +125,22 @@ static int prune(struct pc_unwind_table *t, const struct module *mod)
 	return 0;
 }
 
+/* A stripped Go binary: CFI from its pclntab, for the candidates only. */
+static int load_go_table(struct pc_unwind_table *t, const struct module *mod, char *why,
+			 size_t len)
+{
+	uint32_t nfdes = 0;
+	int err = pc_unwind_table_load_go_fd(t, mod->fd, mod->path, mod->hits.v, mod->hits.n,
+					     &nfdes, why, len);
+
+	if (!err) {
+		stats.go_synthesized++;
+		stats.fdes += nfdes;
+		stats.fdes_kept += nfdes;
+	}
+	return err == -EINVAL ? -ENOENT : err;
+}
+
 static int add_module_table(struct chunk_buffer *cb, struct module *mod)
 {
 	struct pc_unwind_table t;
@@ -136,6 +152,8 @@ static int add_module_table(struct chunk_buffer *cb, struct module *mod)
 		return 0;
 	}
 	err = pc_unwind_table_load_fd(&t, mod->fd, mod->path, why, sizeof(why));
+	if (err == -ENOENT)
+		err = load_go_table(&t, mod, why, sizeof(why));
 	if (err) {
 		if (err == -ENOENT)
 			stats.no_table++;
@@ -148,7 +166,8 @@ static int add_module_table(struct chunk_buffer *cb, struct module *mod)
 		t.build_id_len = mod->build_id_len;
 		memcpy(t.build_id, mod->build_id, mod->build_id_len);
 	}
-	err = prune(&t, mod);
+	if (!(t.flags & PC_UNWIND_F_PRUNED))
+		err = prune(&t, mod);
 	if (!err)
 		err = pc_buf_add_unwind(&cb->buf, &t);
 	if (!err) {
@@ -212,6 +231,7 @@ int unwind_tables_stats_kv(struct chunk_buffer *kv)
 	err |= chunk_buffer_add_kv_u64(kv, "unwind.unreadable", stats.unreadable);
 	err |= chunk_buffer_add_kv_u64(kv, "unwind.table_bytes", stats.bytes);
 	err |= chunk_buffer_add_kv_u64(kv, "unwind.pruned", stats.pruned);
+	err |= chunk_buffer_add_kv_u64(kv, "unwind.go_synthesized", stats.go_synthesized);
 	err |= chunk_buffer_add_kv_u64(kv, "unwind.fdes", stats.fdes);
 	err |= chunk_buffer_add_kv_u64(kv, "unwind.fdes_kept", stats.fdes_kept);
 	err |= chunk_buffer_add_kv_u64(kv, "unwind.blanked_bytes", stats.blanked_bytes);

@@ -19,6 +19,7 @@ struct unwind_table_stats {
 	uint64_t unreadable;      /* not open, not ELF, too large */
 	uint64_t bytes;           /* table bytes written (blanked ones included) */
 	uint64_t pruned;          /* tables cut to the FDEs candidates need */
+	uint64_t go_synthesized;  /* .debug_frames made from a Go pclntab */
 	uint64_t fdes;            /* FDEs in the pruned and unpruned .eh_frames */
 	uint64_t fdes_kept;
 	uint64_t blanked_bytes;   /* FDE bytes turned into filler */

@@ -11,8 +11,9 @@
 # stripped PIE linked by the system linker with cgo (the table inside
 # .data.rel.ro, its text start from a relocation; skipped when it could
 # not be built). The unstripped build (its .symtab) gives the same top
-# function without reading the pclntab, and its .debug_frame (which the
-# stripped builds lack) unwinds the leaf main.hotLoop to main.main.
+# function without reading the pclntab. Both unwind the leaf main.hotLoop
+# to main.main: the unstripped build from its .debug_frame, the stripped
+# one from CFI the recorder makes from its pclntab.
 set -u
 . "$(dirname "$0")/lib.sh"
 : "${PERFCAP_RECORD:?}" "${PERFCAP_ANALYZE:?}" "${GO_HOT_STRIPPED:?}" "${GO_HOT_FULL:?}"
@@ -98,22 +99,31 @@ record_go unstripped "$GO_HOT_FULL"
 
 # Go code has no .eh_frame, and main.hotLoop, a leaf, saves no frame
 # pointer: a frame-pointer walk from it skips main.main. The unstripped
-# build's .debug_frame (compressed, as Go writes it) is embedded and
-# unwinds it: main.main above main.hotLoop in the CPU samples whose
-# innermost user frame is main.hotLoop, from the capture alone.
-above=$("$PERFCAP_ANALYZE" query --format csv "$TMP/unstripped.db" "
-	WITH leaf AS (SELECT c.ustack_id, c.count FROM sample_counts c
-		JOIN stack_frames sf ON sf.stack_id = c.ustack_id AND sf.position = 0
-		JOIN frames f ON f.frame_id = sf.frame_id WHERE f.function = 'main.hotLoop')
-	SELECT sum(count) AS leaves, sum(CASE WHEN EXISTS (SELECT 1 FROM stack_frames sf
-		JOIN frames f ON f.frame_id = sf.frame_id
-		WHERE sf.stack_id = leaf.ustack_id AND f.function = 'main.main')
-		THEN count ELSE 0 END) AS with_main FROM leaf" | tail -n +2 | tr -d '\r"')
-leaves=${above%%,*}
-with_main=${above##*,}
-tables=$(q "$TMP/unstripped.perfcap" "SELECT value FROM stats WHERE key = 'unwind.modules'")
-echo "unstripped: main.main above main.hotLoop in $with_main of $leaves samples (unwind.modules $tables)"
-[ "${leaves:-0}" -gt 50 ] || fail "unstripped: only ${leaves:-0} samples in main.hotLoop"
-within "$(pct "${with_main:-0}" "$leaves")" 95 100 ||
-	fail "unstripped: main.main above main.hotLoop in $with_main of $leaves samples, want >= 95%"
+# build's .debug_frame (compressed, as Go writes it) is embedded; for the
+# stripped build the recorder writes one from the pclntab's SP deltas
+# (STATS unwind.go_synthesized). Either unwinds it: main.main above
+# main.hotLoop in the CPU samples whose innermost user frame is
+# main.hotLoop, from the capture alone.
+leaf_caller() {   # LABEL SYNTHESIZED
+	local label=$1 above leaves with_main synth
+	above=$("$PERFCAP_ANALYZE" query --format csv "$TMP/$label.db" "
+		WITH leaf AS (SELECT c.ustack_id, c.count FROM sample_counts c
+			JOIN stack_frames sf ON sf.stack_id = c.ustack_id AND sf.position = 0
+			JOIN frames f ON f.frame_id = sf.frame_id WHERE f.function = 'main.hotLoop')
+		SELECT sum(count) AS leaves, sum(CASE WHEN EXISTS (SELECT 1 FROM stack_frames sf
+			JOIN frames f ON f.frame_id = sf.frame_id
+			WHERE sf.stack_id = leaf.ustack_id AND f.function = 'main.main')
+			THEN count ELSE 0 END) AS with_main FROM leaf" | tail -n +2 | tr -d '\r"')
+	leaves=${above%%,*}
+	with_main=${above##*,}
+	synth=$(q "$TMP/$label.perfcap" "SELECT value FROM stats WHERE key = 'unwind.go_synthesized'")
+	echo "$label: main.main above main.hotLoop in $with_main of $leaves samples" \
+		"(unwind.go_synthesized $synth)"
+	[ "${synth:-0}" = "$2" ] || fail "$label: unwind.go_synthesized ${synth:-0}, want $2"
+	[ "${leaves:-0}" -gt 20 ] || fail "$label: only ${leaves:-0} samples in main.hotLoop"
+	within "$(pct "${with_main:-0}" "$leaves")" 95 100 ||
+		fail "$label: main.main above main.hotLoop in $with_main of $leaves samples, want >= 95%"
+}
+leaf_caller stripped 1
+leaf_caller unstripped 0
 echo "PASS"

@@ -4,13 +4,32 @@
  * relocation would give; missing bytes are 0), then the table. The parser
  * must refuse or return functions whose names lie inside the table, with
  * entries increasing; the table is copied to an exact-size buffer so any
- * read past its end is a sanitizer report. */
+ * read past its end is a sanitizer report. The functions' SP-delta tables
+ * then become call frame information (common/gopclntab_cfi.c), every
+ * function a candidate, as the recorder does for a stripped Go binary. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/gopclntab.h"
+#include "common/gopclntab_cfi.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void cfi(uint8_t *tab, size_t len, struct pc_gofunc *f, size_t n)
+{
+	struct pc_go_pclntab g = { .data = tab, .len = len, .funcs = f, .nfuncs = n, .quantum = 1 };
+	struct pc_unwind_table t = { 0 };
+	uint64_t *cand = malloc((n ? n : 1) * sizeof(*cand));
+	uint32_t nfdes;
+
+	if (!cand)
+		return;
+	for (size_t i = 0; i < n; i++)
+		cand[i] = f[i].entry;
+	if (pc_unwind_table_from_go(&t, &g, cand, n, &nfdes) == 0)
+		pc_unwind_table_free(&t);
+	free(cand);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -34,6 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    (i > 0 && f[i].entry <= f[i - 1].entry))
 				abort();
 		}
+		cfi(tab, len, f, n);
 	}
 	free(f);
 	free(tab);
