@@ -67,6 +67,12 @@ static enum reg_rule recover(Dwarf_Frame *f, unsigned reg, const struct regfile 
 	st = expr_eval(ops, nops, r, cfa, true, mem, &v, &is_value);
 	if (st != EXPR_OK)
 		return st == EXPR_WINDOW ? RULE_WINDOW : RULE_BAD;
+	/* a save slot below the frame's sp was popped already: in an epilogue
+	 * after `leave` or `pop`, GCC's CFI still says "saved at CFA - 16"
+	 * while the register holds the caller's value again (and the slot lies
+	 * outside the copy, which starts at sp) */
+	if (!is_value && reg != DWREG_RA && reg_known(r, DWREG_RSP) && v < r->v[DWREG_RSP])
+		return RULE_SAME;
 	if (!is_value && !window_read(mem, v, &v))
 		return RULE_WINDOW;
 	*out = v;

@@ -194,6 +194,37 @@ Test(unwind, empty_window_and_unknown_pc)
 	unwind_cfi_free(c);
 }
 
+/* After `leave` (F's last instruction is `ret`), GCC's CFI still says rbp
+ * is saved at CFA - 16, which now lies below sp, outside the copy: the
+ * slot was popped, rbp holds the caller's value again, and the caller G
+ * (CFA = rbp + 16) unwinds with it. Postgres' check_stack_depth and palloc
+ * stopped with bad_rule there. */
+Test(unwind, popped_save_slot_is_same_value)
+{
+	static const uint8_t f_rbp_saved[] = { 0x86, 2 };          /* rbp at CFA - 16 */
+	static const uint8_t g_rbp_frame[] = { 0x0c, 6, 16, 0x86, 2 }; /* CFA = rbp + 16 */
+	struct eh e = { .n = 0 };
+	struct pc_unwind_table t;
+	struct unwind_cfi *c;
+	uint64_t stack[4] = { 0x2010, 0x5555, 0x7777, 0 }; /* F's RA, -, G's saved rbp, G's RA 0 */
+	uint64_t regs[PC_UREG_NR] = { [PC_UREG_IP] = 0x1010, [PC_UREG_SP] = SP,
+				      [PC_UREG_BP] = SP + 16 };
+	struct unwind_memory mem = { SP, (const uint8_t *)stack, sizeof(stack) };
+	uint64_t ips[8];
+	struct unwind_result r;
+
+	cie(&e);
+	fde(&e, 0x1000, 0x1100, f_rbp_saved, sizeof(f_rbp_saved));
+	fde(&e, 0x2000, 0x2100, g_rbp_frame, sizeof(g_rbp_frame));
+	c = cfi_of(&e, &t);
+	cr_assert_not_null(c);
+	unwind_stack(regs, &mem, find, c, ips, 8, &r);
+	cr_assert_eq(r.stop, UNWIND_END, "stop %s", unwind_stop_name(r.stop));
+	cr_assert_eq(r.n, 2);
+	cr_expect_eq(ips[1], 0x2010);
+	unwind_cfi_free(c);
+}
+
 /* A copy that holds something but not the return address is cut. */
 Test(unwind, cut_window)
 {
