@@ -104,7 +104,7 @@ static const struct argp_option options[] = {
 	  "file on SIGUSR1 (then stop) or at the normal stop", 0 },
 	{ "stack-copy", OPT_STACK_COPY, "SIZE", 0,
 	  "Copy SIZE bytes of user stack with each CPU sample and off-CPU stack, for "
-	  "unwinding code built without frame pointers (default 16K, at most 64K, 0: off)", 0 },
+	  "unwinding code built without frame pointers (default 32K, at most 64K, 0: off)", 0 },
 	{ NULL, 0, NULL, 0, "Event sources:", 1 },
 	{ "events", 'e', "LIST", 0, "Sources to record, comma-separated", 1 },
 	{ "list-events", OPT_LIST_EVENTS, NULL, 0, "List the event sources and exit", 1 },

@@ -23,7 +23,7 @@ enum target_mode {
 #define DEFAULT_FAULT_ONE_IN  100
 #define DEFAULT_OUTPUT     "run.perfcap"
 #define FALLBACK_MAX_FREQ  100000
-#define DEFAULT_STACK_COPY (16u * 1024) /* --stack-copy: bytes of user stack */
+#define DEFAULT_STACK_COPY (32u * 1024) /* --stack-copy: bytes of user stack */
 
 struct probe_spec;
 
