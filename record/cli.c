@@ -48,6 +48,7 @@ enum long_only_option {
 	OPT_STACK_COPY,
 	OPT_PROBE_MIN,
 	OPT_PROBE_NO_STACK,
+	OPT_JVM_PERFMAP,
 };
 
 const char *argp_program_version =
@@ -70,6 +71,7 @@ static const char doc[] =
 "    perfcap-record -e cpu,uprobe:./srv:handle -- ./srv   # calls and latency\n"
 "    perfcap-record -e 'uprobe:./srv:parse(arg1,ret)' -p 1234   # with values\n"
 "    perfcap-record -e usdt:/usr/bin/python3.11:python:gc__start -p 1234\n"
+"    perfcap-record --jvm-perfmap -p $(pgrep -f MyServer) -d 30   # JIT frames named\n"
 "    perfcap-record --list-events        # the event sources\n"
 "    perfcap-analyze report run.perfcap  # then read it, on any machine"
 "\v"
@@ -105,6 +107,9 @@ static const struct argp_option options[] = {
 	{ "stack-copy", OPT_STACK_COPY, "SIZE", 0,
 	  "Copy SIZE bytes of user stack with each CPU sample and off-CPU stack, for "
 	  "unwinding code built without frame pointers (default 32K, at most 64K, 0: off)", 0 },
+	{ "jvm-perfmap", OPT_JVM_PERFMAP, NULL, 0,
+	  "At the end, ask running HotSpot JVMs (JDK 17+) to write their perf map "
+	  "(jcmd Compiler.perfmap, over the attach socket), so their JIT frames are named", 0 },
 	{ NULL, 0, NULL, 0, "Event sources:", 1 },
 	{ "events", 'e', "LIST", 0, "Sources to record, comma-separated", 1 },
 	{ "list-events", OPT_LIST_EVENTS, NULL, 0, "List the event sources and exit", 1 },
@@ -242,6 +247,9 @@ static error_t parse_option(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_STACK_COPY:
 		ps->stack_copy_arg = arg;
+		break;
+	case OPT_JVM_PERFMAP:
+		o->jvm_perfmap = true;
 		break;
 	case OPT_PROBE_MIN:
 		ps->probe_min_arg = arg;

@@ -30,6 +30,7 @@
 
 #include "cli.h"
 #include "consume/consumer.h"
+#include "consume/jvm_perfmap.h"
 #include "consume/kallsyms.h"
 #include "consume/socket_snapshot.h"
 #include "output/metadata.h"
@@ -78,6 +79,7 @@ struct recorder {
 	struct consumer consumer;
 	bool consumer_ready;
 	struct socket_snapshot sockets;
+	struct jvm_perfmap_stats jvm;    /* --jvm-perfmap */
 	struct run_info run;
 	char privileges_kept[256];
 	enum stop_reason reason;
@@ -247,7 +249,8 @@ static int drop_privileges(struct recorder *r)
 	int err;
 
 	kallsyms_preopen(); /* read at the end; its addresses need CAP_SYSLOG now */
-	err = privileges_drop(r->privileges_kept, sizeof(r->privileges_kept));
+	err = privileges_drop(r->privileges_kept, sizeof(r->privileges_kept),
+			      r->opts->jvm_perfmap ? PRIV_KEEP_JVM_ATTACH : 0);
 	if (err) {
 		error_line("cannot drop capabilities after attaching: %s", strerror(-err));
 		return err;
@@ -582,6 +585,8 @@ static int finish(struct recorder *r)
 	ring_reader_drain(&r->session.reader);
 	session_tick(&r->session, &r->consumer, r->end_ns, true);
 	err = consumer_flush(&r->consumer);
+	if (r->opts->jvm_perfmap) /* before symbols_write reads the maps */
+		jvm_perfmaps_request(&r->consumer.processes, &r->jvm);
 	if (!err)
 		err = unwind_tables_write(r->writer_thread, &r->consumer.processes);
 	if (!err)
@@ -590,6 +595,7 @@ static int finish(struct recorder *r)
 	collect_totals(r, &totals);
 	totals.symbols = symbols;
 	totals.sockets = &r->sockets.stats;
+	totals.jvm = &r->jvm;
 	if (!err)
 		err = write_stats(r, &totals);
 	stop_err = writer_thread_stop_counted(r->writer_thread, &drops);

@@ -46,6 +46,7 @@
  *   sockets.procs_unreadable   traced processes whose sockets could not be read
  *   sockets.records.failed     out of memory while snapshotting
  *   sockets.snapshot_ns.total, sockets.snapshot_ns.max   time the snapshots took
+ *   jit.jvm_perfmap.asked, .written, .failed   --jvm-perfmap (jvm_perfmap.h)
  * The writer thread appends flight.* and record.max_size.* (writer_thread.c).
  */
 #include <errno.h>
@@ -206,6 +207,8 @@ int stats_build(struct chunk_buffer *cb, const struct record_totals *t)
 	err |= chunk_buffer_add_kv_u64(cb, "jit.perfmaps.stale", s->perfmaps.files_stale);
 	err |= chunk_buffer_add_kv_u64(cb, "jit.perfmaps.malformed_lines",
 				       s->perfmaps.lines_malformed);
+	if (t->jvm)
+		err |= jvm_perfmap_stats_kv(cb, t->jvm);
 	err |= chunk_buffer_add_kv_u64(cb, "kernel.symbols.unavailable",
 				       s->kernel_symbols_unavailable ? 1 : 0);
 	err |= chunk_buffer_add_kv_u64(cb, "targets.map_full",

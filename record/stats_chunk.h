@@ -4,6 +4,7 @@
 #ifndef RECORD_STATS_CHUNK_H
 #define RECORD_STATS_CHUNK_H
 
+#include "consume/jvm_perfmap.h"
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -26,6 +27,7 @@ struct record_totals {
 	uint64_t max_size_dropped;        /* events --max-size did not write */
 	uint64_t flight_dropped;          /* events older than the flight window */
 	const struct socket_snapshot_stats *sockets; /* the /proc socket snapshots */
+	const struct jvm_perfmap_stats *jvm;  /* --jvm-perfmap requests */
 };
 
 /* STATS key/values. 0 or -ENOMEM. */

@@ -30,7 +30,8 @@ static const struct runtime_rule rules[] = {
 	{ "jvm", "libjvm.so", jvm_exes,
 	  "JIT frames need -XX:+PreserveFramePointer and a perf map (/tmp/perf-PID.map: "
 	  "-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit on JDK 17+, written "
-	  "at exit, or jcmd PID Compiler.perfmap before the recording stops)" },
+	  "at exit; or perfcap-record --jvm-perfmap, or jcmd PID Compiler.perfmap, for a "
+	  "JVM still running when the recording stops)" },
 	{ "node", "libnode.so", node_exes,
 	  "JIT frames need node --perf-basic-prof (and --interpreted-frames-native-stack)" },
 	{ "python", "libpython", python_exes, NULL /* by version */ },

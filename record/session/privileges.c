@@ -13,6 +13,10 @@
  *   CAP_BPF                only on kernels before 6.5, where every bpf()
  *                          command (map reads for loss counters, target
  *                          updates) needs it
+ *   CAP_SETUID, CAP_SETGID, CAP_CHOWN
+ *                          only with --jvm-perfmap: hand the attach trigger
+ *                          file to a JVM's user and talk to its attach
+ *                          socket as that user (consume/jvm_perfmap.c)
  * Everything else goes, from the bounding set too; no_new_privs is set.
  * The recorder keeps its uid (0): the open file descriptors (output file,
  * perf events, BPF links and maps) carry the rest of the recording.
@@ -44,14 +48,18 @@
 struct kept_cap {
 	int cap;
 	const char *name;
+	unsigned only_for;        /* PRIV_KEEP_* that must be asked for, 0: always */
 };
 
 static const struct kept_cap kept_caps[] = {
-	{ CAP_SYS_PTRACE, "cap_sys_ptrace" },
-	{ CAP_DAC_READ_SEARCH, "cap_dac_read_search" },
-	{ CAP_CHECKPOINT_RESTORE, "cap_checkpoint_restore" },
-	{ CAP_KILL, "cap_kill" },
-	{ CAP_BPF, "cap_bpf" },
+	{ CAP_SYS_PTRACE, "cap_sys_ptrace", 0 },
+	{ CAP_DAC_READ_SEARCH, "cap_dac_read_search", 0 },
+	{ CAP_CHECKPOINT_RESTORE, "cap_checkpoint_restore", 0 },
+	{ CAP_KILL, "cap_kill", 0 },
+	{ CAP_BPF, "cap_bpf", 0 },
+	{ CAP_SETUID, "cap_setuid", PRIV_KEEP_JVM_ATTACH },
+	{ CAP_SETGID, "cap_setgid", PRIV_KEEP_JVM_ATTACH },
+	{ CAP_CHOWN, "cap_chown", PRIV_KEEP_JVM_ATTACH },
 };
 
 /* ---- the command's identity ---------------------------------------------- */
@@ -130,23 +138,23 @@ static int last_cap(void)
 	return atoi(line);
 }
 
-static bool is_kept(int cap)
+static bool is_kept(int cap, unsigned extra)
 {
 	for (size_t i = 0; i < sizeof(kept_caps) / sizeof(kept_caps[0]); i++) {
 		if (kept_caps[i].cap == cap)
-			return wanted(cap);
+			return wanted(cap) && (!kept_caps[i].only_for || (kept_caps[i].only_for & extra));
 	}
 	return false;
 }
 
 /* Drops every other capability from the bounding set (needs CAP_SETPCAP,
  * so before capset). Not having CAP_SETPCAP is not an error. */
-static void shrink_bounding_set(void)
+static void shrink_bounding_set(unsigned extra)
 {
 	int last = last_cap();
 
 	for (int cap = 0; cap <= last; cap++) {
-		if (!is_kept(cap) && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) && errno == EPERM)
+		if (!is_kept(cap, extra) && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) && errno == EPERM)
 			return;
 	}
 }
@@ -166,7 +174,7 @@ static void describe_kept(const struct __user_cap_data_struct data[CAP_WORDS], c
 	}
 }
 
-int privileges_drop(char *kept, size_t len)
+int privileges_drop(char *kept, size_t len, unsigned extra)
 {
 	struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[CAP_WORDS];
@@ -176,10 +184,10 @@ int privileges_drop(char *kept, size_t len)
 	if (syscall(SYS_capget, &header, data))
 		return -errno;
 	for (int cap = 0; cap < 32 * CAP_WORDS; cap++) {
-		if (is_kept(cap))
+		if (is_kept(cap, extra))
 			keep[cap / 32] |= 1u << (cap % 32);
 	}
-	shrink_bounding_set();
+	shrink_bounding_set(extra);
 	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
 	for (int w = 0; w < CAP_WORDS; w++) {
 		data[w].permitted &= keep[w];

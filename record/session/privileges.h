@@ -25,10 +25,14 @@ int privileges_invoking_user(struct run_identity *identity);
  * uid. 0 or -errno. */
 int privileges_become(const struct run_identity *identity);
 
+/* Capabilities kept only when asked for (privileges.c says why). */
+#define PRIV_KEEP_JVM_ATTACH 0x1
+
 /* Keeps only the capabilities listed in privileges.c (in all three sets,
- * and in the bounding set), clears the ambient set and sets no_new_privs.
- * Affects the calling thread: call it before starting other threads.
- * Writes the names kept into kept ("cap_sys_ptrace,..."). 0 or -errno. */
-int privileges_drop(char *kept, size_t len);
+ * and in the bounding set; those with a PRIV_KEEP_* flag only when extra
+ * has it), clears the ambient set and sets no_new_privs. Affects the
+ * calling thread: call it before starting other threads. Writes the names
+ * kept into kept ("cap_sys_ptrace,..."). 0 or -errno. */
+int privileges_drop(char *kept, size_t len, unsigned extra);
 
 #endif /* RECORD_PRIVILEGES_H */

@@ -7,7 +7,9 @@
 # code (it has no .eh_frame). Two recordings with default options: of the
 # command (`-- java ...`), and of a running JVM (`-p PID` until it exits);
 # then a JVM that outlives a `-p PID -d 4` recording, whose map is written
-# during it by `jcmd PID Compiler.perfmap`.
+# during it by `jcmd PID Compiler.perfmap`; then a JVM without any perf map
+# flag (of another user) asked by `--jvm-perfmap` at the end of a `-p`
+# recording, and one that refuses attach (named, counted, capture written).
 # In each, >= 80% of the JVM's user samples in JIT code have all their JIT
 # frames named, JitHot.spin is on >= 60% of its user samples and is the
 # report's top function; and the stacks go through the JIT code to
@@ -83,4 +85,43 @@ echo "-p $jpid -d 4, jcmd Compiler.perfmap:"
 jit_measure "$TMP/j.db" "$jpid" JitHot.spin
 jit_check "jcmd" "JitHot.spin"
 through_to_main "$TMP/j.db" "$jpid"
+kill "$jpid" 2> /dev/null; wait "$jpid" 2> /dev/null
+rm -f "/tmp/perf-$jpid.map"
+
+# 4. a JVM started without any perf map flag, of another user when there
+# is one (HotSpot talks to peers of its own uid only), still running when
+# the recording ends: --jvm-perfmap asks it over its attach socket
+as_user=()
+id nobody > /dev/null 2>&1 && as_user=(setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups --)
+chmod 755 "$TMP"
+"${as_user[@]}" java -XX:+PreserveFramePointer -cp "$TMP" JitHot 10 > "$TMP/a.out" 2>&1 &
+jpid=$!
+sleep 1
+timeout 60 "$PERFCAP_RECORD" --jvm-perfmap -d 4 -p "$jpid" -o "$TMP/a.perfcap" > /dev/null \
+	2> "$TMP/a.err" || { cat "$TMP/a.err" >&2; fail "perfcap-record --jvm-perfmap failed"; }
+kill -0 "$jpid" 2> /dev/null || fail "the JVM exited before the recording ended"
+written=$("$PERFCAP_ANALYZE" query --format csv "$TMP/a.perfcap" \
+	"SELECT value FROM stats WHERE key = 'jit.jvm_perfmap.written'" | tail -n +2 | tr -d '\r"')
+[ "$written" = 1 ] || { cat "$TMP/a.err" >&2; fail "jit.jvm_perfmap.written = '$written', want 1"; }
+"$PERFCAP_ANALYZE" import "$TMP/a.perfcap" -o "$TMP/a.db" > /dev/null 2>&1 || fail "import failed"
+echo "-p $jpid -d 4 --jvm-perfmap (JVM of ${as_user[*]:-root}, no perf map flags):"
+jit_measure "$TMP/a.db" "$jpid" JitHot.spin
+jit_check "--jvm-perfmap" "JitHot.spin"
+kill "$jpid" 2> /dev/null; wait "$jpid" 2> /dev/null
+rm -f "/tmp/perf-$jpid.map"
+
+# 5. a JVM that refuses attach: the failure is named and counted, the
+# capture is still written
+java -XX:+DisableAttachMechanism -cp "$TMP" JitHot 20 > "$TMP/d.out" 2>&1 &
+jpid=$!
+sleep 1
+timeout 60 "$PERFCAP_RECORD" --jvm-perfmap -d 2 -p "$jpid" -o "$TMP/d.perfcap" > /dev/null \
+	2> "$TMP/d.err" || { cat "$TMP/d.err" >&2; fail "perfcap-record failed on a JVM refusing attach"; }
+kill "$jpid" 2> /dev/null; wait "$jpid" 2> /dev/null
+grep -q "JVM $jpid did not write its perf map" "$TMP/d.err" ||
+	{ cat "$TMP/d.err" >&2; fail "no warning naming the JVM that refused"; }
+failed=$("$PERFCAP_ANALYZE" query --format csv "$TMP/d.perfcap" \
+	"SELECT value FROM stats WHERE key = 'jit.jvm_perfmap.failed'" | tail -n +2 | tr -d '\r"')
+[ "$failed" = 1 ] || fail "jit.jvm_perfmap.failed = '$failed', want 1"
+echo "refusing JVM: $(grep -o 'did not write its perf map: .*' "$TMP/d.err")"
 echo "PASS"
