@@ -28,6 +28,9 @@
 #      NOFP_LIB (default build/tests/workloads/...), UNWIND_SAMPLES (default
 #      100000; 0 skips the rate), UNWIND_HZ (default 1999), KEEP (a directory:
 #      perfcap's captures are copied there as SERVER.MODE.ROUND.perfcap).
+# Also perfcap's own CPU while the load ran: its BPF programs' run time
+# (kernel.bpf_stats_enabled, set for the run) and the recorder process's
+# user + system time, in ms per s: a cost the host's noise does not blur.
 # Not a test: numbers are reported, not judged.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -164,6 +167,20 @@ perf_numbers() {
 		END { done(); printf "%d %d 0 0\n", n, c }'
 }
 
+# own_cpu_ns PID: the recorder's CPU time so far (all its threads) and its
+# BPF programs' run time (kernel.bpf_stats_enabled), "user_sys_ns bpf_ns"
+own_cpu_ns() {
+	local hz ticks bpf ids
+	hz=$(getconf CLK_TCK)
+	ticks=$(awk '{ print $14 + $15 }' "/proc/$1/stat" 2> /dev/null || echo 0)
+	# its programs: the prog_id of every BPF fd it holds
+	ids=$(grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2> /dev/null | awk '{ print $2 }' | sort -u |
+		paste -sd, -)
+	bpf=$(bpftool prog show -j 2> /dev/null | jq --argjson ids "[${ids}]" \
+		'[.[] | select(.id as $i | $ids | index($i)) | .run_time_ns // 0] | add // 0')
+	echo "$((ticks * 1000000000 / hz)) ${bpf:-0}"
+}
+
 round() {   # $1 = server, $2 = mode: appends "server mode rate" and sizes
 	local s=$1 m=$2 out="$tmp/$1.$2" p r numbers
 	case $m in
@@ -171,7 +188,13 @@ round() {   # $1 = server, $2 = mode: appends "server mode rate" and sizes
 	perfcap | perfcap_sched)
 		local ev=(-e cpu); [ "$m" = perfcap_sched ] && ev=()
 		"$rec" "${ev[@]}" -F 99 -p "$targets" -o "$out.perfcap" -f > /dev/null 2> "$out.err" &
-		p=$!; sleep 1; r=$(load_"$s"); kill -INT "$p"; wait "$p"
+		p=$!; sleep 1
+		local c0 c1 t0 t1
+		c0=$(own_cpu_ns "$p"); t0=$(date +%s%N)
+		r=$(load_"$s")
+		c1=$(own_cpu_ns "$p"); t1=$(date +%s%N)
+		kill -INT "$p"; wait "$p"
+		echo "$s $m $c0 $c1 $t0 $t1" >> "$tmp/cpu"
 		numbers=$(perfcap_numbers "$out.perfcap")
 		[ -n "${KEEP:-}" ] && cp "$out.perfcap" "$KEEP/$s.$m.$(wc -l < "$tmp/rates" 2> /dev/null || echo 0).perfcap"
 		echo "$s $m $(stat -c %s "$out.perfcap") $numbers" >> "$tmp/sizes" ;;
@@ -215,6 +238,16 @@ bench_server() {   # $1 = server
 		if (no[k]) printf "   off-CPU complete %5.1f%% +- %4.1f (%d blocked intervals)",
 			so[k] / no[k], sd(so[k], soo[k], no[k]), blocked[k]
 		printf "\n" } }' "$tmp/sizes" | sort
+	# "s m user0 bpf0 user1 bpf1 t0 t1": the recorder's own cost while the
+	# load ran, in CPU milliseconds per second (robust where throughput is not)
+	echo "   perfcap's own CPU during the load (mean +- sd): BPF programs + recorder process, ms per s"
+	awk -v s="$s" '$1 == s { k = $2; n[k]++; d = ($8 - $7) / 1e9
+		b = ($6 - $4) / 1e6 / d; u = ($5 - $3) / 1e6 / d
+		sb[k] += b; sbb[k] += b * b; su[k] += u; suu[k] += u * u }
+	function sd(s, ss, n) { v = n > 1 ? (ss - s * s / n) / (n - 1) : 0; return sqrt(v > 0 ? v : 0) }
+	END { for (k in n) printf "   %-13s BPF %6.1f +- %5.1f ms/s   recorder %6.1f +- %5.1f ms/s\n", k,
+		sb[k] / n[k], sd(sb[k], sbb[k], n[k]), su[k] / n[k], sd(su[k], suu[k], n[k]) }' \
+		"$tmp/cpu" | sort
 }
 
 # The unwinding rate: nofp_chain spinning at its deepest level, recorded
@@ -237,6 +270,9 @@ unwind_rate() {
 		"samples/s (whole import: read, unwind, symbolize, write)"
 }
 
+bpf_stats=$(sysctl -n kernel.bpf_stats_enabled 2> /dev/null || echo 0)
+sysctl -q kernel.bpf_stats_enabled=1 2> /dev/null
+trap 'stop_server; rm -rf "$tmp"; sysctl -q kernel.bpf_stats_enabled="$bpf_stats" 2> /dev/null' EXIT
 echo "stacks_real.sh: $(nproc) CPUs, $(uname -r), rounds $rounds x ${secs}s, $(date -u +%FT%TZ)"
 for s in $servers; do bench_server "$s"; done
 unwind_rate
