@@ -6,24 +6,8 @@
 
 #include "eh_frame.h"
 
-uint64_t ehf_uleb(struct ehf_reader *r)
-{
-	uint64_t v = 0;
-	unsigned shift = 0;
-
-	while (r->p < r->end) {
-		uint8_t b = *r->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80))
-			return v;
-	}
-	r->bad = 1;
-	return 0;
-}
-
-static int64_t ehf_sleb(struct ehf_reader *r)
+/* A LEB128 number; *last gets its last byte (the sign is its bit 6). */
+static uint64_t leb(struct ehf_reader *r, unsigned *bits, uint8_t *last)
 {
 	uint64_t v = 0;
 	unsigned shift = 0;
@@ -34,13 +18,34 @@ static int64_t ehf_sleb(struct ehf_reader *r)
 			v |= (uint64_t)(b & 0x7f) << shift;
 		shift += 7;
 		if (!(b & 0x80)) {
-			if (shift < 64 && (b & 0x40))
-				v |= ~0ull << shift;
-			return (int64_t)v;
+			*bits = shift;
+			*last = b;
+			return v;
 		}
 	}
 	r->bad = 1;
+	*bits = 0;
+	*last = 0;
 	return 0;
+}
+
+uint64_t ehf_uleb(struct ehf_reader *r)
+{
+	unsigned bits;
+	uint8_t last;
+
+	return leb(r, &bits, &last);
+}
+
+static int64_t ehf_sleb(struct ehf_reader *r)
+{
+	unsigned bits;
+	uint8_t last;
+	uint64_t v = leb(r, &bits, &last);
+
+	if (bits && bits < 64 && (last & 0x40))
+		v |= ~0ull << bits;
+	return (int64_t)v;
 }
 
 void ehf_skip(struct ehf_reader *r, uint64_t n)
@@ -211,4 +216,22 @@ int ehf_fde_range(const uint8_t *table, uint64_t table_addr, const struct ehf_en
 	if (ehf_read_pointer(&r, c->enc, at, start) < 0)
 		return -1;
 	return ehf_read_pointer(&r, c->enc & 0x0f, 0, range);
+}
+
+uint32_t ehf_hdr_count(const uint8_t *hdr, size_t len)
+{
+	uint32_t count;
+
+	if (len < 12 || hdr[0] != 1 || hdr[1] != 0x1b || hdr[2] != 0x03 || hdr[3] != 0x3b)
+		return UINT32_MAX;
+	memcpy(&count, hdr + 8, 4);
+	return count <= (len - 12) / 8 ? count : UINT32_MAX;
+}
+
+uint64_t ehf_hdr_fde(const uint8_t *hdr, uint64_t hdr_addr, uint32_t i)
+{
+	int32_t rel;
+
+	memcpy(&rel, hdr + 12 + 8 * (size_t)i + 4, 4);
+	return hdr_addr + (uint64_t)(int64_t)rel;
 }

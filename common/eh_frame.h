@@ -91,4 +91,12 @@ int ehf_read_cie(struct ehf_reader *r, struct ehf_cie *c);
 int ehf_fde_range(const uint8_t *table, uint64_t table_addr, const struct ehf_entry *e,
 		  const struct ehf_cie *c, uint64_t *start, uint64_t *range);
 
+/* .eh_frame_hdr: the number of entries of its search table, or UINT32_MAX
+ * for a layout other than the one linkers write (version 1, eh_frame_ptr
+ * pcrel sdata4, count udata4, table datarel sdata4) or a count past len. */
+uint32_t ehf_hdr_count(const uint8_t *hdr, size_t len);
+
+/* The address of the FDE that search table entry i points to. */
+uint64_t ehf_hdr_fde(const uint8_t *hdr, uint64_t hdr_addr, uint32_t i);
+
 #endif /* PERFCAP_EH_FRAME_H */

@@ -170,29 +170,20 @@ static const struct item *item_at(const struct walk *w, uint64_t at)
  * length, or 0 to leave the table whole. */
 static size_t rebuild_header(const struct walk *w, const struct pc_unwind_table *t, uint8_t *hdr)
 {
-	const uint8_t *h = t->hdr;
-	uint32_t count, kept = 0;
+	uint32_t count = ehf_hdr_count(t->hdr, t->hdr_len), kept = 0;
 
-	if (t->hdr_len < 12 || h[0] != 1 || h[1] != 0x1b || h[2] != 0x03 || h[3] != 0x3b)
-		return 0;
-	memcpy(&count, h + 8, 4);
-	if (count > (t->hdr_len - 12) / 8)
+	if (count == UINT32_MAX)
 		return 0;
 	for (uint32_t i = 0; i < count; i++) {
-		const uint8_t *entry = h + 12 + 8 * (size_t)i;
-		const struct item *it;
-		int32_t rel;
-		uint64_t fde;
+		uint64_t fde = ehf_hdr_fde(t->hdr, t->hdr_addr, i);
+		const struct item *it = fde >= t->table_addr ? item_at(w, fde - t->table_addr) : NULL;
 
-		memcpy(&rel, entry + 4, 4);
-		fde = t->hdr_addr + (uint64_t)(int64_t)rel;
-		it = fde >= t->table_addr ? item_at(w, fde - t->table_addr) : NULL;
 		if (!it || (it->kind != ITEM_KEEP && it->kind != ITEM_DROP))
 			return 0;
 		if (it->kind == ITEM_KEEP)
-			memcpy(hdr + 12 + 8 * (size_t)kept++, entry, 8);
+			memcpy(hdr + 12 + 8 * (size_t)kept++, t->hdr + 12 + 8 * (size_t)i, 8);
 	}
-	memcpy(hdr, h, 8);
+	memcpy(hdr, t->hdr, 8);
 	memcpy(hdr + 8, &kept, 4);
 	return 12 + 8 * (size_t)kept;
 }

@@ -177,19 +177,13 @@ static int check_entries(const uint8_t *table, size_t len, int debug, struct ehf
  * count udata4, table datarel sdata4); any other is not used. */
 static int header_usable(const struct pc_unwind_table *t, const struct fde_starts *f)
 {
-	const uint8_t *h = t->hdr;
-	uint32_t count;
+	uint32_t count = ehf_hdr_count(t->hdr, t->hdr_len);
 
-	if (t->hdr_len < 12 || h[0] != 1 || h[1] != 0x1b || h[2] != 0x03 || h[3] != 0x3b)
-		return 0;
-	memcpy(&count, h + 8, 4);
-	if (count > (t->hdr_len - 12) / 8)
+	if (count == UINT32_MAX)
 		return 0;
 	for (uint32_t i = 0; i < count; i++) {
-		int32_t rel;
-		uint64_t fde;
-		memcpy(&rel, h + 12 + 8 * (size_t)i + 4, 4);
-		fde = t->hdr_addr + (uint64_t)(int64_t)rel;
+		uint64_t fde = ehf_hdr_fde(t->hdr, t->hdr_addr, i);
+
 		if (fde < t->table_addr || !checked_fde(f, fde - t->table_addr))
 			return 0;
 	}

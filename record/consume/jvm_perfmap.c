@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "jvm_perfmap.h"
+#include "perfmap.h"
 #include "util/util.h"
 
 #define SOCKET_WAIT_MS 5000
@@ -29,30 +30,6 @@ static void sleep_ms(long ms)
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 
 	nanosleep(&ts, NULL);
-}
-
-/* The pid in the JVM's own pid namespace (the last NSpid field). */
-static uint32_t ns_pid(uint32_t pid)
-{
-	char path[64], line[256];
-	unsigned long ns = pid;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%u/status", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return pid;
-	while (fgets(line, sizeof(line), f)) {
-		char *s = line + 6, *e;
-
-		if (strncmp(line, "NSpid:", 6) != 0)
-			continue;
-		for (unsigned long v; (v = strtoul(s, &e, 10)), e != s; s = e)
-			ns = v;
-		break;
-	}
-	fclose(f);
-	return (uint32_t)ns;
 }
 
 static int socket_exists(const char *path)
@@ -161,7 +138,7 @@ static int run_child(const char *sock, const struct stat *owner, char *why, size
 
 int jvm_perfmap_request(uint32_t pid, char *why, size_t len)
 {
-	uint32_t nspid = ns_pid(pid);
+	uint32_t nspid = perfmap_namespace_pid(pid);
 	char proc[32], sock[96];
 	struct stat owner;
 

@@ -153,7 +153,7 @@ int perfmap_parse(struct pc_elf_module *m, const char *text, size_t len,
 
 /* The pid of the process inside its own pid namespace (last NSpid
  * field), or pid itself. */
-static uint32_t namespace_pid(uint32_t pid)
+uint32_t perfmap_namespace_pid(uint32_t pid)
 {
 	char path[64], line[256];
 	unsigned long ns = pid;
@@ -247,7 +247,7 @@ int perfmap_load(struct pc_elf_module *m, uint32_t pid, uint64_t start_ns,
 	char *text;
 	int fd, got, err;
 
-	snprintf(inside, sizeof(inside), "/proc/%u/root/tmp/perf-%u.map", pid, namespace_pid(pid));
+	snprintf(inside, sizeof(inside), "/proc/%u/root/tmp/perf-%u.map", pid, perfmap_namespace_pid(pid));
 	snprintf(outside, sizeof(outside), "/tmp/perf-%u.map", pid);
 	fd = open_checked(inside, pid, &sb);
 	if (fd == -ENOENT || fd == -ESRCH || fd == -ENOTDIR) {

@@ -36,6 +36,11 @@ int perfmap_load(struct pc_elf_module *m, uint32_t pid, uint64_t start_ns,
 		 struct perfmap_stats *st,
 		 char *why, size_t why_len);
 
+/* pid as its own pid namespace numbers it (the last NSpid field of
+ * /proc/PID/status): the number a runtime in a container names its files
+ * by. pid itself when unknown. */
+uint32_t perfmap_namespace_pid(uint32_t pid);
+
 /* Parses perf map text of len bytes into m (exposed for tests). Lines that
  * do not parse are counted in *malformed. Returns 0 or -ENOMEM. */
 int perfmap_parse(struct pc_elf_module *m, const char *text, size_t len,
