@@ -319,6 +319,10 @@ int pc_gopclntab_parse(const uint8_t *data, size_t len, uint64_t text_start,
 
 /* ---- SP deltas ------------------------------------------------------------ */
 
+/* The runtime keeps these values in an int32 (runtime.call1073741824
+ * really has a 1 GiB frame). */
+#define SP_DELTA_MAX ((int64_t)INT32_MAX)
+
 static int read_varint(const uint8_t *data, size_t len, uint64_t *pos, uint32_t *out)
 {
 	uint32_t v = 0;
@@ -344,7 +348,7 @@ int pc_gopclntab_sp_deltas(const uint8_t *data, size_t len, const struct pc_gofu
 			   void *ctx)
 {
 	uint64_t pos = f->pcsp, pc = f->entry, end = f->entry + f->size;
-	int32_t val = -1;
+	int64_t val = -1, delta;
 
 	if (!pos || pos >= len || !quantum)
 		return -EINVAL;
@@ -358,11 +362,15 @@ int pc_gopclntab_sp_deltas(const uint8_t *data, size_t len, const struct pc_gofu
 			break;                                   /* the table's end */
 		if (read_varint(data, len, &pos, &pcdelta) < 0 || pcdelta == 0)
 			return -EINVAL;
-		val += (uv & 1) ? (int32_t)~(uv >> 1) : (int32_t)(uv >> 1);
+		/* in 64 bits: a hostile table must not overflow the running value */
+		delta = (uv & 1) ? -(int64_t)(uv >> 1) - 1 : (int64_t)(uv >> 1);
+		if (delta > SP_DELTA_MAX - val || delta < -SP_DELTA_MAX - val)
+			return -EINVAL;
+		val += delta;
 		next = pc + (uint64_t)pcdelta * quantum;
-		if (next > end)
+		if (next > end || next < pc)
 			next = end;
-		run(ctx, pc, next, val);
+		run(ctx, pc, next, (int32_t)val);
 		pc = next;
 	}
 	return 0;
