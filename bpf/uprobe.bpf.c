@@ -16,6 +16,12 @@
  * USDT: probe_usdt counts the hit and sends it with its first arguments
  * as the SDT note's argument specs describe them (libbpf's usdt.bpf.h:
  * registers, constants or memory, semaphores set by the kernel).
+ *
+ * Entry probes (Go code, and the gc source's Go runtime functions):
+ * probe_hit counts the entry and sends it as a hit (duration 0, no
+ * arguments: Go's register ABI is not the C one). No return probe ever:
+ * a uretprobe rewrites the return address on the stack, which Go's
+ * goroutine stacks, copied when they grow, do not survive.
  */
 #include "perfcap_common.bpf.h"
 #include <bpf/usdt.bpf.h>
@@ -179,7 +185,8 @@ static __always_inline void emit(struct pt_regs *ctx, struct task_struct *task, 
 	e->pid = task->tgid;
 	e->tid = task->pid;
 	e->probe = probe;
-	e->ustack = probe_stacks ? pc_stack_id(ctx, PERFCAP_SRC_PROBE, BPF_F_USER_STACK) : -1;
+	e->ustack = probe_stacks && !probe_conf[probe & (PERFCAP_PROBES_MAX - 1)].no_stack
+			    ? pc_stack_id(ctx, PERFCAP_SRC_PROBE, BPF_F_USER_STACK) : -1;
 	e->nargs = nargs;
 	e->reserved = 0;
 	for (int i = 0; i < PERFCAP_PROBE_ARGS; i++)
@@ -268,5 +275,24 @@ int probe_usdt(struct pt_regs *ctx)
 			args[i] = (__u64)v;
 	}
 	emit(ctx, task, probe, now, 0, 0, args, nargs);
+	return 0;
+}
+
+SEC("uprobe")
+int probe_hit(struct pt_regs *ctx)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct perfcap_probe_count *cnt;
+	__u64 now, args[PERFCAP_PROBE_ARGS] = {};
+	__u32 probe;
+
+	if (!probe_index(bpf_get_attach_cookie(ctx), &probe) || !pc_task_traced(task))
+		return 0;
+	now = bpf_ktime_get_ns();
+	cnt = counts_of(probe);
+	if (cnt)
+		__sync_fetch_and_add(&cnt->hits, 1);
+	if (pc_admit(PERFCAP_SRC_PROBE, now))
+		emit(ctx, task, probe, now, 0, 0, args, 0);
 	return 0;
 }

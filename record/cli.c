@@ -442,7 +442,8 @@ static int validate_probes(struct record_options *o, const struct parse_state *p
 		error_line("out of memory");
 	if (err)
 		return 1;
-	if (o->selected[PERFCAP_SRC_PROBE] && o->nprobes == 0) {
+	o->gc_probes = probe_specs_want_gc(o->events);
+	if (o->selected[PERFCAP_SRC_PROBE] && o->nprobes == 0 && !o->gc_probes) {
 		error_line("-e probe needs the probes themselves: uprobe:PATH:SYMBOL or "
 			   "usdt:PATH:PROVIDER:NAME");
 		return 1;

@@ -12,6 +12,25 @@ bool probe_spec_is_probe(const char *item)
 	return strncmp(item, "uprobe:", 7) == 0 || strncmp(item, "usdt:", 5) == 0;
 }
 
+bool probe_spec_is_gc(const char *item, size_t len)
+{
+	return len == 2 && strncmp(item, "gc", 2) == 0;
+}
+
+bool probe_specs_want_gc(const char *list)
+{
+	for (const char *p = list; p && *p;) {
+		size_t len = probe_spec_item_len(p);
+
+		if (probe_spec_is_gc(p, len))
+			return true;
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	return false;
+}
+
 size_t probe_spec_item_len(const char *p)
 {
 	size_t i = 0;

@@ -26,10 +26,18 @@ struct probe_spec {
 	char path[PROBE_SPEC_TEXT_MAX];
 	char symbol[256];         /* uprobe */
 	char provider[128], name[128]; /* usdt */
+	char origin[32];          /* "": named in -e; "gc:RUNTIME": placed by -e gc (gc_runtimes.h) */
 };
 
 /* Is the -e item starting at item a probe (uprobe:... or usdt:...)? */
 bool probe_spec_is_probe(const char *item);
+
+/* Is the -e item starting at item (len bytes) "gc": the GC probes of the
+ * targets' runtimes, placed by the probe source (gc_runtimes.h)? */
+bool probe_spec_is_gc(const char *item, size_t len);
+
+/* Whether the -e list (NULL: the default set) holds the item "gc". */
+bool probe_specs_want_gc(const char *list);
 
 /* Length of the -e item starting at p: up to the next comma outside
  * parentheses, or the end. */

@@ -5,7 +5,8 @@
  * function symbols are loaded with pc_elf_module_load_fd() and searched
  * by name; the symbol's ELF virtual address becomes a file offset through
  * the PT_LOAD segment that holds it (offset = vaddr - p_vaddr + p_offset),
- * which is what a uprobe is attached at. The kernel is then given a path
+ * which is what a uprobe is attached at (a stripped Go binary's functions
+ * come from its pclntab: common/gopclntab.h). The kernel is then given a path
  * that resolves to that very inode: /proc/PID/map_files/START-END when it
  * does, else the path from the maps if it names the same inode.
  */
@@ -186,6 +187,30 @@ int uprobe_target_find(uint32_t pid, const char *const *names, struct uprobe_tar
 	return err;
 }
 
+/* The function name among mod's symbols: .symtab and .dynsym, or a
+ * stripped Go binary's pclntab functions. 0 or -ENOENT. */
+static int module_function(const struct pc_elf_module *mod, const char *name, uint64_t *vaddr)
+{
+	const char *names[] = { name, NULL };
+	const struct pc_symbol *sym = find_symbol(mod, names);
+
+	if (!sym)
+		return -ENOENT;
+	*vaddr = sym->addr;
+	return 0;
+}
+
+int uprobe_file_is_go(const char *path)
+{
+	int rc, fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0)
+		return -errno;
+	rc = pc_elf_is_go_fd(fd);
+	close(fd);
+	return rc;
+}
+
 /* Opens path and loads its ELF facts into mod; t gets its build-id.
  * Returns the fd, or a negative errno with why filled. */
 static int open_module(const char *path, const char *shown, struct pc_elf_module *mod,
@@ -223,7 +248,8 @@ int uprobe_target_in_file(const char *path, const char *shown, const char *name,
 		return fd;
 	if (!name[0]) {
 		rc = -ENOENT; /* the build-id only */
-	} else if (pc_elf_function_addr_fd(fd, name, &vaddr)) {
+	} else if (pc_elf_function_addr_fd(fd, name, &vaddr) &&
+		   module_function(&mod, name, &vaddr)) {
 		snprintf(why, len, "%s defines no function %s%s", shown, name,
 			 mod.nsyms ? "" : " (it has no symbols: stripped?)");
 		rc = -ENOENT;
