@@ -588,7 +588,9 @@ enum perfcap_probe_kind {
 
 /* perfcap_probe_conf.arg[]: which value each captured argument is. */
 #define PERFCAP_PROBE_ARG_RET 0  /* the return value (uprobes) */
-/* 1..6: the function's integer argument N (x86-64 rdi, rsi, rdx, rcx, r8, r9) */
+/* 1..6: the function's integer argument N (x86-64 rdi, rsi, rdx, rcx, r8, r9);
+ * for PERFCAP_PROBE_ENTRY (Go code) 1..9: Go's integer argument registers
+ * (ABIInternal, Go 1.17+: rax, rbx, rcx, rdi, rsi, r8, r9, r10, r11) */
 
 /* Set by user space before load, per probe index (uprobe.bpf.c's probe_conf). */
 struct perfcap_probe_conf {

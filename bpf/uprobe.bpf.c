@@ -18,8 +18,9 @@
  * registers, constants or memory, semaphores set by the kernel).
  *
  * Entry probes (Go code, and the gc source's Go runtime functions):
- * probe_hit counts the entry and sends it as a hit (duration 0, no
- * arguments: Go's register ABI is not the C one). No return probe ever:
+ * probe_hit counts the entry and sends it as a hit (duration 0) with the
+ * Go argument registers asked for (the gc source's: Go's own end time of
+ * a collection's pause). No return probe ever:
  * a uretprobe rewrites the return address on the stack, which Go's
  * goroutine stacks, copied when they grow, do not survive.
  */
@@ -278,13 +279,27 @@ int probe_usdt(struct pt_regs *ctx)
 	return 0;
 }
 
+/* Go's integer argument registers (ABIInternal), read at fixed offsets. */
+static __always_inline void go_args(struct pt_regs *ctx, __u64 regs[9])
+{
+	regs[0] = ctx->ax;
+	regs[1] = ctx->bx;
+	regs[2] = ctx->cx;
+	regs[3] = ctx->di;
+	regs[4] = ctx->si;
+	regs[5] = ctx->r8;
+	regs[6] = ctx->r9;
+	regs[7] = ctx->r10;
+	regs[8] = ctx->r11;
+}
+
 SEC("uprobe")
 int probe_hit(struct pt_regs *ctx)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct perfcap_probe_count *cnt;
-	__u64 now, args[PERFCAP_PROBE_ARGS] = {};
-	__u32 probe;
+	__u64 now, regs[16] = {}, args[PERFCAP_PROBE_ARGS] = {};
+	__u32 probe, nargs;
 
 	if (!probe_index(bpf_get_attach_cookie(ctx), &probe) || !pc_task_traced(task))
 		return 0;
@@ -292,7 +307,15 @@ int probe_hit(struct pt_regs *ctx)
 	cnt = counts_of(probe);
 	if (cnt)
 		__sync_fetch_and_add(&cnt->hits, 1);
-	if (pc_admit(PERFCAP_SRC_PROBE, now))
-		emit(ctx, task, probe, now, 0, 0, args, 0);
+	if (!pc_admit(PERFCAP_SRC_PROBE, now))
+		return 0;
+	go_args(ctx, regs);
+	nargs = probe_conf[probe].nargs;
+	for (int i = 0; i < PERFCAP_PROBE_ARGS; i++) {
+		__u8 n = (__u32)i < nargs ? probe_conf[probe].arg[i] : 0;
+
+		args[i] = n >= 1 && n <= 9 ? regs[(n - 1) & 15] : 0;
+	}
+	emit(ctx, task, probe, now, 0, 0, args, nargs);
 	return 0;
 }

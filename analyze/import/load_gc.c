@@ -9,7 +9,11 @@
  * pair closes it. Go also stops the world for other reasons (ReadMemStats,
  * GOMAXPROCS, traces), so its pair names marker functions that only a
  * collection's stops run; a stop with no marker hit inside is not a GC
- * pause (counted, gc.other_stops). Whatever cannot be paired is counted
+ * pause (counted, gc.other_stops). Go (1.19+) accounts a collection's
+ * pause up to the time it passes to its CPU limiter's finishGCTransition
+ * (the recorder captures it): taken before the world restarts at mark
+ * termination, after the Ps were woken at sweep termination; where that
+ * probe hit, a pause ends at that time, else at the restart. Whatever cannot be paired is counted
  * in the quality table (source `probe`, keys gc.*), never dropped
  * silently: a begin whose end never came (a collection still running when
  * the recording stopped, or an end record lost), an end whose begin was
@@ -31,31 +35,38 @@ static const struct gc_probe_pair {
 	const char *begin, *end;
 	int per_process;      /* begin and end may fire on different threads */
 	const char *markers[MARKERS_MAX]; /* a pause needs one of these inside */
+	const char *start;    /* a marker whose argument is the runtime's own begin time */
+	const char *finish;   /* where the runtime ends its pause (its end time) */
 	const char *source;   /* gc_pauses.source */
 } gc_probe_pairs[] = {
 	/* CPython built --with-dtrace (Debian's python3.X): gc_collect_main(),
 	 * run by the thread that triggered the collection, holding the GIL,
 	 * so every Python thread of the process waits; arg0 of gc__start is
 	 * the generation collected */
-	{ "python", "python:gc__start", "python:gc__done", 0, { NULL }, "usdt" },
+	{ "python", "python:gc__start", "python:gc__done", 0, { NULL }, NULL, NULL, "usdt" },
 	/* HotSpot (Debian's openjdk-17 libjvm.so has them, no semaphore):
 	 * SvcGCMarker around a collection's VM operation, on the VM thread
 	 * inside a safepoint: the Java threads are stopped; arg0 of gc__begin
 	 * is 1 for a full collection */
-	{ "jvm", "hotspot:gc__begin", "hotspot:gc__end", 0, { NULL }, "usdt" },
+	{ "jvm", "hotspot:gc__begin", "hotspot:gc__end", 0, { NULL }, NULL, NULL, "usdt" },
 	/* Go (perfcap-record -e gc: entry probes, never return probes): the
 	 * world stopped from the entry of stopTheWorldWithSema to the entry
 	 * of startTheWorldWithSema; a collection stops it twice, at sweep
 	 * termination (finishsweep_m runs inside) and at mark termination
-	 * (gcMarkTermination runs inside) */
+	 * (gcMarkTermination runs inside); Go 1.19+ passes the times it
+	 * accounts a pause between to its CPU limiter's start- and
+	 * finishGCTransition, called only there */
 	{ "go", "runtime.stopTheWorldWithSema", "runtime.startTheWorldWithSema", 1,
-	  { "runtime.finishsweep_m", "runtime.gcMarkTermination" }, "uprobe" },
+	  { "runtime.finishsweep_m", "runtime.gcMarkTermination" },
+	  "runtime.(*gcCPULimiterState).startGCTransition",
+	  "runtime.(*gcCPULimiterState).finishGCTransition", "uprobe" },
 };
 #define NPAIRS (sizeof(gc_probe_pairs) / sizeof(gc_probe_pairs[0]))
 
 #define MAX_GC_PROBES 64
 
-enum gc_role { ROLE_BEGIN = 0, ROLE_MARK = 1, ROLE_END = 2 }; /* order at one instant */
+/* In the order hits of one instant are taken. */
+enum gc_role { ROLE_BEGIN = 0, ROLE_MARK = 1, ROLE_START = 2, ROLE_FINISH = 3, ROLE_END = 4 };
 
 struct gc_probe {
 	int64_t probe_id;
@@ -65,6 +76,7 @@ struct gc_probe {
 
 struct gc_hit {
 	int64_t ts, pid, tid;
+	int64_t value;    /* a finish's argument: the runtime's own end time */
 	int64_t thread;   /* the pairing key: tid, or 0 for a per-process pair */
 	int pair, role;
 };
@@ -92,6 +104,10 @@ static int role_in(const struct gc_probe_pair *p, const char *name)
 	for (int m = 0; m < MARKERS_MAX && p->markers[m]; m++)
 		if (strcmp(name, p->markers[m]) == 0)
 			return ROLE_MARK;
+	if (p->start && strcmp(name, p->start) == 0)
+		return ROLE_START;
+	if (p->finish && strcmp(name, p->finish) == 0)
+		return ROLE_FINISH;
 	return -1;
 }
 
@@ -138,7 +154,7 @@ static const struct gc_probe *probe_of(const struct gc_probe *probes, size_t n, 
 static int load_hits(struct loader *L, const struct gc_probe *probes, size_t nprobes,
 		     struct gc_hit **hits, size_t *n)
 {
-	sqlite3_stmt *st = db_prepare(L->db, "SELECT probe_id, ts, pid, tid FROM probe_hits");
+	sqlite3_stmt *st = db_prepare(L->db, "SELECT probe_id, ts, pid, tid, arg0 FROM probe_hits");
 	size_t cap = 0;
 	int rc;
 
@@ -163,6 +179,7 @@ static int load_hits(struct loader *L, const struct gc_probe *probes, size_t npr
 		h->ts = sqlite3_column_int64(st, 1);
 		h->pid = sqlite3_column_int64(st, 2);
 		h->tid = sqlite3_column_int64(st, 3);
+		h->value = sqlite3_column_int64(st, 4);
 		h->pair = p->pair;
 		h->role = p->role;
 		h->thread = gc_probe_pairs[p->pair].per_process ? 0 : h->tid;
@@ -175,13 +192,17 @@ static int load_hits(struct loader *L, const struct gc_probe *probes, size_t npr
 	return 0;
 }
 
-static int insert_pause(sqlite3_stmt *ins, const struct gc_hit *begin, int64_t end_ts)
+/* begin's pause, from start_ts (0: the begin's own time) to end_ts. */
+static int insert_pause(sqlite3_stmt *ins, const struct gc_hit *begin, int64_t start_ts,
+			int64_t end_ts)
 {
+	if (start_ts <= 0 || start_ts > end_ts)
+		start_ts = begin->ts;
 	sqlite3_bind_int64(ins, 1, begin->pid);
 	sqlite3_bind_int64(ins, 2, begin->tid);
-	sqlite3_bind_int64(ins, 3, begin->ts);
+	sqlite3_bind_int64(ins, 3, start_ts);
 	sqlite3_bind_int64(ins, 4, end_ts);
-	sqlite3_bind_int64(ins, 5, end_ts - begin->ts);
+	sqlite3_bind_int64(ins, 5, end_ts - start_ts);
 	db_bind_text(ins, 6, gc_probe_pairs[begin->pair].runtime);
 	db_bind_text(ins, 7, gc_probe_pairs[begin->pair].source);
 	if (sqlite3_step(ins) != SQLITE_DONE)
@@ -190,43 +211,130 @@ static int insert_pause(sqlite3_stmt *ins, const struct gc_hit *begin, int64_t e
 	return 0;
 }
 
-/* The pause a begin opened: its begin, and whether a marker was seen. */
-struct open_pause {
-	const struct gc_hit *begin;
-	int marked;
+/* The pairing state of one thread (or process). */
+struct pairing {
+	const struct gc_hit *begin;     /* the open pause */
+	int marked;                     /* a marker hit inside it */
+	int64_t start;                  /* the runtime's own begin time, 0: none */
+	const struct gc_hit *pending;   /* a pause ended by the restart, which its
+					 * finish may still end later */
+	int64_t pending_start, pending_end;
+	int finished;                   /* the open pause ended at its finish: the
+					 * restart that follows is part of it */
 };
 
-/* An end closes the open pause of its pair: a pause, unless the pair
- * needs a marker and none came (a Go world stop of another kind). */
-static int close_pause(struct loader *L, sqlite3_stmt *ins, struct open_pause *o,
-		       const struct gc_hit *end)
+static int flush_pending(sqlite3_stmt *ins, struct pairing *g)
 {
-	const struct gc_probe_pair *p = &gc_probe_pairs[o->begin->pair];
-	int rc = 0;
+	int rc = g->pending ? insert_pause(ins, g->pending, g->pending_start, g->pending_end) : 0;
 
-	if (p->markers[0] && !o->marked) {
-		L->gc.other_stops++;
-	} else {
-		rc = insert_pause(ins, o->begin, end->ts);
-		L->gc.pauses++;
-	}
-	o->begin = NULL;
+	g->pending = NULL;
 	return rc;
 }
 
-static void step(struct loader *L, struct open_pause *o, const struct gc_hit *h)
+static void on_begin(struct loader *L, struct pairing *g, const struct gc_hit *h)
 {
-	if (h->role == ROLE_BEGIN) {
-		if (o->begin)
-			L->gc.begin_unmatched++;   /* a second begin: the end was lost */
-		o->begin = h;
-		o->marked = 0;
-	} else if (h->role == ROLE_MARK) {
-		if (o->begin && o->begin->pair == h->pair)
-			o->marked = 1;
-	} else {
-		L->gc.end_unmatched++;     /* an end with no begin open */
+	if (g->begin)
+		L->gc.begin_unmatched++;   /* a second begin: the end was lost */
+	g->begin = h;
+	g->marked = 0;
+	g->start = 0;
+	g->finished = 0;
+}
+
+/* When a pause ended by its finish ended: the time the runtime passed to
+ * it (its own clock is CLOCK_MONOTONIC, like the recorder's), when that
+ * lies between the begin and the hit; else the hit. */
+static int64_t finish_time(const struct gc_hit *begin, const struct gc_hit *finish)
+{
+	return finish->value > begin->ts && finish->value <= finish->ts ? finish->value
+									 : finish->ts;
+}
+
+/* The runtime's own end of a collection's pause: the open one (mark
+ * termination), or the one the restart just ended (sweep termination). */
+static int on_finish(struct loader *L, sqlite3_stmt *ins, struct pairing *g,
+		     const struct gc_hit *h)
+{
+	int rc = 0;
+
+	if (g->begin && g->marked) {
+		rc = insert_pause(ins, g->begin, g->start, finish_time(g->begin, h));
+		L->gc.pauses++;
+		g->begin = NULL;
+		g->finished = 1;
+	} else if (g->pending) {
+		g->pending_end = finish_time(g->pending, h);
+		rc = flush_pending(ins, g);
 	}
+	return rc;
+}
+
+/* An end closes the open pause of its pair: a pause, unless the pair
+ * needs a marker and none came (a Go world stop of another kind). */
+static int on_end(struct loader *L, sqlite3_stmt *ins, struct pairing *g,
+		  const struct gc_hit *h)
+{
+	const struct gc_probe_pair *p = &gc_probe_pairs[h->pair];
+
+	if (!g->begin || g->begin->pair != h->pair) {
+		if (g->finished)
+			g->finished = 0;           /* the restart after a finish */
+		else
+			L->gc.end_unmatched++;     /* an end with no begin open */
+		return 0;
+	}
+	if (p->markers[0] && !g->marked) {
+		L->gc.other_stops++;
+		g->begin = NULL;
+		return 0;
+	}
+	L->gc.pauses++;
+	if (p->finish) {                           /* its finish may follow */
+		g->pending = g->begin;
+		g->pending_start = g->start;
+		g->pending_end = h->ts;
+		g->begin = NULL;
+		return 0;
+	}
+	{
+		const struct gc_hit *begin = g->begin;
+
+		g->begin = NULL;
+		return insert_pause(ins, begin, g->start, h->ts);
+	}
+}
+
+/* A marker inside the open pause: a collection's. A start marker also
+ * says when the runtime began counting the pause: its argument, when it
+ * lies at most a second before the begin's hit. */
+static void on_mark(struct pairing *g, const struct gc_hit *h)
+{
+	if (!g->begin || g->begin->pair != h->pair)
+		return;
+	g->marked = 1;
+	if (h->role == ROLE_START && h->value > 0 && h->value <= g->begin->ts &&
+	    g->begin->ts - h->value < 1000000000)
+		g->start = h->value;
+}
+
+/* One hit, in time order within its thread (or process). */
+static int step(struct loader *L, sqlite3_stmt *ins, struct pairing *g, const struct gc_hit *h)
+{
+	int rc = 0;
+
+	if (h->role != ROLE_FINISH)
+		rc = flush_pending(ins, g);        /* no finish came: the restart ended it */
+	if (rc)
+		return rc;
+	if (h->role == ROLE_BEGIN)
+		on_begin(L, g, h);
+	else if (h->role == ROLE_MARK || h->role == ROLE_START)
+		on_mark(g, h);
+	else if (h->role == ROLE_FINISH)
+		rc = on_finish(L, ins, g, h);
+	else
+		rc = on_end(L, ins, g, h);
+	return rc;
 }
 
 /* Pairs the sorted hits, thread by thread (or process by process), into
@@ -235,7 +343,7 @@ static int pair_hits(struct loader *L, const struct gc_hit *hits, size_t n)
 {
 	sqlite3_stmt *ins = db_prepare(L->db, "INSERT INTO gc_pauses (pid, tid, start_ts, end_ts,"
 				       " duration, runtime, source) VALUES (?, ?, ?, ?, ?, ?, ?)");
-	struct open_pause open = { NULL, 0 };
+	struct pairing g = { 0 };
 	int rc = 0;
 
 	if (!ins)
@@ -243,16 +351,18 @@ static int pair_hits(struct loader *L, const struct gc_hit *hits, size_t n)
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		const struct gc_hit *h = &hits[i];
 
-		if (open.begin && (open.begin->pid != h->pid || open.begin->thread != h->thread)) {
-			L->gc.begin_unmatched++;   /* its thread's hits ended first */
-			open.begin = NULL;
+		if (i > 0 && (hits[i - 1].pid != h->pid || hits[i - 1].thread != h->thread)) {
+			rc = flush_pending(ins, &g);   /* a new thread: the last one's are done */
+			if (g.begin)
+				L->gc.begin_unmatched++;
+			memset(&g, 0, sizeof(g));
 		}
-		if (h->role == ROLE_END && open.begin && open.begin->pair == h->pair)
-			rc = close_pause(L, ins, &open, h);
-		else
-			step(L, &open, h);
+		if (rc == 0)
+			rc = step(L, ins, &g, h);
 	}
-	if (open.begin)
+	if (rc == 0)
+		rc = flush_pending(ins, &g);
+	if (g.begin)
 		L->gc.begin_unmatched++;
 	sqlite3_finalize(ins);
 	return rc;

@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +29,7 @@
 #include "util/procinfo.h"
 #include "util/util.h"
 
-#define GC_PROBES_MAX  4
+#define GC_PROBES_MAX  6
 #define FILES_MAX      256
 #define SHEBANG_MAX    256
 
@@ -36,6 +37,8 @@
  * function `name` (provider NULL). */
 struct gc_probe_def {
 	const char *provider, *name;
+	bool optional;              /* placed when present (newer runtimes) */
+	uint8_t go_arg;             /* entry probes: a Go argument register to capture (1..9) */
 };
 
 struct gc_runtime {
@@ -84,13 +87,19 @@ static const struct gc_runtime runtimes[] = {
 	/* HotSpot: around a collection's VM operation, inside a safepoint */
 	{ "jvm", is_hotspot, { { "hotspot", "gc__begin" }, { "hotspot", "gc__end" } },
 	  "a JDK built without dtrace support" },
-	/* Go: the world stopped and started (every stop), and two functions
-	 * only a collection's stops run: sweep termination (finishsweep_m)
-	 * and mark termination (gcMarkTermination). Entry probes only. */
-	{ "go", is_go, { { NULL, "runtime.stopTheWorldWithSema" },
-			 { NULL, "runtime.startTheWorldWithSema" },
-			 { NULL, "runtime.finishsweep_m" },
-			 { NULL, "runtime.gcMarkTermination" } },
+	/* Go: the world stopped and started (every stop), two functions only
+	 * a collection's stops run: sweep termination (finishsweep_m) and
+	 * mark termination (gcMarkTermination), and the two functions Go
+	 * 1.19+ passes the times of its own account of a collection's pause
+	 * to. Entry probes only. */
+	{ "go", is_go, { { NULL, "runtime.stopTheWorldWithSema", false },
+			 { NULL, "runtime.startTheWorldWithSema", false },
+			 { NULL, "runtime.finishsweep_m", false },
+			 { NULL, "runtime.gcMarkTermination", false },
+			 /* Go 1.19+: (l *gcCPULimiterState, enableGC bool, now int64)
+			  * and (l, now int64), the runtime's own times (rcx, rbx) */
+			 { NULL, "runtime.(*gcCPULimiterState).startGCTransition", true, 3 },
+			 { NULL, "runtime.(*gcCPULimiterState).finishGCTransition", true, 2 } },
 	  "a Go runtime whose functions are named otherwise" },
 };
 #define NRUNTIMES (sizeof(runtimes) / sizeof(runtimes[0]))
@@ -179,6 +188,10 @@ static void plan_probe(struct gc_plan *plan, const struct gc_runtime *r, const s
 	} else {
 		s->kind = PERFCAP_PROBE_ENTRY;
 		snprintf(s->symbol, sizeof(s->symbol), "%s", d->name);
+		if (d->go_arg) {
+			s->nargs = 1;
+			s->arg[0] = d->go_arg;
+		}
 		snprintf(s->text, sizeof(s->text), "uprobe:%.900s:%s", f->shown, d->name);
 	}
 }
@@ -192,27 +205,31 @@ static size_t probes_of(const struct gc_runtime *r)
 	return n;
 }
 
-/* The probes of runtime r in file f, all or none. */
+/* The probes of runtime r in file f: every required one, or none. */
 static void plan_runtime(struct gc_walk *w, const struct gc_runtime *r, const struct gc_file *f)
 {
-	size_t n = probes_of(r);
+	size_t n = probes_of(r), used = 0;
+	bool present[GC_PROBES_MAX];
 	char why[320], line[480];
 
 	for (size_t i = 0; i < n; i++) {
-		if (probe_present(f, &r->probes[i], why, sizeof(why)) == 0)
+		present[i] = probe_present(f, &r->probes[i], why, sizeof(why)) == 0;
+		used += present[i];
+		if (present[i] || r->probes[i].optional)
 			continue;
 		snprintf(line, sizeof(line), "%s (%s?)", why, r->without);
 		note(w->plan, line);
 		return;
 	}
-	if (w->plan->nspecs + n > w->room) {
+	if (w->plan->nspecs + used > w->room) {
 		snprintf(line, sizeof(line), "%.300s: %s probes not placed: at most %d in all",
 			 f->shown, r->name, PERFCAP_PROBES_MAX);
 		note(w->plan, line);
 		return;
 	}
 	for (size_t i = 0; i < n; i++)
-		plan_probe(w->plan, r, f, &r->probes[i]);
+		if (present[i])
+			plan_probe(w->plan, r, f, &r->probes[i]);
 	w->plan->runtimes++;
 }
 

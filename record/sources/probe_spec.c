@@ -209,10 +209,13 @@ void probe_spec_args_text(const struct probe_spec *s, char *buf, size_t len)
 	size_t used = 0;
 
 	buf[0] = '\0';
-	if (s->kind != PERFCAP_PROBE_UPROBE)
+	if (s->kind != PERFCAP_PROBE_UPROBE && s->kind != PERFCAP_PROBE_ENTRY)
 		return;
 	for (int i = 0; i < s->nargs && used < len; i++) {
-		if (s->arg[i] == PERFCAP_PROBE_ARG_RET)
+		if (s->kind == PERFCAP_PROBE_ENTRY) /* Go's register ABI */
+			used += (size_t)snprintf(buf + used, len - used, "%sgoarg%u", i ? "," : "",
+						 s->arg[i]);
+		else if (s->arg[i] == PERFCAP_PROBE_ARG_RET)
 			used += (size_t)snprintf(buf + used, len - used, "%sret", i ? "," : "");
 		else
 			used += (size_t)snprintf(buf + used, len - used, "%sarg%u", i ? "," : "",

@@ -51,7 +51,8 @@ int probe_spec_parse(const char *item, size_t len, struct probe_spec *out);
  * PERFCAP_PROBES_MAX probes, a malformed item), -ENOMEM. */
 int probe_specs_parse(const char *list, struct probe_spec **out, size_t *n);
 
-/* "arg1,ret" for a uprobe's arguments, "" when none. */
+/* "arg1,ret" for a uprobe's arguments, "goarg2" for an entry probe's (Go's
+ * register ABI: gc_runtimes.c), "" when none. */
 void probe_spec_args_text(const struct probe_spec *s, char *buf, size_t len);
 
 #endif /* RECORD_PROBE_SPEC_H */

@@ -291,11 +291,14 @@ static int attach_entry(struct probe_state *p, int index, int pid, const char *p
 	LIBBPF_OPTS(bpf_uprobe_opts, eo, .bpf_cookie = (uint64_t)index);
 	struct uprobe_target t;
 	struct bpf_link *entry;
+	uint64_t at;
 	int err = uprobe_target_in_file(path, p->spec->path, p->spec->symbol, &t, why, len);
 
 	if (err)
 		return err;
-	entry = bpf_program__attach_uprobe_opts(skel->progs.probe_hit, pid, path, t.offset, &eo);
+	if (uprobe_go_branch_offset(path, t.offset, &at))
+		at = t.offset;
+	entry = bpf_program__attach_uprobe_opts(skel->progs.probe_hit, pid, path, at, &eo);
 	err = (int)libbpf_get_error(entry);
 	if (!err)
 		err = keep_link(entry);
@@ -305,7 +308,7 @@ static int attach_entry(struct probe_state *p, int index, int pid, const char *p
 	}
 	if (!p->path[0]) {
 		snprintf(p->path, sizeof(p->path), "%s", shown);
-		p->offset = t.offset;
+		p->offset = at;
 		p->build_id_len = t.build_id_len;
 		memcpy(p->build_id, t.build_id, sizeof(p->build_id));
 	}

@@ -200,6 +200,54 @@ static int module_function(const struct pc_elf_module *mod, const char *name, ui
 	return 0;
 }
 
+/* Length of a Go amd64 stack-check comparison at code[0..len), 0 if
+ * there is none: CMPQ 0x10(R14), SP (49 3b 66 10; 0x18 for a
+ * large-stack check), or LEAQ -N(SP), R12 (4c 8d 64 24 N8 or 4c 8d a4 24
+ * N32) followed by CMPQ 0x10(R14), R12 (4d 3b 66 10/18). */
+static size_t go_stack_compare(const uint8_t *code, size_t len)
+{
+	static const uint8_t cmp_sp[] = { 0x49, 0x3b, 0x66 }, cmp_r12[] = { 0x4d, 0x3b, 0x66 };
+	size_t lea = 0;
+
+	if (len >= 4 && memcmp(code, cmp_sp, 3) == 0 && (code[3] == 0x10 || code[3] == 0x18))
+		return 4;
+	if (len >= 5 && code[0] == 0x4c && code[1] == 0x8d && code[2] == 0x64 && code[3] == 0x24)
+		lea = 5;
+	else if (len >= 8 && code[0] == 0x4c && code[1] == 0x8d && code[2] == 0xa4 &&
+		 code[3] == 0x24)
+		lea = 8;
+	if (lea && len >= lea + 4 && memcmp(code + lea, cmp_r12, 3) == 0 &&
+	    (code[lea + 3] == 0x10 || code[lea + 3] == 0x18))
+		return lea + 4;
+	return 0;
+}
+
+int uprobe_go_branch_offset(const char *path, uint64_t offset, uint64_t *branch)
+{
+	uint8_t code[32];
+	ssize_t n;
+	size_t cmp;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0)
+		return -errno;
+	n = pread(fd, code, sizeof(code), (off_t)offset);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	cmp = go_stack_compare(code, (size_t)n);
+	/* then JBE to morestack: 76 rel8, or 0f 86 rel32 */
+	if (cmp && ((size_t)n > cmp + 1 && code[cmp] == 0x76)) {
+		*branch = offset + cmp;
+		return 0;
+	}
+	if (cmp && (size_t)n > cmp + 5 && code[cmp] == 0x0f && code[cmp + 1] == 0x86) {
+		*branch = offset + cmp;
+		return 0;
+	}
+	return -ENOENT;
+}
+
 int uprobe_file_is_go(const char *path)
 {
 	int rc, fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
