@@ -29,8 +29,9 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* Set by user space before load. */
-const volatile struct perfcap_probe_conf probe_conf[PERFCAP_PROBES_MAX];
+/* Set by user space: before load, and for a probe -e gc adds when a
+ * traced process execs a runtime, before that probe is attached. */
+volatile struct perfcap_probe_conf probe_conf[PERFCAP_PROBES_MAX];
 const volatile __u64 probe_min_ns = 0;
 const volatile bool probe_stacks = true;   /* a user stack per record */
 

@@ -247,7 +247,7 @@ static int drop_privileges(struct recorder *r)
 	int err;
 
 	kallsyms_preopen(); /* read at the end; its addresses need CAP_SYSLOG now */
-	err = privileges_drop(r->privileges_kept, sizeof(r->privileges_kept));
+	err = privileges_drop(r->privileges_kept, sizeof(r->privileges_kept), r->opts->gc_probes);
 	if (err) {
 		error_line("cannot drop capabilities after attaching: %s", strerror(-err));
 		return err;

@@ -13,6 +13,11 @@
  *   CAP_BPF                only on kernels before 6.5, where every bpf()
  *                          command (map reads for loss counters, target
  *                          updates) needs it
+ *   CAP_SYS_ADMIN, CAP_PERFMON, CAP_BPF
+ *                          with -e gc only (attach_later): a traced process
+ *                          that execs a runtime gets its GC probes then;
+ *                          creating a uprobe perf event needs them (6.18
+ *                          refuses it to CAP_PERFMON without CAP_SYS_ADMIN)
  * Everything else goes, from the bounding set too; no_new_privs is set.
  * The recorder keeps its uid (0): the open file descriptors (output file,
  * perf events, BPF links and maps) carry the rest of the recording.
@@ -39,6 +44,9 @@
 #ifndef CAP_BPF
 #define CAP_BPF 39
 #endif
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
 #define CAP_WORDS 2
 
 struct kept_cap {
@@ -52,7 +60,11 @@ static const struct kept_cap kept_caps[] = {
 	{ CAP_CHECKPOINT_RESTORE, "cap_checkpoint_restore" },
 	{ CAP_KILL, "cap_kill" },
 	{ CAP_BPF, "cap_bpf" },
+	{ CAP_PERFMON, "cap_perfmon" },
+	{ CAP_SYS_ADMIN, "cap_sys_admin" },
 };
+
+static bool attach_later;   /* privileges_drop()'s: probes are attached later */
 
 /* ---- the command's identity ---------------------------------------------- */
 
@@ -116,8 +128,10 @@ static bool kernel_before(int major, int minor)
 
 static bool wanted(int cap)
 {
+	if (cap == CAP_PERFMON || cap == CAP_SYS_ADMIN)
+		return attach_later;
 	if (cap == CAP_BPF)
-		return kernel_before(6, 5);
+		return attach_later || kernel_before(6, 5);
 	return true;
 }
 
@@ -166,12 +180,13 @@ static void describe_kept(const struct __user_cap_data_struct data[CAP_WORDS], c
 	}
 }
 
-int privileges_drop(char *kept, size_t len)
+int privileges_drop(char *kept, size_t len, bool attach_probes_later)
 {
 	struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[CAP_WORDS];
 	uint32_t keep[CAP_WORDS] = { 0, 0 };
 
+	attach_later = attach_probes_later;
 	memset(data, 0, sizeof(data));
 	if (syscall(SYS_capget, &header, data))
 		return -errno;

@@ -28,7 +28,9 @@ int privileges_become(const struct run_identity *identity);
 /* Keeps only the capabilities listed in privileges.c (in all three sets,
  * and in the bounding set), clears the ambient set and sets no_new_privs.
  * Affects the calling thread: call it before starting other threads.
- * Writes the names kept into kept ("cap_sys_ptrace,..."). 0 or -errno. */
-int privileges_drop(char *kept, size_t len);
+ * Writes the names kept into kept ("cap_sys_ptrace,..."). With
+ * attach_probes_later (-e gc) CAP_PERFMON and CAP_BPF stay too, to attach
+ * uprobes on runtimes that traced processes exec. 0 or -errno. */
+int privileges_drop(char *kept, size_t len, bool attach_probes_later);
 
 #endif /* RECORD_PRIVILEGES_H */

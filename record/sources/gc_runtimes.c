@@ -309,7 +309,7 @@ static bool shebang(const char *path, char *out, size_t len)
 }
 
 /* A JDK's java launcher: its libjvm.so, which it loads after exec. */
-static void add_jvm_of(struct gc_walk *w, const char *exe)
+static void add_jvm_of(struct gc_walk *w, const char *exe, int pid)
 {
 	char lib[PATH_MAX + 32];
 	char *slash;
@@ -324,8 +324,7 @@ static void add_jvm_of(struct gc_walk *w, const char *exe)
 	if (!slash)
 		return;
 	snprintf(slash, sizeof(lib) - (size_t)(slash - lib), "/lib/server/libjvm.so");
-	if (access(lib, R_OK) == 0)
-		add_file(w, 0, lib);
+	add_file(w, pid, lib);   /* examined if it can be opened */
 }
 
 static void add_command(struct gc_walk *w, const char *argv0)
@@ -339,7 +338,7 @@ static void add_command(struct gc_walk *w, const char *argv0)
 	if (!realpath(path, real))
 		return;
 	add_file(w, 0, real);
-	add_jvm_of(w, real);
+	add_jvm_of(w, real, 0);
 }
 
 static void add_every_process(struct gc_walk *w)
@@ -356,6 +355,36 @@ static void add_every_process(struct gc_walk *w)
 			add_process(w, pid);
 	}
 	closedir(d);
+}
+
+static bool probed(const char *shown, const struct probe_spec *have, size_t nhave)
+{
+	for (size_t i = 0; i < nhave; i++)
+		if (have[i].origin[0] && strcmp(have[i].path, shown) == 0)
+			return true;
+	return false;
+}
+
+int gc_plan_exec(int pid, const struct probe_spec *have, size_t nhave, size_t room,
+		 struct gc_plan *plan)
+{
+	struct gc_walk *w = calloc(1, sizeof(*w));
+	char exe[PATH_MAX];
+
+	memset(plan, 0, sizeof(*plan));
+	if (!w)
+		return -ENOMEM;
+	w->plan = plan;
+	w->room = room;
+	if (procinfo_read_exe((uint32_t)pid, exe, sizeof(exe)) > 0) {
+		add_file(w, pid, exe);
+		add_jvm_of(w, exe, pid);
+	}
+	for (size_t i = 0; i < w->nfiles; i++)
+		if (!probed(w->files[i].shown, have, nhave))
+			examine_file(w, &w->files[i]);
+	free(w);
+	return 0;
 }
 
 int gc_plan_targets(const struct record_options *o, size_t room, struct gc_plan *plan)
@@ -377,8 +406,11 @@ int gc_plan_targets(const struct record_options *o, size_t room, struct gc_plan 
 	for (size_t i = 0; i < w->nfiles; i++)
 		examine_file(w, &w->files[i]);
 	if (plan->runtimes == 0 && !plan->notes[0])
-		note(plan, w->nfiles ? "no runtime with known GC probes in the targets' files"
-				     : "no target file to examine");
+		note(plan, o->mode == TARGET_COMMAND
+				   ? "the command is no runtime with known GC probes (a runtime it "
+				     "execs gets them then)"
+				   : w->nfiles ? "no runtime with known GC probes in the targets' files"
+					       : "no target file to examine");
 	free(w);
 	return 0;
 }

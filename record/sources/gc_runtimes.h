@@ -37,6 +37,13 @@ struct gc_plan {
  * -ENOMEM. Nothing found is not an error: plan->notes says why. */
 int gc_plan_targets(const struct record_options *o, size_t room, struct gc_plan *plan);
 
+/* Plans the GC probes of process pid, which just exec'd: its executable
+ * (and a java launcher's libjvm.so), unless a spec of have[0..nhave)
+ * already probes that file. Notes only what is a runtime's but lacks its
+ * probes. 0, or -ENOMEM. */
+int gc_plan_exec(int pid, const struct probe_spec *have, size_t nhave, size_t room,
+		 struct gc_plan *plan);
+
 /* "python3.x (USDT gc__start/gc__done), HotSpot (...), Go (...)": for
  * --list-events and messages. */
 const char *gc_runtimes_known(void);

@@ -84,7 +84,10 @@ struct probe_state {
 
 static struct uprobe_bpf *skel;
 static struct probe_spec specs[PERFCAP_PROBES_MAX]; /* the user's, then -e gc's */
-static struct gc_plan gc_plan;
+static struct gc_plan gc_plan, gc_late;  /* at load; for a process that exec'd */
+static bool gc_on;                        /* -e gc */
+static size_t nprobes_in_meta;            /* the rest are described in STATS */
+static unsigned gc_late_runtimes;
 static struct probe_state probes[PERFCAP_PROBES_MAX];
 static size_t nprobes;
 static struct bpf_link **links;
@@ -148,11 +151,11 @@ static int collect_specs(const struct record_options *o, char *why, size_t len)
 		specs[nprobes++] = gc_plan.specs[i];
 	if (gc_plan.notes[0])
 		warning_line("gc: %s", gc_plan.notes);
-	if (nprobes == 0) {
+	if (nprobes == 0 && o->mode != TARGET_COMMAND) {
 		snprintf(why, len, "gc: %s (known: %s)", gc_plan.notes, gc_runtimes_known());
 		return -ENOENT;
 	}
-	return 0;
+	return 0;   /* a command may exec a runtime later (a wrapper script) */
 }
 
 static void configure(struct perfcap_probe_conf *c, const struct probe_spec *s)
@@ -180,13 +183,17 @@ static int probe_load(const struct source_env *env, char *why, size_t len)
 		return source_open_failed(why, len);
 	bpf_program__set_autoload(skel->progs.probe_entry, any_of_kind(PERFCAP_PROBE_UPROBE));
 	bpf_program__set_autoload(skel->progs.probe_return, any_of_kind(PERFCAP_PROBE_UPROBE));
-	bpf_program__set_autoload(skel->progs.probe_usdt, any_of_kind(PERFCAP_PROBE_USDT));
-	bpf_program__set_autoload(skel->progs.probe_hit, any_of_kind(PERFCAP_PROBE_ENTRY));
+	/* -e gc may place either kind later, when a traced process execs */
+	bpf_program__set_autoload(skel->progs.probe_usdt,
+				  any_of_kind(PERFCAP_PROBE_USDT) || o->gc_probes);
+	bpf_program__set_autoload(skel->progs.probe_hit,
+				  any_of_kind(PERFCAP_PROBE_ENTRY) || o->gc_probes);
 	skel->rodata->pc_config = *env->config;
 	skel->rodata->probe_min_ns = o->probe_min_ns;
 	skel->rodata->probe_stacks = !o->probe_no_stack;
 	for (size_t i = 0; i < nprobes; i++)
-		configure((struct perfcap_probe_conf *)&skel->rodata->probe_conf[i], &specs[i]);
+		configure((struct perfcap_probe_conf *)&skel->bss->probe_conf[i], &specs[i]);
+	gc_on = o->gc_probes;
 	err = source_reuse_shared_maps(env, skel->obj, why, len);
 	if (!err)
 		err = source_loaded(uprobe_bpf__load(skel), "cannot load the BPF programs", why, len);
@@ -477,6 +484,45 @@ static void probe_destroy(void)
 	skel = NULL;
 }
 
+/* ---- -e gc: processes that exec a runtime while recorded ------------------- */
+
+/* Traced process pid exec'd: the GC probes of its runtime, when its file
+ * is not probed yet, attached while it runs (its first milliseconds are
+ * not probed: the exec was seen after the fact). */
+static void gc_on_exec(int pid)
+{
+	size_t first = nprobes;
+
+	if (gc_plan_exec(pid, specs, nprobes, PERFCAP_PROBES_MAX - nprobes, &gc_late))
+		return;
+	if (gc_late.notes[0])
+		warning_line("gc: process %d: %s", pid, gc_late.notes);
+	for (size_t i = 0; i < gc_late.nspecs && nprobes < PERFCAP_PROBES_MAX; i++) {
+		specs[nprobes] = gc_late.specs[i];
+		memset(&probes[nprobes], 0, sizeof(probes[nprobes]));
+		probes[nprobes].spec = &specs[nprobes];
+		configure((struct perfcap_probe_conf *)&skel->bss->probe_conf[nprobes],
+			  &specs[nprobes]);
+		nprobes++;
+	}
+	for (size_t i = first; i < nprobes; i++) {
+		attach_probe((int)i, &pid, 1);
+		if (probes[i].nattached == 0)
+			warning_line("not recording probe %zu '%s': %s", i, specs[i].text,
+				     probes[i].failed);
+	}
+	gc_late_runtimes += gc_late.runtimes;
+}
+
+static void probe_tick(struct consumer *c, uint64_t now_ns, bool final)
+{
+	(void)now_ns;
+	if (!gc_on || final || !skel)
+		return;
+	for (size_t i = 0; i < c->nexec_pids && nprobes < PERFCAP_PROBES_MAX; i++)
+		gc_on_exec((int)c->exec_pids[i]);
+}
+
 /* ---- records ------------------------------------------------------------ */
 
 static void handle_probe(struct consumer *c, const struct perfcap_probe *e)
@@ -590,6 +636,7 @@ static int probe_meta(struct chunk_buffer *kv, const struct source_env *env)
 	}
 	for (size_t i = 0; i < nprobes; i++)
 		err |= meta_one(kv, i);
+	nprobes_in_meta = nprobes;
 	return err ? -ENOMEM : 0;
 }
 
@@ -655,6 +702,11 @@ static int probe_stats(struct chunk_buffer *kv, const struct consumer *c)
 		}
 	}
 	err |= chunk_buffer_add_kv_u64(kv, "probe.records", probe_records);
+	/* probes -e gc placed after the META: described here */
+	for (size_t i = nprobes_in_meta; i < nprobes; i++)
+		err |= meta_one(kv, i);
+	if (gc_on)
+		err |= chunk_buffer_add_kv_u64(kv, "probe.gc.late_runtimes", gc_late_runtimes);
 	return err ? -ENOMEM : 0;
 }
 
@@ -673,4 +725,5 @@ const struct source probe_source = {
 	.handle = probe_handle,
 	.meta = probe_meta,
 	.stats = probe_stats,
+	.tick = probe_tick,
 };
