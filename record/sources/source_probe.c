@@ -149,12 +149,12 @@ static int collect_specs(const struct record_options *o, char *why, size_t len)
 	}
 	for (size_t i = 0; i < gc_plan.nspecs; i++)
 		specs[nprobes++] = gc_plan.specs[i];
-	if (gc_plan.notes[0])
-		warning_line("gc: %s", gc_plan.notes);
-	if (nprobes == 0 && o->mode != TARGET_COMMAND) {
+	if (nprobes == 0 && o->mode != TARGET_COMMAND) {   /* the recorder names it */
 		snprintf(why, len, "gc: %s (known: %s)", gc_plan.notes, gc_runtimes_known());
 		return -ENOENT;
 	}
+	if (gc_plan.notes[0])
+		warning_line("gc: %s", gc_plan.notes);
 	return 0;   /* a command may exec a runtime later (a wrapper script) */
 }
 
