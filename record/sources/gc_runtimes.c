@@ -181,6 +181,7 @@ static void plan_probe(struct gc_plan *plan, const struct gc_runtime *r, const s
 	snprintf(s->origin, sizeof(s->origin), "gc:%s", r->name);
 	if (d->provider) {
 		s->kind = PERFCAP_PROBE_USDT;
+		s->nargs = PERFCAP_PROBE_ARGS;   /* the note's own first ones, as -e usdt: */
 		snprintf(s->provider, sizeof(s->provider), "%s", d->provider);
 		snprintf(s->name, sizeof(s->name), "%s", d->name);
 		snprintf(s->text, sizeof(s->text), "usdt:%.900s:%s:%s", f->shown, d->provider,
