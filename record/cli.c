@@ -70,6 +70,7 @@ static const char doc[] =
 "    perfcap-record -e cpu,uprobe:./srv:handle -- ./srv   # calls and latency\n"
 "    perfcap-record -e 'uprobe:./srv:parse(arg1,ret)' -p 1234   # with values\n"
 "    perfcap-record -e usdt:/usr/bin/python3.11:python:gc__start -p 1234\n"
+"    perfcap-record -e cpu,sched,gc -- ./go-server   # + GC pauses (Go, python3.x, HotSpot)\n"
 "    perfcap-record --list-events        # the event sources\n"
 "    perfcap-analyze report run.perfcap  # then read it, on any machine"
 "\v"
@@ -106,7 +107,8 @@ static const struct argp_option options[] = {
 	  "Copy SIZE bytes of user stack with each CPU sample and off-CPU stack, for "
 	  "unwinding code built without frame pointers (default 16K, at most 64K, 0: off)", 0 },
 	{ NULL, 0, NULL, 0, "Event sources:", 1 },
-	{ "events", 'e', "LIST", 0, "Sources to record, comma-separated", 1 },
+	{ "events", 'e', "LIST", 0, "Sources to record, comma-separated; `gc` adds the GC pause "
+	  "probes of the targets' runtimes", 1 },
 	{ "list-events", OPT_LIST_EVENTS, NULL, 0, "List the event sources and exit", 1 },
 	{ "strict", OPT_STRICT, NULL, 0, "Fail if a selected source cannot be attached", 1 },
 	{ "offcpu-min", OPT_OFFCPU_MIN, "DURATION", 0,
