@@ -358,11 +358,23 @@ static void add_every_process(struct gc_walk *w)
 	closedir(d);
 }
 
-static bool probed(const char *shown, const struct probe_spec *have, size_t nhave)
+/* Whether file f already has GC probes that cover every process: an
+ * executable's are placed for all processes running it; a library's are
+ * bound to the processes they were placed for, so another process (a
+ * second JVM) gets its own. */
+static bool probed(const struct gc_file *f, const struct probe_spec *have, size_t nhave)
 {
-	for (size_t i = 0; i < nhave; i++)
-		if (have[i].origin[0] && strcmp(have[i].path, shown) == 0)
-			return true;
+	int fd, lib;
+
+	for (size_t i = 0; i < nhave; i++) {
+		if (!have[i].origin[0] || strcmp(have[i].path, f->shown) != 0)
+			continue;
+		fd = open(f->open, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		lib = fd < 0 ? 0 : pc_elf_is_library_fd(fd);
+		if (fd >= 0)
+			close(fd);
+		return lib != 1;
+	}
 	return false;
 }
 
@@ -382,7 +394,7 @@ int gc_plan_exec(int pid, const struct probe_spec *have, size_t nhave, size_t ro
 		add_jvm_of(w, exe, pid);
 	}
 	for (size_t i = 0; i < w->nfiles; i++)
-		if (!probed(w->files[i].shown, have, nhave))
+		if (!probed(&w->files[i], have, nhave))
 			examine_file(w, &w->files[i]);
 	free(w);
 	return 0;
