@@ -104,9 +104,14 @@ static __always_inline void entry_args(struct pt_regs *ctx, __u64 regs[6])
 	regs[5] = ctx->r9; /* libbpf 1.1 has no PT_REGS_PARM6 */
 }
 
+/* Set by user space when the recording stops, before the probes are
+ * detached one by one (a uprobe's removal can take 100 ms): every probe
+ * stops at once, so a begin never outlives its end's probe. */
+volatile bool probes_off = false;
+
 static __always_inline bool probe_index(__u64 cookie, __u32 *probe)
 {
-	if (cookie >= PERFCAP_PROBES_MAX)
+	if (cookie >= PERFCAP_PROBES_MAX || probes_off)
 		return false;
 	*probe = (__u32)cookie;
 	return true;

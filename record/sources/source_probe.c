@@ -471,6 +471,8 @@ static int probe_attach(const struct source_env *env, char *why, size_t len)
 
 static void probe_detach(void)
 {
+	if (skel && skel->bss)
+		skel->bss->probes_off = true;   /* all at once: their removal is slow */
 	while (nlinks > 0)
 		bpf_link__destroy(links[--nlinks]);
 	free(links);
