@@ -358,24 +358,40 @@ static void add_every_process(struct gc_walk *w)
 	closedir(d);
 }
 
-/* Whether file f already has GC probes that cover every process: an
- * executable's are placed for all processes running it; a library's are
- * bound to the processes they were placed for, so another process (a
- * second JVM) gets its own. */
+/* Executables examined at an exec, probed or not: each is examined (and
+ * named, when it lacks its probes) once per recording. */
+static char seen_exes[FILES_MAX][128];
+static size_t nseen_exes;
+
+static bool seen_before(const char *shown)
+{
+	if (strlen(shown) >= sizeof(seen_exes[0]))
+		return false;
+	for (size_t i = 0; i < nseen_exes; i++)
+		if (strcmp(seen_exes[i], shown) == 0)
+			return true;
+	if (nseen_exes < FILES_MAX)
+		snprintf(seen_exes[nseen_exes++], sizeof(seen_exes[0]), "%s", shown);
+	return false;
+}
+
+/* Whether file f needs no examination at this exec: an executable's GC
+ * probes are placed for all processes running it, and one without them
+ * was named already; a library's are bound to the processes they were
+ * placed for, so another process (a second JVM) gets its own. */
 static bool probed(const struct gc_file *f, const struct probe_spec *have, size_t nhave)
 {
-	int fd, lib;
+	int fd = open(f->open, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int lib = fd < 0 ? 0 : pc_elf_is_library_fd(fd);
 
-	for (size_t i = 0; i < nhave; i++) {
-		if (!have[i].origin[0] || strcmp(have[i].path, f->shown) != 0)
-			continue;
-		fd = open(f->open, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-		lib = fd < 0 ? 0 : pc_elf_is_library_fd(fd);
-		if (fd >= 0)
-			close(fd);
-		return lib != 1;
-	}
-	return false;
+	if (fd >= 0)
+		close(fd);
+	if (lib == 1)
+		return false;
+	for (size_t i = 0; i < nhave; i++)
+		if (have[i].origin[0] && strcmp(have[i].path, f->shown) == 0)
+			return true;   /* probed since the start */
+	return seen_before(f->shown);
 }
 
 int gc_plan_exec(int pid, const struct probe_spec *have, size_t nhave, size_t room,
