@@ -491,6 +491,28 @@ static void probe_destroy(void)
 /* Traced process pid exec'd: the GC probes of its runtime, when its file
  * is not probed yet, attached while it runs (its first milliseconds are
  * not probed: the exec was seen after the fact). */
+/* Whether a GC probe on path already covers process pid (placed for every
+ * process, or bound to pid: a command's libjvm.so, placed before its exec). */
+static bool gc_covers(const char *path, int pid)
+{
+	char me[16];
+
+	snprintf(me, sizeof(me), "%d", pid);
+	for (size_t i = 0; i < nprobes; i++) {
+		const char *a = probes[i].attached;
+		size_t n = strlen(me);
+
+		if (!specs[i].origin[0] || strcmp(specs[i].path, path) != 0)
+			continue;
+		if (strcmp(a, "all") == 0)
+			return true;
+		for (const char *p = strstr(a, me); p; p = strstr(p + 1, me))
+			if ((p == a || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
+				return true;
+	}
+	return false;
+}
+
 static void gc_on_exec(int pid)
 {
 	size_t first = nprobes;
@@ -500,6 +522,8 @@ static void gc_on_exec(int pid)
 	if (gc_late.notes[0])
 		warning_line("gc: process %d: %s", pid, gc_late.notes);
 	for (size_t i = 0; i < gc_late.nspecs && nprobes < PERFCAP_PROBES_MAX; i++) {
+		if (gc_covers(gc_late.specs[i].path, pid))
+			continue;
 		specs[nprobes] = gc_late.specs[i];
 		memset(&probes[nprobes], 0, sizeof(probes[nprobes]));
 		probes[nprobes].spec = &specs[nprobes];
