@@ -4,8 +4,9 @@
  * The files examined: a command's executable, resolved as execvp would
  * (an interpreter named by a #! line, through /usr/bin/env too), plus,
  * for `java`, the libjvm.so of its JDK (the launcher loads it with
- * dlopen, after exec); a running process's executable and every file it
- * maps executable. Each file is examined once and recognized by the
+ * dlopen, after exec); a running process's executable and the libraries
+ * it maps whose names are a runtime's; at a traced process's exec, its new
+ * executable. Each file is examined once and recognized by the
  * table's test (a name, or a Go binary's own sections); a recognized file
  * whose probes are all there gets them planned, one whose probes are not
  * gets a note naming the first missing one.
