@@ -135,7 +135,23 @@ static void check_go(struct probe_state *p, struct probe_spec *s, int root_pid)
 		     "return probe would crash it)", s->text, s->path);
 }
 
-/* specs[]: the user's probes, then the GC probes -e gc found. */
+static bool same_probe(const struct probe_spec *a, const struct probe_spec *b)
+{
+	return strcmp(a->path, b->path) == 0 && strcmp(a->name, b->name) == 0 &&
+	       strcmp(a->provider, b->provider) == 0 && strcmp(a->symbol, b->symbol) == 0;
+}
+
+/* Whether the user already named probe s (same file and probe). */
+static bool user_named(const struct probe_spec *s, size_t nuser)
+{
+	for (size_t i = 0; i < nuser; i++)
+		if (same_probe(&specs[i], s))
+			return true;
+	return false;
+}
+
+/* specs[]: the user's probes, then the GC probes -e gc found (but the
+ * ones the user named: their hits would pair twice). */
 static int collect_specs(const struct record_options *o, char *why, size_t len)
 {
 	nprobes = 0;
@@ -147,8 +163,9 @@ static int collect_specs(const struct record_options *o, char *why, size_t len)
 		snprintf(why, len, "gc: out of memory");
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < gc_plan.nspecs; i++)
-		specs[nprobes++] = gc_plan.specs[i];
+	for (size_t i = 0, nuser = nprobes; i < gc_plan.nspecs; i++)
+		if (!user_named(&gc_plan.specs[i], nuser))
+			specs[nprobes++] = gc_plan.specs[i];
 	if (nprobes == 0 && o->mode != TARGET_COMMAND) {   /* the recorder names it */
 		snprintf(why, len, "gc: %s (known: %s)", gc_plan.notes, gc_runtimes_known());
 		return -ENOENT;
@@ -491,9 +508,10 @@ static void probe_destroy(void)
 /* Traced process pid exec'd: the GC probes of its runtime, when its file
  * is not probed yet, attached while it runs (its first milliseconds are
  * not probed: the exec was seen after the fact). */
-/* Whether a GC probe on path already covers process pid (placed for every
- * process, or bound to pid: a command's libjvm.so, placed before its exec). */
-static bool gc_covers(const char *path, int pid)
+/* Whether probe s, user's or -e gc's, already covers process pid (placed
+ * for every process, or bound to pid: a command's libjvm.so, placed
+ * before its exec). */
+static bool covered(const struct probe_spec *s, int pid)
 {
 	char me[16];
 
@@ -502,7 +520,7 @@ static bool gc_covers(const char *path, int pid)
 		const char *a = probes[i].attached;
 		size_t n = strlen(me);
 
-		if (!specs[i].origin[0] || strcmp(specs[i].path, path) != 0)
+		if (!same_probe(&specs[i], s))
 			continue;
 		if (strcmp(a, "all") == 0)
 			return true;
@@ -522,7 +540,7 @@ static void gc_on_exec(int pid)
 	if (gc_late.notes[0])
 		warning_line("gc: process %d: %s", pid, gc_late.notes);
 	for (size_t i = 0; i < gc_late.nspecs && nprobes < PERFCAP_PROBES_MAX; i++) {
-		if (gc_covers(gc_late.specs[i].path, pid))
+		if (covered(&gc_late.specs[i], pid))
 			continue;
 		specs[nprobes] = gc_late.specs[i];
 		memset(&probes[nprobes], 0, sizeof(probes[nprobes]));
