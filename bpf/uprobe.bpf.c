@@ -109,12 +109,15 @@ static __always_inline void entry_args(struct pt_regs *ctx, __u64 regs[6])
  * stops at once, so a begin never outlives its end's probe. */
 volatile bool probes_off = false;
 
+/* The probe of a cookie, if it is live: configured (a late probe's
+ * configuration is written once all of its group is attached) and the
+ * recording not stopping. */
 static __always_inline bool probe_index(__u64 cookie, __u32 *probe)
 {
 	if (cookie >= PERFCAP_PROBES_MAX || probes_off)
 		return false;
 	*probe = (__u32)cookie;
-	return true;
+	return probe_conf[*probe].kind != 0;
 }
 
 static __always_inline struct probe_frame *frame_of(struct probe_key *key)

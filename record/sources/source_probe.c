@@ -545,8 +545,6 @@ static void gc_on_exec(int pid)
 		specs[nprobes] = gc_late.specs[i];
 		memset(&probes[nprobes], 0, sizeof(probes[nprobes]));
 		probes[nprobes].spec = &specs[nprobes];
-		configure((struct perfcap_probe_conf *)&skel->bss->probe_conf[nprobes],
-			  &specs[nprobes]);
 		nprobes++;
 	}
 	for (size_t i = first; i < nprobes; i++) {
@@ -555,6 +553,11 @@ static void gc_on_exec(int pid)
 			warning_line("not recording probe %zu '%s': %s", i, specs[i].text,
 				     probes[i].failed);
 	}
+	/* live together once all are attached (each attach takes a while, and
+	 * a begin whose end is not probed yet would never pair); the begins,
+	 * first in the runtime's list, last */
+	for (size_t i = nprobes; i-- > first;)
+		configure((struct perfcap_probe_conf *)&skel->bss->probe_conf[i], &specs[i]);
 	gc_late_runtimes += gc_late.runtimes;
 }
 
