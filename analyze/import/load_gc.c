@@ -76,7 +76,7 @@ struct gc_probe {
 
 struct gc_hit {
 	int64_t ts, pid, tid;
-	int64_t value;    /* a finish's argument: the runtime's own end time */
+	int64_t value;    /* a start's or finish's argument: the runtime's own time */
 	int64_t thread;   /* the pairing key: tid, or 0 for a per-process pair */
 	int pair, role;
 };
@@ -91,7 +91,7 @@ static int by_thread_time(const void *pa, const void *pb)
 		return a->thread < b->thread ? -1 : 1;
 	if (a->ts != b->ts)
 		return a->ts < b->ts ? -1 : 1;
-	return a->role - b->role;   /* at one instant: begin, marker, end */
+	return a->role - b->role;   /* at one instant: enum gc_role's order */
 }
 
 /* The role of the probe named name in pair p, or -1. */
@@ -111,8 +111,8 @@ static int role_in(const struct gc_probe_pair *p, const char *name)
 	return -1;
 }
 
-/* The usdt and entry probes of the recording that are a known begin, end
- * or marker, and the hits the kernel counted beyond the records written. */
+/* The usdt and entry probes of the recording that play a role in a known
+ * pair, and the hits the kernel counted beyond the records written. */
 static int find_probes(struct loader *L, struct gc_probe *probes, size_t *n)
 {
 	sqlite3_stmt *st = db_prepare(L->db, "SELECT probe_id, name, coalesce(hits, 0), records"
