@@ -38,6 +38,8 @@ static const struct gc_probe_pair {
 	const char *start;    /* a marker whose argument is the runtime's own begin time */
 	const char *finish;   /* where the runtime ends its pause (its end time) */
 	const char *source;   /* gc_pauses.source */
+	const char *call;     /* instead of begin and end: a function whose timed
+			       * calls (uprobes) are the pauses */
 } gc_probe_pairs[] = {
 	/* CPython built --with-dtrace (Debian's python3.X): gc_collect_main(),
 	 * run by the thread that triggered the collection, holding the GIL,
@@ -49,6 +51,9 @@ static const struct gc_probe_pair {
 	 * inside a safepoint: the Java threads are stopped; arg0 of gc__begin
 	 * is 1 for a full collection */
 	{ "jvm", "hotspot:gc__begin", "hotspot:gc__end", 0, { NULL }, NULL, NULL, "usdt" },
+	/* CPython without dtrace (-e gc's fallback): the function those two
+	 * probes bound, timed by a uprobe and its uretprobe */
+	{ "python", NULL, NULL, 0, { NULL }, NULL, NULL, "uprobe", "gc_collect_main" },
 	/* Go (perfcap-record -e gc: entry probes, never return probes): the
 	 * world stopped from the entry of stopTheWorldWithSema to the entry
 	 * of startTheWorldWithSema; a collection stops it twice, at sweep
@@ -66,7 +71,8 @@ static const struct gc_probe_pair {
 #define MAX_GC_PROBES 64
 
 /* In the order hits of one instant are taken. */
-enum gc_role { ROLE_BEGIN = 0, ROLE_MARK = 1, ROLE_START = 2, ROLE_FINISH = 3, ROLE_END = 4 };
+enum gc_role { ROLE_BEGIN = 0, ROLE_MARK = 1, ROLE_START = 2, ROLE_FINISH = 3, ROLE_END = 4,
+	       ROLE_CALL = 5 };
 
 struct gc_probe {
 	int64_t probe_id;
@@ -77,6 +83,7 @@ struct gc_probe {
 struct gc_hit {
 	int64_t ts, pid, tid;
 	int64_t value;    /* a start's or finish's argument: the runtime's own time */
+	int64_t duration; /* a timed call's */
 	int64_t thread;   /* the pairing key: tid, or 0 for a per-process pair */
 	int pair, role;
 };
@@ -97,6 +104,8 @@ static int by_thread_time(const void *pa, const void *pb)
 /* The role of the probe named name in pair p, or -1. */
 static int role_in(const struct gc_probe_pair *p, const char *name)
 {
+	if (p->call)
+		return strcmp(name, p->call) == 0 ? ROLE_CALL : -1;
 	if (strcmp(name, p->begin) == 0)
 		return ROLE_BEGIN;
 	if (strcmp(name, p->end) == 0)
@@ -116,7 +125,7 @@ static int role_in(const struct gc_probe_pair *p, const char *name)
 static int find_probes(struct loader *L, struct gc_probe *probes, size_t *n)
 {
 	sqlite3_stmt *st = db_prepare(L->db, "SELECT probe_id, name, coalesce(hits, 0), records"
-				      " FROM probes WHERE kind IN ('usdt', 'entry') ORDER BY probe_id");
+				      " FROM probes WHERE kind IN ('usdt', 'entry', 'uprobe') ORDER BY probe_id");
 	int rc;
 
 	if (!st)
@@ -154,7 +163,7 @@ static const struct gc_probe *probe_of(const struct gc_probe *probes, size_t n, 
 static int load_hits(struct loader *L, const struct gc_probe *probes, size_t nprobes,
 		     struct gc_hit **hits, size_t *n)
 {
-	sqlite3_stmt *st = db_prepare(L->db, "SELECT probe_id, ts, pid, tid, arg0 FROM probe_hits");
+	sqlite3_stmt *st = db_prepare(L->db, "SELECT probe_id, ts, pid, tid, arg0, duration FROM probe_hits");
 	size_t cap = 0;
 	int rc;
 
@@ -180,6 +189,7 @@ static int load_hits(struct loader *L, const struct gc_probe *probes, size_t npr
 		h->pid = sqlite3_column_int64(st, 2);
 		h->tid = sqlite3_column_int64(st, 3);
 		h->value = sqlite3_column_int64(st, 4);
+		h->duration = sqlite3_column_int64(st, 5);
 		h->pair = p->pair;
 		h->role = p->role;
 		h->thread = gc_probe_pairs[p->pair].per_process ? 0 : h->tid;
@@ -326,14 +336,18 @@ static int step(struct loader *L, sqlite3_stmt *ins, struct pairing *g, const st
 		rc = flush_pending(ins, g);        /* no finish came: the restart ended it */
 	if (rc)
 		return rc;
-	if (h->role == ROLE_BEGIN)
+	if (h->role == ROLE_CALL) {              /* a pause timed whole */
+		L->gc.pauses++;
+		rc = insert_pause(ins, h, h->ts, h->ts + h->duration);
+	} else if (h->role == ROLE_BEGIN) {
 		on_begin(L, g, h);
-	else if (h->role == ROLE_MARK || h->role == ROLE_START)
+	} else if (h->role == ROLE_MARK || h->role == ROLE_START) {
 		on_mark(g, h);
-	else if (h->role == ROLE_FINISH)
+	} else if (h->role == ROLE_FINISH) {
 		rc = on_finish(L, ins, g, h);
-	else
+	} else {
 		rc = on_end(L, ins, g, h);
+	}
 	return rc;
 }
 

@@ -40,6 +40,7 @@ struct gc_probe_def {
 	const char *provider, *name;
 	bool optional;              /* placed when present (newer runtimes) */
 	uint8_t go_arg;             /* entry probes: a Go argument register to capture (1..9) */
+	bool timed;                 /* a C function's calls: entry and return (never Go code) */
 };
 
 struct gc_runtime {
@@ -47,6 +48,7 @@ struct gc_runtime {
 	bool (*recognizes)(const char *base, int fd);
 	struct gc_probe_def probes[GC_PROBES_MAX];
 	const char *without;        /* why a recognized file may lack them */
+	struct gc_probe_def fallback; /* a file without them: this function's calls */
 };
 
 static const char *base_name(const char *path)
@@ -82,9 +84,12 @@ static bool is_go(const char *base, int fd)
 /* The runtimes and their pause probes; the analyzer pairs them by name
  * (analyze/import/load_gc.c's gc_probe_pairs). */
 static const struct gc_runtime runtimes[] = {
-	/* CPython --with-dtrace: around gc_collect_main(), GIL held */
+	/* CPython --with-dtrace: around gc_collect_main(), GIL held; without
+	 * dtrace (a pyenv build) that function's calls themselves, when its
+	 * symbol is there (.symtab: a static function) */
 	{ "python", is_python, { { "python", "gc__start" }, { "python", "gc__done" } },
-	  "CPython built without --with-dtrace" },
+	  "CPython built without --with-dtrace",
+	  { NULL, "gc_collect_main", false, 0, true } },
 	/* HotSpot: around a collection's VM operation, inside a safepoint */
 	{ "jvm", is_hotspot, { { "hotspot", "gc__begin" }, { "hotspot", "gc__end" } },
 	  "a JDK built without dtrace support" },
@@ -188,7 +193,7 @@ static void plan_probe(struct gc_plan *plan, const struct gc_runtime *r, const s
 		snprintf(s->text, sizeof(s->text), "usdt:%.900s:%s:%s", f->shown, d->provider,
 			 d->name);
 	} else {
-		s->kind = PERFCAP_PROBE_ENTRY;
+		s->kind = d->timed ? PERFCAP_PROBE_UPROBE : PERFCAP_PROBE_ENTRY;
 		snprintf(s->symbol, sizeof(s->symbol), "%s", d->name);
 		if (d->go_arg) {
 			s->nargs = 1;
@@ -207,6 +212,30 @@ static size_t probes_of(const struct gc_runtime *r)
 	return n;
 }
 
+/* File f of runtime r lacks its probes (missing says why): its fallback,
+ * a function whose calls are the pauses, if the file defines it. */
+static void plan_fallback(struct gc_walk *w, const struct gc_runtime *r, const struct gc_file *f,
+			  const char *missing)
+{
+	char why[320], line[800];
+
+	if (!r->fallback.name || probe_present(f, &r->fallback, why, sizeof(why)) != 0) {
+		note(w->plan, missing);
+		w->plan->unprobed++;
+		return;
+	}
+	if (w->plan->nspecs >= w->room) {
+		snprintf(line, sizeof(line), "%.300s: %s probe not placed: at most %d in all",
+			 f->shown, r->name, PERFCAP_PROBES_MAX);
+		note(w->plan, line);
+		return;
+	}
+	snprintf(line, sizeof(line), "%.400s: timing %s() calls instead", missing, r->fallback.name);
+	note(w->plan, line);
+	plan_probe(w->plan, r, f, &r->fallback);
+	w->plan->runtimes++;
+}
+
 /* The probes of runtime r in file f: every required one, or none. */
 static void plan_runtime(struct gc_walk *w, const struct gc_runtime *r, const struct gc_file *f)
 {
@@ -220,7 +249,7 @@ static void plan_runtime(struct gc_walk *w, const struct gc_runtime *r, const st
 		if (present[i] || r->probes[i].optional)
 			continue;
 		snprintf(line, sizeof(line), "%s (%s?)", why, r->without);
-		note(w->plan, line);
+		plan_fallback(w, r, f, line);
 		return;
 	}
 	if (w->plan->nspecs + used > w->room) {
@@ -407,8 +436,12 @@ int gc_plan_exec(int pid, const struct probe_spec *have, size_t nhave, size_t ro
 	w->plan = plan;
 	w->room = room;
 	if (procinfo_read_exe((uint32_t)pid, exe, sizeof(exe)) > 0) {
+		struct pid_walk pw = { w, pid };
+
 		add_file(w, pid, exe);
 		add_jvm_of(w, exe, pid);
+		/* libpython, mapped by the dynamic linker right after the exec */
+		procinfo_for_each_exec_map((uint32_t)pid, add_pid_mapping, &pw);
 	}
 	for (size_t i = 0; i < w->nfiles; i++)
 		if (!probed(&w->files[i], have, nhave))

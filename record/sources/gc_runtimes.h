@@ -28,6 +28,7 @@ struct gc_plan {
 	size_t nspecs;
 	unsigned files;             /* distinct files examined */
 	unsigned runtimes;          /* of them, a runtime's with its GC probes */
+	unsigned unprobed;          /* a runtime's without them (nor a fallback) */
 	char notes[GC_NOTES_MAX];   /* "; "-separated: what got no GC probe, and why */
 };
 

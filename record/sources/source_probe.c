@@ -198,9 +198,12 @@ static int probe_load(const struct source_env *env, char *why, size_t len)
 	skel = uprobe_bpf__open();
 	if (!skel)
 		return source_open_failed(why, len);
-	bpf_program__set_autoload(skel->progs.probe_entry, any_of_kind(PERFCAP_PROBE_UPROBE));
-	bpf_program__set_autoload(skel->progs.probe_return, any_of_kind(PERFCAP_PROBE_UPROBE));
-	/* -e gc may place either kind later, when a traced process execs */
+	/* -e gc may place any kind later, when a traced process execs (a
+	 * timed uprobe: a CPython without USDT) */
+	bpf_program__set_autoload(skel->progs.probe_entry,
+				  any_of_kind(PERFCAP_PROBE_UPROBE) || o->gc_probes);
+	bpf_program__set_autoload(skel->progs.probe_return,
+				  any_of_kind(PERFCAP_PROBE_UPROBE) || o->gc_probes);
 	bpf_program__set_autoload(skel->progs.probe_usdt,
 				  any_of_kind(PERFCAP_PROBE_USDT) || o->gc_probes);
 	bpf_program__set_autoload(skel->progs.probe_hit,
@@ -531,13 +534,16 @@ static bool covered(const struct probe_spec *s, int pid)
 	return false;
 }
 
-static void gc_on_exec(int pid)
+/* Places the GC probes of process pid's runtime; quiet: say nothing
+ * unless some were placed. Returns the runtimes probed, or -1 when the
+ * process runs a runtime whose file lacks them (its libraries may come). */
+static int gc_place(int pid, bool quiet)
 {
 	size_t first = nprobes;
 
 	if (gc_plan_exec(pid, specs, nprobes, PERFCAP_PROBES_MAX - nprobes, &gc_late))
-		return;
-	if (gc_late.notes[0])
+		return 0;
+	if (gc_late.notes[0] && (!quiet || gc_late.nspecs))
 		warning_line("gc: process %d: %s", pid, gc_late.notes);
 	for (size_t i = 0; i < gc_late.nspecs && nprobes < PERFCAP_PROBES_MAX; i++) {
 		if (covered(&gc_late.specs[i], pid))
@@ -559,6 +565,40 @@ static void gc_on_exec(int pid)
 	for (size_t i = nprobes; i-- > first;)
 		configure((struct perfcap_probe_conf *)&skel->bss->probe_conf[i], &specs[i]);
 	gc_late_runtimes += gc_late.runtimes;
+	return gc_late.runtimes ? (int)gc_late.runtimes : gc_late.unprobed ? -1 : 0;
+}
+
+/* Processes whose executable is a runtime's without its GC probes, looked
+ * at again for a while: the dynamic linker maps the library that has them
+ * (a pyenv python's libpython) just after the exec the recorder saw. */
+#define GC_RETRY_MAX   16
+#define GC_RETRY_TICKS 30   /* polls: about 300 ms */
+
+static struct { int pid, ticks; } gc_retry[GC_RETRY_MAX];
+
+static void gc_on_exec(int pid)
+{
+	if (gc_place(pid, false) >= 0)
+		return;
+	for (size_t i = 0; i < GC_RETRY_MAX; i++) {
+		if (gc_retry[i].ticks == 0) {
+			gc_retry[i].pid = pid;
+			gc_retry[i].ticks = GC_RETRY_TICKS;
+			return;
+		}
+	}
+}
+
+static void gc_retry_tick(void)
+{
+	for (size_t i = 0; i < GC_RETRY_MAX; i++) {
+		if (gc_retry[i].ticks == 0)
+			continue;
+		if (gc_place(gc_retry[i].pid, true) > 0 || nprobes >= PERFCAP_PROBES_MAX)
+			gc_retry[i].ticks = 0;
+		else
+			gc_retry[i].ticks--;
+	}
 }
 
 static void probe_tick(struct consumer *c, uint64_t now_ns, bool final)
@@ -566,6 +606,7 @@ static void probe_tick(struct consumer *c, uint64_t now_ns, bool final)
 	(void)now_ns;
 	if (!gc_on || final || !skel)
 		return;
+	gc_retry_tick();
 	for (size_t i = 0; i < c->nexec_pids && nprobes < PERFCAP_PROBES_MAX; i++)
 		gc_on_exec((int)c->exec_pids[i]);
 }

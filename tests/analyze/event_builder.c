@@ -270,6 +270,17 @@ void ev_entry_probe(struct event_capture *c, unsigned id, const char *file, cons
 	pc_buf_add_kv_u64(&c->stats, key, hits);
 }
 
+void ev_probe_call(struct event_capture *c, uint64_t ts, uint64_t duration, uint32_t pid,
+		   uint32_t tid, unsigned id)
+{
+	struct pc_rec_probe r = {
+		.h.flags = PC_PROBE_F_TIMED, .ts = ts, .duration = duration, .pid = pid,
+		.tid = tid, .probe = id, .ustack = PC_STACK_NONE,
+	};
+
+	add(c, &r, sizeof(r), PC_REC_PROBE, PC_PROBE_F_TIMED, ts);
+}
+
 void ev_probe_hit(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid,
 		  unsigned id, uint64_t arg0)
 {

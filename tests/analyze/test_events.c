@@ -292,6 +292,39 @@ Test(events, gc_pauses_go_per_process)
 	scratch_remove(dir);
 }
 
+/* A CPython without USDT (-e gc's fallback): each timed call of
+ * gc_collect_main is a pause of its thread, from its entry for its
+ * duration; calls of another uprobed function are not. */
+Test(events, gc_pauses_python_timed_calls)
+{
+	char *dir = scratch_dir();
+	struct event_capture ev;
+	sqlite3 *db;
+
+	ev_init(&ev, T(0), T(100), "cpu,sched,probe");
+	pc_buf_add_kv(&ev.meta, "probe.0.spec", "uprobe:/lib/libpython3.11.so:gc_collect_main");
+	pc_buf_add_kv(&ev.meta, "probe.0.kind", "uprobe");
+	pc_buf_add_kv(&ev.meta, "probe.0.name", "gc_collect_main");
+	pc_buf_add_kv(&ev.meta, "probe.1.spec", "uprobe:/lib/libpython3.11.so:PyGC_Collect");
+	pc_buf_add_kv(&ev.meta, "probe.1.kind", "uprobe");
+	pc_buf_add_kv(&ev.meta, "probe.1.name", "PyGC_Collect");
+	pc_buf_add_kv_u64(&ev.stats, "probe.0.hits", 2);
+	pc_buf_add_kv_u64(&ev.stats, "probe.1.hits", 1);
+	ev_probe_call(&ev, T(10), 3 * MS, 700, 701, 0);
+	ev_probe_call(&ev, T(9), 5 * MS, 700, 701, 1);
+	ev_probe_call(&ev, T(30), 7 * MS, 700, 702, 0);
+	db = import_events(dir, "gcpy", &ev, NULL);
+	expect_text(db, "SELECT group_concat(tid || ':' || ((start_ts - 1000000000) / 1000000) ||"
+		    " '-' || ((end_ts - 1000000000) / 1000000) || ':' || runtime || ':' || source,"
+		    " ' ') FROM (SELECT * FROM gc_pauses ORDER BY start_ts)",
+		    "701:10-13:python:uprobe 702:30-37:python:uprobe");
+	expect_int(db, "SELECT sum(value) FROM quality WHERE source = 'probe' AND key IN"
+		   " ('gc.begin_unmatched', 'gc.end_unmatched', 'gc.unrecorded')", 0);
+	sqlite3_close(db);
+	ev_free(&ev);
+	scratch_remove(dir);
+}
+
 /* Without GC probes: an empty gc_pauses and no gc.* quality rows. */
 Test(events, no_gc_probes_no_gc_rows)
 {
