@@ -3,10 +3,10 @@
  * (probe_hits of USDT probes, or of entry probes on Go's runtime). Hits of
  * the known begin/end probes (gc_probe_pairs, the only list of them) are
  * paired in time order, per thread where both fire on the collecting
- * thread (CPython, HotSpot), per process where they may not (Go's world
- * is stopped by one thread and may be started by another, and only one
- * stop runs at a time): a begin opens a pause, the next end of the same
- * pair closes it. Go also stops the world for other reasons (ReadMemStats,
+ * thread (CPython, HotSpot), per process for Go (one stop of the world
+ * at a time, whichever thread restarts it: in practice the stopper,
+ * which keeps its thread meanwhile): a begin opens a pause, the next end
+ * of the same pair closes it. Go also stops the world for other reasons (ReadMemStats,
  * GOMAXPROCS, traces), so its pair names marker functions that only a
  * collection's stops run; a stop with no marker hit inside is not a GC
  * pause (counted, gc.other_stops). Go (1.19+) accounts a collection's
@@ -33,7 +33,7 @@
 static const struct gc_probe_pair {
 	const char *runtime;  /* as process_runtimes names it (util/runtimes.c) */
 	const char *begin, *end;
-	int per_process;      /* begin and end may fire on different threads */
+	int per_process;      /* paired per process: one at a time in it */
 	const char *markers[MARKERS_MAX]; /* a pause needs one of these inside */
 	const char *start;    /* a marker whose argument is the runtime's own begin time */
 	const char *finish;   /* where the runtime ends its pause (its end time) */
