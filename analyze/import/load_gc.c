@@ -1,25 +1,28 @@
 /* load_gc.c - the `gc_pauses` table (docs/schema.md): the pauses of
  * language runtimes' garbage collectors, from the probes that bound them
- * (probe_hits of USDT probes, or of entry probes on Go's runtime). Hits of
- * the known begin/end probes (gc_probe_pairs, the only list of them) are
- * paired in time order, per thread where both fire on the collecting
- * thread (CPython, HotSpot), per process for Go (one stop of the world
- * at a time, whichever thread restarts it: in practice the stopper,
- * which keeps its thread meanwhile): a begin opens a pause, the next end
- * of the same pair closes it. Go also stops the world for other reasons (ReadMemStats,
- * GOMAXPROCS, traces), so its pair names marker functions that only a
- * collection's stops run; a stop with no marker hit inside is not a GC
- * pause (counted, gc.other_stops). Go (1.19+) accounts a collection's
- * pause up to the time it passes to its CPU limiter's finishGCTransition
- * (the recorder captures it): taken before the world restarts at mark
- * termination, after the Ps were woken at sweep termination; where that
- * probe hit, a pause ends at that time, else at the restart. Whatever cannot be paired is counted
- * in the quality table (source `probe`, keys gc.*), never dropped
- * silently: a begin whose end never came (a collection still running when
- * the recording stopped, or an end record lost), an end whose begin was
- * not seen (recording started mid-collection), and probe hits the kernel
- * counted without a record (--sample, --rate-cap). Built once the probes
- * table is. */
+ * (probe_hits of USDT probes, of entry probes on Go's runtime, or timed
+ * uprobe calls). Hits of the known probes (gc_probe_pairs, the only list
+ * of them) are paired in time order: per thread where begin and end fire
+ * on the collecting thread (CPython, HotSpot), per process for Go (one
+ * stop of the world at a time, whichever thread restarts it; in practice
+ * the stopper, which keeps its thread meanwhile). A begin opens a pause,
+ * the next end of the same pair closes it; a timed call (a CPython
+ * without USDT: gc_collect_main) is a pause by itself.
+ *
+ * Go also stops the world for other reasons (ReadMemStats, GOMAXPROCS,
+ * traces), so its pair names marker functions only a collection's stops
+ * run; a stop without a marker hit inside is not a GC pause (counted:
+ * gc.other_stops). Go 1.19+ passes the times it accounts a collection's
+ * pause between to its CPU limiter (start- and finishGCTransition, the
+ * recorder captures them): where they were hit the pause takes those
+ * bounds, else it runs from the stop's entry to the restart's.
+ *
+ * Whatever cannot be paired is counted in the quality table (source
+ * `probe`, keys gc.*), never dropped silently: a begin whose end never
+ * came (a collection still running when the recording stopped, or an end
+ * record lost), an end whose begin was not seen (recording started
+ * mid-collection), and probe hits the kernel counted without a record
+ * (--sample, --rate-cap). Built once the probes table is. */
 #include <stdlib.h>
 #include <string.h>
 
