@@ -582,24 +582,29 @@ enum perfcap_agg_counter {
 enum perfcap_probe_kind {
 	PERFCAP_PROBE_UPROBE = 1, /* function entry + return, paired in the kernel */
 	PERFCAP_PROBE_USDT   = 2, /* an SDT note's sites (libbpf's USDT support) */
+	PERFCAP_PROBE_ENTRY  = 3, /* a function's entry only: hits, no return probe (Go code,
+				   * whose moving stacks a uretprobe would corrupt) */
 };
 
 /* perfcap_probe_conf.arg[]: which value each captured argument is. */
 #define PERFCAP_PROBE_ARG_RET 0  /* the return value (uprobes) */
-/* 1..6: the function's integer argument N (x86-64 rdi, rsi, rdx, rcx, r8, r9) */
+/* 1..6: the function's integer argument N (x86-64 rdi, rsi, rdx, rcx, r8, r9);
+ * for PERFCAP_PROBE_ENTRY (Go code) 1..9: Go's integer argument registers
+ * (ABIInternal, Go 1.17+: rax, rbx, rcx, rdi, rsi, r8, r9, r10, r11) */
 
 /* Set by user space before load, per probe index (uprobe.bpf.c's probe_conf). */
 struct perfcap_probe_conf {
 	__u8 kind;              /* enum perfcap_probe_kind; 0: unused index */
 	__u8 nargs;             /* arguments captured (uprobes: arg[]; USDT: its first ones) */
 	__u8 arg[PERFCAP_PROBE_ARGS];
-	__u8 reserved[3];
+	__u8 no_stack;          /* 1: records without the user stack (the gc probes) */
+	__u8 reserved[2];
 };
 
 /* `probe_counts[index]` (per CPU): every hit of a traced task, recorded or
  * not (--probe-min, --sample, --rate-cap, a full ring), so counts are exact. */
 struct perfcap_probe_count {
-	__u64 hits;             /* entries (uprobes) or hits (USDT) */
+	__u64 hits;             /* entries (uprobes, entry probes) or hits (USDT) */
 	__u64 calls;            /* returns paired with their entry (uprobes) */
 	__u64 total_ns;         /* their summed durations */
 	__u64 below_min;        /* calls shorter than --probe-min: no record */
@@ -612,7 +617,7 @@ struct perfcap_probe_count {
 #define PERFCAP_PROBE_F_TIMED 0x1 /* duration is a call's (uprobe); else a hit (USDT) */
 
 /* One call of a uprobed function (h.ts: its entry, duration to its return)
- * or one hit of a USDT probe (duration 0). */
+ * or one hit of a USDT probe or an entry probe (duration 0). */
 struct perfcap_probe {
 	struct perfcap_event_header h; /* PERFCAP_EV_PROBE, PERFCAP_PROBE_F_* */
 	__u64 duration;

@@ -16,14 +16,22 @@
  * USDT: probe_usdt counts the hit and sends it with its first arguments
  * as the SDT note's argument specs describe them (libbpf's usdt.bpf.h:
  * registers, constants or memory, semaphores set by the kernel).
+ *
+ * Entry probes (Go code, and the gc source's Go runtime functions):
+ * probe_hit counts the entry and sends it as a hit (duration 0) with the
+ * Go argument registers asked for (the gc source's: Go's own end time of
+ * a collection's pause). No return probe ever:
+ * a uretprobe rewrites the return address on the stack, which Go's
+ * goroutine stacks, copied when they grow, do not survive.
  */
 #include "perfcap_common.bpf.h"
 #include <bpf/usdt.bpf.h>
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* Set by user space before load. */
-const volatile struct perfcap_probe_conf probe_conf[PERFCAP_PROBES_MAX];
+/* Set by user space: before load, and for a probe -e gc adds when a
+ * traced process execs a runtime, before that probe is attached. */
+volatile struct perfcap_probe_conf probe_conf[PERFCAP_PROBES_MAX];
 const volatile __u64 probe_min_ns = 0;
 const volatile bool probe_stacks = true;   /* a user stack per record */
 
@@ -96,12 +104,20 @@ static __always_inline void entry_args(struct pt_regs *ctx, __u64 regs[6])
 	regs[5] = ctx->r9; /* libbpf 1.1 has no PT_REGS_PARM6 */
 }
 
+/* Set by user space when the recording stops, before the probes are
+ * detached one by one (a uprobe's removal can take 100 ms): every probe
+ * stops at once, so a begin never outlives its end's probe. */
+volatile bool probes_off = false;
+
+/* The probe of a cookie, if it is live: configured (a late probe's
+ * configuration is written once all of its group is attached) and the
+ * recording not stopping. */
 static __always_inline bool probe_index(__u64 cookie, __u32 *probe)
 {
-	if (cookie >= PERFCAP_PROBES_MAX)
+	if (cookie >= PERFCAP_PROBES_MAX || probes_off)
 		return false;
 	*probe = (__u32)cookie;
-	return true;
+	return probe_conf[*probe].kind != 0;
 }
 
 static __always_inline struct probe_frame *frame_of(struct probe_key *key)
@@ -179,7 +195,8 @@ static __always_inline void emit(struct pt_regs *ctx, struct task_struct *task, 
 	e->pid = task->tgid;
 	e->tid = task->pid;
 	e->probe = probe;
-	e->ustack = probe_stacks ? pc_stack_id(ctx, PERFCAP_SRC_PROBE, BPF_F_USER_STACK) : -1;
+	e->ustack = probe_stacks && !probe_conf[probe & (PERFCAP_PROBES_MAX - 1)].no_stack
+			    ? pc_stack_id(ctx, PERFCAP_SRC_PROBE, BPF_F_USER_STACK) : -1;
 	e->nargs = nargs;
 	e->reserved = 0;
 	for (int i = 0; i < PERFCAP_PROBE_ARGS; i++)
@@ -266,6 +283,47 @@ int probe_usdt(struct pt_regs *ctx)
 
 		if ((__u32)i < nargs && bpf_usdt_arg(ctx, i, &v) == 0)
 			args[i] = (__u64)v;
+	}
+	emit(ctx, task, probe, now, 0, 0, args, nargs);
+	return 0;
+}
+
+/* Go's integer argument registers (ABIInternal), read at fixed offsets. */
+static __always_inline void go_args(struct pt_regs *ctx, __u64 regs[9])
+{
+	regs[0] = ctx->ax;
+	regs[1] = ctx->bx;
+	regs[2] = ctx->cx;
+	regs[3] = ctx->di;
+	regs[4] = ctx->si;
+	regs[5] = ctx->r8;
+	regs[6] = ctx->r9;
+	regs[7] = ctx->r10;
+	regs[8] = ctx->r11;
+}
+
+SEC("uprobe")
+int probe_hit(struct pt_regs *ctx)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct perfcap_probe_count *cnt;
+	__u64 now, regs[16] = {}, args[PERFCAP_PROBE_ARGS] = {};
+	__u32 probe, nargs;
+
+	if (!probe_index(bpf_get_attach_cookie(ctx), &probe) || !pc_task_traced(task))
+		return 0;
+	now = bpf_ktime_get_ns();
+	cnt = counts_of(probe);
+	if (cnt)
+		__sync_fetch_and_add(&cnt->hits, 1);
+	if (!pc_admit(PERFCAP_SRC_PROBE, now))
+		return 0;
+	go_args(ctx, regs);
+	nargs = probe_conf[probe].nargs;
+	for (int i = 0; i < PERFCAP_PROBE_ARGS; i++) {
+		__u8 n = (__u32)i < nargs ? probe_conf[probe].arg[i] : 0;
+
+		args[i] = n >= 1 && n <= 9 ? regs[(n - 1) & 15] : 0;
 	}
 	emit(ctx, task, probe, now, 0, 0, args, nargs);
 	return 0;

@@ -360,6 +360,23 @@ int pc_elf_is_library_fd(int fd)
 	return rc;
 }
 
+static int has_go_section(Elf *elf);
+
+int pc_elf_is_go_fd(int fd)
+{
+	Elf *elf;
+	int rc;
+
+	if (elf_library_init() != 0)
+		return -ENOSYS;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf == NULL)
+		return -EINVAL;
+	rc = elf_kind(elf) == ELF_K_ELF ? has_go_section(elf) : -EINVAL;
+	elf_end(elf);
+	return rc;
+}
+
 /* ---- SDT notes (for the recorder's META; libbpf attaches USDT) ------- */
 
 #define NT_STAPSDT 3

@@ -61,6 +61,10 @@ int pc_elf_function_addr_fd(int fd, const char *name, uint64_t *addr);
  * -EINVAL if not ELF. */
 int pc_elf_is_library_fd(int fd);
 
+/* 1 if the ELF file is a Go binary (a .go.buildinfo section or the Go
+ * build-id note, kept by `-ldflags=-s -w`), 0 if not, -EINVAL if not ELF. */
+int pc_elf_is_go_fd(int fd);
+
 /* The sites of the SDT probe provider:name (the .note.stapsdt notes of a
  * 64-bit ELF file): their ELF virtual addresses, at most max into vaddrs.
  * Returns how many sites there are (0: no such probe), or -EINVAL (not

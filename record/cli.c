@@ -72,6 +72,7 @@ static const char doc[] =
 "    perfcap-record -e 'uprobe:./srv:parse(arg1,ret)' -p 1234   # with values\n"
 "    perfcap-record -e usdt:/usr/bin/python3.11:python:gc__start -p 1234\n"
 "    perfcap-record --jvm-perfmap -p $(pgrep -f MyServer) -d 30   # JIT frames named\n"
+"    perfcap-record -e cpu,sched,gc -- ./go-server   # + GC pauses (Go, python3.x, HotSpot)\n"
 "    perfcap-record --list-events        # the event sources\n"
 "    perfcap-analyze report run.perfcap  # then read it, on any machine"
 "\v"
@@ -111,7 +112,8 @@ static const struct argp_option options[] = {
 	  "At the end, ask running HotSpot JVMs (JDK 17+) to write their perf map "
 	  "(jcmd Compiler.perfmap, over the attach socket), so their JIT frames are named", 0 },
 	{ NULL, 0, NULL, 0, "Event sources:", 1 },
-	{ "events", 'e', "LIST", 0, "Sources to record, comma-separated", 1 },
+	{ "events", 'e', "LIST", 0, "Sources to record, comma-separated; `gc` adds the GC pause "
+	  "probes of the targets' runtimes", 1 },
 	{ "list-events", OPT_LIST_EVENTS, NULL, 0, "List the event sources and exit", 1 },
 	{ "strict", OPT_STRICT, NULL, 0, "Fail if a selected source cannot be attached", 1 },
 	{ "offcpu-min", OPT_OFFCPU_MIN, "DURATION", 0,
@@ -450,7 +452,8 @@ static int validate_probes(struct record_options *o, const struct parse_state *p
 		error_line("out of memory");
 	if (err)
 		return 1;
-	if (o->selected[PERFCAP_SRC_PROBE] && o->nprobes == 0) {
+	o->gc_probes = probe_specs_want_gc(o->events);
+	if (o->selected[PERFCAP_SRC_PROBE] && o->nprobes == 0 && !o->gc_probes) {
 		error_line("-e probe needs the probes themselves: uprobe:PATH:SYMBOL or "
 			   "usdt:PATH:PROVIDER:NAME");
 		return 1;

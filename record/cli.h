@@ -55,6 +55,7 @@ struct record_options {
 	uint64_t agg_slow_ns;     /* agg: --slow-call, shortest call also emitted raw */
 	struct probe_spec *probes; /* probe: the uprobe:/usdt: items of -e, in order */
 	size_t nprobes;
+	bool gc_probes;           /* -e gc: the targets' runtimes' GC probes (gc_runtimes.h) */
 	uint64_t probe_min_ns;    /* probe: --probe-min, shortest call recorded (all counted) */
 	bool probe_no_stack;      /* probe: --probe-no-stack, records without the user stack */
 	/* in-kernel filters (besides the pid filter of -p / a command) */

@@ -250,7 +250,8 @@ static int drop_privileges(struct recorder *r)
 
 	kallsyms_preopen(); /* read at the end; its addresses need CAP_SYSLOG now */
 	err = privileges_drop(r->privileges_kept, sizeof(r->privileges_kept),
-			      r->opts->jvm_perfmap ? PRIV_KEEP_JVM_ATTACH : 0);
+			      (r->opts->jvm_perfmap ? PRIV_KEEP_JVM_ATTACH : 0) |
+			      (r->opts->gc_probes ? PRIV_KEEP_PROBE_ATTACH : 0));
 	if (err) {
 		error_line("cannot drop capabilities after attaching: %s", strerror(-err));
 		return err;

@@ -187,6 +187,7 @@ void session_tick(struct session *s, struct consumer *c, uint64_t now_ns, bool f
 		if (s->attached[all[i]->id] && all[i]->tick)
 			all[i]->tick(c, now_ns, final);
 	}
+	c->nexec_pids = 0;   /* the ticks have seen them */
 }
 
 void session_destroy(struct session *s)

@@ -6,7 +6,8 @@
  * window: their count, total, nearest-rank p99 and maximum. The known
  * collectors stop the process's application threads while they run
  * (CPython's collector holds the GIL, on the thread that triggered it,
- * which is the thread running Python; HotSpot's pauses are safepoints),
+ * which is the thread running Python; HotSpot's pauses are safepoints;
+ * Go's are stops of the world),
  * so the score is the pause total over the process's observed time (its
  * longest-observed thread: how long the capture saw the process live), not
  * over the sum of its threads. Claimed at 5% like every cause. Where the

@@ -84,6 +84,7 @@ struct loader {
 	struct {                      /* load_gc.c: gc_pauses, for the quality rows */
 		int present;          /* the recording has a known GC begin/end probe */
 		uint64_t pauses, begin_unmatched, end_unmatched, unrecorded;
+		uint64_t other_stops;  /* Go: world stops no collection made */
 	} gc;
 	uint64_t syscalls_unknown_nr; /* SYSCALL records whose number has no name */
 	int has_record_end;           /* record.end_ns seen in STATS or END */

@@ -183,6 +183,7 @@ static void put_correlations(struct quality_writer *w, const struct loader *L,
 		quality_put_u64(w, source, "gc.begin_unmatched", L->gc.begin_unmatched);
 		quality_put_u64(w, source, "gc.end_unmatched", L->gc.end_unmatched);
 		quality_put_u64(w, source, "gc.unrecorded", L->gc.unrecorded);
+		quality_put_u64(w, source, "gc.other_stops", L->gc.other_stops);
 	}
 }
 

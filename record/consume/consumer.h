@@ -46,6 +46,8 @@ struct stackmap_ids {
 	struct u64_table user;       /* aspace << 32 | user stack id -> capture id */
 };
 
+#define CONSUMER_EXECS_MAX 64
+
 struct consumer {
 	struct chunk_buffer stacks;
 	struct chunk_buffer procs;
@@ -57,6 +59,9 @@ struct consumer {
 	consumer_handler_fn handlers[PERFCAP_EV_MAX]; /* by kernel record type */
 	bool read_proc_at_exec;      /* filtering: every exec is a target's */
 	consumer_exit_fn on_exit;    /* a process exited (may be NULL) */
+	uint32_t exec_pids[CONSUMER_EXECS_MAX]; /* traced processes that exec'd since
+					 * the last tick (the gc probes' planning) */
+	size_t nexec_pids;
 	void *on_exit_ctx;
 	uint64_t last_flush_ns;
 	uint64_t last_evict_ns;   /* eviction runs on its own clock (evict.c) */

@@ -32,12 +32,12 @@ static bool is_executable_file(const char *path)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
 }
 
-int command_check_runnable(const char *argv0)
+int command_resolve(const char *argv0, char *out, size_t len)
 {
 	const char *path_env = getenv("PATH");
-	char candidate[4096];
 
 	if (strchr(argv0, '/')) {
+		snprintf(out, len, "%s", argv0);
 		if (is_executable_file(argv0))
 			return 0;
 		return access(argv0, F_OK) ? -ENOENT : -EACCES;
@@ -48,15 +48,21 @@ int command_check_runnable(const char *argv0)
 		const char *end = strchrnul(p, ':');
 		int dir_len = (int)(end - p);
 
-		snprintf(candidate, sizeof(candidate), "%.*s%s%s", dir_len, p,
-			 dir_len ? "/" : "", argv0);
-		if (is_executable_file(candidate))
+		snprintf(out, len, "%.*s%s%s", dir_len, p, dir_len ? "/" : "", argv0);
+		if (is_executable_file(out))
 			return 0;
 		if (!*end)
 			break;
 		p = end;
 	}
 	return -ENOENT;
+}
+
+int command_check_runnable(const char *argv0)
+{
+	char candidate[4096];
+
+	return command_resolve(argv0, candidate, sizeof(candidate));
 }
 
 static void child_wait_and_exec(int gate_read, int error_write, char **argv,

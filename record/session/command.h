@@ -18,6 +18,10 @@ struct command_child {
 	int   wait_status;    /* from waitpid once exited */
 };
 
+/* The file execvp(argv0) would run (PATH search), into out. 0, or
+ * -ENOENT / -EACCES. */
+int command_resolve(const char *argv0, char *out, size_t len);
+
 /* Checks that argv0 can be executed (PATH search like execvp). 0, or
  * -ENOENT / -EACCES ... */
 int command_check_runnable(const char *argv0);

@@ -17,6 +17,11 @@
  *                          only with --jvm-perfmap: hand the attach trigger
  *                          file to a JVM's user and talk to its attach
  *                          socket as that user (consume/jvm_perfmap.c)
+ *   CAP_SYS_ADMIN, CAP_PERFMON, CAP_BPF
+ *                          only with -e gc: a traced process that execs a
+ *                          runtime gets its GC probes then;
+ *                          creating a uprobe perf event needs them (6.18
+ *                          refuses it to CAP_PERFMON without CAP_SYS_ADMIN)
  * Everything else goes, from the bounding set too; no_new_privs is set.
  * The recorder keeps its uid (0): the open file descriptors (output file,
  * perf events, BPF links and maps) carry the rest of the recording.
@@ -43,6 +48,9 @@
 #ifndef CAP_BPF
 #define CAP_BPF 39
 #endif
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
 #define CAP_WORDS 2
 
 struct kept_cap {
@@ -57,10 +65,13 @@ static const struct kept_cap kept_caps[] = {
 	{ CAP_CHECKPOINT_RESTORE, "cap_checkpoint_restore", 0 },
 	{ CAP_KILL, "cap_kill", 0 },
 	{ CAP_BPF, "cap_bpf", 0 },
+	{ CAP_PERFMON, "cap_perfmon", PRIV_KEEP_PROBE_ATTACH },
+	{ CAP_SYS_ADMIN, "cap_sys_admin", PRIV_KEEP_PROBE_ATTACH },
 	{ CAP_SETUID, "cap_setuid", PRIV_KEEP_JVM_ATTACH },
 	{ CAP_SETGID, "cap_setgid", PRIV_KEEP_JVM_ATTACH },
 	{ CAP_CHOWN, "cap_chown", PRIV_KEEP_JVM_ATTACH },
 };
+
 
 /* ---- the command's identity ---------------------------------------------- */
 
@@ -122,10 +133,10 @@ static bool kernel_before(int major, int minor)
 	return kmajor < major || (kmajor == major && kminor < minor);
 }
 
-static bool wanted(int cap)
+static bool wanted(int cap, unsigned extra)
 {
 	if (cap == CAP_BPF)
-		return kernel_before(6, 5);
+		return (extra & PRIV_KEEP_PROBE_ATTACH) || kernel_before(6, 5);
 	return true;
 }
 
@@ -142,7 +153,8 @@ static bool is_kept(int cap, unsigned extra)
 {
 	for (size_t i = 0; i < sizeof(kept_caps) / sizeof(kept_caps[0]); i++) {
 		if (kept_caps[i].cap == cap)
-			return wanted(cap) && (!kept_caps[i].only_for || (kept_caps[i].only_for & extra));
+			return wanted(cap, extra) &&
+			       (!kept_caps[i].only_for || (kept_caps[i].only_for & extra));
 	}
 	return false;
 }

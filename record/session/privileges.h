@@ -26,7 +26,8 @@ int privileges_invoking_user(struct run_identity *identity);
 int privileges_become(const struct run_identity *identity);
 
 /* Capabilities kept only when asked for (privileges.c says why). */
-#define PRIV_KEEP_JVM_ATTACH 0x1
+#define PRIV_KEEP_JVM_ATTACH   0x1  /* --jvm-perfmap */
+#define PRIV_KEEP_PROBE_ATTACH 0x2  /* -e gc: uprobes attached at a later exec */
 
 /* Keeps only the capabilities listed in privileges.c (in all three sets,
  * and in the bounding set; those with a PRIV_KEEP_* flag only when extra

@@ -12,6 +12,25 @@ bool probe_spec_is_probe(const char *item)
 	return strncmp(item, "uprobe:", 7) == 0 || strncmp(item, "usdt:", 5) == 0;
 }
 
+bool probe_spec_is_gc(const char *item, size_t len)
+{
+	return len == 2 && strncmp(item, "gc", 2) == 0;
+}
+
+bool probe_specs_want_gc(const char *list)
+{
+	for (const char *p = list; p && *p;) {
+		size_t len = probe_spec_item_len(p);
+
+		if (probe_spec_is_gc(p, len))
+			return true;
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	return false;
+}
+
 size_t probe_spec_item_len(const char *p)
 {
 	size_t i = 0;
@@ -190,10 +209,13 @@ void probe_spec_args_text(const struct probe_spec *s, char *buf, size_t len)
 	size_t used = 0;
 
 	buf[0] = '\0';
-	if (s->kind != PERFCAP_PROBE_UPROBE)
+	if (s->kind != PERFCAP_PROBE_UPROBE && s->kind != PERFCAP_PROBE_ENTRY)
 		return;
 	for (int i = 0; i < s->nargs && used < len; i++) {
-		if (s->arg[i] == PERFCAP_PROBE_ARG_RET)
+		if (s->kind == PERFCAP_PROBE_ENTRY) /* Go's register ABI */
+			used += (size_t)snprintf(buf + used, len - used, "%sgoarg%u", i ? "," : "",
+						 s->arg[i]);
+		else if (s->arg[i] == PERFCAP_PROBE_ARG_RET)
 			used += (size_t)snprintf(buf + used, len - used, "%sret", i ? "," : "");
 		else
 			used += (size_t)snprintf(buf + used, len - used, "%sarg%u", i ? "," : "",

@@ -26,10 +26,18 @@ struct probe_spec {
 	char path[PROBE_SPEC_TEXT_MAX];
 	char symbol[256];         /* uprobe */
 	char provider[128], name[128]; /* usdt */
+	char origin[32];          /* "": named in -e; "gc:RUNTIME": placed by -e gc (gc_runtimes.h) */
 };
 
 /* Is the -e item starting at item a probe (uprobe:... or usdt:...)? */
 bool probe_spec_is_probe(const char *item);
+
+/* Is the -e item starting at item (len bytes) "gc": the GC probes of the
+ * targets' runtimes, placed by the probe source (gc_runtimes.h)? */
+bool probe_spec_is_gc(const char *item, size_t len);
+
+/* Whether the -e list (NULL: the default set) holds the item "gc". */
+bool probe_specs_want_gc(const char *list);
 
 /* Length of the -e item starting at p: up to the next comma outside
  * parentheses, or the end. */
@@ -43,7 +51,8 @@ int probe_spec_parse(const char *item, size_t len, struct probe_spec *out);
  * PERFCAP_PROBES_MAX probes, a malformed item), -ENOMEM. */
 int probe_specs_parse(const char *list, struct probe_spec **out, size_t *n);
 
-/* "arg1,ret" for a uprobe's arguments, "" when none. */
+/* "arg1,ret" for a uprobe's arguments, "goarg2" for an entry probe's (Go's
+ * register ABI: gc_runtimes.c), "" when none. */
 void probe_spec_args_text(const struct probe_spec *s, char *buf, size_t len);
 
 #endif /* RECORD_PROBE_SPEC_H */

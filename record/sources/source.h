@@ -70,7 +70,9 @@ struct source {
 
 	/* Called by the consumer loop after each poll (final: once more after
 	 * detach and the last ring drain): sources that keep state in kernel
-	 * maps (agg) turn it into capture records here. May be NULL. */
+	 * maps (agg) turn it into capture records here; c->exec_pids are the
+	 * traced processes that exec'd since the last tick (probe: -e gc).
+	 * May be NULL. */
 	void (*tick)(struct consumer *c, uint64_t now_ns, bool final);
 };
 

@@ -26,6 +26,19 @@
  * reference counter and hands the argument specs to usdt.bpf.h; the probe
  * index travels as its USDT cookie.
  *
+ * Go code gets entry probes only (PERFCAP_PROBE_ENTRY, a hit per call):
+ * a uretprobe replaces the return address on the stack, and Go copies a
+ * goroutine's stack when it grows, so the return would jump to the
+ * trampoline of a stack that moved; `uprobe:` on a Go binary (recognized
+ * by its .go.buildinfo / Go build-id note) becomes an entry probe, one
+ * asking for arguments or `ret` is refused (Go's register ABI is not the
+ * C one). A stripped Go binary's functions come from its pclntab.
+ *
+ * `-e gc` adds the GC probes of the targets' runtimes (gc_runtimes.h)
+ * after the user's, placed the same way, written without user stacks,
+ * each with its origin in META (probe.N.origin = gc:RUNTIME); the targets
+ * that got none are named with the reason (probe.gc.notes, and stderr).
+ *
  * A probe that cannot be attached is named on stderr with the reason and
  * in META (probe.N.failed); --strict makes it fatal; the source fails when
  * no probe attached.
@@ -46,6 +59,7 @@
 #include "common/elf_module.h"
 #include "consume/consumer.h"      /* perfcap_bpf.h, which the skeleton needs */
 #include "uprobe.skel.h"
+#include "gc_runtimes.h"
 #include "probe_spec.h"
 #include "session/shared_maps.h"
 #include "source.h"
@@ -69,6 +83,11 @@ struct probe_state {
 };
 
 static struct uprobe_bpf *skel;
+static struct probe_spec specs[PERFCAP_PROBES_MAX]; /* the user's, then -e gc's */
+static struct gc_plan gc_plan, gc_late;  /* at load; for a process that exec'd */
+static bool gc_on;                        /* -e gc */
+static size_t nprobes_in_meta;            /* the rest are described in STATS */
+static unsigned gc_late_runtimes;
 static struct probe_state probes[PERFCAP_PROBES_MAX];
 static size_t nprobes;
 static struct bpf_link **links;
@@ -77,38 +96,124 @@ static uint64_t probe_records;
 
 /* ---- loading ------------------------------------------------------------ */
 
-static bool any_of_kind(const struct record_options *o, uint8_t kind)
+static bool any_of_kind(uint8_t kind)
 {
-	for (size_t i = 0; i < o->nprobes; i++)
-		if (o->probes[i].kind == kind)
+	for (size_t i = 0; i < nprobes; i++)
+		if (specs[i].kind == kind && !probes[i].failed[0])
 			return true;
 	return false;
+}
+
+static int resolve_path(const struct probe_spec *s, int pid, char *out, size_t len,
+			char *why, size_t whylen);
+
+/* The pid whose root absolute probe paths are resolved in before attach:
+ * the first -p process (a command shares ours). */
+static int load_root_pid(const struct record_options *o)
+{
+	return o->mode == TARGET_PIDS && o->npids > 0 ? (int)o->pids[0] : -1;
+}
+
+/* A uprobe on a Go binary becomes an entry probe; one asking for values
+ * is refused (probe_state.failed). */
+static void check_go(struct probe_state *p, struct probe_spec *s, int root_pid)
+{
+	char path[PATH_MAX], why[PROBE_WHY_MAX];
+
+	if (s->kind != PERFCAP_PROBE_UPROBE ||
+	    resolve_path(s, root_pid, path, sizeof(path), why, sizeof(why)) ||
+	    uprobe_file_is_go(path) != 1)
+		return;
+	if (s->nargs) {
+		snprintf(p->failed, sizeof(p->failed), "%.120s is a Go binary: entry probes only, "
+			 "no (ret) or (argN) (a return probe would crash it; Go's register ABI "
+			 "is not C's)", s->path);
+		return;
+	}
+	s->kind = PERFCAP_PROBE_ENTRY;
+	warning_line("probe '%s': %s is a Go binary: entry only (calls counted, no latency: a "
+		     "return probe would crash it)", s->text, s->path);
+}
+
+static bool same_probe(const struct probe_spec *a, const struct probe_spec *b)
+{
+	return strcmp(a->path, b->path) == 0 && strcmp(a->name, b->name) == 0 &&
+	       strcmp(a->provider, b->provider) == 0 && strcmp(a->symbol, b->symbol) == 0;
+}
+
+/* Whether the user already named probe s (same file and probe). */
+static bool user_named(const struct probe_spec *s, size_t nuser)
+{
+	for (size_t i = 0; i < nuser; i++)
+		if (same_probe(&specs[i], s))
+			return true;
+	return false;
+}
+
+/* specs[]: the user's probes, then the GC probes -e gc found (but the
+ * ones the user named: their hits would pair twice). */
+static int collect_specs(const struct record_options *o, char *why, size_t len)
+{
+	nprobes = 0;
+	for (size_t i = 0; i < o->nprobes && i < PERFCAP_PROBES_MAX; i++)
+		specs[nprobes++] = o->probes[i];
+	if (!o->gc_probes)
+		return 0;
+	if (gc_plan_targets(o, PERFCAP_PROBES_MAX - nprobes, &gc_plan)) {
+		snprintf(why, len, "gc: out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0, nuser = nprobes; i < gc_plan.nspecs; i++)
+		if (!user_named(&gc_plan.specs[i], nuser))
+			specs[nprobes++] = gc_plan.specs[i];
+	if (nprobes == 0 && o->mode != TARGET_COMMAND) {   /* the recorder names it */
+		snprintf(why, len, "gc: %s (known: %s)", gc_plan.notes, gc_runtimes_known());
+		return -ENOENT;
+	}
+	if (gc_plan.notes[0])
+		warning_line("gc: %s", gc_plan.notes);
+	return 0;   /* a command may exec a runtime later (a wrapper script) */
+}
+
+static void configure(struct perfcap_probe_conf *c, const struct probe_spec *s)
+{
+	c->kind = s->kind;
+	c->nargs = s->nargs;
+	memcpy(c->arg, s->arg, sizeof(c->arg));
+	c->no_stack = s->origin[0] != '\0';
 }
 
 static int probe_load(const struct source_env *env, char *why, size_t len)
 {
 	const struct record_options *o = env->opts;
-	int err;
+	int err = collect_specs(o, why, len);
 
+	if (err)
+		return err;
+	for (size_t i = 0; i < nprobes; i++) {
+		memset(&probes[i], 0, sizeof(probes[i]));
+		probes[i].spec = &specs[i];
+		check_go(&probes[i], &specs[i], load_root_pid(o));
+	}
 	skel = uprobe_bpf__open();
 	if (!skel)
 		return source_open_failed(why, len);
-	bpf_program__set_autoload(skel->progs.probe_entry, any_of_kind(o, PERFCAP_PROBE_UPROBE));
-	bpf_program__set_autoload(skel->progs.probe_return, any_of_kind(o, PERFCAP_PROBE_UPROBE));
-	bpf_program__set_autoload(skel->progs.probe_usdt, any_of_kind(o, PERFCAP_PROBE_USDT));
+	/* -e gc may place any kind later, when a traced process execs (a
+	 * timed uprobe: a CPython without USDT) */
+	bpf_program__set_autoload(skel->progs.probe_entry,
+				  any_of_kind(PERFCAP_PROBE_UPROBE) || o->gc_probes);
+	bpf_program__set_autoload(skel->progs.probe_return,
+				  any_of_kind(PERFCAP_PROBE_UPROBE) || o->gc_probes);
+	bpf_program__set_autoload(skel->progs.probe_usdt,
+				  any_of_kind(PERFCAP_PROBE_USDT) || o->gc_probes);
+	bpf_program__set_autoload(skel->progs.probe_hit,
+				  any_of_kind(PERFCAP_PROBE_ENTRY) || o->gc_probes);
 	skel->rodata->pc_config = *env->config;
 	skel->rodata->probe_min_ns = o->probe_min_ns;
 	skel->rodata->probe_stacks = !o->probe_no_stack;
-	nprobes = o->nprobes;
-	for (size_t i = 0; i < nprobes; i++) {
-		struct perfcap_probe_conf *c = (struct perfcap_probe_conf *)&skel->rodata->probe_conf[i];
-
-		memset(&probes[i], 0, sizeof(probes[i]));
-		probes[i].spec = &o->probes[i];
-		c->kind = o->probes[i].kind;
-		c->nargs = o->probes[i].nargs;
-		memcpy(c->arg, o->probes[i].arg, sizeof(c->arg));
-	}
+	for (size_t i = 0; i < nprobes; i++)
+		configure((struct perfcap_probe_conf *)&skel->bss->probe_conf[i], &specs[i]);
+	gc_on = o->gc_probes;
 	err = source_reuse_shared_maps(env, skel->obj, why, len);
 	if (!err)
 		err = source_loaded(uprobe_bpf__load(skel), "cannot load the BPF programs", why, len);
@@ -206,6 +311,37 @@ static int attach_uprobe(struct probe_state *p, int index, int pid, const char *
 	return 0;
 }
 
+/* An entry probe: the function's first instruction only, never its return. */
+static int attach_entry(struct probe_state *p, int index, int pid, const char *path,
+			const char *shown, char *why, size_t len)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, eo, .bpf_cookie = (uint64_t)index);
+	struct uprobe_target t;
+	struct bpf_link *entry;
+	uint64_t at;
+	int err = uprobe_target_in_file(path, p->spec->path, p->spec->symbol, &t, why, len);
+
+	if (err)
+		return err;
+	if (uprobe_go_branch_offset(path, t.offset, &at))
+		at = t.offset;
+	entry = bpf_program__attach_uprobe_opts(skel->progs.probe_hit, pid, path, at, &eo);
+	err = (int)libbpf_get_error(entry);
+	if (!err)
+		err = keep_link(entry);
+	if (err) {
+		source_explain(why, len, "cannot attach the entry probe", err);
+		return err;
+	}
+	if (!p->path[0]) {
+		snprintf(p->path, sizeof(p->path), "%s", shown);
+		p->offset = at;
+		p->build_id_len = t.build_id_len;
+		memcpy(p->build_id, t.build_id, sizeof(p->build_id));
+	}
+	return 0;
+}
+
 static int attach_usdt(struct probe_state *p, int index, int pid, const char *path,
 		       const char *shown, char *why, size_t len)
 {
@@ -250,9 +386,12 @@ static int attach_one(struct probe_state *p, int index, int pid, int root_pid, c
 	if (err)
 		return err;
 	shown = in_root(path, root_pid);
-	err = p->spec->kind == PERFCAP_PROBE_USDT
-		      ? attach_usdt(p, index, pid, path, shown, why, len)
-		      : attach_uprobe(p, index, pid, path, shown, why, len);
+	if (p->spec->kind == PERFCAP_PROBE_USDT)
+		err = attach_usdt(p, index, pid, path, shown, why, len);
+	else if (p->spec->kind == PERFCAP_PROBE_ENTRY)
+		err = attach_entry(p, index, pid, path, shown, why, len);
+	else
+		err = attach_uprobe(p, index, pid, path, shown, why, len);
 	if (err)
 		return err;
 	used = strlen(p->attached);
@@ -294,6 +433,8 @@ static void attach_probe(int index, const int *pids, size_t npids)
 	struct probe_state *p = &probes[index];
 	char why[PROBE_WHY_MAX];
 
+	if (p->failed[0])
+		return; /* refused at load */
 	if (npids > 0 && pids[0] > 0 && is_executable(p->spec, pids[0])) {
 		p->placement = "executable: every process running it, traced ones kept in the kernel";
 		if (attach_one(p, index, -1, pids[0], why, sizeof(why)))
@@ -350,6 +491,8 @@ static int probe_attach(const struct source_env *env, char *why, size_t len)
 
 static void probe_detach(void)
 {
+	if (skel && skel->bss)
+		skel->bss->probes_off = true;   /* all at once: their removal is slow */
 	while (nlinks > 0)
 		bpf_link__destroy(links[--nlinks]);
 	free(links);
@@ -361,6 +504,111 @@ static void probe_destroy(void)
 	probe_detach();
 	uprobe_bpf__destroy(skel);
 	skel = NULL;
+}
+
+/* ---- -e gc: processes that exec a runtime while recorded ------------------- */
+
+/* Traced process pid exec'd: the GC probes of its runtime, when its file
+ * is not probed yet, attached while it runs (its first milliseconds are
+ * not probed: the exec was seen after the fact). */
+/* Whether probe s, user's or -e gc's, already covers process pid (placed
+ * for every process, or bound to pid: a command's libjvm.so, placed
+ * before its exec). */
+static bool covered(const struct probe_spec *s, int pid)
+{
+	char me[16];
+
+	snprintf(me, sizeof(me), "%d", pid);
+	for (size_t i = 0; i < nprobes; i++) {
+		const char *a = probes[i].attached;
+		size_t n = strlen(me);
+
+		if (!same_probe(&specs[i], s))
+			continue;
+		if (strcmp(a, "all") == 0)
+			return true;
+		for (const char *p = strstr(a, me); p; p = strstr(p + 1, me))
+			if ((p == a || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
+				return true;
+	}
+	return false;
+}
+
+/* Places the GC probes of process pid's runtime; quiet: say nothing
+ * unless some were placed. Returns the runtimes probed, or -1 when the
+ * process runs a runtime whose file lacks them (its libraries may come). */
+static int gc_place(int pid, bool quiet)
+{
+	size_t first = nprobes;
+
+	if (gc_plan_exec(pid, specs, nprobes, PERFCAP_PROBES_MAX - nprobes, &gc_late))
+		return 0;
+	if (gc_late.notes[0] && (!quiet || gc_late.nspecs))
+		warning_line("gc: process %d: %s", pid, gc_late.notes);
+	for (size_t i = 0; i < gc_late.nspecs && nprobes < PERFCAP_PROBES_MAX; i++) {
+		if (covered(&gc_late.specs[i], pid))
+			continue;
+		specs[nprobes] = gc_late.specs[i];
+		memset(&probes[nprobes], 0, sizeof(probes[nprobes]));
+		probes[nprobes].spec = &specs[nprobes];
+		nprobes++;
+	}
+	for (size_t i = first; i < nprobes; i++) {
+		attach_probe((int)i, &pid, 1);
+		if (probes[i].nattached == 0)
+			warning_line("not recording probe %zu '%s': %s", i, specs[i].text,
+				     probes[i].failed);
+	}
+	/* live together once all are attached (each attach takes a while, and
+	 * a begin whose end is not probed yet would never pair); the begins,
+	 * first in the runtime's list, last */
+	for (size_t i = nprobes; i-- > first;)
+		configure((struct perfcap_probe_conf *)&skel->bss->probe_conf[i], &specs[i]);
+	gc_late_runtimes += gc_late.runtimes;
+	return gc_late.runtimes ? (int)gc_late.runtimes : gc_late.unprobed ? -1 : 0;
+}
+
+/* Processes whose executable is a runtime's without its GC probes, looked
+ * at again for a while: the dynamic linker maps the library that has them
+ * (a pyenv python's libpython) just after the exec the recorder saw. */
+#define GC_RETRY_MAX   16
+#define GC_RETRY_TICKS 30   /* polls: about 300 ms */
+
+static struct { int pid, ticks; } gc_retry[GC_RETRY_MAX];
+
+static void gc_on_exec(int pid)
+{
+	if (gc_place(pid, false) >= 0)
+		return;
+	for (size_t i = 0; i < GC_RETRY_MAX; i++) {
+		if (gc_retry[i].ticks == 0) {
+			gc_retry[i].pid = pid;
+			gc_retry[i].ticks = GC_RETRY_TICKS;
+			return;
+		}
+	}
+}
+
+static void gc_retry_tick(void)
+{
+	for (size_t i = 0; i < GC_RETRY_MAX; i++) {
+		if (gc_retry[i].ticks == 0)
+			continue;
+		if (gc_place(gc_retry[i].pid, true) > 0 || nprobes >= PERFCAP_PROBES_MAX)
+			gc_retry[i].ticks = 0;
+		else
+			gc_retry[i].ticks--;
+	}
+}
+
+static void probe_tick(struct consumer *c, uint64_t now_ns, bool final)
+{
+	(void)now_ns;
+	if (!gc_on || final || !skel)
+		return;
+	gc_retry_tick();
+	for (size_t i = 0; i < c->nexec_pids && nprobes < PERFCAP_PROBES_MAX; i++)
+		gc_on_exec((int)c->exec_pids[i]);
 }
 
 /* ---- records ------------------------------------------------------------ */
@@ -415,6 +663,13 @@ static int kv_probe_u64(struct chunk_buffer *kv, size_t i, const char *field, ui
 	return chunk_buffer_add_kv_u64(kv, key, v);
 }
 
+/* META probe.N.kind */
+static const char *kind_name(uint8_t kind)
+{
+	return kind == PERFCAP_PROBE_USDT ? "usdt" : kind == PERFCAP_PROBE_ENTRY ? "entry"
+										  : "uprobe";
+}
+
 static int meta_one(struct chunk_buffer *kv, size_t i)
 {
 	const struct probe_state *p = &probes[i];
@@ -423,7 +678,9 @@ static int meta_one(struct chunk_buffer *kv, size_t i)
 	int err = 0;
 
 	err |= kv_probe(kv, i, "spec", s->text);
-	err |= kv_probe(kv, i, "kind", s->kind == PERFCAP_PROBE_USDT ? "usdt" : "uprobe");
+	err |= kv_probe(kv, i, "kind", kind_name(s->kind));
+	if (s->origin[0])
+		err |= kv_probe(kv, i, "origin", s->origin);
 	err |= kv_probe(kv, i, "file", s->path);
 	if (s->kind == PERFCAP_PROBE_USDT) {
 		snprintf(text, sizeof(text), "%s:%s", s->provider, s->name);
@@ -459,8 +716,15 @@ static int probe_meta(struct chunk_buffer *kv, const struct source_env *env)
 	err |= chunk_buffer_add_kv(kv, "probe.stacks", env->opts->probe_no_stack ? "no" : "yes");
 	err |= chunk_buffer_add_kv_u64(kv, "probe.calls_max", PERFCAP_PROBE_CALLS_MAX);
 	err |= chunk_buffer_add_kv_u64(kv, "probe.depth_max", PERFCAP_PROBE_DEPTH);
+	if (env->opts->gc_probes) {
+		err |= chunk_buffer_add_kv(kv, "probe.gc", "yes");
+		err |= chunk_buffer_add_kv_u64(kv, "probe.gc.runtimes", gc_plan.runtimes);
+		if (gc_plan.notes[0])
+			err |= chunk_buffer_add_kv(kv, "probe.gc.notes", gc_plan.notes);
+	}
 	for (size_t i = 0; i < nprobes; i++)
 		err |= meta_one(kv, i);
+	nprobes_in_meta = nprobes;
 	return err ? -ENOMEM : 0;
 }
 
@@ -526,6 +790,11 @@ static int probe_stats(struct chunk_buffer *kv, const struct consumer *c)
 		}
 	}
 	err |= chunk_buffer_add_kv_u64(kv, "probe.records", probe_records);
+	/* probes -e gc placed after the META: described here */
+	for (size_t i = nprobes_in_meta; i < nprobes; i++)
+		err |= meta_one(kv, i);
+	if (gc_on)
+		err |= chunk_buffer_add_kv_u64(kv, "probe.gc.late_runtimes", gc_late_runtimes);
 	return err ? -ENOMEM : 0;
 }
 
@@ -533,7 +802,8 @@ static const uint16_t probe_event_types[] = { PERFCAP_EV_PROBE, 0 };
 
 const struct source probe_source = {
 	.summary = "user probes given as -e uprobe:PATH:SYMBOL[(arg1,ret)] (calls with their "
-		   "latency) or usdt:PATH:PROVIDER:NAME (hits), exact counts in the kernel",
+		   "latency; entries only in Go code) or usdt:PATH:PROVIDER:NAME (hits), exact "
+		   "counts in the kernel",
 	.id = PERFCAP_SRC_PROBE,
 	.event_types = probe_event_types,
 	.load = probe_load,
@@ -543,4 +813,5 @@ const struct source probe_source = {
 	.handle = probe_handle,
 	.meta = probe_meta,
 	.stats = probe_stats,
+	.tick = probe_tick,
 };

@@ -64,6 +64,8 @@ static void handle_exec(struct consumer *c, const struct perfcap_proc_event *e)
 	copy_comm(comm, e->comm);
 	memcpy(rec.comm, e->comm, sizeof(rec.comm));
 	processes_on_exec(&c->processes, e->pid, e->tid, comm, e->h.ts, c->read_proc_at_exec);
+	if (c->nexec_pids < CONSUMER_EXECS_MAX)
+		c->exec_pids[c->nexec_pids++] = e->pid;
 	if (consumer_add_event(c, PERFCAP_SRC_PROC, &rec, sizeof(rec), e->h.ts) == 0)
 		execs++;
 }

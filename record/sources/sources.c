@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gc_runtimes.h"
 #include "probe_spec.h"
 #include "session/bpf_log.h"
 #include "session/shared_maps.h"
@@ -84,12 +85,14 @@ static void valid_names(char *buf, size_t len)
 			used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
 						 event_source_name(registry[i]->id));
 	}
+	if (used < len)
+		snprintf(buf + used, len - used, ", gc");
 }
 
 static int select_one(const char *name, size_t name_len, bool selected[PERFCAP_SRC_MAX],
 		      const char *list)
 {
-	char word[64], valid[256];
+	char word[64], valid[320];
 	const struct source *src;
 
 	if (name_len == 0 || name_len >= sizeof(word)) {
@@ -122,7 +125,7 @@ int sources_select(const char *list, bool selected[PERFCAP_SRC_MAX])
 	for (p = list;; p++) {
 		size_t n = probe_spec_item_len(p);
 
-		if (probe_spec_is_probe(p)) /* parsed by probe_specs_parse() */
+		if (probe_spec_is_probe(p) || probe_spec_is_gc(p, n)) /* probe_specs_parse() */
 			selected[PERFCAP_SRC_PROBE] = true;
 		else if (select_one(p, n, selected, list))
 			return -EINVAL;
@@ -156,6 +159,8 @@ static const struct {
 		 "sys_enter/sys_exit tracepoints themselves)" },
 	{ "probe", "two breakpoints per call of a uprobed function, one per USDT hit: "
 		   "see bench/probes_cost.sh" },
+	{ "gc", "one breakpoint per probe hit, 2 to 3 per collection (Go: 4 to 6), "
+		"measured below; nothing for a process with no known runtime" },
 	{ "waits", "nothing per system call; two lookups per context switch and wakeup "
 		   "of a traced task (redis: +1.9% server CPU per request with the whole "
 		   "default set)" },
@@ -178,6 +183,9 @@ void sources_print(void)
 		printf("%-8s %-8s %s; cost: %s\n", event_source_name(s->id), when, s->summary,
 		       cost_of(event_source_name(s->id)));
 	}
+	printf("%-8s %-8s the garbage collector's pauses of each traced process's runtime, "
+	       "probes placed by the probe source: %s; cost: %s\n", "gc", "-", gc_runtimes_known(),
+	       cost_of("gc"));
 }
 
 /* ---- helpers for the sources ------------------------------------------- */

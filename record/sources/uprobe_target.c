@@ -5,7 +5,8 @@
  * function symbols are loaded with pc_elf_module_load_fd() and searched
  * by name; the symbol's ELF virtual address becomes a file offset through
  * the PT_LOAD segment that holds it (offset = vaddr - p_vaddr + p_offset),
- * which is what a uprobe is attached at. The kernel is then given a path
+ * which is what a uprobe is attached at (a stripped Go binary's functions
+ * come from its pclntab: common/gopclntab.h). The kernel is then given a path
  * that resolves to that very inode: /proc/PID/map_files/START-END when it
  * does, else the path from the maps if it names the same inode.
  */
@@ -186,6 +187,78 @@ int uprobe_target_find(uint32_t pid, const char *const *names, struct uprobe_tar
 	return err;
 }
 
+/* The function name among mod's symbols: .symtab and .dynsym, or a
+ * stripped Go binary's pclntab functions. 0 or -ENOENT. */
+static int module_function(const struct pc_elf_module *mod, const char *name, uint64_t *vaddr)
+{
+	const char *names[] = { name, NULL };
+	const struct pc_symbol *sym = find_symbol(mod, names);
+
+	if (!sym)
+		return -ENOENT;
+	*vaddr = sym->addr;
+	return 0;
+}
+
+/* Length of a Go amd64 stack-check comparison at code[0..len), 0 if
+ * there is none: CMPQ 0x10(R14), SP (49 3b 66 10; 0x18 for a
+ * large-stack check), or LEAQ -N(SP), R12 (4c 8d 64 24 N8 or 4c 8d a4 24
+ * N32) followed by CMPQ 0x10(R14), R12 (4d 3b 66 10/18). */
+static size_t go_stack_compare(const uint8_t *code, size_t len)
+{
+	static const uint8_t cmp_sp[] = { 0x49, 0x3b, 0x66 }, cmp_r12[] = { 0x4d, 0x3b, 0x66 };
+	size_t lea = 0;
+
+	if (len >= 4 && memcmp(code, cmp_sp, 3) == 0 && (code[3] == 0x10 || code[3] == 0x18))
+		return 4;
+	if (len >= 5 && code[0] == 0x4c && code[1] == 0x8d && code[2] == 0x64 && code[3] == 0x24)
+		lea = 5;
+	else if (len >= 8 && code[0] == 0x4c && code[1] == 0x8d && code[2] == 0xa4 &&
+		 code[3] == 0x24)
+		lea = 8;
+	if (lea && len >= lea + 4 && memcmp(code + lea, cmp_r12, 3) == 0 &&
+	    (code[lea + 3] == 0x10 || code[lea + 3] == 0x18))
+		return lea + 4;
+	return 0;
+}
+
+int uprobe_go_branch_offset(const char *path, uint64_t offset, uint64_t *branch)
+{
+	uint8_t code[32];
+	ssize_t n;
+	size_t cmp;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0)
+		return -errno;
+	n = pread(fd, code, sizeof(code), (off_t)offset);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	cmp = go_stack_compare(code, (size_t)n);
+	/* then JBE to morestack: 76 rel8, or 0f 86 rel32 */
+	if (cmp && ((size_t)n > cmp + 1 && code[cmp] == 0x76)) {
+		*branch = offset + cmp;
+		return 0;
+	}
+	if (cmp && (size_t)n > cmp + 5 && code[cmp] == 0x0f && code[cmp + 1] == 0x86) {
+		*branch = offset + cmp;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int uprobe_file_is_go(const char *path)
+{
+	int rc, fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0)
+		return -errno;
+	rc = pc_elf_is_go_fd(fd);
+	close(fd);
+	return rc;
+}
+
 /* Opens path and loads its ELF facts into mod; t gets its build-id.
  * Returns the fd, or a negative errno with why filled. */
 static int open_module(const char *path, const char *shown, struct pc_elf_module *mod,
@@ -223,7 +296,8 @@ int uprobe_target_in_file(const char *path, const char *shown, const char *name,
 		return fd;
 	if (!name[0]) {
 		rc = -ENOENT; /* the build-id only */
-	} else if (pc_elf_function_addr_fd(fd, name, &vaddr)) {
+	} else if (pc_elf_function_addr_fd(fd, name, &vaddr) &&
+		   module_function(&mod, name, &vaddr)) {
 		snprintf(why, len, "%s defines no function %s%s", shown, name,
 			 mod.nsyms ? "" : " (it has no symbols: stripped?)");
 		rc = -ENOENT;

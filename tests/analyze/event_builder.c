@@ -249,6 +249,38 @@ void ev_usdt_probe(struct event_capture *c, unsigned id, const char *file, const
 	pc_buf_add_kv_u64(&c->stats, key, hits);
 }
 
+void ev_entry_probe(struct event_capture *c, unsigned id, const char *file, const char *name,
+		    uint64_t hits, int late)
+{
+	struct pc_buf *desc = late ? &c->stats : &c->meta;
+	char key[64], spec[256];
+
+	snprintf(spec, sizeof(spec), "uprobe:%s:%s", file, name);
+	snprintf(key, sizeof(key), "probe.%u.spec", id);
+	pc_buf_add_kv(desc, key, spec);
+	snprintf(key, sizeof(key), "probe.%u.kind", id);
+	pc_buf_add_kv(desc, key, "entry");
+	snprintf(key, sizeof(key), "probe.%u.file", id);
+	pc_buf_add_kv(desc, key, file);
+	snprintf(key, sizeof(key), "probe.%u.name", id);
+	pc_buf_add_kv(desc, key, name);
+	snprintf(key, sizeof(key), "probe.%u.origin", id);
+	pc_buf_add_kv(desc, key, "gc:go");
+	snprintf(key, sizeof(key), "probe.%u.hits", id);
+	pc_buf_add_kv_u64(&c->stats, key, hits);
+}
+
+void ev_probe_call(struct event_capture *c, uint64_t ts, uint64_t duration, uint32_t pid,
+		   uint32_t tid, unsigned id)
+{
+	struct pc_rec_probe r = {
+		.h.flags = PC_PROBE_F_TIMED, .ts = ts, .duration = duration, .pid = pid,
+		.tid = tid, .probe = id, .ustack = PC_STACK_NONE,
+	};
+
+	add(c, &r, sizeof(r), PC_REC_PROBE, PC_PROBE_F_TIMED, ts);
+}
+
 void ev_probe_hit(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid,
 		  unsigned id, uint64_t arg0)
 {

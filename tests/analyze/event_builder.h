@@ -83,6 +83,14 @@ void ev_thread_metric(struct event_capture *c, uint64_t window_start, uint64_t w
  * PROVIDER:NAME. */
 void ev_usdt_probe(struct event_capture *c, unsigned id, const char *file, const char *name,
 		   uint64_t hits);
+/* An entry probe (kind entry: a Go function's entry, -e gc) on function
+ * name of file, described in META, or in STATS when late (placed after
+ * the META: a traced process exec'd the runtime), hits in STATS. */
+void ev_entry_probe(struct event_capture *c, unsigned id, const char *file, const char *name,
+		    uint64_t hits, int late);
+/* A PROBE record of a timed call of uprobe id (flag TIMED, no stack). */
+void ev_probe_call(struct event_capture *c, uint64_t ts, uint64_t duration, uint32_t pid,
+		   uint32_t tid, unsigned id);
 /* A PROBE record of a USDT hit of probe id (no stack), its first argument arg0. */
 void ev_probe_hit(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid,
 		  unsigned id, uint64_t arg0);

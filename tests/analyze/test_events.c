@@ -235,6 +235,96 @@ Test(events, gc_pauses_paired_per_thread)
 	scratch_remove(dir);
 }
 
+/* Go's entry probes (-e gc) paired per process into GC pauses. Process
+ * 500: sweep termination stopped by thread 501 and restarted by 502, its
+ * bounds the runtime's own times (startGCTransition's 9 ms, then
+ * finishGCTransition's 15 ms, which comes after the restart); mark
+ * termination (finish before the restart, which it swallows); a stop with
+ * no collection marker (ReadMemStats) is no pause. Process 600, a Go
+ * before 1.19: a marked stop, from the stop's entry to the restart's. The
+ * finish probe was placed late: described in STATS only. */
+Test(events, gc_pauses_go_per_process)
+{
+	static const char *const names[] = {
+		"runtime.stopTheWorldWithSema", "runtime.startTheWorldWithSema",
+		"runtime.finishsweep_m", "runtime.gcMarkTermination",
+		"runtime.(*gcCPULimiterState).startGCTransition",
+		"runtime.(*gcCPULimiterState).finishGCTransition",
+	};
+	static const unsigned hits[] = { 4, 4, 2, 1, 2, 2 };
+	char *dir = scratch_dir();
+	struct event_capture ev;
+	sqlite3 *db;
+
+	ev_init(&ev, T(0), T(100), "cpu,sched,probe");
+	for (unsigned i = 0; i < 6; i++)
+		ev_entry_probe(&ev, i, "/srv/app", names[i], hits[i], i == 5);
+	ev_probe_hit(&ev, T(10), 500, 501, 0, 0);      /* sweep termination */
+	ev_probe_hit(&ev, T(11), 500, 501, 2, 0);
+	ev_probe_hit(&ev, T(12), 500, 501, 4, T(9));
+	ev_probe_hit(&ev, T(14), 500, 502, 1, 0);
+	ev_probe_hit(&ev, T(16), 500, 502, 5, T(15));
+	ev_probe_hit(&ev, T(20), 500, 502, 0, 0);      /* mark termination */
+	ev_probe_hit(&ev, T(21), 500, 502, 3, 0);
+	ev_probe_hit(&ev, T(22), 500, 502, 4, T(19));
+	ev_probe_hit(&ev, T(23), 500, 502, 5, T(23));
+	ev_probe_hit(&ev, T(24), 500, 502, 1, 0);
+	ev_probe_hit(&ev, T(30), 500, 501, 0, 0);      /* no collection */
+	ev_probe_hit(&ev, T(31), 500, 501, 1, 0);
+	ev_probe_hit(&ev, T(40), 600, 601, 0, 0);      /* before Go 1.19 */
+	ev_probe_hit(&ev, T(41), 600, 601, 2, 0);
+	ev_probe_hit(&ev, T(42), 600, 602, 1, 0);
+	db = import_events(dir, "gcgo", &ev, NULL);
+	expect_text(db, "SELECT group_concat(tid || ':' || ((start_ts - 1000000000) / 1000000) ||"
+		    " '-' || ((end_ts - 1000000000) / 1000000) || ':' || (duration / 1000000) ||"
+		    " ':' || runtime || ':' || source, ' ') FROM (SELECT * FROM gc_pauses"
+		    " ORDER BY pid, start_ts)",
+		    "501:9-15:6:go:uprobe 502:19-23:4:go:uprobe 601:40-42:2:go:uprobe");
+	expect_int(db, "SELECT value FROM quality WHERE source = 'probe' AND key = 'gc.pauses'", 3);
+	expect_int(db, "SELECT value FROM quality WHERE source = 'probe'"
+		   " AND key = 'gc.other_stops'", 1);
+	expect_int(db, "SELECT sum(value) FROM quality WHERE source = 'probe' AND key IN"
+		   " ('gc.begin_unmatched', 'gc.end_unmatched', 'gc.unrecorded')", 0);
+	expect_text(db, "SELECT kind || ' ' || name FROM probes WHERE probe_id = 5",
+		    "entry runtime.(*gcCPULimiterState).finishGCTransition");
+	sqlite3_close(db);
+	ev_free(&ev);
+	scratch_remove(dir);
+}
+
+/* A CPython without USDT (-e gc's fallback): each timed call of
+ * gc_collect_main is a pause of its thread, from its entry for its
+ * duration; calls of another uprobed function are not. */
+Test(events, gc_pauses_python_timed_calls)
+{
+	char *dir = scratch_dir();
+	struct event_capture ev;
+	sqlite3 *db;
+
+	ev_init(&ev, T(0), T(100), "cpu,sched,probe");
+	pc_buf_add_kv(&ev.meta, "probe.0.spec", "uprobe:/lib/libpython3.11.so:gc_collect_main");
+	pc_buf_add_kv(&ev.meta, "probe.0.kind", "uprobe");
+	pc_buf_add_kv(&ev.meta, "probe.0.name", "gc_collect_main");
+	pc_buf_add_kv(&ev.meta, "probe.1.spec", "uprobe:/lib/libpython3.11.so:PyGC_Collect");
+	pc_buf_add_kv(&ev.meta, "probe.1.kind", "uprobe");
+	pc_buf_add_kv(&ev.meta, "probe.1.name", "PyGC_Collect");
+	pc_buf_add_kv_u64(&ev.stats, "probe.0.hits", 2);
+	pc_buf_add_kv_u64(&ev.stats, "probe.1.hits", 1);
+	ev_probe_call(&ev, T(10), 3 * MS, 700, 701, 0);
+	ev_probe_call(&ev, T(9), 5 * MS, 700, 701, 1);
+	ev_probe_call(&ev, T(30), 7 * MS, 700, 702, 0);
+	db = import_events(dir, "gcpy", &ev, NULL);
+	expect_text(db, "SELECT group_concat(tid || ':' || ((start_ts - 1000000000) / 1000000) ||"
+		    " '-' || ((end_ts - 1000000000) / 1000000) || ':' || runtime || ':' || source,"
+		    " ' ') FROM (SELECT * FROM gc_pauses ORDER BY start_ts)",
+		    "701:10-13:python:uprobe 702:30-37:python:uprobe");
+	expect_int(db, "SELECT sum(value) FROM quality WHERE source = 'probe' AND key IN"
+		   " ('gc.begin_unmatched', 'gc.end_unmatched', 'gc.unrecorded')", 0);
+	sqlite3_close(db);
+	ev_free(&ev);
+	scratch_remove(dir);
+}
+
 /* Without GC probes: an empty gc_pauses and no gc.* quality rows. */
 Test(events, no_gc_probes_no_gc_rows)
 {

@@ -13,6 +13,9 @@
 #     ones total at most the program's own System.gc() time (each pause is
 #     inside a call; the call also waits for the safepoint and for the VM
 #     thread to hand back) and at least half of it.
+# With GC_MODE=auto (e2e-gc-java-auto) -e gc finds the probes in the
+# JDK's libjvm.so from the java launcher's path (META probe.N.origin
+# gc:jvm) and every check above holds the same.
 # Skips loudly (exit 77) without that JDK or its probes.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -51,8 +54,10 @@ public class Gc {
 }
 EOF
 
-timeout 180 "$PERFCAP_RECORD" --strict -o "$TMP/gc.perfcap" \
-	-e "cpu,sched,usdt:$LIBJVM:hotspot:gc__begin,usdt:$LIBJVM:hotspot:gc__end" -- \
+EVENTS="cpu,sched,usdt:$LIBJVM:hotspot:gc__begin,usdt:$LIBJVM:hotspot:gc__end"
+[ "${GC_MODE:-usdt}" = auto ] && EVENTS=cpu,sched,gc
+echo "recording with -e $EVENTS"
+timeout 180 "$PERFCAP_RECORD" --strict -o "$TMP/gc.perfcap" -e "$EVENTS" -- \
 	"$JDK/bin/java" -XX:+UseSerialGC "$TMP/Gc.java" "$K" > "$TMP/java.out" 2> "$TMP/record.err" ||
 	{ cat "$TMP/java.out" "$TMP/record.err"; fail "perfcap-record failed"; }
 cat "$TMP/java.out" "$TMP/record.err"
@@ -60,6 +65,12 @@ val() { sed -n "s/.*\\b$1=\\([0-9]*\\).*/\\1/p" "$TMP/java.out"; }
 gc_ns=$(val gc_ns) t0=$(val t0) t1=$(val t1)
 [ "$(val collections)" = "$K" ] && [ -n "$gc_ns" ] || fail "no output from the Java program"
 
+if [ "${GC_MODE:-usdt}" = auto ]; then
+	origin=$("$CAPCHECK" meta "$TMP/gc.perfcap" probe.0.origin)
+	path=$("$CAPCHECK" meta "$TMP/gc.perfcap" probe.0.path)
+	echo "-e gc placed probe 0 in $path ($origin)"
+	[ "$origin" = gc:jvm ] || fail "probe.0.origin '$origin', want gc:jvm"
+fi
 "$PERFCAP_ANALYZE" import -f "$TMP/gc.perfcap" -o "$TMP/gc.db" > /dev/null || fail "import failed"
 q() { "$PERFCAP_ANALYZE" query "$TMP/gc.db" "$1" | tail -n +2; }
 full=$(q "SELECT count(*) FROM probe_hits h JOIN probes p USING (probe_id)

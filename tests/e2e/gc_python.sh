@@ -18,6 +18,9 @@
 #   - those K pauses total within 20% of the script's own GC time;
 #   - the report's first cause is gc_pauses (the script's time is mostly
 #     GC), its pause count the probes' and its total within 20%.
+# With GC_MODE=auto (e2e-gc-python-auto) the probes are not named: -e gc
+# finds them in the interpreter (META probe.N.origin gc:python) and every
+# check above holds the same.
 # Skips loudly (exit 77) when that python or its probes are missing.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -64,8 +67,10 @@ sys.stdout.flush()
 os._exit(0)   # no finalization: its collections would fire the probes uncounted
 PYEOF
 
-timeout 180 "$PERFCAP_RECORD" --strict -o "$TMP/gc.perfcap" \
-	-e "cpu,sched,block,waits,usdt:$PY:python:gc__start,usdt:$PY:python:gc__done" -- \
+EVENTS="cpu,sched,block,waits,usdt:$PY:python:gc__start,usdt:$PY:python:gc__done"
+[ "${GC_MODE:-usdt}" = auto ] && EVENTS=cpu,sched,block,waits,gc
+echo "recording with -e $EVENTS"
+timeout 180 "$PERFCAP_RECORD" --strict -o "$TMP/gc.perfcap" -e "$EVENTS" -- \
 	"$PY" "$TMP/gc_heavy.py" "$K" "$LIVE" > "$TMP/py.out" 2> "$TMP/record.err" ||
 	{ cat "$TMP/record.err"; fail "perfcap-record failed"; }
 cat "$TMP/py.out" "$TMP/record.err"
@@ -77,6 +82,14 @@ wall=$(val wall_ns)
 echo "script: $K collections timed at $gc_ns ns of its $wall ns; $startup at start-up"
 [ $((2 * gc_ns)) -ge "$wall" ] || fail "GC was not most of the script's time ($gc_ns of $wall ns)"
 
+if [ "${GC_MODE:-usdt}" = auto ]; then
+	for i in 0 1; do
+		origin=$("$CAPCHECK" meta "$TMP/gc.perfcap" probe.$i.origin)
+		name=$("$CAPCHECK" meta "$TMP/gc.perfcap" probe.$i.name)
+		echo "-e gc placed probe $i: $name ($origin)"
+		[ "$origin" = gc:python ] || fail "probe.$i.origin '$origin', want gc:python"
+	done
+fi
 starts=$("$CAPCHECK" stat "$TMP/gc.perfcap" probe.0.hits) || fail "no probe.0.hits"
 dones=$("$CAPCHECK" stat "$TMP/gc.perfcap" probe.1.hits) || fail "no probe.1.hits"
 echo "kernel: gc__start $starts hits, gc__done $dones hits (want start-up $startup + $K)"
