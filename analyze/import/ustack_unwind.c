@@ -19,6 +19,8 @@
 
 struct ustack_module {
 	struct pc_unwind_table table;
+	struct pc_unwind_table go;   /* a cgo binary's second table: its Go code
+				      * (UNWIND flag SYNTHESIZED); kind 0 len 0 if none */
 	struct unwind_cfi *cfi;
 	const char *why;          /* why cfi is NULL after a try */
 	int tried;
@@ -94,6 +96,11 @@ static void add_table(struct ustack_state *S, const struct pc_rec *rec)
 	}
 	module_key(t.build_id, t.build_id_len, t.path, &a, &b);
 	slot = hmap_upsert(&S->mod_by_key, a, b, S->nmods, &created);
+	if (slot && !created && (t.flags & PC_UNWIND_F_SYNTHESIZED) && *slot < S->nmods &&
+	    !S->mods[*slot].go.table_len && !(S->mods[*slot].table.flags & PC_UNWIND_F_SYNTHESIZED)) {
+		S->mods[*slot].go = t;       /* beside the module's own .eh_frame */
+		return;
+	}
 	if (!slot || !created ||
 	    (S->nmods == S->mods_cap && !grow((void **)&S->mods, &S->mods_cap, sizeof(*S->mods)))) {
 		pc_unwind_table_free(&t);
@@ -115,6 +122,8 @@ static struct ustack_module *module_of(struct ustack_state *S, const struct mapp
 	if (!mod->tried) {
 		mod->tried = 1;
 		mod->cfi = unwind_cfi_new(&mod->table, &mod->why);
+		if (mod->cfi && mod->go.table_len)
+			unwind_cfi_chain(mod->cfi, unwind_cfi_new(&mod->go, &mod->why));
 		if (!mod->cfi) {
 			S->tables_bad++;
 			fprintf(stderr, "perfcap-analyze: note: the unwind table of %s is not used:"
@@ -437,6 +446,7 @@ void ustack_free(struct loader *L)
 	for (uint32_t i = 0; i < S->nmods; i++) {
 		unwind_cfi_free(S->mods[i].cfi);
 		pc_unwind_table_free(&S->mods[i].table);
+		pc_unwind_table_free(&S->mods[i].go);
 	}
 	free(S->mods);
 	free(S->stacks);

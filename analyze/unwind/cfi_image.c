@@ -118,10 +118,20 @@ struct unwind_cfi *unwind_cfi_new(const struct pc_unwind_table *t, const char **
 	return c;
 }
 
+void unwind_cfi_chain(struct unwind_cfi *c, struct unwind_cfi *next)
+{
+	if (!c || !next)
+		return;
+	while (c->next)
+		c = c->next;
+	c->next = next;
+}
+
 void unwind_cfi_free(struct unwind_cfi *c)
 {
 	if (!c)
 		return;
+	unwind_cfi_free(c->next);
 	if (c->dwarf)
 		dwarf_end(c->dwarf);           /* and the CFI it owns */
 	else if (c->cfi)

@@ -156,12 +156,14 @@ static enum unwind_stop unwind_frame(struct regfile *r, int caller_frame,
 	Dwarf_Frame *f = NULL;
 	enum unwind_stop stop;
 
-	if (find(ctx, lookup, &cfi, &vaddr) < 0 || !cfi)
+	if (find(ctx, lookup, &cfi, &vaddr) < 0 || !cfi) {
 		stop = UNWIND_NO_MODULE;
-	else if (dwarf_cfi_addrframe(cfi->cfi, vaddr, &f) != 0 || !f)
+	} else {
 		stop = UNWIND_NO_CFI;
-	else
-		stop = UNWIND_STOP_COUNT;
+		for (; cfi && stop == UNWIND_NO_CFI; cfi = cfi->next)
+			if (dwarf_cfi_addrframe(cfi->cfi, vaddr, &f) == 0 && f)
+				stop = UNWIND_STOP_COUNT;
+	}
 	if (stop != UNWIND_STOP_COUNT) {
 		free(f);
 		stop = fp_step(r, mem, stop);

@@ -46,6 +46,11 @@ struct unwind_cfi;
 struct unwind_cfi *unwind_cfi_new(const struct pc_unwind_table *t, const char **why);
 void unwind_cfi_free(struct unwind_cfi *c);
 
+/* Makes next the table asked when c has no row for a pc (a cgo binary:
+ * its .eh_frame covers the C code, a table made from its pclntab the Go
+ * code). c owns next from then on; NULL is ignored. */
+void unwind_cfi_chain(struct unwind_cfi *c, struct unwind_cfi *next);
+
 /* 1 if lookups go through the module's .eh_frame_hdr (it points only at
  * checked entries), 0 if libdw scans .eh_frame in order. */
 int unwind_cfi_uses_header(const struct unwind_cfi *c);

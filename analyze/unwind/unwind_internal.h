@@ -51,6 +51,7 @@ struct unwind_cfi {
 	void *elf;                /* Elf * */
 	Dwarf_CFI *cfi;
 	Dwarf *dwarf;             /* a .debug_frame's: owns cfi */
+	struct unwind_cfi *next;  /* asked where this one has no row (owned) */
 	int uses_header;          /* .eh_frame_hdr in the image */
 };
 

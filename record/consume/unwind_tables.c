@@ -141,6 +141,39 @@ static int load_go_table(struct pc_unwind_table *t, const struct module *mod, ch
 	return err == -EINVAL ? -ENOENT : err;
 }
 
+static int write_table(struct chunk_buffer *cb, struct pc_unwind_table *t,
+			const struct module *mod)
+{
+	int err;
+
+	if (!t->build_id_len && mod->build_id_len) {
+		t->build_id_len = mod->build_id_len;
+		memcpy(t->build_id, mod->build_id, mod->build_id_len);
+	}
+	err = pc_buf_add_unwind(&cb->buf, t);
+	if (!err) {
+		chunk_buffer_count(cb, 0);
+		stats.bytes += t->table_len + t->hdr_len;
+	}
+	return err;
+}
+
+/* A Go binary linked with C code (cgo) has an .eh_frame for the C side
+ * only: its Go code gets a second, synthesized table (format/SPEC.md
+ * UNWIND). Nothing for other modules, or when no Go function is hit. */
+static int add_go_side(struct chunk_buffer *cb, struct module *mod)
+{
+	struct pc_unwind_table go;
+	char why[128];
+	int err = load_go_table(&go, mod, why, sizeof(why));
+
+	if (err)
+		return err == -ENOMEM ? err : 0;
+	err = write_table(cb, &go, mod);
+	pc_unwind_table_free(&go);
+	return err;
+}
+
 static int add_module_table(struct chunk_buffer *cb, struct module *mod)
 {
 	struct pc_unwind_table t;
@@ -162,19 +195,14 @@ static int add_module_table(struct chunk_buffer *cb, struct module *mod)
 		verbose_line("no unwind table for %s: %s", mod->path, why);
 		return err == -ENOMEM ? err : 0;
 	}
-	if (!t.build_id_len && mod->build_id_len) {
-		t.build_id_len = mod->build_id_len;
-		memcpy(t.build_id, mod->build_id, mod->build_id_len);
-	}
 	if (!(t.flags & PC_UNWIND_F_PRUNED))
 		err = prune(&t, mod);
 	if (!err)
-		err = pc_buf_add_unwind(&cb->buf, &t);
-	if (!err) {
-		chunk_buffer_count(cb, 0);
+		err = write_table(cb, &t, mod);
+	if (!err)
 		stats.modules++;
-		stats.bytes += t.table_len + t.hdr_len;
-	}
+	if (!err && t.kind == PC_UNWIND_EH_FRAME)
+		err = add_go_side(cb, mod);
 	pc_unwind_table_free(&t);
 	return err;
 }

@@ -126,4 +126,7 @@ leaf_caller() {   # LABEL SYNTHESIZED
 }
 leaf_caller stripped 1
 leaf_caller unstripped 0
+# the cgo PIE: its .eh_frame covers the C side only, the Go side gets the
+# second, synthesized table
+[ -s "$GO_HOT_EXTPIE" ] && leaf_caller extpie 1
 echo "PASS"

@@ -508,3 +508,37 @@ Test(unwind, debug_frame_pruned)
 	unwind_cfi_free(c);
 	free(t.table);
 }
+
+/* Two tables for one module (a cgo binary: .eh_frame for the C side, a
+ * .debug_frame made from the pclntab for the Go side): a pc the first has
+ * no row for is looked up in the chained second. */
+Test(unwind, chained_tables)
+{
+	static const uint8_t undefined_ra[] = { 0x07, 16 };
+	struct eh e = { .n = 0 }, d = { .n = 0 };
+	struct pc_unwind_table t, dt;
+	struct unwind_cfi *c, *second;
+	const char *why = NULL;
+	uint64_t stack[4] = { 0x2010, 0, 0, 0 };
+	struct unwind_result r;
+
+	cie(&e);
+	fde(&e, 0x1000, 0x1100, NULL, 0);               /* F only */
+	c = cfi_of(&e, &t);
+	cr_assert_not_null(c);
+	r = walk(c, 0x1010, stack, 4);
+	cr_assert_eq(r.stop, UNWIND_NO_CFI, "G has no row yet: %s", unwind_stop_name(r.stop));
+	debug_cie(&d);
+	debug_fde(&d, 0x2000, 0x2100, undefined_ra, sizeof(undefined_ra)); /* G */
+	memset(&dt, 0, sizeof(dt));
+	dt.kind = PC_UNWIND_DEBUG_FRAME;
+	dt.table = d.b;
+	dt.table_len = (uint32_t)d.n;
+	second = unwind_cfi_new(&dt, &why);
+	cr_assert_not_null(second, "%s", why ? why : "?");
+	unwind_cfi_chain(c, second);
+	r = walk(c, 0x1010, stack, 4);
+	cr_assert_eq(r.stop, UNWIND_END, "stop %s", unwind_stop_name(r.stop));
+	cr_assert_eq(r.n, 2);
+	unwind_cfi_free(c);                              /* and the chained one */
+}
