@@ -1,7 +1,15 @@
 /* jvm_perfmap.c - HotSpot's attach protocol, just enough to run
  * Compiler.perfmap (see jvm_perfmap.h). Every step is bounded in time: the
  * socket is waited for 5 s, the child that talks to the JVM is given 10 s
- * and killed past them. */
+ * and killed past them.
+ *
+ * The JVM's /tmp belongs to the traced process, which may be hostile (a
+ * container's root): a `tmp` or `.java_pid` that is a symlink would make
+ * the recorder create its trigger file, or connect, somewhere on the host.
+ * So /proc/PID/root/tmp is opened once without following a symlink, the
+ * trigger is created and removed relative to that directory, and the
+ * socket is opened O_PATH without following one, checked to be a socket
+ * of the JVM's user, and connected to through /proc/self/fd. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -32,47 +40,70 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-static int socket_exists(const char *path)
+/* The JVM's /tmp as a directory fd, not through a symlink. */
+static int open_tmp(uint32_t pid, char *why, size_t len)
 {
-	struct stat st;
+	char path[64];
+	int fd;
 
-	return stat(path, &st) == 0 && S_ISSOCK(st.st_mode);
+	snprintf(path, sizeof(path), "/proc/%u/root/tmp", pid);
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		snprintf(why, len, "%s: %s", path,
+			 errno == ELOOP || errno == ENOTDIR ? "not a directory (a symlink?)" :
+			 strerror(errno));
+	return fd;
 }
 
-/* Makes the JVM open its attach socket: trigger file, SIGQUIT, wait. */
-static int start_listener(uint32_t pid, uint32_t nspid, const struct stat *owner,
-			  const char *sock, char *why, size_t len)
+/* The attach socket as an O_PATH fd: a socket (not a symlink) of the
+ * JVM's user. -1 when there is none (yet). */
+static int open_socket(int tmp, const char *name, const struct stat *owner)
 {
-	char trigger[96];
-	int fd, ok = 0;
+	struct stat st;
+	int fd = openat(tmp, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 
-	snprintf(trigger, sizeof(trigger), "/proc/%u/root/tmp/.attach_pid%u", pid, nspid);
-	fd = open(trigger, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode) || st.st_uid != owner->st_uid) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Makes the JVM open its attach socket: trigger file, SIGQUIT, wait.
+ * Returns the socket's O_PATH fd, or -1 with why. */
+static int start_listener(uint32_t pid, int tmp, const char *trigger, const char *name,
+			  const struct stat *owner, char *why, size_t len)
+{
+	int fd, sock = -1;
+
+	fd = openat(tmp, trigger, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
-		snprintf(why, len, "cannot create %s: %s", trigger, strerror(errno));
+		snprintf(why, len, "cannot create %s in its /tmp: %s", trigger, strerror(errno));
 		return -1;
 	}
 	if (fchown(fd, owner->st_uid, owner->st_gid) != 0) {
 		snprintf(why, len, "cannot hand %s to uid %u: %s", trigger,
 			 (unsigned)owner->st_uid, strerror(errno));
 		close(fd);
-		unlink(trigger);
+		unlinkat(tmp, trigger, 0);
 		return -1;
 	}
 	close(fd);
 	if (kill((pid_t)pid, SIGQUIT) != 0) {
 		snprintf(why, len, "SIGQUIT: %s", strerror(errno));
 	} else {
-		for (int waited = 0; waited < SOCKET_WAIT_MS && !ok; waited += STEP_MS) {
+		for (int waited = 0; waited < SOCKET_WAIT_MS && sock < 0; waited += STEP_MS) {
 			sleep_ms(STEP_MS);
-			ok = socket_exists(sock);
+			sock = open_socket(tmp, name, owner);
 		}
-		if (!ok)
+		if (sock < 0)
 			snprintf(why, len, "no attach socket after %d s (attach disabled?)",
 				 SOCKET_WAIT_MS / 1000);
 	}
-	unlink(trigger);
-	return ok ? 0 : -1;
+	unlinkat(tmp, trigger, 0);
+	return sock;
 }
 
 /* In the child: the JVM's credentials, the request, the reply's status.
@@ -99,17 +130,14 @@ static void talk(const struct sockaddr_un *addr, const struct stat *owner)
 }
 
 /* Runs talk() in a child, bounded in time. */
-static int run_child(const char *sock, const struct stat *owner, char *why, size_t len)
+static int run_child(int sock, const struct stat *owner, char *why, size_t len)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	int status = 0;
 	pid_t child;
 
-	if (strlen(sock) >= sizeof(addr.sun_path)) {
-		snprintf(why, len, "attach socket path too long");
-		return -1;
-	}
-	memcpy(addr.sun_path, sock, strlen(sock) + 1);
+	/* the socket itself, whatever its name now points to */
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "/proc/self/fd/%d", sock);
 	child = fork();
 	if (child < 0) {
 		snprintf(why, len, "fork: %s", strerror(errno));
@@ -139,18 +167,29 @@ static int run_child(const char *sock, const struct stat *owner, char *why, size
 int jvm_perfmap_request(uint32_t pid, char *why, size_t len)
 {
 	uint32_t nspid = perfmap_namespace_pid(pid);
-	char proc[32], sock[96];
+	char proc[32], name[32], trigger[32];
 	struct stat owner;
+	int tmp, sock, rc;
 
 	snprintf(proc, sizeof(proc), "/proc/%u", pid);
 	if (stat(proc, &owner) != 0) {
 		snprintf(why, len, "%s: %s", proc, strerror(errno));
 		return -1;
 	}
-	snprintf(sock, sizeof(sock), "/proc/%u/root/tmp/.java_pid%u", pid, nspid);
-	if (!socket_exists(sock) && start_listener(pid, nspid, &owner, sock, why, len) != 0)
+	tmp = open_tmp(pid, why, len);
+	if (tmp < 0)
 		return -1;
-	return run_child(sock, &owner, why, len);
+	snprintf(name, sizeof(name), ".java_pid%u", nspid);
+	snprintf(trigger, sizeof(trigger), ".attach_pid%u", nspid);
+	sock = open_socket(tmp, name, &owner);
+	if (sock < 0)
+		sock = start_listener(pid, tmp, trigger, name, &owner, why, len);
+	close(tmp);
+	if (sock < 0)
+		return -1;
+	rc = run_child(sock, &owner, why, len);
+	close(sock);
+	return rc;
 }
 
 /* Whether an address space maps HotSpot's libjvm.so. */
