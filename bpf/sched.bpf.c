@@ -56,7 +56,7 @@ struct offcpu_start {
 	__u64 ts;               /* switch-out */
 	__u32 state;
 	__s32 ustack;
-	__u32 copied;           /* offcpu_ustash holds this interval's copy */
+	__u32 copied;           /* offcpu_ustash slot + 1 holding this interval's copy, 0: none */
 	struct waker waker;     /* last waker seen since */
 };
 
@@ -196,11 +196,20 @@ static __always_inline void copy_task_comm(char *dst, struct task_struct *task)
 /* ---- off-CPU stack copies ---------------------------------------------------- */
 
 /* Slots of offcpu_ustash, less one (a power of two less one; user space
- * sizes the map). A thread uses slot tid & mask; a slot names its owner
- * (tid) and the switch-out it was taken at (h.ts), so a slot overwritten
- * by another thread is recognized at the switch-in and counted, never
- * sent under the wrong interval. */
+ * sizes the map). A thread takes the first of USTASH_PROBES slots from
+ * tid & mask that is its own (its last copy, maybe reusable) or free: a
+ * slot stays held (USTASH_PENDING) from its owner's switch-out to its
+ * switch-in, so threads blocked at the same time do not overwrite each
+ * other's copies; when every probed slot is held the thread goes without
+ * (counted: sched.ustack.no_slot). A slot names its owner (tid) and the
+ * switch-out it was taken at (h.ts), so a slot taken over after
+ * USTASH_STALE_NS (its owner's switch-in was never seen) is recognized at
+ * the switch-in and counted, never sent under the wrong interval. */
 const volatile __u32 ustash_mask = 0;
+
+#define USTASH_PROBES   4
+#define USTASH_STALE_NS (60ull * 1000000000ull)
+#define USTASH_PENDING  0x8000 /* in h.flags while held; cleared before it is sent */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -213,7 +222,7 @@ struct {
 #define USTASH_HEAD 64
 
 /* Counters read by user space (STATS sched.ustack.*). */
-enum { USTASH_TAKEN, USTASH_REUSED, USTASH_SENT, USTASH_OVERWRITTEN, USTASH_NR };
+enum { USTASH_TAKEN, USTASH_REUSED, USTASH_SENT, USTASH_OVERWRITTEN, USTASH_NO_SLOT, USTASH_NR };
 __u64 ustash_counts[USTASH_NR] = {};
 
 /* Whether the slot already holds a copy of this thread blocked at the same
@@ -233,33 +242,61 @@ static __always_inline bool ustash_same(const struct perfcap_ustack *u, __u32 ti
 	return true;
 }
 
-/* At a blocking switch-out of user thread prev (current): makes its slot
- * hold the user registers and stack window as of now. 1 when it does. */
+/* The slot for tid's copy: its own among the probed ones, else the first
+ * one not held; *idx gets its index. NULL when all are held. */
+static __always_inline struct perfcap_ustack *ustash_slot(__u32 tid, __u64 now, __u32 *idx)
+{
+	struct perfcap_ustack *avail = NULL;
+
+	for (__u32 i = 0; i < USTASH_PROBES; i++) {
+		__u32 at = (tid + i) & ustash_mask;
+		struct perfcap_ustack *u = bpf_map_lookup_elem(&offcpu_ustash, &at);
+
+		if (!u)
+			continue;
+		if (u->tid == tid) {
+			*idx = at;
+			return u;
+		}
+		if (!avail && (!(u->h.flags & USTASH_PENDING) || now - u->h.ts > USTASH_STALE_NS)) {
+			avail = u;
+			*idx = at;
+		}
+	}
+	return avail;
+}
+
+/* At a blocking switch-out of user thread prev (current): makes a slot
+ * hold the user registers and stack window as of now, and holds it.
+ * Returns the slot's index + 1, or 0 when there is no copy. */
 static __always_inline __u32 ustash_take(struct task_struct *prev, __u64 now)
 {
-	__u32 tid = prev->pid, idx = tid & ustash_mask, want = ustack_window;
+	__u32 tid = prev->pid, idx = 0, want = ustack_window;
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
 	__u64 r[3], head[USTASH_HEAD / 8] = {};
 	struct perfcap_ustack *u;
 
 	if (!want)
 		return 0;
-	u = (struct perfcap_ustack *)bpf_map_lookup_elem(&offcpu_ustash, &idx);
-	if (!u)
+	u = ustash_slot(tid, now, &idx);
+	if (!u) {
+		__sync_fetch_and_add(&ustash_counts[USTASH_NO_SLOT], 1);
 		return 0;
+	}
 	r[0] = BPF_CORE_READ(regs, ip);
 	r[1] = BPF_CORE_READ(regs, sp);
 	r[2] = BPF_CORE_READ(regs, bp);
 	if (!bpf_probe_read_user(head, sizeof(head), (const void *)r[1]) &&
 	    ustash_same(u, tid, r, head)) {
 		u->h.ts = now;
+		u->h.flags |= USTASH_PENDING;
 		__sync_fetch_and_add(&ustash_counts[USTASH_REUSED], 1);
-		return 1;
+		return idx + 1;
 	}
 	if (want > PERFCAP_USTACK_MAX)
 		want = PERFCAP_USTACK_MAX;
 	pc_header(&u->h, PERFCAP_EV_USTACK, now);
-	u->h.flags = PERFCAP_USTACK_F_OFFCPU;
+	u->h.flags = PERFCAP_USTACK_F_OFFCPU | USTASH_PENDING;
 	u->pid = prev->tgid;
 	u->tid = tid;
 	u->window = want;
@@ -268,23 +305,28 @@ static __always_inline __u32 ustash_take(struct task_struct *prev, __u64 now)
 	if (u->size >= want)
 		u->h.flags |= PERFCAP_USTACK_F_FULL;
 	__sync_fetch_and_add(&ustash_counts[USTASH_TAKEN], 1);
-	return 1;
+	return idx + 1;
 }
 
-/* At the switch-in of tid whose interval from out_ts is recorded: sends
- * the slot's copy to ring, unless another thread took the slot since. */
-static __always_inline void ustash_send(void *ring, __u32 tid, __u64 out_ts)
+/* At the switch-in of tid (blocked since out_ts, its copy in slot
+ * copied - 1): frees the slot and, with a ring, sends the copy first -
+ * unless another thread took the slot over since (counted). */
+static __always_inline void ustash_release(void *ring, __u32 tid, __u64 out_ts, __u32 copied)
 {
-	__u32 idx = tid & ustash_mask;
+	__u32 idx = copied - 1;
 	struct perfcap_ustack *u = bpf_map_lookup_elem(&offcpu_ustash, &idx);
 	__u64 size;
 
 	if (!u)
 		return;
 	if (u->tid != tid || u->h.ts != out_ts) {
-		__sync_fetch_and_add(&ustash_counts[USTASH_OVERWRITTEN], 1);
+		if (ring)
+			__sync_fetch_and_add(&ustash_counts[USTASH_OVERWRITTEN], 1);
 		return;
 	}
+	u->h.flags &= ~USTASH_PENDING;
+	if (!ring)
+		return;
 	size = PERFCAP_USTACK_HEADER_SIZE + (__u64)u->size;
 	if (size > sizeof(*u)) /* cannot happen; keeps the verifier sure */
 		size = sizeof(*u);
@@ -368,7 +410,7 @@ static __always_inline void emit_offcpu(struct task_struct *next,
 	e->ustack = start->ustack;
 	copy_task_comm(e->comm, next);
 	if (start->copied) /* the copy goes first: the analyzer meets it first */
-		ustash_send(ring, e->tid, start->ts);
+		ustash_release(ring, e->tid, start->ts, start->copied);
 	if (start->state) /* blocked: where in the kernel */
 		nr = sleeping_kernel_stack(next, e);
 	else
@@ -390,6 +432,8 @@ static __always_inline void note_switch_in(struct task_struct *next, __u64 now)
 		return;
 	if (now - start->ts >= offcpu_min_ns && pc_admit_unsampled(PERFCAP_SRC_SCHED, now))
 		emit_offcpu(next, start, now);
+	if (start->copied) /* free the slot (emit_offcpu did, if it sent it) */
+		ustash_release(NULL, tid, start->ts, start->copied);
 	start->ts = 0;
 }
 

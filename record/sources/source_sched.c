@@ -35,10 +35,12 @@ static struct sched_bpf *skel;
 static bool prev_state_from_tracepoint;
 static uint64_t switches, wakeups, offcpus, forks;
 
-/* Stash slots for off-CPU stack copies (a power of two): threads blocked
- * at once beyond this share slots, and a shared slot's copy is lost
- * (counted as sched.ustack.overwritten). 128 slots of 72 KiB: 9 MiB. */
-#define USTASH_SLOTS 128
+/* Stash slots for off-CPU stack copies (a power of two): a slot is held
+ * from its thread's switch-out to its switch-in, so this many threads can
+ * be blocked at once with their copies (bpf/sched.bpf.c probes 4 slots per
+ * thread; one that finds none goes without: sched.ustack.no_slot). 512
+ * slots of 72 KiB: 36 MiB of kernel memory, only when copies are on. */
+#define USTASH_SLOTS 512
 
 /* Sizes the off-CPU stack copy stash: one slot when copies are off. */
 static int ustash_setup(uint32_t stack_copy, char *why, size_t len)
@@ -263,6 +265,7 @@ static int sched_stats(struct chunk_buffer *kv, const struct consumer *c)
 		err |= chunk_buffer_add_kv_u64(kv, "sched.ustack.reused", n[1]);
 		err |= chunk_buffer_add_kv_u64(kv, "sched.ustack.sent", n[2]);
 		err |= chunk_buffer_add_kv_u64(kv, "sched.ustack.overwritten", n[3]);
+		err |= chunk_buffer_add_kv_u64(kv, "sched.ustack.no_slot", n[4]);
 	}
 	return err ? -ENOMEM : 0;
 }
