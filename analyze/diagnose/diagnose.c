@@ -187,6 +187,11 @@ static void rate_quality(const struct diag_input *in, struct diagnosis *d)
 		if (level < 1)
 			level = 1;
 	}
+	if (d->ncauses && d->causes[0].inferred && level < 1) {
+		diag_caveat(d, "the main cause is inferred from a proxy (%s), not measured",
+			    d->causes[0].sources);
+		level = 1;
+	}
 	if (d->unexplained > level)
 		level = d->unexplained;
 	if (d->ncauses && d->causes[0].score < 0.2 && level < 1) {

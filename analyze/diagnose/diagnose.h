@@ -66,6 +66,8 @@ struct diag_cause {
 	int rank_last;             /* not a resource problem: ranked after the others */
 	int rank_first;            /* a decision rule puts it first (request queueing) */
 	double rank_score;         /* > 0: ranks as if this were its score (a decision rule) */
+	int inferred;              /* rests on a proxy, not a measurement: caps the
+				    * confidence at medium when it ranks first */
 	struct diag_subject subject;
 	char evidence[DIAG_MAX_EVIDENCE][DIAG_TEXT * 2];
 	int nevidence;

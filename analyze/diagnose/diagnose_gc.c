@@ -193,6 +193,16 @@ static uint64_t process_observed(const struct diag_input *in, int64_t pid)
 	return longest ? longest : diag_scope_ns(in);
 }
 
+/* Whether pid's pauses were inferred (gc_proxy.c) rather than probed. */
+static int inferred(const struct diag_input *in, int64_t pid)
+{
+	char sql[160];
+
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM gc_pauses WHERE pid = %lld AND"
+		 " source = 'proxy'", (long long)pid);
+	return db_query_int(in->db, sql, 0) > 0;
+}
+
 static void add_cause(const struct diag_input *in, struct diagnosis *d, struct gc_group *g)
 {
 	char comm[64], tot[FMT_BUF], p99t[FMT_BUF], maxt[FMT_BUF], obs[FMT_BUF], tail[64] = "";
@@ -213,14 +223,18 @@ static void add_cause(const struct diag_input *in, struct diagnosis *d, struct g
 	c->key_value = (double)g->total;
 	c->key_unit = "ns";
 	c->sources = "probe,sched";
+	c->inferred = inferred(in, g->pid);
+	if (c->inferred)
+		c->sources = "sched (proxy)";
 	diag_comm(in, (uint32_t)g->pid, (uint32_t)g->pid, comm, sizeof(comm));
 	fmt_duration_ns(tot, sizeof(tot), g->total);
 	fmt_duration_ns(p99t, sizeof(p99t), p99);
 	fmt_duration_ns(maxt, sizeof(maxt), max);
 	if (isfinite(pct))
 		snprintf(tail, sizeof(tail), ", %.0f%% of slow requests overlap one", pct);
-	if (snprintf(c->title, sizeof(c->title), "GC pauses: %zu, total %s, p99 %s%s (%s, pid %lld"
-		     " %s)", g->n, tot, p99t, tail, g->runtime, (long long)g->pid, comm) < 0)
+	if (snprintf(c->title, sizeof(c->title), "GC pauses%s: %zu, total %s, p99 %s%s (%s, pid %lld"
+		     " %s)", c->inferred ? " (inferred, no GC probes)" : "", g->n, tot, p99t, tail,
+		     g->runtime, (long long)g->pid, comm) < 0)
 		c->title[0] = '\0';   /* a long name is cut: the subject has it whole */
 	diag_int(&c->subject, "pid", g->pid);
 	diag_text(&c->subject, "runtime", g->runtime);
@@ -234,6 +248,12 @@ static void add_cause(const struct diag_input *in, struct diagnosis *d, struct g
 		      " capture observed it; the longest %s", g->n, g->runtime,
 		      (long long)g->pid, comm, tot,
 		      fmt_duration_ns(obs, sizeof(obs), observed), maxt);
+	if (c->inferred)
+		diag_evidence(c, "no GC probes were recorded: the windows are those where HotSpot's"
+			      " VM Thread or a GC Thread#N ran while no Java thread did, from a Java"
+			      " thread's stop to its release by them (gc_pauses.source proxy); they"
+			      " include reaching the safepoint and any non-GC safepoint: record with"
+			      " -e gc for the collector's own account");
 	if (samples > 0)
 		diag_evidence(c, "%lld of its %lld CPU samples (%.0f%%) were taken inside a pause",
 			      (long long)inside, (long long)samples,

@@ -166,6 +166,7 @@ int decode_fault(struct loader *L, const struct record_in *in);
 int decode_probe(struct loader *L, const struct record_in *in);
 int probes_build(sqlite3 *db);              /* load_probes.c: the probes table */
 int runtimes_build(sqlite3 *db);            /* load_runtimes.c: process_runtimes */
+int gc_proxy_build(sqlite3 *db);            /* gc_proxy.c: JVM pauses without probes */
 int gc_pauses_build(struct loader *L);      /* load_gc.c: gc_pauses, after probes */
 int decode_ustack(struct loader *L, const struct record_in *in);
 int decode_unwind(struct loader *L, const struct record_in *in);

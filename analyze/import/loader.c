@@ -392,7 +392,8 @@ static int load_into(struct loader *L, struct pc_reader *reader, const char *pat
 	map_index_finish(&L->maps);
 	if (requests_build(L->db) < 0 || connections_set_roles(L->db) < 0 ||
 	    probes_build(L->db) < 0 || gc_pauses_build(L) < 0 || mark_used_stacks(L) < 0 || resolve_stacks(L) < 0 ||
-	    ustack_store(L) < 0 || runtimes_build(L->db) < 0 || wait_stacks_classify(L->db) < 0)
+	    ustack_store(L) < 0 || runtimes_build(L->db) < 0 || wait_stacks_classify(L->db) < 0 ||
+	    gc_proxy_build(L->db) < 0)
 		return -1;
 	damage = fill_summary(L, reader, summary);
 	if (quality_store(L, pc_reader_status(reader), damage) < 0)

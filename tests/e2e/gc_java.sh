@@ -16,6 +16,12 @@
 # With GC_MODE=auto (e2e-gc-java-auto) -e gc finds the probes in the
 # JDK's libjvm.so from the java launcher's path (META probe.N.origin
 # gc:jvm) and every check above holds the same.
+# With GC_MODE=proxy (e2e-gc-java-proxy) nothing but cpu,sched is recorded
+# (no GC probe): the analyzer infers the pauses from the scheduler
+# (analyze/import/gc_proxy.c, gc_pauses.source proxy). Checks: pauses
+# inferred in the program's window, totalling between half and 1.5x the
+# program's own System.gc() time (an upper estimate: it includes reaching
+# the safepoint), all rows 'proxy', and the diagnosis says "inferred".
 # Skips loudly (exit 77) without that JDK or its probes.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -56,6 +62,7 @@ EOF
 
 EVENTS="cpu,sched,usdt:$LIBJVM:hotspot:gc__begin,usdt:$LIBJVM:hotspot:gc__end"
 [ "${GC_MODE:-usdt}" = auto ] && EVENTS=cpu,sched,gc
+[ "${GC_MODE:-usdt}" = proxy ] && EVENTS=cpu,sched
 echo "recording with -e $EVENTS"
 timeout 180 "$PERFCAP_RECORD" --strict -o "$TMP/gc.perfcap" -e "$EVENTS" -- \
 	"$JDK/bin/java" -XX:+UseSerialGC "$TMP/Gc.java" "$K" > "$TMP/java.out" 2> "$TMP/record.err" ||
@@ -73,6 +80,23 @@ if [ "${GC_MODE:-usdt}" = auto ]; then
 fi
 "$PERFCAP_ANALYZE" import -f "$TMP/gc.perfcap" -o "$TMP/gc.db" > /dev/null || fail "import failed"
 q() { "$PERFCAP_ANALYZE" query "$TMP/gc.db" "$1" | tail -n +2; }
+if [ "${GC_MODE:-usdt}" = proxy ]; then
+	read -r inside total <<< "$(q "SELECT count(*), coalesce(sum(duration), 0) FROM gc_pauses
+		WHERE start_ts >= $t0 AND start_ts < $t1" | tr '\t' ' ')"
+	others=$(q "SELECT count(*) FROM gc_pauses WHERE source <> 'proxy' OR runtime <> 'jvm'")
+	echo "inferred: $inside windows in the program's window totalling $total ns," \
+	     "$(pct "$total" "$gc_ns")% of its $gc_ns ns in System.gc()"
+	[ "$others" = 0 ] || fail "$others gc_pauses rows not from the proxy"
+	[ "$inside" -ge 1 ] || fail "no pause inferred"
+	within "$total" $((gc_ns / 2)) $((gc_ns * 3 / 2)) ||
+		fail "inferred pauses total $total ns: not within 0.5-1.5x of $gc_ns ns"
+	"$PERFCAP_ANALYZE" report "$TMP/gc.db" > "$TMP/report.txt"
+	grep -q "GC pauses (inferred, no GC probes)" "$TMP/report.txt" ||
+		{ sed -n '/^Summary/,/Confidence/p' "$TMP/report.txt"; fail "the diagnosis does not name the inferred pauses"; }
+	sed -n '/^Summary/,/Confidence/p' "$TMP/report.txt"
+	echo "PASS: gc_java (proxy)"
+	exit 0
+fi
 full=$(q "SELECT count(*) FROM probe_hits h JOIN probes p USING (probe_id)
 	WHERE p.name = 'hotspot:gc__begin' AND h.arg0 = 1")
 hits=$(q "SELECT hits FROM probes WHERE name = 'hotspot:gc__begin'")
