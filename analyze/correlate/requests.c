@@ -1,9 +1,10 @@
 /* requests.c - the requests table (see requests.h): the socket calls of
- * every (pid, fd) that ever held a socket, read once in (pid, fd, time)
- * order, run through a small state machine per (pid, fd): connections
- * open and close, requests start at a read after a write; each finished
- * request gets its readiness from the poll returns (binary searches in
- * two sorted arrays) and goes to the table and to the pool sweep. */
+ * every (pid, fd) that ever held a socket, gathered while decoding
+ * (request_feed.h) and read once in (pid, fd, time) order, run through a
+ * small state machine per (pid, fd): connections open and close, requests
+ * start at a read after a write; each finished request gets its readiness
+ * from the poll returns (binary searches in two sorted arrays) and goes to
+ * the table and to the pool sweep. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,54 +14,11 @@
 #include "pool.h"
 #include "requests.h"
 
-/* The calls, the connection opens (ord 0) and closes (ord 1) of each
- * (pid, fd) that held a socket, in the order the rules read them. One
- * scan of syscalls joined with the few call numbers that matter (what
- * syscall_intervals would give: fd sign-extended from arg0, bytes
- * transferred); sorted here, which costs a third of SQLite's sorter. */
-static const char calls_sql[] =
-	"WITH held AS (SELECT DISTINCT pid, fd FROM sockets),"
-	" calls AS (SELECT nr, io FROM syscall_names WHERE fd_arg"
-	"   AND (io IN ('read', 'write') OR name = 'close'))"
-	" SELECT * FROM (SELECT pid, fd, ts, 0 AS ord, 0 AS syscall_id, NULL AS tid,"
-	"  NULL AS end_ts, NULL AS io, NULL AS bytes, cookie, origin FROM sockets"
-	" UNION ALL SELECT s.pid, (s.arg0 & 4294967295) | -4294967296 * ((s.arg0 >> 31) & 1),"
-	"  s.ts, CASE WHEN c.io IS NULL THEN 1 ELSE 2 END, s.syscall_id, s.tid,"
-	"  s.ts + s.duration, c.io, CASE WHEN s.ret >= 0 THEN s.ret END, NULL, NULL"
-	"  FROM syscalls s JOIN calls c USING (nr)"
-	"  WHERE CASE c.io WHEN 'read' THEN s.ret > 0 WHEN 'write' THEN s.ret >= 0"
-	"   ELSE s.ret = 0 END)"
-	" WHERE (pid, fd) IN held";
-
-static const char polls_sql[] =
-	"SELECT pid, tid, ts + duration FROM syscalls WHERE ret > 0"
-	" AND nr IN (SELECT nr FROM syscall_names WHERE family = 'poll')"
-	" AND pid IN (SELECT pid FROM sockets)";
-
 #define REQUEST_COLUMNS \
 	"requests (pid, fd, conn, cookie, origin, conn_ts, request, tids, pickup_tid," \
 	" start_ts, first_write_ts, end_ts, service_ns, bytes_in, bytes_out, reads, writes," \
 	" lower_ts, ready_ts, ready_source, queue_ns, sojourn_ns)"
 #define REQUEST_NCOLS 22
-
-/* One row of calls_sql. */
-struct call {
-	int64_t pid, fd, ts, syscall_id, tid, end_ts, bytes, cookie;
-	const char *origin;       /* static, see static_origin() */
-	int8_t ord;               /* 0 open, 1 close, 2 read or write */
-	int8_t is_read, has_cookie;
-};
-
-/* The calls of the capture in (pid, fd, ts, ord, syscall_id) order. */
-struct calls {
-	struct call *v;
-	size_t n, cap;
-};
-
-/* A poll-family return: when, by which thread of which process. */
-struct poll_ret {
-	int64_t pid, tid, ts;
-};
 
 struct polls {
 	struct poll_ret *by_pid;   /* (pid, ts) order */
@@ -128,34 +86,15 @@ static int oom(void)
 	return -1;
 }
 
-static int load_polls(sqlite3 *db, struct polls *p)
+/* Takes the feed's poll returns (those of processes with sockets). */
+static int load_polls(struct request_feed *f, struct polls *p)
 {
-	sqlite3_stmt *st = db_prepare(db, polls_sql);
-	size_t cap = 0;
-	int rc;
-
-	if (!st)
-		return -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (p->n == cap) {
-			struct poll_ret *n = realloc(p->by_pid, (cap = cap ? cap * 2 : 4096) *
-						     sizeof(*n));
-			if (!n) {
-				sqlite3_finalize(st);
-				return oom();
-			}
-			p->by_pid = n;
-		}
-		p->by_pid[p->n++] = (struct poll_ret){ sqlite3_column_int64(st, 0),
-			sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2) };
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		db_report_error(db, "poll returns");
-		return -1;
-	}
+	p->n = f->npolls;
 	if (!p->n)
 		return 0;
+	p->by_pid = f->polls;
+	f->polls = NULL;
+	f->npolls = f->polls_cap = 0;
 	p->by_tid = malloc(p->n * sizeof(*p->by_tid));
 	if (!p->by_tid)
 		return oom();
@@ -407,24 +346,12 @@ static int add_call(struct requests_pass *P, int64_t ts, int64_t tid, int64_t en
 	return add_tid(r, tid);
 }
 
-static const char *static_origin(const unsigned char *text)
-{
-	static const char *const known[] = { "accepted", "connected", "discovered" };
-
-	if (!text)
-		return NULL;
-	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
-		if (strcmp((const char *)text, known[i]) == 0)
-			return known[i];
-	return "other";
-}
-
-static void open_connection(struct stream *s, const struct call *c)
+static void open_connection(struct stream *s, const struct request_call *c)
 {
 	s->conn++;
 	s->conn_ts = c->ts;
-	s->cookie = (struct opt){ c->cookie, c->has_cookie };
-	s->origin = c->origin;
+	s->cookie = (struct opt){ c->value, 1 };
+	s->origin = request_origins[c->origin];
 	s->prev_io = 0;
 	s->prev_end = (struct opt){ 0 };
 	s->req.number = 0;
@@ -439,7 +366,7 @@ static void next_stream(struct stream *s, int64_t pid, int64_t fd)
 	*s = (struct stream){ .pid = pid, .fd = fd, .req = req };
 }
 
-static int step(struct requests_pass *P, const struct call *c)
+static int step(struct requests_pass *P, const struct request_call *c)
 {
 	struct stream *s = &P->s;
 
@@ -462,116 +389,36 @@ static int step(struct requests_pass *P, const struct call *c)
 	}
 	if (s->conn == 0 || (s->closed.set && s->closed.v >= s->conn_ts))
 		return 0;
-	return add_call(P, c->ts, c->tid, c->end_ts, c->is_read, c->bytes);
+	return add_call(P, c->ts, c->tid, c->end_ts, c->is_read, c->value);
 }
 
-static int cmp_call(const void *a, const void *b)
+static int run_calls(struct requests_pass *P, const struct request_feed *f)
 {
-	const struct call *x = a, *y = b;
+	int rc = 0;
 
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->fd != y->fd)
-		return x->fd < y->fd ? -1 : 1;
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	if (x->ord != y->ord)
-		return x->ord < y->ord ? -1 : 1;
-	return (x->syscall_id > y->syscall_id) - (x->syscall_id < y->syscall_id);
-}
-
-static int push_call(struct calls *cs, sqlite3_stmt *st)
-{
-	const unsigned char *io = sqlite3_column_text(st, 7);
-	struct call *c;
-
-	if (cs->n == cs->cap) {
-		size_t cap = cs->cap ? cs->cap * 2 : 65536;
-		struct call *v = realloc(cs->v, cap * sizeof(*v));
-
-		if (!v)
-			return oom();
-		cs->v = v;
-		cs->cap = cap;
-	}
-	c = &cs->v[cs->n++];
-	*c = (struct call){
-		.pid = sqlite3_column_int64(st, 0), .fd = sqlite3_column_int64(st, 1),
-		.ts = sqlite3_column_int64(st, 2), .ord = (int8_t)sqlite3_column_int64(st, 3),
-		.syscall_id = sqlite3_column_int64(st, 4), .tid = sqlite3_column_int64(st, 5),
-		.end_ts = sqlite3_column_int64(st, 6), .is_read = io && io[0] == 'r',
-		.bytes = sqlite3_column_int64(st, 8), .cookie = sqlite3_column_int64(st, 9),
-		.has_cookie = sqlite3_column_type(st, 9) != SQLITE_NULL,
-		.origin = static_origin(sqlite3_column_text(st, 10)),
-	};
-	return 0;
-}
-
-/* Room for every call at once: a large array that grows by realloc is
- * copied again and again (a tenth of a big import went to that); pages
- * never written are never backed, so reserving for every syscall costs
- * address space, not memory. */
-static int reserve_calls(sqlite3 *db, struct calls *cs)
-{
-	int64_t n = db_query_int(db, "SELECT (SELECT COALESCE(max(syscall_id), 0) FROM syscalls)"
-				 " + (SELECT count(*) FROM sockets)", 0);
-
-	if (n <= 0)
-		return 0;
-	cs->v = malloc((size_t)n * sizeof(*cs->v));
-	if (!cs->v)
-		return 0;          /* grow as rows come, then */
-	cs->cap = (size_t)n;
-	return 0;
-}
-
-static int load_calls(sqlite3 *db, struct calls *cs)
-{
-	sqlite3_stmt *st = db_prepare(db, calls_sql);
-	int rc;
-
-	if (!st || reserve_calls(db, cs) < 0)
-		return -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		if (push_call(cs, st) < 0) {
-			sqlite3_finalize(st);
-			return -1;
-		}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		db_report_error(db, "request calls");
-		return -1;
-	}
-	if (cs->n)   /* qsort of a NULL array is undefined, even empty */
-		qsort(cs->v, cs->n, sizeof(*cs->v), cmp_call);
-	return 0;
-}
-
-static int run_calls(struct requests_pass *P)
-{
-	struct calls cs = { 0 };
-	int rc = load_calls(P->db, &cs);
-
-	for (size_t i = 0; rc == 0 && i < cs.n; i++)
-		rc = step(P, &cs.v[i]);
-	free(cs.v);
+	for (size_t i = 0; rc == 0 && i < f->norder; i++)
+		rc = step(P, &f->calls[f->order[i]]);
 	if (rc == 0 && P->started)
 		rc = finish_request(P);
 	return rc;
 }
 
-int requests_build(sqlite3 *db)
+int requests_build(sqlite3 *db, struct request_feed *f)
 {
 	struct requests_pass P = { .db = db };
 	int rc = -1;
 
-	/* nothing to do (and no scan of the calls) without sockets */
-	if (db_query_int(db, "SELECT EXISTS (SELECT 1 FROM sockets)", 0) == 0)
+	/* nothing to do without sockets */
+	if (f->nsockets == 0)
 		return 0;
-	if (load_polls(db, &P.polls) < 0 || pool_init(&P.pool, db) < 0 ||
+	if (request_feed_finish(f) < 0) {
+		oom();
+		goto out;
+	}
+	if (load_polls(f, &P.polls) < 0 || pool_init(&P.pool, db) < 0 ||
 	    batch_init(&P.rows, db, REQUEST_COLUMNS, REQUEST_NCOLS) < 0)
 		goto out;
-	if (run_calls(&P) == 0 && batch_flush(&P.rows) == 0 && pool_flush(&P.pool) == 0)
+	if (run_calls(&P, f) == 0 && batch_flush(&P.rows) == 0 && pool_flush(&P.pool) == 0)
 		rc = 0;
 out:
 	batch_free(&P.rows);

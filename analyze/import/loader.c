@@ -274,6 +274,7 @@ static void loader_init(struct loader *L, sqlite3 *db)
 	L->db = db;
 	stack_store_init(&L->stacks);
 	map_index_init(&L->maps);
+	request_feed_init(&L->requests);
 	sample_groups_init(&L->groups);
 	hmap_init(&L->counts.unknown_chunk_types);
 	hmap_init(&L->counts.unknown_record_types);
@@ -285,6 +286,7 @@ static void loader_free(struct loader *L)
 	load_finalize_statements(L);
 	stack_store_free(&L->stacks);
 	map_index_free(&L->maps);
+	request_feed_free(&L->requests);
 	sample_groups_free(&L->groups);
 	hmap_free(&L->counts.unknown_chunk_types);
 	hmap_free(&L->counts.unknown_record_types);
@@ -390,7 +392,7 @@ static int load_into(struct loader *L, struct pc_reader *reader, const char *pat
 	    load_all_chunks(L, reader, opts->progress) < 0)
 		return -1;
 	map_index_finish(&L->maps);
-	if (requests_build(L->db) < 0 || connections_set_roles(L->db) < 0 ||
+	if (requests_build(L->db, &L->requests) < 0 || connections_set_roles(L->db) < 0 ||
 	    probes_build(L->db) < 0 || gc_pauses_build(L) < 0 || mark_used_stacks(L) < 0 || resolve_stacks(L) < 0 ||
 	    ustack_store(L) < 0 || runtimes_build(L->db) < 0 || wait_stacks_classify(L->db) < 0)
 		return -1;

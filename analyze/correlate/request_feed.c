@@ -1,0 +1,335 @@
+/* request_feed.c - the request pass's input, gathered while decoding (see
+ * request_feed.h).
+ *
+ * Which calls count is decided per system call number once (a table of
+ * kinds built from util/syscalls.h, the same facts the syscall_names
+ * table holds): a read or write with a descriptor in args[0] counts when
+ * it moved bytes (read: ret > 0, write: ret >= 0), close when it
+ * succeeded (ret = 0); a poll-family call when it returned ready
+ * descriptors (ret > 0). Values are the ones the tables store: times as
+ * signed 64-bit, the descriptor sign-extended from the low 32 bits of
+ * args[0], a return time that overflows clamped as SQLite's arithmetic
+ * clamps it.
+ *
+ * Ordering at the end: the (pid, fd) pairs that held a socket get ranks
+ * in (pid, fd) order; a counting sort of call indices by rank keeps each
+ * stream's calls in arrival (syscall_id) order, which is nearly their
+ * time order, so most streams need only the check; the others are
+ * sorted by (ts, ord, seq). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "request_feed.h"
+#include "util/hashmap.h"
+#include "util/syscalls.h"
+
+const char *const request_origins[] = { NULL, "accepted", "connected", "discovered", "other" };
+#define ORIGINS (sizeof(request_origins) / sizeof(request_origins[0]))
+
+/* What a system call number is to the pass. */
+enum call_kind { KIND_NONE = 0, KIND_READ = 1, KIND_WRITE = 2, KIND_CLOSE = 4, KIND_POLL = 8 };
+
+static unsigned call_kind(uint32_t nr)
+{
+	const struct syscall_info *info = syscall_info(nr);
+	unsigned k = KIND_NONE;
+
+	if (!info->name)
+		return KIND_NONE;
+	if (info->family == SC_POLL)
+		k |= KIND_POLL;
+	if (!(info->flags & SC_F_FD))
+		return k;
+	/* syscall_names.io: read wins over write; close by name */
+	if (info->flags & SC_F_READ)
+		k |= KIND_READ;
+	else if (info->flags & SC_F_WRITE)
+		k |= KIND_WRITE;
+	else if (strcmp(info->name, "close") == 0)
+		k |= KIND_CLOSE;
+	return k;
+}
+
+static unsigned kind_of(const struct request_feed *f, uint32_t nr)
+{
+	return nr < REQUEST_FEED_KINDS ? f->kinds[nr] : call_kind(nr);
+}
+
+void request_feed_init(struct request_feed *f)
+{
+	memset(f, 0, sizeof(*f));
+	for (uint32_t nr = 0; nr < REQUEST_FEED_KINDS; nr++)
+		f->kinds[nr] = (uint8_t)call_kind(nr);
+}
+
+void request_feed_free(struct request_feed *f)
+{
+	free(f->calls);
+	free(f->polls);
+	free(f->order);
+	f->calls = NULL;
+	f->polls = NULL;
+	f->order = NULL;
+	f->ncalls = f->calls_cap = f->npolls = f->polls_cap = f->norder = 0;
+}
+
+/* Room for one more element of size in *v (n used of *cap); 0 or -1. */
+static int grow(void **v, size_t n, size_t *cap, size_t size)
+{
+	size_t ncap;
+	void *nv;
+
+	if (n < *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 4096;
+	nv = realloc(*v, ncap * size);
+	if (!nv)
+		return -1;
+	*v = nv;
+	*cap = ncap;
+	return 0;
+}
+
+/* ts + duration as SQLite computes it on the stored (signed) values: an
+ * overflow becomes a REAL, which reads back clamped to the int64 range. */
+static int64_t end_of(uint64_t ts, uint64_t duration)
+{
+	int64_t end;
+
+	if (__builtin_add_overflow((int64_t)ts, (int64_t)duration, &end))
+		return (int64_t)duration < 0 ? INT64_MIN : INT64_MAX;
+	return end;
+}
+
+static int push_poll(struct request_feed *f, uint32_t pid, uint32_t tid, int64_t ts)
+{
+	if (grow((void **)&f->polls, f->npolls, &f->polls_cap, sizeof(*f->polls)) < 0)
+		return -1;
+	f->polls[f->npolls++] = (struct poll_ret){ pid, tid, ts };
+	return 0;
+}
+
+static int push_call(struct request_feed *f, const struct request_call *c)
+{
+	if (grow((void **)&f->calls, f->ncalls, &f->calls_cap, sizeof(*f->calls)) < 0)
+		return -1;
+	f->calls[f->ncalls++] = *c;
+	return 0;
+}
+
+static int counts(unsigned kind, int64_t ret)
+{
+	if (kind & KIND_READ)
+		return ret > 0;
+	if (kind & KIND_WRITE)
+		return ret >= 0;
+	return (kind & KIND_CLOSE) && ret == 0;
+}
+
+int request_feed_syscall(struct request_feed *f, int64_t syscall_id, uint64_t ts,
+			 uint64_t duration, uint32_t pid, uint32_t tid, uint32_t nr,
+			 int64_t ret, uint64_t arg0)
+{
+	unsigned kind = kind_of(f, nr);
+
+	if (kind == KIND_NONE)
+		return 0;
+	if ((kind & KIND_POLL) && ret > 0 && push_poll(f, pid, tid, end_of(ts, duration)) < 0)
+		return -1;
+	if (!counts(kind, ret))
+		return 0;
+	return push_call(f, &(struct request_call){
+		.ts = (int64_t)ts, .end_ts = end_of(ts, duration),
+		.value = ret >= 0 ? ret : 0, .seq = syscall_id, .pid = pid, .tid = tid,
+		.fd = (int32_t)(uint32_t)arg0, .ord = kind & KIND_CLOSE ? REQ_CLOSE : REQ_IO,
+		.is_read = (kind & KIND_READ) != 0 });
+}
+
+static uint8_t origin_code(const char *origin)
+{
+	if (!origin)
+		return 0;
+	for (size_t i = 1; i + 1 < ORIGINS; i++)
+		if (strcmp(origin, request_origins[i]) == 0)
+			return (uint8_t)i;
+	return ORIGINS - 1;
+}
+
+int request_feed_socket(struct request_feed *f, uint64_t ts, uint32_t pid, int32_t fd,
+			uint64_t cookie, const char *origin)
+{
+	return push_call(f, &(struct request_call){
+		.ts = (int64_t)ts, .value = (int64_t)cookie, .seq = ++f->nsockets, .pid = pid,
+		.fd = fd, .ord = REQ_OPEN, .origin = origin_code(origin) });
+}
+
+/* The streams that held a socket, each with its rank in (pid, fd) order
+ * (held), and the processes that held one (pids). */
+struct streams {
+	struct hmap held, pids;
+	size_t n;
+};
+
+struct stream_key {
+	uint64_t pid, fd;         /* fd: the descriptor's 32 bits */
+};
+
+static int cmp_stream(const void *a, const void *b)
+{
+	const struct stream_key *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return ((int32_t)x->fd > (int32_t)y->fd) - ((int32_t)x->fd < (int32_t)y->fd);
+}
+
+static int rank_streams(struct streams *S)
+{
+	struct stream_key *v = malloc((S->held.len ? S->held.len : 1) * sizeof(*v));
+	const struct hmap_slot *slot;
+	size_t n = 0;
+
+	if (!v)
+		return -1;
+	for (size_t pos = 0; hmap_next(&S->held, &pos, &slot);)
+		v[n++] = (struct stream_key){ slot->a, slot->b };
+	qsort(v, n, sizeof(*v), cmp_stream);
+	for (size_t i = 0; i < n; i++)
+		*hmap_find(&S->held, v[i].pid, v[i].fd) = i;
+	S->n = n;
+	free(v);
+	return 0;
+}
+
+static int find_streams(const struct request_feed *f, struct streams *S)
+{
+	int created;
+
+	for (size_t i = 0; i < f->ncalls; i++) {
+		const struct request_call *c = &f->calls[i];
+
+		if (c->ord != REQ_OPEN)
+			continue;
+		if (!hmap_upsert(&S->held, c->pid, (uint32_t)c->fd, 0, &created) ||
+		    !hmap_upsert(&S->pids, c->pid, 0, 0, &created))
+			return -1;
+	}
+	return rank_streams(S);
+}
+
+/* The rank of c's stream, or SIZE_MAX when it held no socket; *last
+ * caches the previous answer (calls of one stream come in runs). */
+struct rank_cache {
+	uint32_t pid;
+	int32_t fd;
+	size_t rank;
+	int valid;
+};
+
+static size_t rank_of(const struct streams *S, const struct request_call *c,
+		      struct rank_cache *last)
+{
+	const uint64_t *v;
+
+	if (last->valid && last->pid == c->pid && last->fd == c->fd)
+		return last->rank;
+	v = hmap_find(&S->held, c->pid, (uint32_t)c->fd);
+	*last = (struct rank_cache){ c->pid, c->fd, v ? (size_t)*v : SIZE_MAX, 1 };
+	return last->rank;
+}
+
+static int cmp_in_stream(const struct request_call *x, const struct request_call *y)
+{
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	if (x->ord != y->ord)
+		return x->ord < y->ord ? -1 : 1;
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+static int cmp_index(const void *a, const void *b, void *calls)
+{
+	const struct request_call *v = calls;
+
+	return cmp_in_stream(&v[*(const size_t *)a], &v[*(const size_t *)b]);
+}
+
+/* Sorts one stream's indices by time unless they already are. */
+static void order_stream(const struct request_feed *f, size_t *idx, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		if (cmp_in_stream(&f->calls[idx[i - 1]], &f->calls[idx[i]]) > 0) {
+			qsort_r(idx, n, sizeof(*idx), cmp_index, f->calls);
+			return;
+		}
+}
+
+/* Counting sort of the kept calls' indices by stream rank, then each
+ * stream by time. */
+static int order_calls(struct request_feed *f, const struct streams *S)
+{
+	size_t *start = calloc(S->n + 1, sizeof(*start));
+	struct rank_cache last = { 0 };
+	size_t kept = 0;
+
+	if (!start)
+		return -1;
+	for (size_t i = 0; i < f->ncalls; i++) {
+		size_t r = rank_of(S, &f->calls[i], &last);
+
+		if (r != SIZE_MAX) {
+			start[r + 1]++;
+			kept++;
+		}
+	}
+	for (size_t r = 0; r < S->n; r++)
+		start[r + 1] += start[r];
+	f->order = malloc((kept ? kept : 1) * sizeof(*f->order));
+	if (!f->order) {
+		free(start);
+		return -1;
+	}
+	f->norder = kept;
+	last.valid = 0;
+	for (size_t i = 0; i < f->ncalls; i++) {
+		size_t r = rank_of(S, &f->calls[i], &last);
+
+		if (r != SIZE_MAX)
+			f->order[start[r]++] = i;
+	}
+	/* start[r] is now the end of stream r, the start of stream r + 1 */
+	for (size_t r = 0; r < S->n; r++) {
+		size_t from = r ? start[r - 1] : 0;
+
+		order_stream(f, f->order + from, start[r] - from);
+	}
+	free(start);
+	return 0;
+}
+
+/* Drops the poll returns of processes that held no socket. */
+static void keep_polls(struct request_feed *f, const struct streams *S)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < f->npolls; i++)
+		if (hmap_find(&S->pids, (uint64_t)f->polls[i].pid, 0))
+			f->polls[n++] = f->polls[i];
+	f->npolls = n;
+}
+
+int request_feed_finish(struct request_feed *f)
+{
+	struct streams S = { .n = 0 };
+	int rc = -1;
+
+	hmap_init(&S.held);
+	hmap_init(&S.pids);
+	if (find_streams(f, &S) == 0 && order_calls(f, &S) == 0) {
+		keep_polls(f, &S);
+		rc = 0;
+	}
+	hmap_free(&S.held);
+	hmap_free(&S.pids);
+	return rc;
+}
