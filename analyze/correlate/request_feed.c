@@ -15,11 +15,14 @@
  * in (pid, fd) order; a counting sort of call indices by rank keeps each
  * stream's calls in arrival (syscall_id) order, which is nearly their
  * time order, so most streams need only the check; the others are
- * sorted by (ts, ord, seq). */
+ * sorted by time (radix_sort.h), then each run of equal times by (ord,
+ * seq). */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "request_feed.h"
+#include "util/radix_sort.h"
 #include "util/hashmap.h"
 #include "util/syscalls.h"
 
@@ -254,14 +257,59 @@ static int cmp_index(const void *a, const void *b, void *calls)
 	return cmp_in_stream(&v[*(const size_t *)a], &v[*(const size_t *)b]);
 }
 
-/* Sorts one stream's indices by time unless they already are. */
-static void order_stream(const struct request_feed *f, size_t *idx, size_t n)
+/* A call's index with its time, for the radix sort. */
+struct timed_index {
+	int64_t ts;
+	size_t idx;
+};
+
+/* Sorts the indices of a run of calls at one time by (ord, seq): runs are
+ * short, insertion does; a long one (a damaged clock) goes to qsort. */
+static void order_run(const struct request_call *calls, size_t *idx, size_t n)
 {
-	for (size_t i = 1; i < n; i++)
-		if (cmp_in_stream(&f->calls[idx[i - 1]], &f->calls[idx[i]]) > 0) {
-			qsort_r(idx, n, sizeof(*idx), cmp_index, f->calls);
-			return;
-		}
+	if (n > 16) {
+		qsort_r(idx, n, sizeof(*idx), cmp_index, (void *)calls);
+		return;
+	}
+	for (size_t i = 1; i < n; i++) {
+		size_t v = idx[i], j = i;
+
+		for (; j > 0 && cmp_in_stream(&calls[idx[j - 1]], &calls[v]) > 0; j--)
+			idx[j] = idx[j - 1];
+		idx[j] = v;
+	}
+}
+
+/* Sorts one stream's indices by (ts, ord, seq) unless they already are:
+ * stably by time, then each run of one time. 0 or -1. */
+static int order_stream(const struct request_feed *f, size_t *idx, size_t n)
+{
+	struct timed_index *t;
+	size_t i = 1;
+
+	while (i < n && cmp_in_stream(&f->calls[idx[i - 1]], &f->calls[idx[i]]) <= 0)
+		i++;
+	if (i >= n)
+		return 0;
+	t = malloc(n * sizeof(*t));
+	if (!t)
+		return -1;
+	for (i = 0; i < n; i++)
+		t[i] = (struct timed_index){ f->calls[idx[i]].ts, idx[i] };
+	if (radix_sort_i64(t, n, sizeof(*t), offsetof(struct timed_index, ts)) < 0) {
+		free(t);
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		idx[i] = t[i].idx;
+	free(t);
+	for (size_t a = 0, b; a < n; a = b) {
+		for (b = a + 1; b < n && f->calls[idx[b]].ts == f->calls[idx[a]].ts; b++)
+			;
+		if (b - a > 1)
+			order_run(f->calls, idx + a, b - a);
+	}
+	return 0;
 }
 
 /* Counting sort of the kept calls' indices by stream rank, then each
@@ -301,7 +349,10 @@ static int order_calls(struct request_feed *f, const struct streams *S)
 	for (size_t r = 0; r < S->n; r++) {
 		size_t from = r ? start[r - 1] : 0;
 
-		order_stream(f, f->order + from, start[r] - from);
+		if (order_stream(f, f->order + from, start[r] - from) < 0) {
+			free(start);
+			return -1;
+		}
 	}
 	free(start);
 	return 0;

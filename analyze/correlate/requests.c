@@ -5,14 +5,17 @@
  * start at a read after a write; each finished request gets its readiness
  * from the poll returns (binary searches in two sorted arrays) and goes to
  * the table and to the pool sweep. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "db/batch_insert.h"
 #include "db/db.h"
+#include "db/sql_writer.h"
 #include "pool.h"
 #include "requests.h"
+#include "util/radix_sort.h"
 
 #define REQUEST_COLUMNS \
 	"requests (pid, fd, conn, cookie, origin, conn_ts, request, tids, pickup_tid," \
@@ -60,30 +63,26 @@ struct requests_pass {
 	int started;
 };
 
-static int cmp_pid_ts(const void *a, const void *b)
+/* x precedes key in (pid, ts) order, or (pid, tid, ts) with with_tid. */
+static inline int poll_below(const struct poll_ret *x, const struct poll_ret *key,
+			     int with_tid)
 {
-	const struct poll_ret *x = a, *y = b;
-
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	return (x->ts > y->ts) - (x->ts < y->ts);
-}
-
-static int cmp_pid_tid_ts(const void *a, const void *b)
-{
-	const struct poll_ret *x = a, *y = b;
-
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	return (x->ts > y->ts) - (x->ts < y->ts);
+	if (x->pid != key->pid)
+		return x->pid < key->pid;
+	if (with_tid && x->tid != key->tid)
+		return x->tid < key->tid;
+	return x->ts < key->ts;
 }
 
 static int oom(void)
 {
 	fprintf(stderr, "perfcap-analyze: out of memory\n");
 	return -1;
+}
+
+static int sort_by(struct poll_ret *v, size_t n, size_t key_offset)
+{
+	return radix_sort_i64(v, n, sizeof(*v), key_offset) < 0 ? oom() : 0;
 }
 
 /* Takes the feed's poll returns (those of processes with sockets). */
@@ -98,22 +97,28 @@ static int load_polls(struct request_feed *f, struct polls *p)
 	p->by_tid = malloc(p->n * sizeof(*p->by_tid));
 	if (!p->by_tid)
 		return oom();
+	/* stable sorts, least significant key first */
+	if (sort_by(p->by_pid, p->n, offsetof(struct poll_ret, ts)) < 0)
+		return -1;
 	memcpy(p->by_tid, p->by_pid, p->n * sizeof(*p->by_tid));
-	qsort(p->by_pid, p->n, sizeof(*p->by_pid), cmp_pid_ts);
-	qsort(p->by_tid, p->n, sizeof(*p->by_tid), cmp_pid_tid_ts);
+	if (sort_by(p->by_pid, p->n, offsetof(struct poll_ret, pid)) < 0 ||
+	    sort_by(p->by_tid, p->n, offsetof(struct poll_ret, tid)) < 0 ||
+	    sort_by(p->by_tid, p->n, offsetof(struct poll_ret, pid)) < 0)
+		return -1;
 	return 0;
 }
 
-/* The first index whose key is not below key (cmp as the array's order). */
-static size_t lower_bound(const struct poll_ret *a, size_t n, const struct poll_ret *key,
-			  int (*cmp)(const void *, const void *))
+/* The first index whose element is not below key (poll_below: the array's
+ * order); inlined, so with_tid is a constant in each copy. */
+static inline size_t lower_bound(const struct poll_ret *a, size_t n,
+				 const struct poll_ret *key, int with_tid)
 {
 	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (cmp(&a[mid], key) < 0)
+		if (poll_below(&a[mid], key, with_tid))
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -130,7 +135,7 @@ static struct opt own_poll(const struct polls *p, int64_t pid, int64_t tid, int6
 	if (!p->n || ts == INT64_MAX)
 		return (struct opt){ 0 };
 	key.ts = ts + 1;
-	i = lower_bound(p->by_tid, p->n, &key, cmp_pid_tid_ts);
+	i = lower_bound(p->by_tid, p->n, &key, 1);
 	if (i == 0 || p->by_tid[i - 1].pid != pid || p->by_tid[i - 1].tid != tid)
 		return (struct opt){ 0 };
 	return (struct opt){ p->by_tid[i - 1].ts, 1 };
@@ -140,7 +145,7 @@ static struct opt own_poll(const struct polls *p, int64_t pid, int64_t tid, int6
 static struct opt next_poll(const struct polls *p, int64_t pid, int64_t ts)
 {
 	struct poll_ret key = { pid, 0, ts };
-	size_t i = p->n ? lower_bound(p->by_pid, p->n, &key, cmp_pid_ts) : 0;
+	size_t i = p->n ? lower_bound(p->by_pid, p->n, &key, 0) : 0;
 
 	if (i == p->n || p->by_pid[i].pid != pid)
 		return (struct opt){ 0 };
@@ -406,6 +411,7 @@ static int run_calls(struct requests_pass *P, const struct request_feed *f)
 int requests_build(sqlite3 *db, struct request_feed *f)
 {
 	struct requests_pass P = { .db = db };
+	struct sql_writer *writer = NULL;
 	int rc = -1;
 
 	/* nothing to do without sockets */
@@ -415,13 +421,19 @@ int requests_build(sqlite3 *db, struct request_feed *f)
 		oom();
 		goto out;
 	}
-	if (load_polls(f, &P.polls) < 0 || pool_init(&P.pool, db) < 0 ||
+	/* the rows are written on a second thread while this one goes on
+	 * (without one, inline) */
+	writer = sql_writer_start();
+	if (load_polls(f, &P.polls) < 0 || pool_init(&P.pool, db, writer) < 0 ||
 	    batch_init(&P.rows, db, REQUEST_COLUMNS, REQUEST_NCOLS) < 0)
 		goto out;
+	if (writer)
+		batch_use_writer(&P.rows, writer);
 	if (run_calls(&P, f) == 0 && batch_flush(&P.rows) == 0 && pool_flush(&P.pool) == 0)
 		rc = 0;
 out:
 	batch_free(&P.rows);
+	sql_writer_stop(writer);
 	pool_free(&P.pool);
 	free(P.polls.by_pid);
 	free(P.polls.by_tid);
