@@ -94,6 +94,7 @@ struct loader {
 	uint64_t first_ts;
 	uint64_t last_ts;
 	int failed;                   /* database or memory error: stop */
+	int profile_phases;           /* PERFCAP_IMPORT_PROFILE: time each phase */
 };
 
 /* load_records.c: decodes and stores one record of a record chunk. */
