@@ -12,11 +12,11 @@
  * clamps it.
  *
  * Ordering at the end: the (pid, fd) pairs that held a socket get ranks
- * in (pid, fd) order; a counting sort of call indices by rank keeps each
- * stream's calls in arrival (syscall_id) order, which is nearly their
- * time order, so most streams need only the check; the others are
- * sorted by time (radix_sort.h), then each run of equal times by (ord,
- * seq). */
+ * in (pid, fd) order; a counting sort of the calls by rank into a new
+ * array keeps each stream's calls in arrival (syscall_id) order, which is
+ * nearly their time order, so most streams need only the check; the
+ * others are sorted by time (radix_sort.h), then each run of equal times
+ * by (ord, seq). */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,11 +69,9 @@ void request_feed_free(struct request_feed *f)
 {
 	free(f->calls);
 	free(f->polls);
-	free(f->order);
 	f->calls = NULL;
 	f->polls = NULL;
-	f->order = NULL;
-	f->ncalls = f->calls_cap = f->npolls = f->polls_cap = f->norder = 0;
+	f->ncalls = f->calls_cap = f->npolls = f->polls_cap = 0;
 }
 
 /* Room for one more element of size in *v (n used of *cap); 0 or -1. */
@@ -250,74 +248,59 @@ static int cmp_in_stream(const struct request_call *x, const struct request_call
 	return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-static int cmp_index(const void *a, const void *b, void *calls)
+static int cmp_call(const void *a, const void *b)
 {
-	const struct request_call *v = calls;
-
-	return cmp_in_stream(&v[*(const size_t *)a], &v[*(const size_t *)b]);
+	return cmp_in_stream(a, b);
 }
 
-/* A call's index with its time, for the radix sort. */
-struct timed_index {
-	int64_t ts;
-	size_t idx;
-};
-
-/* Sorts the indices of a run of calls at one time by (ord, seq): runs are
- * short, insertion does; a long one (a damaged clock) goes to qsort. */
-static void order_run(const struct request_call *calls, size_t *idx, size_t n)
+/* Sorts a run of calls at one time by (ord, seq): runs are short,
+ * insertion does; a long one (a damaged clock) goes to qsort. */
+static void order_run(struct request_call *v, size_t n)
 {
 	if (n > 16) {
-		qsort_r(idx, n, sizeof(*idx), cmp_index, (void *)calls);
+		qsort(v, n, sizeof(*v), cmp_call);
 		return;
 	}
 	for (size_t i = 1; i < n; i++) {
-		size_t v = idx[i], j = i;
+		struct request_call c = v[i];
+		size_t j = i;
 
-		for (; j > 0 && cmp_in_stream(&calls[idx[j - 1]], &calls[v]) > 0; j--)
-			idx[j] = idx[j - 1];
-		idx[j] = v;
+		for (; j > 0 && cmp_in_stream(&v[j - 1], &c) > 0; j--)
+			v[j] = v[j - 1];
+		v[j] = c;
 	}
 }
 
-/* Sorts one stream's indices by (ts, ord, seq) unless they already are:
+/* Sorts one stream's calls by (ts, ord, seq) unless they already are:
  * stably by time, then each run of one time. 0 or -1. */
-static int order_stream(const struct request_feed *f, size_t *idx, size_t n)
+static int order_stream(struct request_call *v, size_t n)
 {
-	struct timed_index *t;
 	size_t i = 1;
 
-	while (i < n && cmp_in_stream(&f->calls[idx[i - 1]], &f->calls[idx[i]]) <= 0)
+	while (i < n && cmp_in_stream(&v[i - 1], &v[i]) <= 0)
 		i++;
 	if (i >= n)
 		return 0;
-	t = malloc(n * sizeof(*t));
-	if (!t)
+	if (radix_sort_i64(v, n, sizeof(*v), offsetof(struct request_call, ts)) < 0)
 		return -1;
-	for (i = 0; i < n; i++)
-		t[i] = (struct timed_index){ f->calls[idx[i]].ts, idx[i] };
-	if (radix_sort_i64(t, n, sizeof(*t), offsetof(struct timed_index, ts)) < 0) {
-		free(t);
-		return -1;
-	}
-	for (i = 0; i < n; i++)
-		idx[i] = t[i].idx;
-	free(t);
 	for (size_t a = 0, b; a < n; a = b) {
-		for (b = a + 1; b < n && f->calls[idx[b]].ts == f->calls[idx[a]].ts; b++)
+		for (b = a + 1; b < n && v[b].ts == v[a].ts; b++)
 			;
 		if (b - a > 1)
-			order_run(f->calls, idx + a, b - a);
+			order_run(v + a, b - a);
 	}
 	return 0;
 }
 
-/* Counting sort of the kept calls' indices by stream rank, then each
- * stream by time. */
+/* Counting sort of the kept calls by stream rank into a new array (the
+ * copies go to one write position per stream, so this reads and writes
+ * memory in order, and the pass then reads the calls in order too), then
+ * each stream by time; the feed's array is replaced. */
 static int order_calls(struct request_feed *f, const struct streams *S)
 {
 	size_t *start = calloc(S->n + 1, sizeof(*start));
 	struct rank_cache last = { 0 };
+	struct request_call *sorted;
 	size_t kept = 0;
 
 	if (!start)
@@ -332,24 +315,26 @@ static int order_calls(struct request_feed *f, const struct streams *S)
 	}
 	for (size_t r = 0; r < S->n; r++)
 		start[r + 1] += start[r];
-	f->order = malloc((kept ? kept : 1) * sizeof(*f->order));
-	if (!f->order) {
+	sorted = malloc((kept ? kept : 1) * sizeof(*sorted));
+	if (!sorted) {
 		free(start);
 		return -1;
 	}
-	f->norder = kept;
 	last.valid = 0;
 	for (size_t i = 0; i < f->ncalls; i++) {
 		size_t r = rank_of(S, &f->calls[i], &last);
 
 		if (r != SIZE_MAX)
-			f->order[start[r]++] = i;
+			sorted[start[r]++] = f->calls[i];
 	}
+	free(f->calls);
+	f->calls = sorted;
+	f->ncalls = f->calls_cap = kept;
 	/* start[r] is now the end of stream r, the start of stream r + 1 */
 	for (size_t r = 0; r < S->n; r++) {
 		size_t from = r ? start[r - 1] : 0;
 
-		if (order_stream(f, f->order + from, start[r] - from) < 0) {
+		if (order_stream(f->calls + from, start[r] - from) < 0) {
 			free(start);
 			return -1;
 		}

@@ -14,8 +14,8 @@
  * only at the end, so the feed keeps every candidate call (48 bytes) and
  * every poll return (24 bytes), and request_feed_finish keeps those of
  * the streams that held a socket and orders them: a counting sort of the
- * calls by stream, then a check (and, when needed, a sort) of each
- * stream's calls by time. The order is total, so the pass reads exactly
+ * calls by stream into a new array (for a moment both exist), then a
+ * check (and, when needed, a sort) of each stream's calls by time. The order is total, so the pass reads exactly
  * the sequence the SQL ORDER gave (ties between opens of one (pid, fd)
  * at one time fall to the sockets row order, as the stable sort of the
  * rows in table order did). */
@@ -57,13 +57,11 @@ extern const char *const request_origins[];
 
 struct request_feed {
 	uint8_t kinds[REQUEST_FEED_KINDS];
-	struct request_call *calls;
+	struct request_call *calls; /* after finish: only the kept ones, in pass order */
 	size_t ncalls, calls_cap;
 	struct poll_ret *polls;
 	size_t npolls, polls_cap;
 	int64_t nsockets;         /* sockets rows so far */
-	size_t *order;            /* after finish: the kept calls, in pass order */
-	size_t norder;
 };
 
 void request_feed_init(struct request_feed *f);
@@ -81,8 +79,8 @@ int request_feed_socket(struct request_feed *f, uint64_t ts, uint32_t pid, int32
 			uint64_t cookie, const char *origin);
 
 /* After the last row: keeps the calls of the (pid, fd) that held a
- * socket, in (pid, fd, ts, ord, seq) order (f->order), and the poll
- * returns of the processes that held one. 0 or -1 (out of memory). */
+ * socket, in (pid, fd, ts, ord, seq) order (f->calls, f->ncalls), and the
+ * poll returns of the processes that held one. 0 or -1 (out of memory). */
 int request_feed_finish(struct request_feed *f);
 
 #endif /* ANALYZE_REQUEST_FEED_H */

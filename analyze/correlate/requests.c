@@ -432,13 +432,8 @@ static int run_calls(struct requests_pass *P, const struct request_feed *f)
 {
 	int rc = 0;
 
-	for (size_t i = 0; rc == 0 && i < f->norder; i++) {
-		/* the calls of one stream lie far apart in the feed: fetch
-		 * ahead, or every step waits for memory */
-		if (i + 16 < f->norder)
-			__builtin_prefetch(&f->calls[f->order[i + 16]]);
-		rc = step(P, &f->calls[f->order[i]]);
-	}
+	for (size_t i = 0; rc == 0 && i < f->ncalls; i++)
+		rc = step(P, &f->calls[i]);
 	if (rc == 0 && P->started)
 		rc = finish_request(P);
 	return rc;

@@ -23,7 +23,8 @@
  *
  * Memory: every successful read, write and close on a descriptor (48
  * bytes) and every poll return (24 bytes) of the capture until the end
- * of the import (request_feed.h), an index per kept call (8 bytes), the
+ * of the import (request_feed.h) and, while they are ordered, a copy of
+ * the kept ones; the
  * poll returns of the processes that have sockets twice, the live
  * connections of one (pid, fd) at a time, and three 16-byte events per
  * request of one process for the pool sweep. */
