@@ -12,6 +12,7 @@
 #include "db/db.h"
 #include "query/slow_path.h"
 #include "util/fmt.h"
+#include "util/radix_sort.h"
 #include "report_sections.h"
 
 #define HIST_BUCKETS 48
@@ -53,40 +54,61 @@ static int call_rows(const struct report_context *ctx, struct latency_row *rows,
 	return n;
 }
 
-static const char pctl_sql[] =
-	"WITH s AS (SELECT %s AS name, %s AS d FROM %s WHERE %s),"
-	" r AS (SELECT name, d, row_number() OVER (PARTITION BY name ORDER BY d) AS rk,"
-	"  count(*) OVER (PARTITION BY name) AS n FROM s)"
-	" SELECT name, n, max(CASE WHEN rk = (n * 50 + 99) / 100 THEN d END),"
-	"  max(CASE WHEN rk = (n * 90 + 99) / 100 THEN d END),"
-	"  max(CASE WHEN rk = (n * 99 + 99) / 100 THEN d END), sum(d)"
-	" FROM r GROUP BY name ORDER BY sum(d) DESC LIMIT %d";
+/* The nearest-rank percentile pct of the n sorted values v (rank
+ * ceil(n * pct / 100), as the schema's percentiles are defined). */
+static int64_t nearest_rank(const int64_t *v, size_t n, int pct)
+{
+	size_t rank = (n * (size_t)pct + 99) / 100;
 
-static int load_rows(const struct report_context *ctx, const char *name_expr,
-		     const char *value_expr, const char *table, const char *where,
-		     struct latency_row *rows, int max)
+	return v[rank ? rank - 1 : 0];
+}
+
+/* The requests' row: count, p50/p90/p99 and total of service_ns over the
+ * requests in scope. The values are read once and sorted here: the
+ * window-function statement that did it (row_number over the sorted
+ * durations) took 1.7 s of a 5 s report of a redis capture with 543k
+ * requests, and report --html runs it twice. 1 (a row), 0 (no requests)
+ * or -1. */
+static int request_row(const struct report_context *ctx, const char *where,
+		       struct latency_row *r)
 {
 	char sql[4096];
 	sqlite3_stmt *st;
-	int n = 0;
+	int64_t *v = NULL, total = 0;
+	size_t n = 0, cap = 0;
+	int rc;
 
-	snprintf(sql, sizeof(sql), pctl_sql, name_expr, value_expr, table, where, max);
+	snprintf(sql, sizeof(sql), "SELECT service_ns FROM request_spans WHERE %s", where);
 	st = report_prepare(ctx, sql);
 	if (!st)
 		return -1;
-	while (n < max && sqlite3_step(st) == SQLITE_ROW) {
-		struct latency_row *r = &rows[n++];
-		memset(r, 0, sizeof(*r));
-		snprintf(r->name, sizeof(r->name), "%s",
-			 sqlite3_column_text(st, 0) ? (const char *)sqlite3_column_text(st, 0) : "?");
-		r->count = sqlite3_column_int64(st, 1);
-		r->p50 = sqlite3_column_int64(st, 2);
-		r->p90 = sqlite3_column_int64(st, 3);
-		r->p99 = sqlite3_column_int64(st, 4);
-		r->total = sqlite3_column_int64(st, 5);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (n == cap) {
+			int64_t *grown = realloc(v, (cap = cap ? cap * 2 : 4096) * sizeof(*v));
+
+			if (!grown)
+				break;
+			v = grown;
+		}
+		v[n] = sqlite3_column_int64(st, 0);
+		total = (int64_t)((uint64_t)total + (uint64_t)v[n++]);  /* no UB on a wild value */
 	}
 	sqlite3_finalize(st);
-	return n;
+	if (rc != SQLITE_DONE || radix_sort_i64(v, n, sizeof(*v), 0) < 0) {
+		free(v);
+		return -1;
+	}
+	memset(r, 0, sizeof(*r));
+	if (n) {
+		snprintf(r->name, sizeof(r->name), "requests");
+		r->count = (int64_t)n;
+		r->p50 = nearest_rank(v, n, 50);
+		r->p90 = nearest_rank(v, n, 90);
+		r->p99 = nearest_rank(v, n, 99);
+		r->total = total;
+	}
+	free(v);
+	return n ? 1 : 0;
 }
 
 /* The largest measured part of each row's calls: the blocked class with
@@ -482,8 +504,7 @@ int report_section_latency(const struct report_context *ctx)
 	l->queue_mean = queue_mean(ctx, &l->queued);
 	report_scope_sql(l->req_where, sizeof(l->req_where), "pid", "CAST(tids AS INTEGER)",
 			 "start_ts", "end_ts");
-	l->nreq = load_rows(ctx, "'requests'", "service_ns", "request_spans", l->req_where,
-			    &l->req, 1);
+	l->nreq = request_row(ctx, l->req_where, &l->req);
 	if (l->nreq < 0) {
 		free(l);
 		return -1;
