@@ -54,6 +54,12 @@ static int call_rows(const struct report_context *ctx, struct latency_row *rows,
 	return n;
 }
 
+/* Request service times of the scope, ascending. */
+struct durations {
+	int64_t *v;
+	size_t n;
+};
+
 /* The nearest-rank percentile pct of the n sorted values v (rank
  * ceil(n * pct / 100), as the schema's percentiles are defined). */
 static int64_t nearest_rank(const int64_t *v, size_t n, int pct)
@@ -67,10 +73,10 @@ static int64_t nearest_rank(const int64_t *v, size_t n, int pct)
  * requests in scope. The values are read once and sorted here: the
  * window-function statement that did it (row_number over the sorted
  * durations) took 1.7 s of a 5 s report of a redis capture with 543k
- * requests, and report --html runs it twice. 1 (a row), 0 (no requests)
- * or -1. */
+ * requests, and report --html runs it twice. The sorted values stay in
+ * kept for the JSON histogram. 1 (a row), 0 (no requests) or -1. */
 static int request_row(const struct report_context *ctx, const char *where,
-		       struct latency_row *r)
+		       struct latency_row *r, struct durations *kept)
 {
 	char sql[4096];
 	sqlite3_stmt *st;
@@ -107,7 +113,7 @@ static int request_row(const struct report_context *ctx, const char *where,
 		r->p99 = nearest_rank(v, n, 99);
 		r->total = total;
 	}
-	free(v);
+	*kept = (struct durations){ v, n };
 	return n ? 1 : 0;
 }
 
@@ -172,16 +178,16 @@ static void hist_write(struct json_writer *w, const char *name, const uint64_t *
 	json_end_object(w);
 }
 
-static void hist_json(const struct report_context *ctx, const char *name, const char *sql)
+/* The requests' histogram, from their sorted service times (what a
+ * GROUP BY of the view gave, without scanning it again). */
+static void durations_hist_json(const struct report_context *ctx, const char *name,
+				const struct durations *d)
 {
 	uint64_t buckets[HIST_BUCKETS] = { 0 };
-	sqlite3_stmt *st = report_prepare(ctx, sql);
 	int lo = HIST_BUCKETS, hi = -1;
 
-	while (st && sqlite3_step(st) == SQLITE_ROW)
-		add_to_bucket(buckets, &lo, &hi, sqlite3_column_int64(st, 0),
-			      (uint64_t)sqlite3_column_int64(st, 1));
-	sqlite3_finalize(st);
+	for (size_t i = 0; i < d->n; i++)
+		add_to_bucket(buckets, &lo, &hi, d->v[i], 1);
 	hist_write(ctx->json, name, buckets, lo, hi);
 }
 
@@ -347,6 +353,7 @@ struct latency {
 	int64_t queued;           /* requests in request_queueing */
 	double queue_mean;        /* their mean queueing, -1 without the view */
 	char req_where[1024];
+	struct durations req_ns;  /* every request's service_ns, ascending */
 };
 
 static const char *const waker_names[SW_N] = { "thread", "process", "interrupt", "none" };
@@ -439,7 +446,6 @@ static void requests_json(struct json_writer *w, const struct latency *l)
 static void write_json(const struct report_context *ctx, const struct latency *l)
 {
 	struct json_writer *w = ctx->json;
-	char sql[2048];
 
 	json_begin_object(w, "latency");
 	requests_json(w, l);
@@ -449,10 +455,8 @@ static void write_json(const struct report_context *ctx, const struct latency *l
 		row_json(w, &l->sys[i]);
 	json_end_array(w);
 	json_begin_array(w, "histograms");
-	snprintf(sql, sizeof(sql), "SELECT service_ns, count(*) FROM request_spans WHERE %s"
-		 " GROUP BY 1", l->req_where);
 	if (l->nreq > 0)
-		hist_json(ctx, "requests", sql);
+		durations_hist_json(ctx, "requests", &l->req_ns);
 	for (int i = 0; i < l->nsys && i < 5; i++)
 		call_hist_json(ctx, l->sys[i].name, &ctx->calls->by_nr[i]);
 	json_end_array(w);
@@ -494,6 +498,12 @@ static void print_text(const struct report_context *ctx, struct latency *l)
 		print_row(ctx->out, &l->sys[i]);
 }
 
+static void free_latency(struct latency *l)
+{
+	free(l->req_ns.v);
+	free(l);
+}
+
 int report_section_latency(const struct report_context *ctx)
 {
 	struct latency *l = calloc(1, sizeof(*l));
@@ -504,23 +514,23 @@ int report_section_latency(const struct report_context *ctx)
 	l->queue_mean = queue_mean(ctx, &l->queued);
 	report_scope_sql(l->req_where, sizeof(l->req_where), "pid", "CAST(tids AS INTEGER)",
 			 "start_ts", "end_ts");
-	l->nreq = request_row(ctx, l->req_where, &l->req);
+	l->nreq = request_row(ctx, l->req_where, &l->req, &l->req_ns);
 	if (l->nreq < 0) {
-		free(l);
+		free_latency(l);
 		return -1;
 	}
 	if (l->nreq > 0 && report_request_dominant(ctx, l->req_where, l->req.total,
 						   l->req.dominant, sizeof(l->req.dominant)) < 0)
 		snprintf(l->req.dominant, sizeof(l->req.dominant), "unknown (no sched source)");
 	if (l->nreq > 0 && slow_path_load(ctx->db, ctx->scope, (uint64_t)l->req.count, &l->slow) < 0) {
-		free(l);
+		free_latency(l);
 		return -1;
 	}
 	l->nsys = call_rows(ctx, l->sys, l->top);
 	l->nwaits = report_has_object(ctx->db, "thread_metrics") ?
 		    load_waits(ctx, l->waits, WAIT_CLASSES_MAX) : 0;
 	if (l->nwaits < 0) {
-		free(l);
+		free_latency(l);
 		return -1;
 	}
 	set_dominant(ctx, l->sys, l->nsys);
@@ -528,6 +538,6 @@ int report_section_latency(const struct report_context *ctx)
 		write_json(ctx, l);
 	else
 		print_text(ctx, l);
-	free(l);
+	free_latency(l);
 	return 0;
 }
