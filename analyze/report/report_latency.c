@@ -84,7 +84,8 @@ static int request_row(const struct report_context *ctx, const char *where,
 	size_t n = 0, cap = 0;
 	int rc;
 
-	snprintf(sql, sizeof(sql), "SELECT service_ns FROM request_spans WHERE %s", where);
+	snprintf(sql, sizeof(sql), "SELECT service_ns FROM %s WHERE %s",
+		 report_requests_from(ctx->scope, "request_spans"), where);
 	st = report_prepare(ctx, sql);
 	if (!st)
 		return -1;
@@ -237,7 +238,8 @@ static double queue_mean(const struct report_context *ctx, int64_t *n)
 	*n = 0;
 	if (!report_has_object(ctx->db, "request_queueing"))
 		return -1;
-	snprintf(sql, sizeof(sql), "SELECT count(*), avg(queue_ns) FROM request_queueing WHERE %s",
+	snprintf(sql, sizeof(sql), "SELECT count(*), avg(queue_ns) FROM %s WHERE %s",
+		 report_requests_from(ctx->scope, "request_queueing"),
 		 report_scope_sql(where, sizeof(where), "pid", "pickup_tid", "ready_ts", "ready_ts"));
 	st = report_prepare(ctx, sql);
 	if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0) {
