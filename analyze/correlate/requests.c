@@ -228,15 +228,37 @@ static struct readiness readiness(struct requests_pass *P, const struct request 
 	return q;
 }
 
-/* "1,2,3": the request's threads, as SQLite's group_concat wrote them. */
+/* Appends the decimal digits of v to buf at *used, keeping room for the
+ * NUL within len. */
+static void put_int(char *buf, size_t len, size_t *used, int64_t v)
+{
+	char digits[24];
+	int n = 0;
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+
+	do {
+		digits[n++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		digits[n++] = '-';
+	while (n > 0 && *used + 1 < len)
+		buf[(*used)++] = digits[--n];
+}
+
+/* "1,2,3": the request's threads, as SQLite's group_concat wrote them,
+ * cut to len - 1 characters as snprintf would (it was snprintf, 0.6% of
+ * an import with half a million requests). */
 static void format_tids(const struct request *r, char *buf, size_t len)
 {
 	size_t used = 0;
 
-	buf[0] = '\0';
-	for (size_t i = 0; i < r->ntids && used < len; i++)
-		used += (size_t)snprintf(buf + used, len - used, "%s%lld", i ? "," : "",
-					 (long long)r->tids[i]);
+	for (size_t i = 0; i < r->ntids && used + 1 < len; i++) {
+		if (i)
+			buf[used++] = ',';
+		put_int(buf, len, &used, r->tids[i]);
+	}
+	buf[used] = '\0';
 }
 
 static void set_opt(int64_t *row, uint8_t *kind, int col, struct opt v)
