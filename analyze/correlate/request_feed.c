@@ -18,10 +18,12 @@
  * others are sorted by time (radix_sort.h), then each run of equal times
  * by (ord, seq). */
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "request_feed.h"
+#include "request_runs_internal.h"
 #include "util/radix_sort.h"
 #include "util/hashmap.h"
 #include "util/syscalls.h"
@@ -58,20 +60,29 @@ static unsigned kind_of(const struct request_feed *f, uint32_t nr)
 	return nr < REQUEST_FEED_KINDS ? f->kinds[nr] : call_kind(nr);
 }
 
-void request_feed_init(struct request_feed *f)
+void request_feed_init(struct request_feed *f, size_t run_calls)
 {
 	memset(f, 0, sizeof(*f));
 	for (uint32_t nr = 0; nr < REQUEST_FEED_KINDS; nr++)
 		f->kinds[nr] = (uint8_t)call_kind(nr);
+	f->run_calls = run_calls;
+	hmap_init(&f->held);
+	hmap_init(&f->pids);
 }
 
 void request_feed_free(struct request_feed *f)
 {
 	free(f->calls);
 	free(f->polls);
+	if (f->runs)
+		request_runs_free(f->runs);
+	free(f->runs);
+	hmap_free(&f->held);
+	hmap_free(&f->pids);
 	f->calls = NULL;
 	f->polls = NULL;
-	f->ncalls = f->calls_cap = f->npolls = f->polls_cap = 0;
+	f->runs = NULL;
+	f->ncalls = f->calls_cap = f->npolls = f->polls_cap = f->next = 0;
 }
 
 /* Room for one more element of size in *v (n used of *cap); 0 or -1. */
@@ -110,8 +121,25 @@ static int push_poll(struct request_feed *f, uint32_t pid, uint32_t tid, int64_t
 	return 0;
 }
 
+/* Sorts the buffer and writes it to disk as a run; the buffer is empty
+ * again (its memory kept for the next run). */
+static int spill(struct request_feed *f)
+{
+	if (!f->runs) {
+		f->runs = calloc(1, sizeof(*f->runs));
+		if (!f->runs)
+			return -1;
+	}
+	if (request_runs_write(f->runs, f->calls, f->ncalls) < 0)
+		return -1;
+	f->ncalls = 0;
+	return 0;
+}
+
 static int push_call(struct request_feed *f, const struct request_call *c)
 {
+	if (f->run_calls && f->ncalls >= f->run_calls && spill(f) < 0)
+		return -1;
 	if (grow((void **)&f->calls, f->ncalls, &f->calls_cap, sizeof(*f->calls)) < 0)
 		return -1;
 	f->calls[f->ncalls++] = *c;
@@ -159,17 +187,15 @@ static uint8_t origin_code(const char *origin)
 int request_feed_socket(struct request_feed *f, uint64_t ts, uint32_t pid, int32_t fd,
 			uint64_t cookie, const char *origin)
 {
+	int created;
+
+	if (!hmap_upsert(&f->held, pid, (uint32_t)fd, 0, &created) ||
+	    !hmap_upsert(&f->pids, pid, 0, 0, &created))
+		return -1;
 	return push_call(f, &(struct request_call){
 		.ts = (int64_t)ts, .value = (int64_t)cookie, .seq = ++f->nsockets, .pid = pid,
 		.fd = fd, .ord = REQ_OPEN, .origin = origin_code(origin) });
 }
-
-/* The streams that held a socket, each with its rank in (pid, fd) order
- * (held), and the processes that held one (pids). */
-struct streams {
-	struct hmap held, pids;
-	size_t n;
-};
 
 struct stream_key {
 	uint64_t pid, fd;         /* fd: the descriptor's 32 bits */
@@ -184,38 +210,23 @@ static int cmp_stream(const void *a, const void *b)
 	return ((int32_t)x->fd > (int32_t)y->fd) - ((int32_t)x->fd < (int32_t)y->fd);
 }
 
-static int rank_streams(struct streams *S)
+/* Gives each stream that held a socket its rank in (pid, fd) order. */
+static int rank_streams(struct request_feed *f)
 {
-	struct stream_key *v = malloc((S->held.len ? S->held.len : 1) * sizeof(*v));
+	struct stream_key *v = malloc((f->held.len ? f->held.len : 1) * sizeof(*v));
 	const struct hmap_slot *slot;
 	size_t n = 0;
 
 	if (!v)
 		return -1;
-	for (size_t pos = 0; hmap_next(&S->held, &pos, &slot);)
+	for (size_t pos = 0; hmap_next(&f->held, &pos, &slot);)
 		v[n++] = (struct stream_key){ slot->a, slot->b };
 	qsort(v, n, sizeof(*v), cmp_stream);
 	for (size_t i = 0; i < n; i++)
-		*hmap_find(&S->held, v[i].pid, v[i].fd) = i;
-	S->n = n;
+		*hmap_find(&f->held, v[i].pid, v[i].fd) = i;
+	f->nstreams = n;
 	free(v);
 	return 0;
-}
-
-static int find_streams(const struct request_feed *f, struct streams *S)
-{
-	int created;
-
-	for (size_t i = 0; i < f->ncalls; i++) {
-		const struct request_call *c = &f->calls[i];
-
-		if (c->ord != REQ_OPEN)
-			continue;
-		if (!hmap_upsert(&S->held, c->pid, (uint32_t)c->fd, 0, &created) ||
-		    !hmap_upsert(&S->pids, c->pid, 0, 0, &created))
-			return -1;
-	}
-	return rank_streams(S);
 }
 
 /* The rank of c's stream, or SIZE_MAX when it held no socket; *last
@@ -227,14 +238,14 @@ struct rank_cache {
 	int valid;
 };
 
-static size_t rank_of(const struct streams *S, const struct request_call *c,
+static size_t rank_of(const struct hmap *held, const struct request_call *c,
 		      struct rank_cache *last)
 {
 	const uint64_t *v;
 
 	if (last->valid && last->pid == c->pid && last->fd == c->fd)
 		return last->rank;
-	v = hmap_find(&S->held, c->pid, (uint32_t)c->fd);
+	v = hmap_find(held, c->pid, (uint32_t)c->fd);
 	*last = (struct rank_cache){ c->pid, c->fd, v ? (size_t)*v : SIZE_MAX, 1 };
 	return last->rank;
 }
@@ -296,9 +307,9 @@ static int order_stream(struct request_call *v, size_t n)
  * copies go to one write position per stream, so this reads and writes
  * memory in order, and the pass then reads the calls in order too), then
  * each stream by time; the feed's array is replaced. */
-static int order_calls(struct request_feed *f, const struct streams *S)
+static int order_calls(struct request_feed *f)
 {
-	size_t *start = calloc(S->n + 1, sizeof(*start));
+	size_t *start = calloc(f->nstreams + 1, sizeof(*start));
 	struct rank_cache last = { 0 };
 	struct request_call *sorted;
 	size_t kept = 0;
@@ -306,14 +317,14 @@ static int order_calls(struct request_feed *f, const struct streams *S)
 	if (!start)
 		return -1;
 	for (size_t i = 0; i < f->ncalls; i++) {
-		size_t r = rank_of(S, &f->calls[i], &last);
+		size_t r = rank_of(&f->held, &f->calls[i], &last);
 
 		if (r != SIZE_MAX) {
 			start[r + 1]++;
 			kept++;
 		}
 	}
-	for (size_t r = 0; r < S->n; r++)
+	for (size_t r = 0; r < f->nstreams; r++)
 		start[r + 1] += start[r];
 	sorted = malloc((kept ? kept : 1) * sizeof(*sorted));
 	if (!sorted) {
@@ -322,7 +333,7 @@ static int order_calls(struct request_feed *f, const struct streams *S)
 	}
 	last.valid = 0;
 	for (size_t i = 0; i < f->ncalls; i++) {
-		size_t r = rank_of(S, &f->calls[i], &last);
+		size_t r = rank_of(&f->held, &f->calls[i], &last);
 
 		if (r != SIZE_MAX)
 			sorted[start[r]++] = f->calls[i];
@@ -331,7 +342,7 @@ static int order_calls(struct request_feed *f, const struct streams *S)
 	f->calls = sorted;
 	f->ncalls = f->calls_cap = kept;
 	/* start[r] is now the end of stream r, the start of stream r + 1 */
-	for (size_t r = 0; r < S->n; r++) {
+	for (size_t r = 0; r < f->nstreams; r++) {
 		size_t from = r ? start[r - 1] : 0;
 
 		if (order_stream(f->calls + from, start[r] - from) < 0) {
@@ -344,28 +355,53 @@ static int order_calls(struct request_feed *f, const struct streams *S)
 }
 
 /* Drops the poll returns of processes that held no socket. */
-static void keep_polls(struct request_feed *f, const struct streams *S)
+static void keep_polls(struct request_feed *f)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < f->npolls; i++)
-		if (hmap_find(&S->pids, (uint64_t)f->polls[i].pid, 0))
+		if (hmap_find(&f->pids, (uint64_t)f->polls[i].pid, 0))
 			f->polls[n++] = f->polls[i];
 	f->npolls = n;
 }
 
+/* With runs on disk: the rest goes to disk too, and the merge starts. */
+static int finish_runs(struct request_feed *f)
+{
+	if (f->ncalls && spill(f) < 0)
+		return -1;
+	free(f->calls);
+	f->calls = NULL;
+	f->ncalls = f->calls_cap = 0;
+	return request_runs_start(f->runs);
+}
+
 int request_feed_finish(struct request_feed *f)
 {
-	struct streams S = { .n = 0 };
-	int rc = -1;
-
-	hmap_init(&S.held);
-	hmap_init(&S.pids);
-	if (find_streams(f, &S) == 0 && order_calls(f, &S) == 0) {
-		keep_polls(f, &S);
-		rc = 0;
+	f->next = 0;
+	keep_polls(f);
+	if (f->runs)
+		return finish_runs(f);
+	if (rank_streams(f) < 0 || order_calls(f) < 0) {
+		fprintf(stderr, "perfcap-analyze: out of memory\n");
+		return -1;
 	}
-	hmap_free(&S.held);
-	hmap_free(&S.pids);
+	return 0;
+}
+
+int request_feed_next(struct request_feed *f, struct request_call *c)
+{
+	int rc;
+
+	if (!f->runs) {
+		if (f->next >= f->ncalls)
+			return 0;
+		*c = f->calls[f->next++];
+		return 1;
+	}
+	/* merged runs hold every candidate: skip the streams without a socket */
+	while ((rc = request_runs_next(f->runs, c)) == 1)
+		if (hmap_find(&f->held, c->pid, (uint32_t)c->fd))
+			return 1;
 	return rc;
 }

@@ -450,12 +450,14 @@ static int step(struct requests_pass *P, const struct request_call *c)
 	return add_call(P, c->ts, c->tid, c->end_ts, c->is_read, c->value);
 }
 
-static int run_calls(struct requests_pass *P, const struct request_feed *f)
+static int run_calls(struct requests_pass *P, struct request_feed *f)
 {
-	int rc = 0;
+	struct request_call c;
+	int rc;
 
-	for (size_t i = 0; rc == 0 && i < f->ncalls; i++)
-		rc = step(P, &f->calls[i]);
+	while ((rc = request_feed_next(f, &c)) == 1)
+		if (step(P, &c) < 0)
+			return -1;
 	if (rc == 0 && P->started)
 		rc = finish_request(P);
 	return rc;
@@ -470,10 +472,8 @@ int requests_build(sqlite3 *db, struct request_feed *f)
 	/* nothing to do without sockets */
 	if (f->nsockets == 0)
 		return 0;
-	if (request_feed_finish(f) < 0) {
-		oom();
+	if (request_feed_finish(f) < 0)   /* reported */
 		goto out;
-	}
 	/* the rows are written on a second thread while this one goes on
 	 * (without one, inline) */
 	writer = sql_writer_start();

@@ -275,7 +275,7 @@ static void loader_init(struct loader *L, sqlite3 *db)
 	L->db = db;
 	stack_store_init(&L->stacks);
 	map_index_init(&L->maps);
-	request_feed_init(&L->requests);
+	request_feed_init(&L->requests, REQUEST_FEED_RUN_CALLS);
 	sample_groups_init(&L->groups);
 	hmap_init(&L->counts.unknown_chunk_types);
 	hmap_init(&L->counts.unknown_record_types);

@@ -38,8 +38,9 @@ static uint64_t next_random(uint64_t *x)
 
 /* Sockets on fds 3..6 of pids 10 and 11 (not fd 7, not pid 12); calls on
  * fds 3..7 of pids 10..12 at times in a small range (many ties), in a
- * scrambled order, with failed calls that must be dropped. */
-Test(request_feed, keeps_and_orders_as_the_sql_did)
+ * scrambled order, with failed calls that must be dropped; in memory
+ * (run_calls 0) or spilled to runs of run_calls calls and merged. */
+static void keeps_and_orders(size_t run_calls)
 {
 	struct request_feed f;
 	struct request_call *want = malloc(40000 * sizeof(*want));
@@ -48,7 +49,7 @@ Test(request_feed, keeps_and_orders_as_the_sql_did)
 	int64_t id = 0;
 
 	cr_assert(want);
-	request_feed_init(&f);
+	request_feed_init(&f, run_calls);
 	for (int i = 0; i < 20000; i++) {
 		uint32_t pid = 10 + (uint32_t)(next_random(&x) % 3);
 		int32_t fd = 3 + (int32_t)(next_random(&x) % 5);
@@ -88,17 +89,33 @@ Test(request_feed, keeps_and_orders_as_the_sql_did)
 			want[n++] = want[i];
 	}
 	qsort(want, n, sizeof(*want), cmp_reference);
-	cr_assert_eq(f.ncalls, n);
 	for (size_t i = 0; i < n; i++) {
-		const struct request_call *c = &f.calls[i];
+		struct request_call got;
 
-		cr_assert(c->pid == want[i].pid && c->fd == want[i].fd && c->ts == want[i].ts &&
-			  c->ord == want[i].ord && c->seq == want[i].seq, "at %zu", i);
+		cr_assert_eq(request_feed_next(&f, &got), 1, "at %zu of %zu", i, n);
+		cr_assert(got.pid == want[i].pid && got.fd == want[i].fd && got.ts == want[i].ts &&
+			  got.ord == want[i].ord && got.seq == want[i].seq, "at %zu", i);
 	}
+	struct request_call extra;
+	cr_assert_eq(request_feed_next(&f, &extra), 0);
 	cr_assert_eq(f.npolls, 1);   /* pid 10's; 12 has no socket, 11's returned 0 */
 	cr_expect_eq(f.polls[0].pid, 10);
 	cr_expect_eq(f.polls[0].tid, 1010);
 	cr_expect_eq(f.polls[0].ts, 57);
 	request_feed_free(&f);
 	free(want);
+}
+
+Test(request_feed, keeps_and_orders_as_the_sql_did)
+{
+	keeps_and_orders(0);
+}
+
+/* The same sequence from sorted runs on disk: runs longer and shorter
+ * than a merge buffer, and a limit never reached. */
+Test(request_feed, spilled_runs_merge_to_the_same_order)
+{
+	keeps_and_orders(4999);
+	keeps_and_orders(13);
+	keeps_and_orders(40000);
 }
