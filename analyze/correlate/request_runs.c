@@ -57,11 +57,30 @@ static int add_run(struct request_runs *R, off_t start, off_t end)
 	return 0;
 }
 
+/* An unlinked file in TMPDIR (else /tmp), as SQLite's temporary files. */
+static FILE *temporary_file(void)
+{
+	const char *dir = getenv("TMPDIR");
+	char path[4096];
+	FILE *file;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/perfcap-requests-XXXXXX", dir && *dir ? dir : "/tmp");
+	fd = mkstemp(path);
+	if (fd < 0)
+		return NULL;
+	unlink(path);
+	file = fdopen(fd, "w+b");
+	if (!file)
+		close(fd);
+	return file;
+}
+
 int request_runs_write(struct request_runs *R, struct request_call *v, size_t n)
 {
 	off_t start = R->size;
 
-	if (!R->file && !(R->file = tmpfile()))
+	if (!R->file && !(R->file = temporary_file()))
 		return fail("temporary file");
 	qsort(v, n, sizeof(*v), cmp_call);
 	if (fwrite(v, sizeof(*v), n, R->file) != n || fflush(R->file) != 0)

@@ -1,9 +1,9 @@
 /* request_runs_internal.h - the request feed's sorted runs on disk
  * (request_feed.c): when a capture has more socket calls than the feed
  * keeps in memory, each full buffer is sorted in the pass's order and
- * appended to one unlinked temporary file as a run, and at the end the
- * runs are merged, a small buffer of each in memory at a time. Private to
- * correlate/. */
+ * appended to one unlinked temporary file (in TMPDIR, else /tmp) as a
+ * run, and at the end the runs are merged, a small buffer of each in
+ * memory at a time. Private to correlate/. */
 #ifndef ANALYZE_REQUEST_RUNS_INTERNAL_H
 #define ANALYZE_REQUEST_RUNS_INTERNAL_H
 
