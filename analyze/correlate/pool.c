@@ -4,11 +4,14 @@
  * sweep keeps the running counts, and between an event and the next they
  * hold, so a window's areas are sums of count x gap over its events (its
  * edge carries the counts from before it). */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "db/db.h"
+#include "db/sql_writer.h"
 #include "pool.h"
+#include "util/radix_sort.h"
 
 /* Windows per process at most: a damaged capture whose requests span
  * years must not fill the disk with empty windows. */
@@ -38,9 +41,9 @@ static void load_windows(sqlite3 *db, struct pool_windows *w)
 				  " LIMIT 1", 0);
 }
 
-int pool_init(struct pool *p, sqlite3 *db)
+int pool_init(struct pool *p, sqlite3 *db, struct sql_writer *writer)
 {
-	*p = (struct pool){ .db = db };
+	*p = (struct pool){ .db = db, .writer = writer };
 	load_windows(db, &p->win);
 	p->insert = db_prepare(db, insert_sql);
 	return p->insert ? 0 : -1;
@@ -112,13 +115,27 @@ int pool_add(struct pool *p, int64_t pid, int64_t tid, int64_t ready_ts, int64_t
 	return 0;
 }
 
-static int cmp_event(const void *a, const void *b)
+/* The events in (ts, kind) order: a radix sort by time, then each run of
+ * equal times (short) by kind. Events equal in both may come in any
+ * order: between them the gap is zero and their changes of the counts
+ * all go the same way. */
+static int sort_events(struct pool *p)
 {
-	const struct pool_event *x = a, *y = b;
+	if (radix_sort_i64(p->ev, p->nev, sizeof(*p->ev), offsetof(struct pool_event, ts)) < 0) {
+		fprintf(stderr, "perfcap-analyze: out of memory\n");
+		return -1;
+	}
+	for (size_t i = 1; i < p->nev; i++) {
+		struct pool_event e = p->ev[i];
+		size_t j = i;
 
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	return (x->kind > y->kind) - (x->kind < y->kind);
+		while (j > 0 && p->ev[j - 1].ts == e.ts && p->ev[j - 1].kind > e.kind) {
+			p->ev[j] = p->ev[j - 1];
+			j--;
+		}
+		p->ev[j] = e;
+	}
+	return 0;
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -162,6 +179,8 @@ static int write_window(struct pool *p, const struct window_sums *s, int64_t wor
 			s->busy_area, window_divisor(&p->win, s->start), s->queue_area,
 			s->depth_max, s->queue_sum, s->queue_count };
 
+	if (p->writer)
+		sql_writer_drain(p->writer);
 	for (int i = 0; i < (int)(sizeof(v) / sizeof(v[0])); i++)
 		sqlite3_bind_int64(st, i + 1, v[i]);
 	return db_run(st);
@@ -193,7 +212,8 @@ static int sweep(struct pool *p, int64_t nwin, int64_t workers)
 	struct window_sums s = { 0 };
 	int64_t busy = 0, depth = 0, win = 0;
 
-	qsort(p->ev, p->nev, sizeof(*p->ev), cmp_event);
+	if (sort_events(p) < 0)
+		return -1;
 	for (size_t i = 0; i < p->nev; i++) {
 		const struct pool_event *e = &p->ev[i];
 		int64_t gap = (i + 1 < p->nev ? p->ev[i + 1].ts : e->ts) - e->ts;

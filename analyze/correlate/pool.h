@@ -29,9 +29,12 @@ struct pool_event {
 	int64_t queue_ns;
 };
 
+struct sql_writer;
+
 struct pool {
 	sqlite3 *db;
 	sqlite3_stmt *insert;
+	struct sql_writer *writer; /* runs other batches on db: drained before a write */
 	struct pool_windows win;
 	int64_t pid;
 	struct pool_event *ev;
@@ -42,8 +45,9 @@ struct pool {
 	int failed;
 };
 
-/* 0 or -1 (reported). */
-int pool_init(struct pool *p, sqlite3 *db);
+/* 0 or -1 (reported). writer (or NULL): the INSERT thread other batches
+ * of db use, drained before each write of the pool's own. */
+int pool_init(struct pool *p, sqlite3 *db, struct sql_writer *writer);
 void pool_free(struct pool *p);
 
 /* One request of process pid, which must not precede the previous

@@ -1,41 +1,21 @@
 /* requests.c - the requests table (see requests.h): the socket calls of
- * every (pid, fd) that ever held a socket, read once in (pid, fd, time)
- * order, run through a small state machine per (pid, fd): connections
- * open and close, requests start at a read after a write; each finished
- * request gets its readiness from the poll returns (binary searches in
- * two sorted arrays) and goes to the table and to the pool sweep. */
+ * every (pid, fd) that ever held a socket, gathered while decoding
+ * (request_feed.h) and read once in (pid, fd, time) order, run through a
+ * small state machine per (pid, fd): connections open and close, requests
+ * start at a read after a write; each finished request gets its readiness
+ * from the poll returns (binary searches in two sorted arrays) and goes to
+ * the table and to the pool sweep. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "db/batch_insert.h"
 #include "db/db.h"
+#include "db/sql_writer.h"
 #include "pool.h"
 #include "requests.h"
-
-/* The calls, the connection opens (ord 0) and closes (ord 1) of each
- * (pid, fd) that held a socket, in the order the rules read them. One
- * scan of syscalls joined with the few call numbers that matter (what
- * syscall_intervals would give: fd sign-extended from arg0, bytes
- * transferred); sorted here, which costs a third of SQLite's sorter. */
-static const char calls_sql[] =
-	"WITH held AS (SELECT DISTINCT pid, fd FROM sockets),"
-	" calls AS (SELECT nr, io FROM syscall_names WHERE fd_arg"
-	"   AND (io IN ('read', 'write') OR name = 'close'))"
-	" SELECT * FROM (SELECT pid, fd, ts, 0 AS ord, 0 AS syscall_id, NULL AS tid,"
-	"  NULL AS end_ts, NULL AS io, NULL AS bytes, cookie, origin FROM sockets"
-	" UNION ALL SELECT s.pid, (s.arg0 & 4294967295) | -4294967296 * ((s.arg0 >> 31) & 1),"
-	"  s.ts, CASE WHEN c.io IS NULL THEN 1 ELSE 2 END, s.syscall_id, s.tid,"
-	"  s.ts + s.duration, c.io, CASE WHEN s.ret >= 0 THEN s.ret END, NULL, NULL"
-	"  FROM syscalls s JOIN calls c USING (nr)"
-	"  WHERE CASE c.io WHEN 'read' THEN s.ret > 0 WHEN 'write' THEN s.ret >= 0"
-	"   ELSE s.ret = 0 END)"
-	" WHERE (pid, fd) IN held";
-
-static const char polls_sql[] =
-	"SELECT pid, tid, ts + duration FROM syscalls WHERE ret > 0"
-	" AND nr IN (SELECT nr FROM syscall_names WHERE family = 'poll')"
-	" AND pid IN (SELECT pid FROM sockets)";
+#include "util/radix_sort.h"
 
 #define REQUEST_COLUMNS \
 	"requests (pid, fd, conn, cookie, origin, conn_ts, request, tids, pickup_tid," \
@@ -43,29 +23,11 @@ static const char polls_sql[] =
 	" lower_ts, ready_ts, ready_source, queue_ns, sojourn_ns)"
 #define REQUEST_NCOLS 22
 
-/* One row of calls_sql. */
-struct call {
-	int64_t pid, fd, ts, syscall_id, tid, end_ts, bytes, cookie;
-	const char *origin;       /* static, see static_origin() */
-	int8_t ord;               /* 0 open, 1 close, 2 read or write */
-	int8_t is_read, has_cookie;
-};
-
-/* The calls of the capture in (pid, fd, ts, ord, syscall_id) order. */
-struct calls {
-	struct call *v;
-	size_t n, cap;
-};
-
-/* A poll-family return: when, by which thread of which process. */
-struct poll_ret {
-	int64_t pid, tid, ts;
-};
-
 struct polls {
 	struct poll_ret *by_pid;   /* (pid, ts) order */
 	struct poll_ret *by_tid;   /* (pid, tid, ts) order */
 	size_t n;
+	size_t pid_hint, tid_hint; /* the last answers (lower_bound) */
 };
 
 /* A NULL-able integer column. */
@@ -102,24 +64,15 @@ struct requests_pass {
 	int started;
 };
 
-static int cmp_pid_ts(const void *a, const void *b)
+/* x precedes key in (pid, ts) order, or (pid, tid, ts) with with_tid. */
+static inline int poll_below(const struct poll_ret *x, const struct poll_ret *key,
+			     int with_tid)
 {
-	const struct poll_ret *x = a, *y = b;
-
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	return (x->ts > y->ts) - (x->ts < y->ts);
-}
-
-static int cmp_pid_tid_ts(const void *a, const void *b)
-{
-	const struct poll_ret *x = a, *y = b;
-
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	return (x->ts > y->ts) - (x->ts < y->ts);
+	if (x->pid != key->pid)
+		return x->pid < key->pid;
+	if (with_tid && x->tid != key->tid)
+		return x->tid < key->tid;
+	return x->ts < key->ts;
 }
 
 static int oom(void)
@@ -128,53 +81,44 @@ static int oom(void)
 	return -1;
 }
 
-static int load_polls(sqlite3 *db, struct polls *p)
+static int sort_by(struct poll_ret *v, size_t n, size_t key_offset)
 {
-	sqlite3_stmt *st = db_prepare(db, polls_sql);
-	size_t cap = 0;
-	int rc;
+	return radix_sort_i64(v, n, sizeof(*v), key_offset) < 0 ? oom() : 0;
+}
 
-	if (!st)
-		return -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (p->n == cap) {
-			struct poll_ret *n = realloc(p->by_pid, (cap = cap ? cap * 2 : 4096) *
-						     sizeof(*n));
-			if (!n) {
-				sqlite3_finalize(st);
-				return oom();
-			}
-			p->by_pid = n;
-		}
-		p->by_pid[p->n++] = (struct poll_ret){ sqlite3_column_int64(st, 0),
-			sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2) };
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		db_report_error(db, "poll returns");
-		return -1;
-	}
+/* Takes the feed's poll returns (those of processes with sockets). */
+static int load_polls(struct request_feed *f, struct polls *p)
+{
+	p->n = f->npolls;
 	if (!p->n)
 		return 0;
+	p->by_pid = f->polls;
+	f->polls = NULL;
+	f->npolls = f->polls_cap = 0;
 	p->by_tid = malloc(p->n * sizeof(*p->by_tid));
 	if (!p->by_tid)
 		return oom();
+	/* stable sorts, least significant key first */
+	if (sort_by(p->by_pid, p->n, offsetof(struct poll_ret, ts)) < 0)
+		return -1;
 	memcpy(p->by_tid, p->by_pid, p->n * sizeof(*p->by_tid));
-	qsort(p->by_pid, p->n, sizeof(*p->by_pid), cmp_pid_ts);
-	qsort(p->by_tid, p->n, sizeof(*p->by_tid), cmp_pid_tid_ts);
+	if (sort_by(p->by_pid, p->n, offsetof(struct poll_ret, pid)) < 0 ||
+	    sort_by(p->by_tid, p->n, offsetof(struct poll_ret, tid)) < 0 ||
+	    sort_by(p->by_tid, p->n, offsetof(struct poll_ret, pid)) < 0)
+		return -1;
 	return 0;
 }
 
-/* The first index whose key is not below key (cmp as the array's order). */
-static size_t lower_bound(const struct poll_ret *a, size_t n, const struct poll_ret *key,
-			  int (*cmp)(const void *, const void *))
+/* The first index in [lo, hi) whose element is not below key (poll_below:
+ * the array's order), hi if none; inlined, so with_tid is a constant in
+ * each copy. */
+static inline size_t lower_bound(const struct poll_ret *a, size_t lo, size_t hi,
+				 const struct poll_ret *key, int with_tid)
 {
-	size_t lo = 0, hi = n;
-
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (cmp(&a[mid], key) < 0)
+		if (poll_below(&a[mid], key, with_tid))
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -182,8 +126,39 @@ static size_t lower_bound(const struct poll_ret *a, size_t n, const struct poll_
 	return lo;
 }
 
+/* lower_bound over all n, starting from *hint, the previous answer: the
+ * searches of one stream's requests move forward by small steps, so when
+ * the answer is not before the hint, a galloping search from it touches
+ * a few nearby elements instead of a binary search's scattered ones.
+ * The answer is the same either way. */
+static inline size_t lower_bound_from(const struct poll_ret *a, size_t n,
+				      const struct poll_ret *key, int with_tid, size_t *hint)
+{
+	size_t lo = *hint, hi = n, step = 1;
+
+	if (lo > n) {
+		lo = 0;
+	} else if (lo > 0 && !poll_below(&a[lo - 1], key, with_tid)) {
+		hi = lo;       /* the answer is before the hint */
+		lo = 0;
+	} else {
+		for (;;) {     /* every element before lo is below key */
+			size_t probe = lo + step - 1;
+
+			if (probe >= n || !poll_below(&a[probe], key, with_tid)) {
+				hi = probe < n ? probe : n;
+				break;
+			}
+			lo = probe + 1;
+			step *= 2;
+		}
+	}
+	*hint = lower_bound(a, lo, hi, key, with_tid);
+	return *hint;
+}
+
 /* The pickup thread's last poll return at or before ts. */
-static struct opt own_poll(const struct polls *p, int64_t pid, int64_t tid, int64_t ts)
+static struct opt own_poll(struct polls *p, int64_t pid, int64_t tid, int64_t ts)
 {
 	struct poll_ret key = { pid, tid, ts };
 	size_t i;
@@ -191,17 +166,17 @@ static struct opt own_poll(const struct polls *p, int64_t pid, int64_t tid, int6
 	if (!p->n || ts == INT64_MAX)
 		return (struct opt){ 0 };
 	key.ts = ts + 1;
-	i = lower_bound(p->by_tid, p->n, &key, cmp_pid_tid_ts);
+	i = lower_bound_from(p->by_tid, p->n, &key, 1, &p->tid_hint);
 	if (i == 0 || p->by_tid[i - 1].pid != pid || p->by_tid[i - 1].tid != tid)
 		return (struct opt){ 0 };
 	return (struct opt){ p->by_tid[i - 1].ts, 1 };
 }
 
 /* The process's first poll return at or after ts. */
-static struct opt next_poll(const struct polls *p, int64_t pid, int64_t ts)
+static struct opt next_poll(struct polls *p, int64_t pid, int64_t ts)
 {
 	struct poll_ret key = { pid, 0, ts };
-	size_t i = p->n ? lower_bound(p->by_pid, p->n, &key, cmp_pid_ts) : 0;
+	size_t i = p->n ? lower_bound_from(p->by_pid, p->n, &key, 0, &p->pid_hint) : 0;
 
 	if (i == p->n || p->by_pid[i].pid != pid)
 		return (struct opt){ 0 };
@@ -220,7 +195,7 @@ static int is_origin(const char *origin, const char *what)
 	return origin && strcmp(origin, what) == 0;
 }
 
-static struct readiness readiness(const struct requests_pass *P, const struct request *r)
+static struct readiness readiness(struct requests_pass *P, const struct request *r)
 {
 	const struct stream *s = &P->s;
 	struct readiness q = { 0 };
@@ -253,15 +228,37 @@ static struct readiness readiness(const struct requests_pass *P, const struct re
 	return q;
 }
 
-/* "1,2,3": the request's threads, as SQLite's group_concat wrote them. */
+/* Appends the decimal digits of v to buf at *used, keeping room for the
+ * NUL within len. */
+static void put_int(char *buf, size_t len, size_t *used, int64_t v)
+{
+	char digits[24];
+	int n = 0;
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+
+	do {
+		digits[n++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		digits[n++] = '-';
+	while (n > 0 && *used + 1 < len)
+		buf[(*used)++] = digits[--n];
+}
+
+/* "1,2,3": the request's threads, as SQLite's group_concat wrote them,
+ * cut to len - 1 characters as snprintf would (it was snprintf, 0.6% of
+ * an import with half a million requests). */
 static void format_tids(const struct request *r, char *buf, size_t len)
 {
 	size_t used = 0;
 
-	buf[0] = '\0';
-	for (size_t i = 0; i < r->ntids && used < len; i++)
-		used += (size_t)snprintf(buf + used, len - used, "%s%lld", i ? "," : "",
-					 (long long)r->tids[i]);
+	for (size_t i = 0; i < r->ntids && used + 1 < len; i++) {
+		if (i)
+			buf[used++] = ',';
+		put_int(buf, len, &used, r->tids[i]);
+	}
+	buf[used] = '\0';
 }
 
 static void set_opt(int64_t *row, uint8_t *kind, int col, struct opt v)
@@ -407,24 +404,12 @@ static int add_call(struct requests_pass *P, int64_t ts, int64_t tid, int64_t en
 	return add_tid(r, tid);
 }
 
-static const char *static_origin(const unsigned char *text)
-{
-	static const char *const known[] = { "accepted", "connected", "discovered" };
-
-	if (!text)
-		return NULL;
-	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
-		if (strcmp((const char *)text, known[i]) == 0)
-			return known[i];
-	return "other";
-}
-
-static void open_connection(struct stream *s, const struct call *c)
+static void open_connection(struct stream *s, const struct request_call *c)
 {
 	s->conn++;
 	s->conn_ts = c->ts;
-	s->cookie = (struct opt){ c->cookie, c->has_cookie };
-	s->origin = c->origin;
+	s->cookie = (struct opt){ c->value, 1 };
+	s->origin = request_origins[c->origin];
 	s->prev_io = 0;
 	s->prev_end = (struct opt){ 0 };
 	s->req.number = 0;
@@ -439,7 +424,7 @@ static void next_stream(struct stream *s, int64_t pid, int64_t fd)
 	*s = (struct stream){ .pid = pid, .fd = fd, .req = req };
 }
 
-static int step(struct requests_pass *P, const struct call *c)
+static int step(struct requests_pass *P, const struct request_call *c)
 {
 	struct stream *s = &P->s;
 
@@ -462,119 +447,46 @@ static int step(struct requests_pass *P, const struct call *c)
 	}
 	if (s->conn == 0 || (s->closed.set && s->closed.v >= s->conn_ts))
 		return 0;
-	return add_call(P, c->ts, c->tid, c->end_ts, c->is_read, c->bytes);
+	return add_call(P, c->ts, c->tid, c->end_ts, c->is_read, c->value);
 }
 
-static int cmp_call(const void *a, const void *b)
+static int run_calls(struct requests_pass *P, struct request_feed *f)
 {
-	const struct call *x = a, *y = b;
-
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->fd != y->fd)
-		return x->fd < y->fd ? -1 : 1;
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	if (x->ord != y->ord)
-		return x->ord < y->ord ? -1 : 1;
-	return (x->syscall_id > y->syscall_id) - (x->syscall_id < y->syscall_id);
-}
-
-static int push_call(struct calls *cs, sqlite3_stmt *st)
-{
-	const unsigned char *io = sqlite3_column_text(st, 7);
-	struct call *c;
-
-	if (cs->n == cs->cap) {
-		size_t cap = cs->cap ? cs->cap * 2 : 65536;
-		struct call *v = realloc(cs->v, cap * sizeof(*v));
-
-		if (!v)
-			return oom();
-		cs->v = v;
-		cs->cap = cap;
-	}
-	c = &cs->v[cs->n++];
-	*c = (struct call){
-		.pid = sqlite3_column_int64(st, 0), .fd = sqlite3_column_int64(st, 1),
-		.ts = sqlite3_column_int64(st, 2), .ord = (int8_t)sqlite3_column_int64(st, 3),
-		.syscall_id = sqlite3_column_int64(st, 4), .tid = sqlite3_column_int64(st, 5),
-		.end_ts = sqlite3_column_int64(st, 6), .is_read = io && io[0] == 'r',
-		.bytes = sqlite3_column_int64(st, 8), .cookie = sqlite3_column_int64(st, 9),
-		.has_cookie = sqlite3_column_type(st, 9) != SQLITE_NULL,
-		.origin = static_origin(sqlite3_column_text(st, 10)),
-	};
-	return 0;
-}
-
-/* Room for every call at once: a large array that grows by realloc is
- * copied again and again (a tenth of a big import went to that); pages
- * never written are never backed, so reserving for every syscall costs
- * address space, not memory. */
-static int reserve_calls(sqlite3 *db, struct calls *cs)
-{
-	int64_t n = db_query_int(db, "SELECT (SELECT COALESCE(max(syscall_id), 0) FROM syscalls)"
-				 " + (SELECT count(*) FROM sockets)", 0);
-
-	if (n <= 0)
-		return 0;
-	cs->v = malloc((size_t)n * sizeof(*cs->v));
-	if (!cs->v)
-		return 0;          /* grow as rows come, then */
-	cs->cap = (size_t)n;
-	return 0;
-}
-
-static int load_calls(sqlite3 *db, struct calls *cs)
-{
-	sqlite3_stmt *st = db_prepare(db, calls_sql);
+	struct request_call c;
 	int rc;
 
-	if (!st || reserve_calls(db, cs) < 0)
-		return -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		if (push_call(cs, st) < 0) {
-			sqlite3_finalize(st);
+	while ((rc = request_feed_next(f, &c)) == 1)
+		if (step(P, &c) < 0)
 			return -1;
-		}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		db_report_error(db, "request calls");
-		return -1;
-	}
-	if (cs->n)   /* qsort of a NULL array is undefined, even empty */
-		qsort(cs->v, cs->n, sizeof(*cs->v), cmp_call);
-	return 0;
-}
-
-static int run_calls(struct requests_pass *P)
-{
-	struct calls cs = { 0 };
-	int rc = load_calls(P->db, &cs);
-
-	for (size_t i = 0; rc == 0 && i < cs.n; i++)
-		rc = step(P, &cs.v[i]);
-	free(cs.v);
 	if (rc == 0 && P->started)
 		rc = finish_request(P);
 	return rc;
 }
 
-int requests_build(sqlite3 *db)
+int requests_build(sqlite3 *db, struct request_feed *f)
 {
 	struct requests_pass P = { .db = db };
+	struct sql_writer *writer = NULL;
 	int rc = -1;
 
-	/* nothing to do (and no scan of the calls) without sockets */
-	if (db_query_int(db, "SELECT EXISTS (SELECT 1 FROM sockets)", 0) == 0)
+	/* nothing to do without sockets */
+	if (f->nsockets == 0)
 		return 0;
-	if (load_polls(db, &P.polls) < 0 || pool_init(&P.pool, db) < 0 ||
+	if (request_feed_finish(f) < 0)   /* reported */
+		goto out;
+	/* the rows are written on a second thread while this one goes on
+	 * (without one, inline) */
+	writer = sql_writer_start();
+	if (load_polls(f, &P.polls) < 0 || pool_init(&P.pool, db, writer) < 0 ||
 	    batch_init(&P.rows, db, REQUEST_COLUMNS, REQUEST_NCOLS) < 0)
 		goto out;
-	if (run_calls(&P) == 0 && batch_flush(&P.rows) == 0 && pool_flush(&P.pool) == 0)
+	if (writer)
+		batch_use_writer(&P.rows, writer);
+	if (run_calls(&P, f) == 0 && batch_flush(&P.rows) == 0 && pool_flush(&P.pool) == 0)
 		rc = 0;
 out:
 	batch_free(&P.rows);
+	sql_writer_stop(writer);
 	pool_free(&P.pool);
 	free(P.polls.by_pid);
 	free(P.polls.by_tid);

@@ -21,18 +21,25 @@
  *  - pool utilisation per window: busy workers and queue depth as areas
  *    over the window, client connections left out.
  *
- * Memory: the poll returns of the processes that have sockets (16 bytes
- * each, twice), the live connections of one (pid, fd) at a time, and three
- * 16-byte events per request of one process for the pool sweep. */
+ * Memory: every successful read, write and close on a descriptor (48
+ * bytes) and every poll return (24 bytes) of the capture until the end
+ * of the import (request_feed.h) and, while they are ordered, a copy of
+ * the kept ones; the
+ * poll returns of the processes that have sockets twice, the live
+ * connections of one (pid, fd) at a time, and three 16-byte events per
+ * request of one process for the pool sweep. */
 #ifndef ANALYZE_REQUESTS_H
 #define ANALYZE_REQUESTS_H
 
 #include <stdint.h>
 #include <sqlite3.h>
 
-/* Fills requests and pool_utilisation from syscalls and sockets (which
+#include "request_feed.h"
+
+/* Fills requests and pool_utilisation from the socket calls and poll
+ * returns the decoder fed to f (every syscalls and sockets row, which
  * must be complete); the pool windows are schema_info's window_ns.
- * 0 or -1 (reported). */
-int requests_build(sqlite3 *db);
+ * Consumes f's calls order and poll returns. 0 or -1 (reported). */
+int requests_build(sqlite3 *db, struct request_feed *f);
 
 #endif /* ANALYZE_REQUESTS_H */

@@ -166,8 +166,8 @@ static double load_requests(const struct diag_input *in, struct window_row *w, s
 	if (!report_has_object(in->db, "request_spans") || !in->has_syscall)
 		return 0;
 	snprintf(sql, sizeof(sql), "SELECT (start_ts - %llu) / %llu, count(*), sum(service_ns)"
-		 " FROM request_spans WHERE %s GROUP BY 1", (unsigned long long)g->base,
-		 (unsigned long long)g->width,
+		 " FROM %s WHERE %s GROUP BY 1", (unsigned long long)g->base,
+		 (unsigned long long)g->width, report_requests_from(in->scope, "request_spans"),
 		 report_scope_sql(where, sizeof(where), "pid", "CAST(tids AS INTEGER)", "start_ts",
 				  "start_ts"));
 	st = diag_prepare(in, sql);

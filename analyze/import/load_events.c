@@ -160,6 +160,9 @@ int decode_syscall(struct loader *L, const struct record_in *in)
 	in->row[7] = (int64_t)s->args[1];
 	in->row[8] = (int64_t)s->args[2];
 	stack_column(L, in, 9, s->ustack, s->ts, s->pid);
+	if (request_feed_syscall(&L->requests, (int64_t)L->nsyscalls, s->ts, s->duration,
+				 s->pid, s->tid, s->nr, s->ret, s->args[0]) < 0)
+		L->failed = 1;
 	correlate(L, &(struct tl_event){
 		.type = TL_SYSCALL, .key = s->ts + s->duration, .start = s->ts, .tid = s->tid,
 		.pid = s->pid, .u1 = s->nr, .u2 = (uint32_t)s->args[1], .arg = s->args[0],
@@ -284,6 +287,9 @@ int decode_socket(struct loader *L, const struct record_in *in)
 	batch_text_copy(in->batch, in->row, in->kind, 10,
 			format_addr(da, sizeof(da), s->family, s->daddr));
 	in->row[11] = s->dport;
+	if (request_feed_socket(&L->requests, s->ts, s->pid, s->fd, s->cookie,
+				socket_origin(in->rec->flags)) < 0)
+		L->failed = 1;
 	correlate(L, &(struct tl_event){
 		.type = TL_SOCKET, .key = s->ts, .start = s->ts, .tid = s->tid, .pid = s->pid,
 		.u1 = (uint32_t)s->fd });

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sqlite3.h>
 
+#include "correlate/request_feed.h"
 #include "db/batch_insert.h"
 #include "perfcap_format.h"
 #include "util/hashmap.h"
@@ -73,6 +74,7 @@ struct loader {
 	struct sample_groups groups;  /* samples per (thread, stack pair) */
 	struct load_counters counts;
 	struct correlator *corr;      /* thread states, waits, time shares */
+	struct request_feed requests; /* socket calls and poll returns for requests.c */
 	unsigned format_minor;        /* of the capture (PC_FORMAT_MINOR of its writer) */
 	struct sql_writer *writer;    /* runs the big tables' INSERTs; may be NULL */
 	struct ustack_state *ust;     /* user stack copies (ustack_unwind.h); NULL if none */
@@ -93,6 +95,7 @@ struct loader {
 	uint64_t first_ts;
 	uint64_t last_ts;
 	int failed;                   /* database or memory error: stop */
+	int profile_phases;           /* PERFCAP_IMPORT_PROFILE: time each phase */
 };
 
 /* load_records.c: decodes and stores one record of a record chunk. */

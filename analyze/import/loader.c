@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "util/messages.h"
 #include "correlate/correlate.h"
@@ -274,9 +275,12 @@ static void loader_init(struct loader *L, sqlite3 *db)
 	L->db = db;
 	stack_store_init(&L->stacks);
 	map_index_init(&L->maps);
+	request_feed_init(&L->requests, REQUEST_FEED_RUN_CALLS);
 	sample_groups_init(&L->groups);
 	hmap_init(&L->counts.unknown_chunk_types);
 	hmap_init(&L->counts.unknown_record_types);
+	L->profile_phases = getenv("PERFCAP_IMPORT_PROFILE") &&
+			    *getenv("PERFCAP_IMPORT_PROFILE");
 }
 
 static void loader_free(struct loader *L)
@@ -285,6 +289,7 @@ static void loader_free(struct loader *L)
 	load_finalize_statements(L);
 	stack_store_free(&L->stacks);
 	map_index_free(&L->maps);
+	request_feed_free(&L->requests);
 	sample_groups_free(&L->groups);
 	hmap_free(&L->counts.unknown_chunk_types);
 	hmap_free(&L->counts.unknown_record_types);
@@ -381,25 +386,76 @@ static const char *fill_summary(struct loader *L, struct pc_reader *reader,
 	return damage ? summary->damage : NULL;
 }
 
+/* PERFCAP_IMPORT_PROFILE=1: the wall time of each phase of the import on
+ * stderr (docs/perfcap-analyze.md, PERFORMANCE), to see where an import
+ * of a real capture goes before reaching for perf. */
+static double phase_clock(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Ends the phase that began at *since (when profiling) and starts the
+ * next; passes rc through. */
+static int phase_end(const struct loader *L, const char *name, double *since, int rc)
+{
+	double now;
+
+	if (!L->profile_phases)
+		return rc;
+	now = phase_clock();
+	fprintf(stderr, "perfcap-analyze: import %-18s %.3f s\n", name, now - *since);
+	*since = now;
+	return rc;
+}
+
+static int pass_requests(struct loader *L) { return requests_build(L->db, &L->requests); }
+static int pass_connection_roles(struct loader *L) { return connections_set_roles(L->db); }
+static int pass_probes(struct loader *L) { return probes_build(L->db); }
+static int pass_runtimes(struct loader *L) { return runtimes_build(L->db); }
+static int pass_wait_stacks(struct loader *L) { return wait_stacks_classify(L->db); }
+static int pass_gc_proxy(struct loader *L) { return gc_proxy_build(L->db); }
+
+/* The passes after the last chunk, in order: each may read what the ones
+ * before it stored. */
+static const struct {
+	const char *name;
+	int (*run)(struct loader *L);
+} after_chunks[] = {
+	{ "requests", pass_requests },
+	{ "connection roles", pass_connection_roles },
+	{ "probes", pass_probes },
+	{ "gc pauses", gc_pauses_build },
+	{ "used stacks", mark_used_stacks },
+	{ "resolve stacks", resolve_stacks },
+	{ "user stacks", ustack_store },
+	{ "runtimes", pass_runtimes },
+	{ "wait stacks", pass_wait_stacks },
+	{ "gc proxy", pass_gc_proxy },
+};
+
 static int load_into(struct loader *L, struct pc_reader *reader, const char *path,
 		     const struct load_options *opts, struct load_summary *summary)
 {
 	const char *damage;
+	double t = phase_clock();
 
-	if (load_setup(L, reader, path, opts) < 0 || ustack_prepass(L, reader) < 0 ||
-	    load_all_chunks(L, reader, opts->progress) < 0)
+	if (phase_end(L, "setup", &t, load_setup(L, reader, path, opts)) < 0 ||
+	    phase_end(L, "stack prepass", &t, ustack_prepass(L, reader)) < 0 ||
+	    phase_end(L, "chunks", &t, load_all_chunks(L, reader, opts->progress)) < 0)
 		return -1;
 	map_index_finish(&L->maps);
-	if (requests_build(L->db) < 0 || connections_set_roles(L->db) < 0 ||
-	    probes_build(L->db) < 0 || gc_pauses_build(L) < 0 || mark_used_stacks(L) < 0 || resolve_stacks(L) < 0 ||
-	    ustack_store(L) < 0 || runtimes_build(L->db) < 0 || wait_stacks_classify(L->db) < 0 ||
-	    gc_proxy_build(L->db) < 0)
-		return -1;
+	for (size_t i = 0; i < sizeof(after_chunks) / sizeof(after_chunks[0]); i++)
+		if (phase_end(L, after_chunks[i].name, &t, after_chunks[i].run(L)) < 0)
+			return -1;
 	damage = fill_summary(L, reader, summary);
-	if (quality_store(L, pc_reader_status(reader), damage) < 0)
+	if (phase_end(L, "quality", &t, quality_store(L, pc_reader_status(reader), damage)) < 0)
 		return -1;
 	load_finalize_statements(L);
-	if (schema_create_indexes(L->db) < 0 || db_exec(L->db, "COMMIT") < 0)
+	if (phase_end(L, "indexes", &t, schema_create_indexes(L->db)) < 0 ||
+	    phase_end(L, "commit", &t, db_exec(L->db, "COMMIT")) < 0)
 		return -1;
 	return 0;
 }

@@ -94,6 +94,11 @@ int report_scope_resolve(sqlite3 *db, const struct report_options *opts,
 	return 0;
 }
 
+const char *report_requests_from(const struct report_scope *scope, const char *view)
+{
+	return scope->windowed ? view : "requests NOT INDEXED";
+}
+
 const char *report_scope_sql(char *buf, size_t len, const char *pid_col,
 			     const char *tid_col, const char *start_col, const char *end_col)
 {

@@ -50,6 +50,16 @@ int report_parse_time_bound(const char *text, struct time_bound *out);
 int report_scope_resolve(sqlite3 *db, const struct report_options *opts,
 			 struct report_scope *scope);
 
+/* Where an aggregate whose result does not depend on row order reads
+ * the request views (request_spans, request_queueing: projections of the
+ * requests table in start order) from: the table itself scanned in
+ * storage order ("requests NOT INDEXED") when the report covers the
+ * whole capture, the view (its index on start_ts) for a --from/--to
+ * window. Through the view every row costs a lookup by rowid: on a redis
+ * capture with 543k requests a statement took 0.35-0.45 s, the scan
+ * 0.15 s. The columns a report reads have the same names in both. */
+const char *report_requests_from(const struct report_scope *scope, const char *view);
+
 /* SQL condition selecting rows of the scope, for a table whose columns
  * are named pid, tid and whose interval is [start_col, end_col) (end_col
  * may equal start_col for instants). Uses the parameters bound by

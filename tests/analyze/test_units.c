@@ -1,11 +1,14 @@
 /* test_units.c - unit tests of the analyzer's small building blocks:
- * number formatting, printable text, the hash table. */
+ * number formatting, printable text, the hash table, the radix sort. */
 #include <criterion/criterion.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "util/fmt.h"
 #include "util/hashmap.h"
+#include "util/radix_sort.h"
 #include "util/text.h"
 
 Test(fmt, thousands_separators)
@@ -67,4 +70,52 @@ Test(hashmap, insert_find_grow)
 		seen++;
 	cr_expect_eq(seen, 10000);
 	hmap_free(&m);
+}
+
+struct keyed {
+	uint32_t order;           /* position before the sort */
+	int64_t key;
+	char pad[4];
+};
+
+static int cmp_keyed(const void *a, const void *b)
+{
+	const struct keyed *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return (x->order > y->order) - (x->order < y->order);
+}
+
+/* Against qsort by (key, position): the same order, so the sort is right
+ * and stable; negative keys, the extremes, many repeats, one byte only. */
+Test(radix_sort, matches_a_stable_comparison_sort)
+{
+	enum { N = 20000 };
+	struct keyed *v = malloc(N * sizeof(*v)), *w = malloc(N * sizeof(*w));
+	uint64_t x = 88172645463325252ull;
+
+	cr_assert(v && w);
+	for (int round = 0; round < 3; round++) {
+		for (uint32_t i = 0; i < N; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			v[i].order = i;
+			v[i].key = round == 0 ? (int64_t)x : round == 1 ? (int64_t)(x % 50) - 25
+				   : (int64_t)(x & 0xff);
+		}
+		v[0].key = INT64_MIN;
+		v[1].key = INT64_MAX;
+		memcpy(w, v, N * sizeof(*v));
+		qsort(w, N, sizeof(*w), cmp_keyed);
+		cr_assert_eq(radix_sort_i64(v, N, sizeof(*v), offsetof(struct keyed, key)), 0);
+		for (uint32_t i = 0; i < N; i++) {
+			cr_assert_eq(v[i].key, w[i].key, "round %d at %u", round, i);
+			cr_assert_eq(v[i].order, w[i].order, "round %d at %u", round, i);
+		}
+	}
+	cr_expect_eq(radix_sort_i64(v, 0, sizeof(*v), 0), 0);
+	free(v);
+	free(w);
 }

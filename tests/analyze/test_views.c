@@ -280,6 +280,30 @@ Test(views, request_spans_keep_alive_and_fd_reuse)
 	scratch_remove(dir);
 }
 
+/* A request handled by three threads, out of thread order: tids lists
+ * them distinct and ascending, comma-separated (as group_concat did). */
+Test(views, request_spans_threads_listed)
+{
+	char *dir = scratch_dir();
+	struct event_capture ev;
+	sqlite3 *db;
+
+	ev_init(&ev, T(0), T(1000), "cpu,sched,syscall,net");
+	ev_socket_v4(&ev, T(100), 500, 1502, 6, PC_SOCK_F_ACCEPTED, "10.0.0.1", 80,
+		     "10.0.0.2", 40000, 0xd4);
+	ev_syscall(&ev, T(101), MS, 500, 1502, NR_READ, 10, 6, 0, 4096);
+	ev_syscall(&ev, T(102), MS, 500, 99999, NR_READ, 10, 6, 0, 4096);
+	ev_syscall(&ev, T(103), MS, 500, 1502, NR_READ, 10, 6, 0, 4096);
+	ev_syscall(&ev, T(104), MS, 500, 1501, NR_WRITE, 30, 6, 0, 30);
+	db = import_events(dir, "threads", &ev, NULL);
+	expect_text(db, "SELECT tids || ' ' || pickup_tid || ' ' || reads || 'r' || writes || 'w'"
+		    " FROM requests",
+		    "1501,1502,99999 1502 3r1w");
+	sqlite3_close(db);
+	ev_free(&ev);
+	scratch_remove(dir);
+}
+
 enum { NR_NANOSLEEP = 35, NR_EPOLL_WAIT = 232 };
 
 /* A request on (fd) read by TID at PICKUP ms (1 ms) and answered by a
