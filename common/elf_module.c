@@ -132,20 +132,30 @@ static int build_id_from_elf(Elf *elf, uint8_t out[PC_BUILD_ID_MAX])
 	return len;
 }
 
+/* The ELF file open at fd, read through a private mapping. 0 and *out
+ * (the caller ends it), -ENOSYS without libelf, -EINVAL for a file that
+ * is not ELF. */
+static int open_elf(int fd, Elf **out)
+{
+	if (elf_library_init() != 0)
+		return -ENOSYS;
+	*out = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (*out == NULL)
+		return -EINVAL;
+	if (elf_kind(*out) != ELF_K_ELF) {
+		elf_end(*out);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int pc_elf_read_build_id_fd(int fd, uint8_t out[PC_BUILD_ID_MAX])
 {
 	Elf *elf;
-	int len;
+	int len = open_elf(fd, &elf);
 
-	if (elf_library_init() != 0)
-		return -ENOSYS;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf == NULL)
-		return -EINVAL;
-	if (elf_kind(elf) != ELF_K_ELF) {
-		elf_end(elf);
-		return -EINVAL;
-	}
+	if (len)
+		return len;
 	len = build_id_from_elf(elf, out);
 	elf_end(elf);
 	return len;
@@ -305,14 +315,11 @@ static int find_function(Elf *elf, const char *name, uint64_t *addr)
 int pc_elf_function_addr_fd(int fd, const char *name, uint64_t *addr)
 {
 	Elf *elf;
-	int err;
+	int err = open_elf(fd, &elf);
 
-	if (elf_library_init() != 0)
-		return -ENOSYS;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf == NULL)
-		return -EINVAL;
-	err = elf_kind(elf) == ELF_K_ELF ? find_function(elf, name, addr) : -EINVAL;
+	if (err)
+		return err;
+	err = find_function(elf, name, addr);
 	elf_end(elf);
 	return err;
 }
@@ -345,14 +352,11 @@ int pc_elf_is_library_fd(int fd)
 {
 	GElf_Ehdr ehdr;
 	Elf *elf;
-	int rc;
+	int rc = open_elf(fd, &elf);
 
-	if (elf_library_init() != 0)
-		return -ENOSYS;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf == NULL)
-		return -EINVAL;
-	if (elf_kind(elf) != ELF_K_ELF || gelf_getehdr(elf, &ehdr) == NULL)
+	if (rc)
+		return rc;
+	if (gelf_getehdr(elf, &ehdr) == NULL)
 		rc = -EINVAL;
 	else
 		rc = ehdr.e_type == ET_DYN && has_soname(elf);
@@ -365,14 +369,11 @@ static int has_go_section(Elf *elf);
 int pc_elf_is_go_fd(int fd)
 {
 	Elf *elf;
-	int rc;
+	int rc = open_elf(fd, &elf);
 
-	if (elf_library_init() != 0)
-		return -ENOSYS;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf == NULL)
-		return -EINVAL;
-	rc = elf_kind(elf) == ELF_K_ELF ? has_go_section(elf) : -EINVAL;
+	if (rc)
+		return rc;
+	rc = has_go_section(elf);
 	elf_end(elf);
 	return rc;
 }
@@ -459,15 +460,12 @@ int pc_elf_sdt_sites_fd(int fd, const char *provider, const char *name, uint64_t
 			int max)
 {
 	Elf *elf;
-	int n;
+	int n = open_elf(fd, &elf);
 
-	if (elf_library_init() != 0)
-		return -ENOSYS;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf == NULL)
-		return -EINVAL;
-	n = elf_kind(elf) == ELF_K_ELF && gelf_getclass(elf) == ELFCLASS64
-		    ? sdt_sites(elf, provider, name, vaddrs, max) : -EINVAL;
+	if (n)
+		return n;
+	n = gelf_getclass(elf) == ELFCLASS64 ? sdt_sites(elf, provider, name, vaddrs, max)
+					     : -EINVAL;
 	elf_end(elf);
 	return n;
 }
@@ -1229,13 +1227,8 @@ int pc_elf_go_pclntab_fd(int fd, struct pc_go_pclntab *g)
 	int found, err = 0;
 
 	memset(g, 0, sizeof(*g));
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		if (elf)
-			elf_end(elf);
-		return -EINVAL;
-	}
+	if ((err = open_elf(fd, &elf)) != 0)
+		return err;
 	found = find_go_functions(elf, &r, &funcs, &n, &info, NULL, 0);
 	free(funcs);
 	if (found <= 0) {
