@@ -263,6 +263,18 @@ static int resolve_path(const struct probe_spec *s, int pid, char *out, size_t l
 	return 0;
 }
 
+/* The first place a probe was attached: what META says about it. */
+static void note_first_target(struct probe_state *p, const char *shown, uint64_t offset,
+			      const struct uprobe_target *t)
+{
+	if (p->path[0])
+		return;
+	snprintf(p->path, sizeof(p->path), "%s", shown);
+	p->offset = offset;
+	p->build_id_len = t->build_id_len;
+	memcpy(p->build_id, t->build_id, sizeof(p->build_id));
+}
+
 /* path without the /proc/PID/root prefix resolve_path() put before it. */
 static const char *in_root(const char *path, int pid)
 {
@@ -302,12 +314,7 @@ static int attach_uprobe(struct probe_state *p, int index, int pid, const char *
 		source_explain(why, len, "cannot attach the uprobe", err);
 		return err;
 	}
-	if (!p->path[0]) {
-		snprintf(p->path, sizeof(p->path), "%s", shown);
-		p->offset = t.offset;
-		p->build_id_len = t.build_id_len;
-		memcpy(p->build_id, t.build_id, sizeof(p->build_id));
-	}
+	note_first_target(p, shown, t.offset, &t);
 	return 0;
 }
 
@@ -333,12 +340,7 @@ static int attach_entry(struct probe_state *p, int index, int pid, const char *p
 		source_explain(why, len, "cannot attach the entry probe", err);
 		return err;
 	}
-	if (!p->path[0]) {
-		snprintf(p->path, sizeof(p->path), "%s", shown);
-		p->offset = at;
-		p->build_id_len = t.build_id_len;
-		memcpy(p->build_id, t.build_id, sizeof(p->build_id));
-	}
+	note_first_target(p, shown, at, &t);
 	return 0;
 }
 

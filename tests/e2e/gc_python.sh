@@ -39,39 +39,13 @@ for p in gc__start gc__done; do
 	fi
 done
 
-cat > "$TMP/gc_heavy.py" <<'PYEOF'
-import gc, os, sys, time
-k, live = int(sys.argv[1]), int(sys.argv[2])
-gc.disable()
-startup = sum(s["collections"] for s in gc.get_stats())
-heap = [[i] for i in range(live)]   # tracked containers every full collection visits
-collections = gc_ns = began = 0
-def timer(phase, info):
-    global collections, gc_ns, began
-    if phase == "start":
-        began = time.monotonic_ns()
-    else:
-        gc_ns += time.monotonic_ns() - began
-        collections += 1
-gc.callbacks.append(timer)
-t0 = time.monotonic_ns()
-for _ in range(k):
-    for _ in range(2000):
-        a = []; b = [a]; a.append(b)   # a reference cycle: garbage only the collector frees
-    gc.collect()
-t1 = time.monotonic_ns()
-gc.callbacks.remove(timer)
-print("collections=%d gc_ns=%d startup=%d t0=%d t1=%d wall_ns=%d"
-      % (collections, gc_ns, startup, t0, t1, t1 - t0))
-sys.stdout.flush()
-os._exit(0)   # no finalization: its collections would fire the probes uncounted
-PYEOF
+SCRIPT="$(dirname "$(readlink -f "$0")")/../workloads/gc_heavy.py"
 
 EVENTS="cpu,sched,block,waits,usdt:$PY:python:gc__start,usdt:$PY:python:gc__done"
 [ "${GC_MODE:-usdt}" = auto ] && EVENTS=cpu,sched,block,waits,gc
 echo "recording with -e $EVENTS"
 timeout 180 "$PERFCAP_RECORD" --strict -o "$TMP/gc.perfcap" -e "$EVENTS" -- \
-	"$PY" "$TMP/gc_heavy.py" "$K" "$LIVE" > "$TMP/py.out" 2> "$TMP/record.err" ||
+	"$PY" "$SCRIPT" "$K" "$LIVE" > "$TMP/py.out" 2> "$TMP/record.err" ||
 	{ cat "$TMP/record.err"; fail "perfcap-record failed"; }
 cat "$TMP/py.out" "$TMP/record.err"
 val() { sed -n "s/.*\\b$1=\\([0-9]*\\).*/\\1/p" "$TMP/py.out"; }

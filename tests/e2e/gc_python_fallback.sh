@@ -45,33 +45,9 @@ PY=$(find_python) || {
 }
 echo "python without USDT: $PY ($("$PY" -c 'import sys; print(sys.executable, sys.version.split()[0])'))"
 
-cat > "$TMP/gc_script.py" <<'PYEOF'
-import gc, os, sys, time
-k = int(sys.argv[1])
-gc.disable()
-time.sleep(0.5)   # the probe is placed after the exec, once libpython is mapped
-heap = [[i] for i in range(200000)]
-collections = gc_ns = began = 0
-def timer(phase, info):
-    global collections, gc_ns, began
-    if phase == "start":
-        began = time.monotonic_ns()
-    else:
-        gc_ns += time.monotonic_ns() - began
-        collections += 1
-gc.callbacks.append(timer)
-t0 = time.monotonic_ns()
-for _ in range(k):
-    a = []; a.append(a)
-    gc.collect()
-t1 = time.monotonic_ns()
-gc.callbacks.remove(timer)
-print("collections=%d gc_ns=%d t0=%d t1=%d" % (collections, gc_ns, t0, t1))
-sys.stdout.flush()
-os._exit(0)
-PYEOF
+SCRIPT="$(dirname "$(readlink -f "$0")")/../workloads/gc_heavy.py"
 
-timeout 180 "$PERFCAP_RECORD" -o "$TMP/gc.perfcap" -e cpu,gc -- "$PY" "$TMP/gc_script.py" "$K" \
+timeout 180 "$PERFCAP_RECORD" -o "$TMP/gc.perfcap" -e cpu,gc -- "$PY" "$SCRIPT" "$K" 200000 0.5 \
 	> "$TMP/py.out" 2> "$TMP/record.err" || { cat "$TMP/record.err"; fail "perfcap-record failed"; }
 cat "$TMP/py.out" "$TMP/record.err"
 val() { sed -n "s/.*\\b$1=\\([0-9]*\\).*/\\1/p" "$TMP/py.out"; }
