@@ -44,6 +44,14 @@
  * interval gets no OFFCPU record. */
 #define PERFCAP_OFFCPU_MAX 32768
 
+/* req: TCP sockets of traced processes with a request state (about 128
+ * bytes each, preallocated: 4 MiB). A call on a socket that finds it full
+ * is counted (req.map_full): that socket's requests are not inferred. */
+#define PERFCAP_REQ_SOCKETS 32768
+/* req: local ports traced processes answered requests on (their passive
+ * opens get a state at once, so a first request's arrival is seen). */
+#define PERFCAP_REQ_PORTS 1024
+
 /* ---- sources, record types, loss reasons ------------------------------ */
 
 enum perfcap_source_id {
@@ -59,7 +67,8 @@ enum perfcap_source_id {
 	PERFCAP_SRC_AGG   = 9,  /* per-thread syscall metrics summed in the kernel (agg.bpf.c) */
 	PERFCAP_SRC_WAITS = 10, /* per-thread blocked time by call class, summed (waits.bpf.c) */
 	PERFCAP_SRC_PROBE = 11, /* user probes: uprobe:PATH:SYMBOL, usdt:PATH:PROVIDER:NAME (uprobe.bpf.c) */
-	PERFCAP_SRC_MAX   = 16, /* bound of the per-source arrays: room for 4 more */
+	PERFCAP_SRC_REQ   = 12, /* requests on TCP connections, inferred in the kernel (req.bpf.c) */
+	PERFCAP_SRC_MAX   = 16, /* bound of the per-source arrays: room for 3 more */
 };
 
 enum perfcap_event_type {
@@ -82,6 +91,7 @@ enum perfcap_event_type {
 	PERFCAP_EV_USTACK      = 40, /* cpu, sched: struct perfcap_ustack */
 	PERFCAP_EV_AGG_CALL    = 41, /* agg: a slow call, struct perfcap_syscall */
 	PERFCAP_EV_PROBE       = 42, /* probe: struct perfcap_probe */
+	PERFCAP_EV_REQUEST     = 43, /* req: struct perfcap_request */
 	PERFCAP_EV_MAX    = 64,
 };
 
@@ -628,6 +638,67 @@ struct perfcap_probe {
 	__u32 reserved;
 	__u64 args[PERFCAP_PROBE_ARGS];
 	char  comm[PERFCAP_COMM_LEN];
+};
+
+/* perfcap_request flags */
+#define PERFCAP_REQ_F_READY     0x1 /* ready_ts: data arrived after the previous request's last read */
+#define PERFCAP_REQ_F_LOWER     0x2 /* lower_ts is known */
+#define PERFCAP_REQ_F_MORE_TIDS 0x4 /* more than two threads read or wrote it */
+#define PERFCAP_REQ_F_AT_EOF    0x8 /* ended by the peer's FIN (a read of 0 bytes) */
+#define PERFCAP_REQ_F_AT_CLOSE  0x10 /* ended by the socket's close */
+#define PERFCAP_REQ_F_AT_END    0x20 /* still open when the recording ended (from user space) */
+
+/* perfcap_request origin: how the connection was first seen */
+#define PERFCAP_REQ_SEEN      0 /* at a read or write of a traced task (opened before, or on a new port) */
+#define PERFCAP_REQ_CONNECTED 1 /* a traced task connected it (a client connection) */
+#define PERFCAP_REQ_ACCEPTED  2 /* a passive open on a port traced processes serve */
+
+/* One request on a TCP connection of a traced process, inferred in the
+ * kernel from the socket layer's sock_recv_length/sock_send_length (a read
+ * that returns data after a write, or the connection's first, starts a
+ * request; its writes answer it) and timed from when its data arrived
+ * (sk_data_ready). Sent when the next request starts, at EOF, at close or,
+ * by user space, at the recording's end. h.ts: when it was sent. */
+struct perfcap_request {
+	struct perfcap_event_header h; /* PERFCAP_EV_REQUEST, PERFCAP_REQ_F_* */
+	__u64 cookie;           /* the socket's cookie (unique while the host is up) */
+	__u64 conn_ts;          /* the connection first seen */
+	__u64 start_ts;         /* its first read returned */
+	__u64 first_write_ts;   /* its first write returned */
+	__u64 end_ts;           /* its last write returned */
+	__u64 ready_ts;         /* F_READY: the first data arrival after the previous request's last read */
+	__u64 lower_ts;         /* F_LOWER: the previous request's end, or conn_ts for the first */
+	__u64 bytes_in, bytes_out;
+	__u32 pid;              /* the traced process that first used the socket */
+	__u32 pickup_tid;       /* the thread of its first read */
+	__u32 other_tid;        /* another thread that read or wrote it, 0: none */
+	__s32 fd;               /* the descriptor of the first call seen, -1: not known */
+	__u32 number;           /* 1: the first request seen on the connection */
+	__u32 reads, writes;
+	__u16 family;           /* AF_INET or AF_INET6 */
+	__u16 lport;            /* local port */
+	__u8  origin;           /* PERFCAP_REQ_SEEN, _CONNECTED or _ACCEPTED */
+	__u8  reserved[7];
+};
+
+/* The value of req.bpf.c's `reqs` map (per socket), read by user space at
+ * the recording's end for the requests still open. */
+struct perfcap_req_state {
+	struct perfcap_request r;  /* the open request (and the connection's ids) */
+	__u64 pending_ready;       /* first data arrival since the last read, 0: none */
+	__u64 prev_end;            /* the last sent request's end, 0: none yet */
+	__u8  prev_io;             /* 0: no call yet, 'r', 'w' */
+	__u8  open;                /* a request is open (r holds it) */
+	__u8  closed;              /* EOF seen: no more requests */
+	__u8  reserved[5];
+};
+
+/* req.bpf.c's `req_counts` (STATS req.*) */
+enum perfcap_req_count {
+	PERFCAP_REQ_CNT_SENT,       /* requests sent to the ring (or lost there, counted) */
+	PERFCAP_REQ_CNT_UNANSWERED, /* reads of a "request" that got no write: not requests */
+	PERFCAP_REQ_CNT_FD_UNKNOWN, /* sockets first used outside read/recv/write/send calls */
+	PERFCAP_REQ_CNT_NR,
 };
 
 #endif /* PERFCAP_BPF_H */

@@ -17,6 +17,7 @@ const struct event_source event_sources[] = {
 	{ PERFCAP_SRC_AGG, "agg", true },       /* its slow calls, flagged summed */
 	{ PERFCAP_SRC_WAITS, "waits", false },
 	{ PERFCAP_SRC_PROBE, "probe", false },  /* -e uprobe:...,usdt:... */
+	{ PERFCAP_SRC_REQ, "req", false },
 };
 
 const size_t event_sources_len = sizeof(event_sources) / sizeof(event_sources[0]);

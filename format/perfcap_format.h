@@ -18,7 +18,7 @@
 
 #define PC_FILE_MAGIC      "PERFCAP\0" /* 8 bytes */
 #define PC_FORMAT_MAJOR    1           /* incompatible layout changes */
-#define PC_FORMAT_MINOR    6           /* compatible additions */
+#define PC_FORMAT_MINOR    7           /* compatible additions */
 
 struct pc_file_header {
 	char     magic[8];        /* PC_FILE_MAGIC */
@@ -105,6 +105,7 @@ enum pc_rec_type {
 	PC_REC_UNWIND     = 22, /* SYMBOLS (1.2): unwind tables of one module */
 	PC_REC_THREAD_METRIC = 23, /* EVENTS (1.3): a thread's calls of one class in one window */
 	PC_REC_PROBE      = 24, /* EVENTS (1.5): a call of a uprobed function, or a USDT hit */
+	PC_REC_REQUEST    = 25, /* EVENTS (1.7): a request on a TCP connection, inferred in the kernel */
 };
 
 /* "no stack captured" in a sample. Stack ids are assigned by the recorder
@@ -379,6 +380,42 @@ struct pc_rec_probe {
 	uint32_t nargs;           /* args[] captured (META probe.N.args names them) */
 	uint32_t reserved;
 	uint64_t args[PC_PROBE_ARGS];
+};
+
+/* pc_rec_request flags (1.7) */
+#define PC_REQUEST_F_READY     0x1u  /* ready_ts: its data's arrival after the previous request's last read */
+#define PC_REQUEST_F_LOWER     0x2u  /* lower_ts is known */
+#define PC_REQUEST_F_MORE_TIDS 0x4u  /* more than two threads read or wrote it */
+#define PC_REQUEST_F_AT_EOF    0x8u  /* the last one before the peer's FIN */
+#define PC_REQUEST_F_AT_CLOSE  0x10u /* the last one before the socket's close */
+#define PC_REQUEST_F_AT_END    0x20u /* still open when the recording ended */
+
+/* pc_rec_request origin */
+enum pc_request_origin { PC_REQUEST_SEEN = 0, PC_REQUEST_CONNECTED = 1, PC_REQUEST_ACCEPTED = 2 };
+
+/* (1.7) One request on a TCP connection of a traced process, inferred in
+ * the kernel by the req source (a read returning data after a write starts
+ * a request, its writes answer it). Times are CLOCK_MONOTONIC ns. */
+struct pc_rec_request {
+	struct pc_rec h;          /* h.flags: PC_REQUEST_F_* */
+	uint64_t ts;              /* when it was sent: the next request's start, EOF, close or end */
+	uint64_t cookie;          /* the struct sock address, as SOCKET's cookie */
+	uint64_t conn_ts;         /* the connection first seen */
+	uint64_t start_ts;        /* its first read returned */
+	uint64_t first_write_ts;  /* its first write returned */
+	uint64_t end_ts;          /* its last write returned */
+	uint64_t ready_ts;        /* flag READY */
+	uint64_t lower_ts;        /* flag LOWER: the previous request's end, or conn_ts */
+	uint64_t bytes_in, bytes_out;
+	uint32_t pid;
+	uint32_t pickup_tid;      /* the thread of its first read */
+	uint32_t other_tid;       /* another thread that read or wrote it, 0: none */
+	int32_t  fd;              /* -1: not known */
+	uint32_t number;          /* 1: the connection's first request seen */
+	uint32_t reads, writes;
+	uint16_t family, lport;   /* AF_INET/AF_INET6 (Linux numbers), local port */
+	uint8_t  origin;          /* enum pc_request_origin */
+	uint8_t  reserved[7];
 };
 
 struct pc_rec_block {

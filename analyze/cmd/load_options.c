@@ -1,12 +1,13 @@
-/* load_options.c - the argp child for --symfs, --no-local-files and
- * --window (see load_options.h). */
+/* load_options.c - the argp child for --symfs, --no-local-files,
+ * --window and --requests-from (see load_options.h). */
+#include <string.h>
 #include <unistd.h>
 
 #include "load_options.h"
 #include "util/messages.h"
 #include "util/parse.h"
 
-enum { OPT_SYMFS = 0x400, OPT_NO_LOCAL_FILES, OPT_WINDOW };
+enum { OPT_SYMFS = 0x400, OPT_NO_LOCAL_FILES, OPT_WINDOW, OPT_REQUESTS_FROM };
 
 #define SYMFS_DOC "Look for binaries and debug files under DIR too"
 #define LOCAL_DOC "Use only the symbols embedded in the capture"
@@ -17,6 +18,10 @@ static const struct argp_option import_options[] = {
 	{ "no-local-files", OPT_NO_LOCAL_FILES, NULL, 0, LOCAL_DOC, 0 },
 	{ "window", OPT_WINDOW, "DURATION", 0,
 	  "Window of thread_time_shares: 1s (default), 500ms, 0.1 ...", 0 },
+	{ "requests-from", OPT_REQUESTS_FROM, "WHAT", 0,
+	  "Build the requests table from 'calls' (the socket system calls of -e "
+	  "syscall,net), 'kernel' (the req source's records) or 'auto' (default: calls "
+	  "where a process has them, else the kernel's)", 0 },
 	{ 0 },
 };
 
@@ -58,6 +63,16 @@ static error_t parse_load(int key, char *arg, struct argp_state *state)
 	case OPT_WINDOW:
 		if (parse_window(arg, &args->opts.window_ns) < 0)
 			argp_error(state, "--window: '%s' is not a duration from 1ms to 1 day", arg);
+		break;
+	case OPT_REQUESTS_FROM:
+		if (strcmp(arg, "auto") == 0)
+			args->opts.requests_from = LOAD_REQUESTS_AUTO;
+		else if (strcmp(arg, "calls") == 0)
+			args->opts.requests_from = LOAD_REQUESTS_CALLS;
+		else if (strcmp(arg, "kernel") == 0)
+			args->opts.requests_from = LOAD_REQUESTS_KERNEL;
+		else
+			argp_error(state, "--requests-from: '%s' is not auto, calls or kernel", arg);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

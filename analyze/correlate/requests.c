@@ -17,12 +17,6 @@
 #include "requests.h"
 #include "util/radix_sort.h"
 
-#define REQUEST_COLUMNS \
-	"requests (pid, fd, conn, cookie, origin, conn_ts, request, tids, pickup_tid," \
-	" start_ts, first_write_ts, end_ts, service_ns, bytes_in, bytes_out, reads, writes," \
-	" lower_ts, ready_ts, ready_source, queue_ns, sojourn_ns)"
-#define REQUEST_NCOLS 22
-
 struct polls {
 	struct poll_ret *by_pid;   /* (pid, ts) order */
 	struct poll_ret *by_tid;   /* (pid, tid, ts) order */

@@ -36,6 +36,14 @@
 
 #include "request_feed.h"
 
+/* The table's columns in the order both builders (requests.c and
+ * kernel_requests.c) fill them. */
+#define REQUEST_COLUMNS \
+	"requests (pid, fd, conn, cookie, origin, conn_ts, request, tids, pickup_tid," \
+	" start_ts, first_write_ts, end_ts, service_ns, bytes_in, bytes_out, reads, writes," \
+	" lower_ts, ready_ts, ready_source, queue_ns, sojourn_ns)"
+#define REQUEST_NCOLS 22
+
 /* Fills requests and pool_utilisation from the socket calls and poll
  * returns the decoder fed to f (every syscalls and sockets row, which
  * must be complete); the pool windows are schema_info's window_ns.

@@ -43,6 +43,7 @@ static void set_sources(struct diag_input *in)
 	in->has_lock = source_recorded(in->db, sources, "lock");
 	in->has_mem = source_recorded(in->db, sources, "mem");
 	in->has_waits = source_recorded(in->db, sources, "waits");
+	in->has_req = source_recorded(in->db, sources, "req");
 	free(sources);
 }
 
@@ -126,9 +127,12 @@ static void not_checked(const struct diag_input *in, struct diagnosis *d)
 	if (!in->has_sched)
 		diag_caveat(d, "source 'sched' not recorded: run-queue, disk, network and sleep"
 			    " waits not checked (perfcap-record -e sched)");
-	if (!in->has_syscall)
+	if (!in->has_syscall && !in->has_req)
 		diag_caveat(d, "no system call source recorded: futex locks and requests not"
 			    " checked (perfcap-record -e syscall)");
+	else if (!in->has_syscall && !in->has_waits)
+		diag_caveat(d, "no system call source recorded: futex locks not checked"
+			    " (perfcap-record -e waits or -e syscall)");
 	if (!in->has_cpu)
 		diag_caveat(d, "source 'cpu' not recorded: hot functions not checked");
 }

@@ -131,6 +131,7 @@ struct diag_input {
 	uint64_t samples;          /* CPU samples in the scope */
 	int has_sched, has_syscall, has_block, has_net, has_lock, has_mem, has_cpu;
 	int has_waits;             /* kernel sums of waits (thread_metrics kind 'waits') */
+	int has_req;               /* requests inferred in the kernel (the req source) */
 	uint64_t window_ns;        /* thread_time_shares window */
 	const struct selection *sel;   /* the scope's CPU samples */
 	const struct calls *calls;     /* the scope's system calls */

@@ -26,7 +26,15 @@
  * runnable), says event_loop_saturated when it is at least 75%, and
  * claims nothing else; a pool's busy workers never exceed its workers.
  *
- * Without requests (the default recording has no system calls), a pool is
+ * Busy is not the same as working: a busy worker or loop thread may be
+ * runnable, waiting for a CPU. When the workers spent most of their busy
+ * time runnable (at least CPU_STARVED of it), the queueing is the run
+ * queue's doing, not the pool's size or the loop's own work: the cause
+ * keeps only the share of the queueing their running explains, never
+ * ranks first, and its evidence points at the run queue (the
+ * cpu_contention rule names the competitors).
+ *
+ * Without requests (no req source, no system calls), a pool is
  * recognised by its threads: a process with a dispatcher (a thread whose
  * blocked time is mostly accept or poll waits, some of them accept) and at
  * least two other threads, the workers, whose busy share is their time
@@ -46,6 +54,7 @@
 #define MIN_QUEUE_SHARE 0.10
 #define FIRST_QUEUE_SHARE 0.25
 #define BUSY_SATURATED 0.75
+#define CPU_STARVED 0.50
 
 struct pool_stats {
 	int64_t pid, requests, workers;
@@ -243,6 +252,24 @@ static int default_pool(const struct diag_input *in, struct diagnosis *d)
 	return 0;
 }
 
+/* The workers' runnable share of their busy (running + runnable) time. */
+static double workers_cpu_wait(const struct diag_input *in, const struct pool_stats *p)
+{
+	uint64_t running = 0, runnable = 0;
+
+	for (const char *s = p->worker_tids; *s;) {
+		const struct diag_thread *t = diag_thread_find(in, (uint32_t)strtoul(s, NULL, 10));
+
+		if (t) {
+			running += t->running;
+			runnable += t->runnable;
+		}
+		s = strchr(s, ',');
+		s = s ? s + 1 : "";
+	}
+	return running + runnable ? (double)runnable / (double)(running + runnable) : 0;
+}
+
 /* Event loop: one thread picked up every request; its busy share. */
 static double loop_busy(const struct diag_input *in, const struct pool_stats *p)
 {
@@ -256,7 +283,7 @@ int diagnose_pool(const struct diag_input *in, struct diagnosis *d)
 {
 	struct pool_stats p = { 0 };
 	struct diag_cause *c;
-	double share, busy_ratio;
+	double share, busy_ratio, cpu_wait;
 	char a[FMT_BUF], b[FMT_BUF];
 
 	if (!report_has_object(in->db, "request_queueing"))
@@ -285,12 +312,13 @@ int diagnose_pool(const struct diag_input *in, struct diagnosis *d)
 			   pool_kind(in, &p, busy_ratio));
 	if (!c)
 		return 0;
-	c->score = share;
-	c->rank_first = share >= FIRST_QUEUE_SHARE;
+	cpu_wait = in->has_sched ? workers_cpu_wait(in, &p) : 0;
+	c->score = cpu_wait >= CPU_STARVED ? share * (1 - cpu_wait) : share;
+	c->rank_first = share >= FIRST_QUEUE_SHARE && cpu_wait < CPU_STARVED;
 	c->key_name = "queue_mean";
 	c->key_value = p.queue_mean;
 	c->key_unit = "ns";
-	c->sources = "syscall,net,sched";
+	c->sources = in->has_syscall ? "syscall,net,sched" : "req,sched";
 	snprintf(c->title, sizeof(c->title), "%s: requests of pid %lld waited %s on average"
 		 " before a worker picked them up (%lld workers, %.1f busy on average)",
 		 strcmp(c->kind, "pool_underprovisioned") == 0 ? "thread pool too small" :
@@ -312,6 +340,10 @@ int diagnose_pool(const struct diag_input *in, struct diagnosis *d)
 		      fmt_duration_ns(b, sizeof(b), (uint64_t)p.service_mean), 100 * share);
 	diag_evidence(c, "%lld workers, %.1f busy on average (%.0f%%), queue depth up to %.0f",
 		      (long long)p.workers, p.busy_avg, 100 * busy_ratio, p.depth_max);
+	if (cpu_wait >= CPU_STARVED)
+		diag_evidence(c, "the %s runnable %.0f%% of their busy time, waiting for a CPU:"
+			      " the run queue explains the queueing (see cpu_contention)",
+			      p.workers == 1 ? "loop thread was" : "workers were", 100 * cpu_wait);
 	if (in->has_sched)
 		describe_worker_waits(in, c, &p);
 	return 0;

@@ -163,7 +163,7 @@ static double load_requests(const struct diag_input *in, struct window_row *w, s
 	sqlite3_stmt *st;
 	double total = 0;
 
-	if (!report_has_object(in->db, "request_spans") || !in->has_syscall)
+	if (!report_has_object(in->db, "request_spans") || !(in->has_syscall || in->has_req))
 		return 0;
 	snprintf(sql, sizeof(sql), "SELECT (start_ts - %llu) / %llu, count(*), sum(service_ns)"
 		 " FROM %s WHERE %s GROUP BY 1", (unsigned long long)g->base,

@@ -13,12 +13,11 @@
 #include "diff_sql.h"
 #include "query/folded.h"
 
-/* A request this program served: its connection was accepted (or was
- * open before recording), not one it connected to a server itself,
- * whose spans are its outgoing calls. */
-#define SERVED \
-	"NOT EXISTS (SELECT 1 FROM sockets k WHERE k.pid = s.pid AND k.fd = s.fd AND " \
-	"k.ts = s.conn_ts AND k.origin = 'connected')"
+/* A request this program served (a row of requests s): its connection
+ * was accepted (or was open before recording), not one it connected to a
+ * server itself, whose spans are its outgoing calls. requests.origin is
+ * the connection's sockets.origin, or the req source's own. */
+#define SERVED "s.origin IS NOT 'connected'"
 
 sqlite3_stmt *diff_try_prepare(sqlite3 *db, const char *sql)
 {
@@ -87,7 +86,7 @@ static void load_scalars(struct diff_run *run, sqlite3 *db)
 	run->freq_hz = query_double(db, "SELECT value FROM meta WHERE key = "
 				    "'sampling.cpu.freq_hz'", 0);
 	run->samples = (uint64_t)query_double(db, "SELECT sum(count) FROM sample_counts", 0);
-	run->requests = (uint64_t)query_double(db, "SELECT count(*) FROM request_spans s WHERE "
+	run->requests = (uint64_t)query_double(db, "SELECT count(*) FROM requests s WHERE "
 					       SERVED, 0);
 	run->kernel = query_string(db, "SELECT value FROM meta WHERE key = 'host.kernel.release'");
 	run->command = query_string(db, "SELECT value FROM meta WHERE key = 'target.command'");
@@ -237,7 +236,7 @@ static int load_latencies(struct diff_run *run, sqlite3 *db)
 {
 	/* futex calls are compared as locks, not as system calls */
 	if (load_values2(db, syscalls_sql, DIFF_SYSCALL, DIFF_PEER_WAIT, &run->latency) < 0 ||
-	    load_values(db, "SELECT " PROCESS_COMM("s.pid") ", service_ns FROM request_spans s"
+	    load_values(db, "SELECT " PROCESS_COMM("s.pid") ", service_ns FROM requests s"
 			" WHERE " SERVED, DIFF_REQUEST, &run->latency) < 0 ||
 	    load_values(db, "SELECT dev_name, queue_ns + service_ns FROM block_io",
 			DIFF_DEVICE, &run->latency) < 0 ||

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sqlite3.h>
 
+#include "correlate/kernel_requests.h"
 #include "correlate/request_feed.h"
 #include "db/batch_insert.h"
 #include "perfcap_format.h"
@@ -75,6 +76,8 @@ struct loader {
 	struct load_counters counts;
 	struct correlator *corr;      /* thread states, waits, time shares */
 	struct request_feed requests; /* socket calls and poll returns for requests.c */
+	struct kernel_requests kreqs; /* REQUEST records (the req source) */
+	int requests_from;            /* enum load_requests_from */
 	unsigned format_minor;        /* of the capture (PC_FORMAT_MINOR of its writer) */
 	struct sql_writer *writer;    /* runs the big tables' INSERTs; may be NULL */
 	struct ustack_state *ust;     /* user stack copies (ustack_unwind.h); NULL if none */
@@ -167,6 +170,8 @@ int decode_lock(struct loader *L, const struct record_in *in);
 int decode_mutex(struct loader *L, const struct record_in *in);
 int decode_fault(struct loader *L, const struct record_in *in);
 int decode_probe(struct loader *L, const struct record_in *in);
+int decode_request(struct loader *L, const struct record_in *in); /* load_requests.c */
+int requests_pass(struct loader *L);        /* load_requests.c: the requests table */
 int probes_build(sqlite3 *db);              /* load_probes.c: the probes table */
 int runtimes_build(sqlite3 *db);            /* load_runtimes.c: process_runtimes */
 int gc_proxy_build(sqlite3 *db);            /* gc_proxy.c: JVM pauses without probes */

@@ -290,6 +290,7 @@ static void loader_free(struct loader *L)
 	stack_store_free(&L->stacks);
 	map_index_free(&L->maps);
 	request_feed_free(&L->requests);
+	kernel_requests_free(&L->kreqs);
 	sample_groups_free(&L->groups);
 	hmap_free(&L->counts.unknown_chunk_types);
 	hmap_free(&L->counts.unknown_record_types);
@@ -354,6 +355,7 @@ static int load_setup(struct loader *L, struct pc_reader *reader, const char *pa
 	};
 	uint64_t window_ns = opts->window_ns ? opts->window_ns : CORRELATE_DEFAULT_WINDOW_NS;
 
+	L->requests_from = opts->requests_from;
 	L->sym = symbolizer_new(&sym_opts);
 	if (!L->sym)
 		return out_of_memory();
@@ -411,7 +413,6 @@ static int phase_end(const struct loader *L, const char *name, double *since, in
 	return rc;
 }
 
-static int pass_requests(struct loader *L) { return requests_build(L->db, &L->requests); }
 static int pass_connection_roles(struct loader *L) { return connections_set_roles(L->db); }
 static int pass_probes(struct loader *L) { return probes_build(L->db); }
 static int pass_runtimes(struct loader *L) { return runtimes_build(L->db); }
@@ -424,7 +425,7 @@ static const struct {
 	const char *name;
 	int (*run)(struct loader *L);
 } after_chunks[] = {
-	{ "requests", pass_requests },
+	{ "requests", requests_pass },
 	{ "connection roles", pass_connection_roles },
 	{ "probes", pass_probes },
 	{ "gc pauses", gc_pauses_build },

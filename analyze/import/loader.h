@@ -9,11 +9,19 @@
 #include <stddef.h>
 #include <sqlite3.h>
 
+/* Where the requests table comes from (--requests-from). */
+enum load_requests_from {
+	LOAD_REQUESTS_AUTO = 0,   /* socket calls where a process has them, else REQUEST records */
+	LOAD_REQUESTS_CALLS,      /* socket calls only (-e syscall,net) */
+	LOAD_REQUESTS_KERNEL,     /* REQUEST records only (-e req) */
+};
+
 struct load_options {
 	const char *symfs;        /* --symfs DIR, or NULL */
 	int local_files;          /* 0 = only symbols embedded in the capture */
 	unsigned long long window_ns;  /* thread_time_shares window; 0 = 1 s */
 	int progress;             /* draw a progress line on stderr */
+	int requests_from;        /* enum load_requests_from */
 };
 
 struct load_summary {

@@ -89,6 +89,9 @@ static const struct record_type types[RECORD_TYPE_MAX + 1] = {
 	TYPE(PC_REC_PROBE, "probe", "probe", struct pc_rec_probe, decode_probe),
 	  .table = "probe_hits", .columns = "ts, duration, pid, tid, probe_id, arg0, arg1, arg2,"
 	  " ustack_id", .ncols = 9 },
+	/* format 1.7: requests inferred in the kernel; rows written by the
+	 * requests pass (load_requests.c) */
+	TYPE(PC_REC_REQUEST, "request", "req", struct pc_rec_request, decode_request) },
 };
 
 const struct record_type *record_type_get(uint16_t type)

@@ -228,23 +228,27 @@ static void print_row(FILE *out, const struct latency_row *r)
 		fmt_duration_ns(t, sizeof(t), (uint64_t)r->total), r->dominant);
 }
 
-/* Mean queueing of the requests, from request_queueing (-1: no view). */
-static double queue_mean(const struct report_context *ctx, int64_t *n)
+/* Mean queueing of the requests, from request_queueing (-1: no view);
+ * *arrivals: how many of them were ready when their data arrived (the req
+ * source) rather than at a poll return. */
+static double queue_mean(const struct report_context *ctx, int64_t *n, int64_t *arrivals)
 {
 	char where[1024], sql[1400];
 	sqlite3_stmt *st;
 	double mean = -1;
 
-	*n = 0;
+	*n = *arrivals = 0;
 	if (!report_has_object(ctx->db, "request_queueing"))
 		return -1;
-	snprintf(sql, sizeof(sql), "SELECT count(*), avg(queue_ns) FROM %s WHERE %s",
+	snprintf(sql, sizeof(sql), "SELECT count(*), avg(queue_ns),"
+		 " sum(ready_source = 'data_ready') FROM %s WHERE %s",
 		 report_requests_from(ctx->scope, "request_queueing"),
 		 report_scope_sql(where, sizeof(where), "pid", "pickup_tid", "ready_ts", "ready_ts"));
 	st = report_prepare(ctx, sql);
 	if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0) {
 		*n = sqlite3_column_int64(st, 0);
 		mean = sqlite3_column_double(st, 1);
+		*arrivals = sqlite3_column_int64(st, 2);
 	}
 	sqlite3_finalize(st);
 	return mean;
@@ -353,6 +357,7 @@ struct latency {
 	int nreq, nsys, top;
 	struct slow_path slow;    /* where the slowest tenth's time went */
 	int64_t queued;           /* requests in request_queueing */
+	int64_t arrivals;         /* ... of them ready at their data's arrival */
 	double queue_mean;        /* their mean queueing, -1 without the view */
 	char req_where[1024];
 	struct durations req_ns;  /* every request's service_ns, ascending */
@@ -470,7 +475,8 @@ static void print_requests(const struct report_context *ctx, struct latency *l)
 	char a[FMT_BUF];
 
 	if (l->nreq == 0) {
-		report_none(ctx, "requests on sockets", "syscall");
+		report_none(ctx, "requests on sockets",
+			    report_source_on(ctx, "syscall") ? "syscall" : "req");
 		return;
 	}
 	fprintf(ctx->out, "  Requests on sockets (request_spans):\n");
@@ -479,8 +485,9 @@ static void print_requests(const struct report_context *ctx, struct latency *l)
 	print_row(ctx->out, &l->req);
 	if (l->queue_mean >= 0)
 		fprintf(ctx->out, "  queueing before pickup: mean %s over %lld requests"
-			" (request_queueing)\n",
-			fmt_duration_ns(a, sizeof(a), (uint64_t)l->queue_mean), (long long)l->queued);
+			" (request_queueing%s)\n",
+			fmt_duration_ns(a, sizeof(a), (uint64_t)l->queue_mean), (long long)l->queued,
+			l->arrivals ? ": from their data's arrival" : "");
 	slow_text(ctx->out, &l->slow);
 }
 
@@ -513,7 +520,7 @@ int report_section_latency(const struct report_context *ctx)
 	if (!l)
 		return -1;
 	l->top = ctx->opts->top < 64 ? ctx->opts->top : 64;
-	l->queue_mean = queue_mean(ctx, &l->queued);
+	l->queue_mean = queue_mean(ctx, &l->queued, &l->arrivals);
 	report_scope_sql(l->req_where, sizeof(l->req_where), "pid", "CAST(tids AS INTEGER)",
 			 "start_ts", "end_ts");
 	l->nreq = request_row(ctx, l->req_where, &l->req, &l->req_ns);

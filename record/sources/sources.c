@@ -26,6 +26,7 @@ extern const struct source mem_source;
 extern const struct source agg_source;
 extern const struct source waits_source;
 extern const struct source probe_source;
+extern const struct source req_source;
 
 /* In load order: proc first, so forks are followed before anything runs. */
 static const struct source *const registry[] = {
@@ -40,6 +41,7 @@ static const struct source *const registry[] = {
 	&mem_source,
 	&agg_source,
 	&waits_source,
+	&req_source,
 	&probe_source,
 };
 

@@ -10,6 +10,12 @@
 #          readings, a few hundred ns apart).
 # Also the waits sums of the same futex waits (blocked time) stay below the
 # calls' time, and the time shares of a capture with agg come from agg.
+# Requests: one recording of tcp_echo with the socket calls (syscall,net)
+# and the req source, imported twice (--requests-from calls / kernel): the
+# same requests (pid, fd, connection, number) on the same sockets, with
+# equal bytes, reads and writes, and each kernel span inside its calls span (the socket
+# layer's read returns after the read's entry, its last write before the
+# write's exit).
 set -eu
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/metrics_lib.sh"
@@ -76,4 +82,23 @@ agree "$DB" $tid write "nr = 1" "'vfs_write','net_send'"
 bytes=$(num "$(q "$DB" "SELECT sum(bytes) FROM thread_metrics WHERE tid = $tid AND kind = 'calls' AND class = 'vfs_read'")")
 echo "read bytes summed: $bytes (at least 2000 x 512 = 1024000)"
 [ "$bytes" -ge 1024000 ] || fail "vfs_read bytes $bytes < 1024000"
+
+# ---- requests: socket calls vs the req source ---------------------------------
+"$PERFCAP_RECORD" -e syscall,net,req -o "$TMP/req.perfcap" -- "$TCP_ECHO" 0 200 \
+	> "$TMP/req.out" 2> "$TMP/req.err" || { cat "$TMP/req.err" >&2; fail "record of tcp_echo"; }
+for from in calls kernel; do
+	"$PERFCAP_ANALYZE" import --requests-from $from -o "$TMP/req.$from.db" "$TMP/req.perfcap" \
+		> /dev/null || fail "import --requests-from $from"
+done
+cmp_sql="ATTACH '$TMP/req.kernel.db' AS k;
+	SELECT count(*), sum(c.bytes_in = r.bytes_in AND c.bytes_out = r.bytes_out AND
+	  c.reads = r.reads AND c.writes = r.writes AND c.cookie = r.cookie),
+	  sum(c.start_ts <= r.start_ts AND r.end_ts <= c.end_ts)
+	FROM main.requests c JOIN k.requests r USING (pid, fd, conn, request)"
+calls=$(sqlite3 "$TMP/req.calls.db" "SELECT count(*) FROM requests")
+kernel=$(sqlite3 "$TMP/req.kernel.db" "SELECT count(*) FROM requests")
+same=$(sqlite3 "$TMP/req.calls.db" "$cmp_sql")
+echo "requests: $calls from calls, $kernel from the kernel; matched, equal counts, kernel span inside: $same"
+[ "$calls" -ge 419 ] && [ "$calls" = "$kernel" ] || fail "request counts differ: $calls vs $kernel"
+[ "$same" = "$calls|$calls|$calls" ] || fail "requests differ: $same of $calls"
 echo "PASS"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# metrics_default.sh - the DEFAULT recording (no -e: cpu,sched,block,waits)
+# metrics_default.sh - the DEFAULT recording (no -e: cpu,sched,block,waits,req)
 # carries the per-thread metric families, checked against workloads with
 # a known answer, in thread_time_shares and thread_metrics:
 #   futex  lock_convoy: each waiter's futex_wait_ns is the wait time it
@@ -8,7 +8,15 @@
 #   poll   epoll_waits 10 x 20 ms: 10 poll waits on the epoll fd, 150-300 ms;
 #   block  fsync_writes 40: >= 40 block requests of the writer, and its
 #          blocked time in file writes (vfs_write, keyed by inode) > 0;
-#   net    tcp_echo: the server's threads blocked in socket receives.
+#   net    tcp_echo: the server's threads blocked in socket receives;
+#   requests  tcp_echo 0 200 (the req source): the server's 220 requests
+#          (200 on its keep-alive connection, 1 on each of 20 short ones) of
+#          100 bytes in, 300 out, each with one read and one write; the 20
+#          short connections accepted, each request after a connection's
+#          first ready when its data arrived (data_ready), never after its
+#          pickup; the client's side is its own ("connected": the 199
+#          responses it read then answered with its next request), without
+#          readiness and outside the pool.
 set -eu
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/metrics_lib.sh"
@@ -29,7 +37,7 @@ record() {
 # ---- futex ------------------------------------------------------------------
 record futex "$LOCK_CONVOY" 20
 DB="$TMP/futex.perfcap.db"
-[ "$(q "$DB" "SELECT value FROM meta WHERE key = 'sources'")" = proc,cpu,sched,block,waits ] ||
+[ "$(q "$DB" "SELECT value FROM meta WHERE key = 'sources'")" = proc,cpu,sched,block,waits,req ] ||
 	fail "default sources: $(q "$DB" "SELECT value FROM meta WHERE key = 'sources'")"
 n=0
 grep '^waiter ' "$TMP/futex.out" > "$TMP/waiters"
@@ -83,4 +91,25 @@ fds=$(num "$(q "$DB" "SELECT count(DISTINCT key) FROM thread_metrics WHERE pid =
 echo "net: server $server blocked $recv ns in socket receives on $fds fd(s)"
 [ "$recv" -gt 0 ] || fail "no blocked time in socket receives for the server"
 [ "$fds" -ge 1 ] || fail "no socket fd key for net_recv"
+
+# ---- requests (same recording) ----------------------------------------------
+qrow() { "$PERFCAP_ANALYZE" query "$1" "$2" | sed -n 2p | tr '\t' '|'; }
+client=$(awk '/^client/ { print $2 }' "$TMP/net.out")
+served="pid = $server AND origin <> 'connected'"
+row=$(qrow "$DB" "SELECT count(*), sum(bytes_in), sum(bytes_out), sum(reads = 1 AND writes = 1),
+	count(DISTINCT fd || '.' || conn) FROM requests WHERE $served")
+echo "requests of the server: count, bytes in, bytes out, one read + one write, connections: $row"
+[ "$row" = "220|22000|66000|220|21" ] || fail "server requests: $row, expected 220|22000|66000|220|21"
+row=$(qrow "$DB" "SELECT count(*), sum(ready_source = 'data_ready'), sum(ready_ts > start_ts)
+	FROM requests WHERE $served AND (request > 1 OR origin = 'accepted')")
+echo "requests after a connection's first or accepted: count, data_ready, ready after pickup: $row"
+[ "$row" = "219|219|0" ] || fail "readiness: $row, expected 219|219|0"
+[ "$(q "$DB" "SELECT count(*) FROM requests WHERE pid = $server AND origin = 'accepted'")" = 20 ] ||
+	fail "the 20 short connections are not 'accepted'"
+row=$(qrow "$DB" "SELECT count(*), count(ready_ts), group_concat(DISTINCT origin) FROM requests
+	WHERE pid = $client")
+echo "client side: count, with readiness, origins: $row"
+[ "$row" = "199|0|connected" ] || fail "client requests: $row, expected 199|0|connected"
+[ "$(q "$DB" "SELECT count(*) FROM pool_utilisation WHERE pid = $client")" = 0 ] ||
+	fail "the client's connections are in pool_utilisation"
 echo "PASS"

@@ -4,7 +4,7 @@
 # spent a large share (>= 30%) of its time runnable but not running (it
 # can run only about half the time, less when the CPU is busy with other
 # work), and its running plus runnable time must cover its whole life
-# (it never sleeps). Recorded with the default source set (cpu,sched,block,waits).
+# (it never sleeps). Recorded with the default source set (cpu,sched,block,waits,req).
 set -u
 . "$(dirname "$0")/lib.sh"
 : "${PERFCAP_RECORD:?}" "${CPU_HOGS:?}" "${CAPCHECK:?}"
@@ -16,8 +16,8 @@ cpu=$(awk -F'[-,]' '{ print $NF }' /sys/devices/system/cpu/online) # the last on
 	> "$TMP/record.out" 2> "$TMP/record.err" \
 	|| { cat "$TMP/record.err" >&2; fail "perfcap-record failed"; }
 cat "$TMP/record.err" "$TMP/record.out"
-[ "$("$CAPCHECK" meta "$TMP/run.perfcap" sources)" = "proc,cpu,sched,block,waits" ] \
-	|| fail "default sources are not proc,cpu,sched,block,waits"
+[ "$("$CAPCHECK" meta "$TMP/run.perfcap" sources)" = "proc,cpu,sched,block,waits,req" ] \
+	|| fail "default sources are not proc,cpu,sched,block,waits,req"
 
 "$CAPCHECK" threads "$TMP/run.perfcap" > "$TMP/threads" || fail "capcheck threads failed"
 for hog in hog1 hog2; do

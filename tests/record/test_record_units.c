@@ -237,11 +237,11 @@ static void expect_selected(const char *list, const int *ids, size_t n)
 Test(sources, default_and_explicit_lists)
 {
 	static const int defaults[] = { PERFCAP_SRC_PROC, PERFCAP_SRC_CPU, PERFCAP_SRC_SCHED,
-					PERFCAP_SRC_BLOCK, PERFCAP_SRC_WAITS };
+					PERFCAP_SRC_BLOCK, PERFCAP_SRC_WAITS, PERFCAP_SRC_REQ };
 	static const int chosen[] = { PERFCAP_SRC_PROC, PERFCAP_SRC_SYSCALL, PERFCAP_SRC_NET };
 
-	cr_assert_str_eq(sources_default_list(), "cpu,sched,block,waits");
-	expect_selected(NULL, defaults, 5);
+	cr_assert_str_eq(sources_default_list(), "cpu,sched,block,waits,req");
+	expect_selected(NULL, defaults, 6);
 	expect_selected("syscall,net", chosen, 3);
 	expect_selected("net,syscall,net", chosen, 3);
 }

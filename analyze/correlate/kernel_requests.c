@@ -1,0 +1,319 @@
+/* kernel_requests.c - requests rows from the req source's REQUEST records
+ * (see kernel_requests.h). The records arrive in the order the kernel sent
+ * them (a request when the next one starts); here they are put in (pid,
+ * fd, connection, request) order, connections are numbered per (pid, fd)
+ * as requests.c numbers them, and each request becomes one row and, for
+ * served connections, three events of its process's pool sweep (pool.h).
+ * The readiness rules, in the order they apply (ready_source):
+ *   data_ready         the kernel saw the request's data arrive (flag READY);
+ *   previous_response  else, for a keep-alive request, the previous
+ *                      request's end (its data arrived while that one was
+ *                      being answered);
+ *   accept             else, for the first request of a connection the
+ *                      kernel saw open, the open;
+ * client (connected) connections have none. A connection the kernel first
+ * saw at a read or write (discovered: open before the recording) is a
+ * client one when the recorder's /proc snapshots (the connections table)
+ * show its process listening, but not on its local port. */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/batch_insert.h"
+#include "db/db.h"
+#include "kernel_requests.h"
+#include "pool.h"
+#include "requests.h"
+#include "util/radix_sort.h"
+
+/* One record's place in the order: sorted by each key, least significant
+ * first (stable radix sorts). */
+struct order {
+	int64_t pid, fd, conn_ts, cookie, number;
+	size_t i;
+};
+
+static int oom(void)
+{
+	fprintf(stderr, "perfcap-analyze: out of memory\n");
+	return -1;
+}
+
+int kernel_requests_add(struct kernel_requests *k, const struct pc_rec_request *r)
+{
+	if (k->n == k->cap) {
+		size_t cap = k->cap ? k->cap * 2 : 1024;
+		struct pc_rec_request *v = realloc(k->v, cap * sizeof(*v));
+
+		if (!v)
+			return oom();
+		k->v = v;
+		k->cap = cap;
+	}
+	k->v[k->n++] = *r;
+	return 0;
+}
+
+void kernel_requests_free(struct kernel_requests *k)
+{
+	free(k->v);
+	k->v = NULL;
+	k->n = k->cap = 0;
+}
+
+static const char *origin_name(uint8_t origin)
+{
+	switch (origin) {
+	case PC_REQUEST_CONNECTED: return "connected";
+	case PC_REQUEST_ACCEPTED:  return "accepted";
+	default:                   return "discovered";
+	}
+}
+
+/* The records in (pid, fd, conn_ts, cookie, number) order, as indexes. */
+static struct order *sorted(const struct kernel_requests *k)
+{
+	static const size_t keys[] = {
+		offsetof(struct order, number), offsetof(struct order, cookie),
+		offsetof(struct order, conn_ts), offsetof(struct order, fd),
+		offsetof(struct order, pid),
+	};
+	struct order *o = malloc(k->n * sizeof(*o));
+
+	if (!o)
+		return NULL;
+	for (size_t i = 0; i < k->n; i++) {
+		const struct pc_rec_request *r = &k->v[i];
+
+		o[i] = (struct order){ r->pid, r->fd, (int64_t)r->conn_ts, (int64_t)r->cookie,
+				       r->number, i };
+	}
+	for (size_t j = 0; j < sizeof(keys) / sizeof(keys[0]); j++)
+		if (radix_sort_i64(o, k->n, sizeof(*o), keys[j]) < 0) {
+			free(o);
+			return NULL;
+		}
+	return o;
+}
+
+/* The (pid, lport) pairs of listening TCP sockets in the snapshots, and
+ * the pids the snapshots saw, as sorted keys pid << 16 | port and pid. */
+struct listeners {
+	int64_t *ports, *pids;
+	size_t nports, npids;
+};
+
+/* The integers sql selects, in its order, into *v (malloc'd) and *n. 0 or
+ * -1 (reported). */
+static int load_keys(sqlite3 *db, const char *sql, int64_t **v, size_t *n)
+{
+	sqlite3_stmt *st = NULL;
+	size_t cap = 0;
+	int rc = 0;
+
+	*v = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		db_report_error(db, sql);
+		return -1;
+	}
+	while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+		if (*n == cap) {
+			int64_t *w = realloc(*v, (cap = cap ? cap * 2 : 16) * sizeof(*w));
+
+			if (!w) {
+				rc = oom();
+				break;
+			}
+			*v = w;
+		}
+		(*v)[(*n)++] = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int load_listeners(sqlite3 *db, struct listeners *l)
+{
+	return load_keys(db, "SELECT DISTINCT pid * 65536 + lport FROM connections"
+			 " WHERE protocol = 6 AND state = 10 ORDER BY 1", &l->ports, &l->nports) |
+	       load_keys(db, "SELECT DISTINCT pid FROM connections ORDER BY 1", &l->pids, &l->npids);
+}
+
+static int has_key(const int64_t *v, size_t n, int64_t key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid] < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo] == key;
+}
+
+/* A discovered connection its process did not accept (see the top). */
+static int outbound(const struct listeners *l, const struct pc_rec_request *r)
+{
+	return r->origin == PC_REQUEST_SEEN && has_key(l->pids, l->npids, r->pid) &&
+	       !has_key(l->ports, l->nports, (int64_t)r->pid * 65536 + r->lport);
+}
+
+/* Readiness of r: ready_ts (0 and *source NULL when none). */
+static int64_t readiness(const struct pc_rec_request *r, const char **source)
+{
+	*source = NULL;
+	if (r->origin == PC_REQUEST_CONNECTED)
+		return 0;
+	if (r->h.flags & PC_REQUEST_F_READY) {
+		*source = "data_ready";
+		return (int64_t)r->ready_ts;
+	}
+	if (!(r->h.flags & PC_REQUEST_F_LOWER))
+		return 0;
+	if (r->number > 1) {
+		*source = "previous_response";
+		return (int64_t)r->lower_ts;
+	}
+	if (r->origin == PC_REQUEST_ACCEPTED) {
+		*source = "accept";
+		return (int64_t)r->lower_ts;
+	}
+	return 0;
+}
+
+static void tids_text(const struct pc_rec_request *r, char *buf, size_t len)
+{
+	uint32_t a = r->pickup_tid, b = r->other_tid;
+
+	if (!b)
+		snprintf(buf, len, "%u", a);
+	else
+		snprintf(buf, len, "%u,%u", a < b ? a : b, a < b ? b : a);
+}
+
+static int insert_row(struct batch_insert *rows, const struct pc_rec_request *r, int64_t conn,
+		      int64_t ready, const char *source)
+{
+	uint8_t *kind;
+	int64_t *row = batch_row(rows, &kind);
+	int64_t start = (int64_t)r->start_ts, end = (int64_t)r->end_ts;
+	char tids[32];
+
+	if (!row)
+		return -1;
+	tids_text(r, tids, sizeof(tids));
+	row[0] = r->pid;
+	row[1] = r->fd;
+	row[2] = conn;
+	row[3] = (int64_t)r->cookie;
+	batch_text(row, kind, 4, origin_name(r->origin));
+	row[5] = (int64_t)r->conn_ts;
+	row[6] = r->number;
+	batch_text_copy(rows, row, kind, 7, tids);
+	row[8] = r->pickup_tid;
+	row[9] = start;
+	row[10] = (int64_t)r->first_write_ts;
+	row[11] = end;
+	row[12] = end - start;
+	row[13] = (int64_t)r->bytes_in;
+	row[14] = (int64_t)r->bytes_out;
+	row[15] = r->reads;
+	row[16] = r->writes;
+	row[17] = (int64_t)r->lower_ts;
+	if (!(r->h.flags & PC_REQUEST_F_LOWER))
+		kind[17] = BATCH_NULL;
+	row[18] = ready;
+	batch_text(row, kind, 19, source);
+	row[20] = start - ready > 0 ? start - ready : 0;
+	row[21] = end - ready;
+	if (!source)
+		kind[18] = kind[20] = kind[21] = BATCH_NULL;
+	return batch_commit_row(rows);
+}
+
+/* One request: its row, and its pool events when it was served here. */
+static int add_request(struct batch_insert *rows, struct pool *pool,
+		       const struct pc_rec_request *r, int64_t conn)
+{
+	const char *source;
+	int64_t ready = readiness(r, &source), start = (int64_t)r->start_ts;
+	int64_t queue = source && start - ready > 0 ? start - ready : 0;
+
+	if (insert_row(rows, r, conn, ready, source) < 0)
+		return -1;
+	if (r->origin == PC_REQUEST_CONNECTED)
+		return 0;
+	return pool_add(pool, r->pid, r->pickup_tid, source && ready < start ? ready : start,
+			start, (int64_t)r->end_ts, source != NULL, queue);
+}
+
+static int build_rows(sqlite3 *db, struct kernel_requests *k, const struct order *o,
+		      const int64_t *skip, size_t nskip, const struct listeners *l)
+{
+	struct batch_insert rows = { 0 };
+	struct pool pool;
+	int64_t conn = 0;
+	int rc = -1;
+	const struct pc_rec_request *prev = NULL;
+
+	if (pool_init(&pool, db, NULL) < 0)
+		return -1;
+	if (batch_init(&rows, db, REQUEST_COLUMNS, REQUEST_NCOLS) < 0)
+		goto out;
+	for (size_t i = 0; i < k->n; i++) {
+		struct pc_rec_request *r = &k->v[o[i].i];
+
+		if (nskip && has_key(skip, nskip, r->pid)) {
+			k->skipped++;
+			continue;
+		}
+		if (!prev || prev->pid != r->pid || prev->fd != r->fd)
+			conn = 1;
+		else if (prev->cookie != r->cookie || prev->conn_ts != r->conn_ts)
+			conn++;
+		prev = r;
+		if (outbound(l, r))
+			r->origin = PC_REQUEST_CONNECTED;
+		if (add_request(&rows, &pool, r, conn) < 0)
+			goto out;
+	}
+	if (batch_flush(&rows) == 0 && pool_flush(&pool) == 0)
+		rc = 0;
+out:
+	batch_free(&rows);
+	pool_free(&pool);
+	return rc;
+}
+
+int kernel_requests_build(sqlite3 *db, struct kernel_requests *k, int skip_pids_with_rows)
+{
+	struct listeners l = { 0 };
+	int64_t *skip = NULL;
+	size_t nskip = 0;
+	struct order *o = NULL;
+	int rc = -1;
+
+	if (!k->n)
+		return 0;
+	if ((skip_pids_with_rows &&
+	     load_keys(db, "SELECT DISTINCT pid FROM requests ORDER BY 1", &skip, &nskip) < 0) ||
+	    load_listeners(db, &l) < 0)
+		goto out;
+	o = sorted(k);
+	if (!o) {
+		oom();
+		goto out;
+	}
+	rc = build_rows(db, k, o, skip, nskip, &l);
+out:
+	free(o);
+	free(skip);
+	free(l.ports);
+	free(l.pids);
+	return rc;
+}

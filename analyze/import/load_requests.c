@@ -1,0 +1,28 @@
+/* load_requests.c - the requests of a capture, after its chunks: from the
+ * socket calls (correlate/requests.c, needs -e syscall,net) and from the
+ * req source's REQUEST records (correlate/kernel_requests.c, in the
+ * default recording), as `--requests-from` chooses: auto (calls where a
+ * process has them, the kernel's records for the other processes), calls
+ * or kernel. REQUEST records are kept as they are decoded. */
+#include "correlate/kernel_requests.h"
+#include "correlate/requests.h"
+#include "load_state.h"
+#include "loader.h"
+
+int decode_request(struct loader *L, const struct record_in *in)
+{
+	if (kernel_requests_add(&L->kreqs, in->body) < 0)
+		L->failed = 1;
+	return 0;
+}
+
+int requests_pass(struct loader *L)
+{
+	if (L->requests_from != LOAD_REQUESTS_KERNEL && requests_build(L->db, &L->requests) < 0)
+		return -1;
+	if (L->requests_from == LOAD_REQUESTS_CALLS) {
+		L->kreqs.skipped = L->kreqs.n;
+		return 0;
+	}
+	return kernel_requests_build(L->db, &L->kreqs, L->requests_from == LOAD_REQUESTS_AUTO);
+}

@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* req.bpf.c - kernel side of the req source: requests on the TCP
+ * connections of traced processes, inferred in the kernel, one record per
+ * request instead of three or four system call records.
+ *
+ * The socket layer's own tracepoints say, for every receive and send on a
+ * socket, which socket and how many bytes (sock_recv_length,
+ * sock_send_length: read, recv*, write, send*, writev, sendfile and
+ * splice all pass there). Per socket (`reqs`, keyed by the struct sock
+ * address, which is also the SOCKET records' cookie) a small state
+ * machine applies the rule the analyzer applies to system call records
+ * (docs/schema.md, requests): a read that returns data and follows a
+ * write, or is the connection's first, starts a request on the reading
+ * thread; the writes that follow answer it. The previous request is sent
+ * then, when it got at least one write. A read of 0 bytes (the peer's FIN)
+ * or the socket's close (inet_sock_set_state to TCP_CLOSE) ends the open
+ * request and, at close, forgets the socket; requests still open when the
+ * recording ends are read from the map by user space (source_req.c).
+ *
+ * Readiness: sk_data_ready fires when data is queued on a TCP socket (in
+ * softirq). The first arrival after a request's last read is the next
+ * request's arrival: its ready_ts, so its queueing (arrival to pickup) is
+ * known without recording epoll at all.
+ *
+ * Cost per call: a protocol test, the pid filter, one hash lookup and a
+ * few stores; one ring record per request. sk_data_ready and TCP state
+ * changes of untraced sockets cost one hash lookup that misses.
+ *
+ * Only tp_btf programs: no tracefs, kprobes or trampolines.
+ */
+#include "perfcap_common.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define AF_INET      2
+#define AF_INET6     10
+#define IPPROTO_TCP  6
+#define MSG_PEEK     2
+#define TCP_SYN_SENT 2
+#define TCP_SYN_RECV 3
+#define TCP_CLOSE    7
+
+/* x86_64 system calls whose first argument is the socket's fd. */
+enum {
+	NR_read = 0, NR_write = 1, NR_readv = 19, NR_writev = 20, NR_sendfile = 40,
+	NR_sendto = 44, NR_recvfrom = 45, NR_sendmsg = 46, NR_recvmsg = 47,
+	NR_recvmmsg = 299, NR_sendmmsg = 307,
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PERFCAP_REQ_SOCKETS);
+	__type(key, __u64);        /* struct sock address */
+	__type(value, struct perfcap_req_state);
+} reqs SEC(".maps");
+
+/* Local ports on which traced processes answered requests. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PERFCAP_REQ_PORTS);
+	__type(key, __u16);
+	__type(value, __u8);
+} req_ports SEC(".maps");
+
+/* Counters read by user space (STATS req.*). */
+__u64 req_counts[PERFCAP_REQ_CNT_NR] = {};
+
+static __always_inline bool tcp_inet(const struct sock *sk)
+{
+	__u16 family = sk->__sk_common.skc_family;
+
+	return sk->sk_protocol == IPPROTO_TCP && (family == AF_INET || family == AF_INET6);
+}
+
+/* The socket's fd from the system call the current task is in, -1 when
+ * the call is none of those taking it first (io_uring, kernel senders). */
+static __always_inline __s32 current_fd(struct task_struct *task)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	long nr = BPF_CORE_READ(regs, orig_ax);
+
+	switch (nr) {
+	case NR_read: case NR_write: case NR_readv: case NR_writev: case NR_sendfile:
+	case NR_sendto: case NR_recvfrom: case NR_sendmsg: case NR_recvmsg:
+	case NR_recvmmsg: case NR_sendmmsg:
+		return (__s32)BPF_CORE_READ(regs, di);
+	}
+	__sync_fetch_and_add(&req_counts[PERFCAP_REQ_CNT_FD_UNKNOWN], 1);
+	return -1;
+}
+
+/* A fresh state for sk, first used by task now (origin: PERFCAP_REQ_*). */
+static __always_inline struct perfcap_req_state *new_state(const struct sock *sk, struct task_struct *task,
+						   __u8 origin, __s32 fd, __u64 now)
+{
+	__u64 key = (__u64)sk;
+	struct perfcap_req_state fresh = {};
+
+	fresh.r.cookie = key;
+	fresh.r.conn_ts = now;
+	fresh.r.pid = task ? task->tgid : 0;
+	fresh.r.fd = fd;
+	fresh.r.family = sk->__sk_common.skc_family;
+	fresh.r.lport = sk->__sk_common.skc_num;
+	fresh.r.origin = origin;
+	if (bpf_map_update_elem(&reqs, &key, &fresh, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&reqs, &key)) {
+		pc_count(PERFCAP_SRC_REQ, PERFCAP_LOSS_MAP_FULL);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&reqs, &key);
+}
+
+/* The state of sk for a call of a traced task, made on first sight. */
+static __always_inline struct perfcap_req_state *state_for_call(const struct sock *sk,
+							struct task_struct *task, __u64 now)
+{
+	__u64 key = (__u64)sk;
+	struct perfcap_req_state *st = bpf_map_lookup_elem(&reqs, &key);
+
+	if (st) {
+		if (!st->r.pid) {   /* made at a passive open: the server is known now */
+			st->r.pid = task->tgid;
+			st->r.fd = current_fd(task);
+		} else if (st->r.fd < 0) { /* made at connect: the fd comes with the first call */
+			st->r.fd = current_fd(task);
+		}
+		return st;
+	}
+	return new_state(sk, task, PERFCAP_REQ_SEEN, current_fd(task), now);
+}
+
+/* Sends the open request, if it got an answer, and closes it. */
+static __always_inline void send_request(struct perfcap_req_state *st, __u16 why, __u64 now)
+{
+	void *ring;
+	struct perfcap_request *e;
+
+	if (!st->open)
+		return;
+	st->open = 0;
+	if (!st->r.writes) {        /* never answered: not a request */
+		__sync_fetch_and_add(&req_counts[PERFCAP_REQ_CNT_UNANSWERED], 1);
+		return;
+	}
+	st->prev_end = st->r.end_ts;
+	if (!pc_admit_unsampled(PERFCAP_SRC_REQ, now))
+		return;
+	ring = pc_ring(PERFCAP_SRC_REQ);
+	if (!ring)
+		return;
+	e = pc_reserve(ring, PERFCAP_SRC_REQ, sizeof(*e));
+	if (!e)
+		return;
+	*e = st->r;
+	pc_header(&e->h, PERFCAP_EV_REQUEST, now);
+	e->h.flags = st->r.h.flags | why;
+	pc_submit(ring, e);
+	__sync_fetch_and_add(&req_counts[PERFCAP_REQ_CNT_SENT], 1);
+}
+
+static __always_inline void note_tid(struct perfcap_request *r, __u32 tid)
+{
+	if (tid == r->pickup_tid || tid == r->other_tid)
+		return;
+	if (!r->other_tid)
+		r->other_tid = tid;
+	else
+		r->h.flags |= PERFCAP_REQ_F_MORE_TIDS;
+}
+
+/* A read of a new request: the previous one is sent, this one opens. */
+static __always_inline void start_request(struct perfcap_req_state *st, __u32 tid, __u64 now)
+{
+	struct perfcap_request *r = &st->r;
+	__u64 lower;
+
+	send_request(st, 0, now);
+	lower = st->prev_end ? st->prev_end : r->conn_ts;
+	r->h.flags = PERFCAP_REQ_F_LOWER;
+	r->lower_ts = lower;
+	r->ready_ts = 0;
+	if (st->pending_ready && r->origin != PERFCAP_REQ_CONNECTED) {
+		/* data queued before the previous response ended: the
+		 * request was ready as soon as the server could take it */
+		r->ready_ts = st->pending_ready > lower ? st->pending_ready : lower;
+		r->h.flags |= PERFCAP_REQ_F_READY;
+	}
+	r->number++;
+	r->start_ts = now;
+	r->first_write_ts = r->end_ts = 0;
+	r->bytes_in = r->bytes_out = 0;
+	r->reads = r->writes = 0;
+	r->pickup_tid = tid;
+	r->other_tid = 0;
+	st->open = 1;
+}
+
+/* A port traced processes serve: its next passive opens get a state. */
+static __always_inline void learn_port(__u16 port)
+{
+	__u8 one = 1;
+
+	if (!bpf_map_lookup_elem(&req_ports, &port))
+		bpf_map_update_elem(&req_ports, &port, &one, BPF_ANY);
+}
+
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(on_recv, struct sock *sk, int ret, int flags)
+{
+	struct task_struct *task;
+	struct perfcap_req_state *st;
+	__u64 now;
+	__u32 tid;
+
+	if (ret < 0 || (flags & MSG_PEEK) || !tcp_inet(sk))
+		return 0;
+	task = bpf_get_current_task_btf();
+	if (!pc_task_traced(task))
+		return 0;
+	now = bpf_ktime_get_ns();
+	st = state_for_call(sk, task, now);
+	if (!st || st->closed)
+		return 0;
+	if (ret == 0) {             /* EOF: the peer is done */
+		send_request(st, PERFCAP_REQ_F_AT_EOF, now);
+		st->closed = 1;
+		return 0;
+	}
+	tid = task->pid;
+	if (st->prev_io != 'r')
+		start_request(st, tid, now);
+	st->prev_io = 'r';
+	st->pending_ready = 0;      /* what had arrived is read */
+	st->r.reads++;
+	st->r.bytes_in += ret;
+	note_tid(&st->r, tid);
+	return 0;
+}
+
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(on_send, struct sock *sk, int ret, int flags)
+{
+	struct task_struct *task;
+	struct perfcap_req_state *st;
+	__u64 now;
+
+	if (ret <= 0 || !tcp_inet(sk))
+		return 0;
+	task = bpf_get_current_task_btf();
+	if (!pc_task_traced(task))
+		return 0;
+	now = bpf_ktime_get_ns();
+	st = state_for_call(sk, task, now);
+	if (!st)
+		return 0;
+	st->prev_io = 'w';
+	if (!st->open)              /* a write before the connection's first read */
+		return 0;
+	if (!st->r.writes) {
+		st->r.first_write_ts = now;
+		if (st->r.number == 1 && st->r.origin != PERFCAP_REQ_CONNECTED)
+			learn_port(st->r.lport);
+	}
+	st->r.writes++;
+	st->r.bytes_out += ret;
+	st->r.end_ts = now;
+	note_tid(&st->r, task->pid);
+	return 0;
+}
+
+SEC("tp_btf/sk_data_ready")
+int BPF_PROG(on_data_ready, const struct sock *sk)
+{
+	__u64 key = (__u64)sk;
+	struct perfcap_req_state *st = bpf_map_lookup_elem(&reqs, &key);
+
+	if (st && !st->pending_ready)
+		st->pending_ready = bpf_ktime_get_ns();
+	return 0;
+}
+
+/* A traced task's connect makes a client connection's state (no
+ * readiness: it sends requests, it does not serve them); a passive open
+ * on a served port (LISTEN -> SYN_RECV of the child socket, in softirq,
+ * its owner not known yet) makes one so that its first request's arrival
+ * is seen; a close sends the open request and forgets the socket. */
+SEC("tp_btf/inet_sock_set_state")
+int BPF_PROG(on_state, const struct sock *sk, const int oldstate, const int newstate)
+{
+	__u64 key = (__u64)sk, now;
+	struct task_struct *task;
+	struct perfcap_req_state *st;
+
+	if (newstate == TCP_SYN_SENT) {
+		task = bpf_get_current_task_btf();
+		if (tcp_inet(sk) && pc_task_traced(task)) {
+			bpf_map_delete_elem(&reqs, &key);
+			new_state(sk, task, PERFCAP_REQ_CONNECTED, -1, bpf_ktime_get_ns());
+		}
+		return 0;
+	}
+	if (newstate == TCP_SYN_RECV) {
+		__u16 port = sk->__sk_common.skc_num;
+
+		if (tcp_inet(sk) && bpf_map_lookup_elem(&req_ports, &port))
+			new_state(sk, NULL, PERFCAP_REQ_ACCEPTED, -1, bpf_ktime_get_ns());
+		return 0;
+	}
+	if (newstate != TCP_CLOSE)
+		return 0;
+	st = bpf_map_lookup_elem(&reqs, &key);
+	if (!st)
+		return 0;
+	now = bpf_ktime_get_ns();
+	send_request(st, PERFCAP_REQ_F_AT_CLOSE, now);
+	bpf_map_delete_elem(&reqs, &key);
+	return 0;
+}

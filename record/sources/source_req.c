@@ -1,0 +1,178 @@
+/* source_req.c - the req source (`-e req`, in the default set): requests on
+ * the TCP connections of traced processes, inferred in the kernel
+ * (bpf/req.bpf.c) from the socket layer's receive/send tracepoints, with
+ * their readiness from sk_data_ready: one REQUEST record per request, so a
+ * default recording shows request counts, latency and queueing without
+ * one record per system call (`-e syscall,net` still records those, and
+ * the analyzer then builds requests from them instead).
+ *
+ * The kernel sends a request when the next one starts, at the peer's FIN
+ * or at the socket's close; at the recording's end the requests still open
+ * are read from the map here and written with flag AT_END.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "consume/consumer.h"      /* perfcap_bpf.h, which the skeleton needs */
+#include "req.skel.h"
+#include "source.h"
+
+static struct req_bpf *skel;
+static uint64_t at_end;              /* requests written from the map at the end */
+
+static int req_load(const struct source_env *env, char *why, size_t len)
+{
+	int err;
+
+	skel = req_bpf__open();
+	if (!skel)
+		return source_open_failed(why, len);
+	skel->rodata->pc_config = *env->config;
+	err = source_reuse_shared_maps(env, skel->obj, why, len);
+	if (!err)
+		err = source_loaded(req_bpf__load(skel), "cannot load the BPF programs", why, len);
+	if (!err && bpf_map__value_size(skel->maps.reqs) != sizeof(struct perfcap_req_state)) {
+		snprintf(why, len, "req: kernel state is %u bytes, user space expects %zu",
+			 bpf_map__value_size(skel->maps.reqs), sizeof(struct perfcap_req_state));
+		err = -EINVAL;
+	}
+	return err;
+}
+
+static int req_attach(const struct source_env *env, char *why, size_t len)
+{
+	int err = req_bpf__attach(skel);
+
+	(void)env;
+	if (err)
+		source_explain(why, len, "cannot attach sock_recv_length/sock_send_length/"
+			       "sk_data_ready/inet_sock_set_state", err);
+	return err;
+}
+
+static void req_detach(void)
+{
+	if (skel)
+		req_bpf__detach(skel);
+}
+
+static void req_destroy(void)
+{
+	req_bpf__destroy(skel);
+	skel = NULL;
+}
+
+/* ---- records ------------------------------------------------------------ */
+
+static void write_request(struct consumer *c, const struct perfcap_request *e, uint16_t flags,
+			  uint64_t ts)
+{
+	struct pc_rec_request rec = {
+		.h.type = PC_REC_REQUEST,
+		.h.flags = flags,
+		.ts = ts,
+		.cookie = e->cookie,
+		.conn_ts = e->conn_ts,
+		.start_ts = e->start_ts,
+		.first_write_ts = e->first_write_ts,
+		.end_ts = e->end_ts,
+		.ready_ts = e->ready_ts,
+		.lower_ts = e->lower_ts,
+		.bytes_in = e->bytes_in,
+		.bytes_out = e->bytes_out,
+		.pid = e->pid,
+		.pickup_tid = e->pickup_tid,
+		.other_tid = e->other_tid,
+		.fd = e->fd,
+		.number = e->number,
+		.reads = e->reads,
+		.writes = e->writes,
+		.family = e->family,
+		.lport = e->lport,
+		.origin = e->origin,
+	};
+
+	consumer_add_event(c, PERFCAP_SRC_REQ, &rec, sizeof(rec), ts);
+}
+
+static void req_handle(struct consumer *c, const void *data, size_t size)
+{
+	const struct perfcap_request *e = data;
+
+	if (e->h.type != PERFCAP_EV_REQUEST || size < sizeof(*e)) {
+		consumer_drop(c, PERFCAP_SRC_REQ);
+		return;
+	}
+	write_request(c, e, e->h.flags, e->h.ts);
+}
+
+/* At the end: the requests still open (answered at least once) from the
+ * map, which nothing writes any more (the programs are detached). */
+static void req_tick(struct consumer *c, uint64_t now_ns, bool final)
+{
+	uint64_t key, next;
+	struct perfcap_req_state st;
+	int fd;
+	bool first = true;
+
+	if (!final || !skel)
+		return;
+	fd = bpf_map__fd(skel->maps.reqs);
+	while (bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
+		first = false;
+		key = next;
+		if (bpf_map_lookup_elem(fd, &key, &st) || !st.open || !st.r.writes)
+			continue;
+		write_request(c, &st.r, st.r.h.flags | PC_REQUEST_F_AT_END, now_ns);
+		at_end++;
+	}
+}
+
+/* ---- metadata and counters ----------------------------------------------- */
+
+static int req_meta(struct chunk_buffer *kv, const struct source_env *env)
+{
+	int err = 0;
+
+	(void)env;
+	err |= chunk_buffer_add_kv(kv, "req.rule", "a read after a write starts a request; "
+				   "readiness from sk_data_ready; TCP only");
+	err |= chunk_buffer_add_kv_u64(kv, "req.sockets_max", PERFCAP_REQ_SOCKETS);
+	return err ? -ENOMEM : 0;
+}
+
+static int req_stats(struct chunk_buffer *kv, const struct consumer *c)
+{
+	int err = 0;
+
+	(void)c;
+	if (!skel)
+		return 0;
+	err |= chunk_buffer_add_kv_u64(kv, "req.sent", skel->bss->req_counts[PERFCAP_REQ_CNT_SENT]);
+	err |= chunk_buffer_add_kv_u64(kv, "req.unanswered", skel->bss->req_counts[PERFCAP_REQ_CNT_UNANSWERED]);
+	err |= chunk_buffer_add_kv_u64(kv, "req.fd_unknown", skel->bss->req_counts[PERFCAP_REQ_CNT_FD_UNKNOWN]);
+	err |= chunk_buffer_add_kv_u64(kv, "req.open_at_end", at_end);
+	return err ? -ENOMEM : 0;
+}
+
+static const uint16_t req_event_types[] = { PERFCAP_EV_REQUEST, 0 };
+
+const struct source req_source = {
+	.summary = "requests on TCP connections: one record per request (first read after "
+		   "a write to its last write), bytes, threads, arrival (sk_data_ready); "
+		   "inferred in the kernel, no record per system call",
+	.id = PERFCAP_SRC_REQ,
+	.default_on = true,
+	.event_types = req_event_types,
+	.load = req_load,
+	.attach = req_attach,
+	.detach = req_detach,
+	.destroy = req_destroy,
+	.handle = req_handle,
+	.meta = req_meta,
+	.stats = req_stats,
+	.tick = req_tick,
+};

@@ -1,0 +1,145 @@
+#!/bin/bash
+# req_real.sh - requests in the DEFAULT recording of Debian's servers (the
+# req source, issue 12), counted against the servers' own accounting:
+#   redis  redis-server on 127.0.0.1 (a free port), recorded with
+#          `perfcap-record -p REDIS` (no -e) while redis-benchmark runs a
+#          bounded set,get load (10 clients, 20,000 requests each); the
+#          requests of redis must number exactly the commands redis counted
+#          meanwhile (INFO stats total_commands_processed, before and after,
+#          less the INFO before itself);
+#   nginx  nginx-light (2 workers, `return 200`, access log on) under a
+#          Python client of a known count (4 keep-alive connections of 300
+#          requests and 40 one-request connections, bounded in time),
+#          recorded with `perfcap-record -p WORKER1,WORKER2`; the workers'
+#          requests must number the access log's lines.
+# Each report must show the requests, their percentiles and their
+# queueing from the data's arrival. Skips (loudly) without the packages.
+set -u
+. "$(dirname "$0")/lib.sh"
+: "${PERFCAP_RECORD:?}" "${PERFCAP_ANALYZE:?}"
+require_bpf
+skip() { echo "SKIP: $* (.ci/install-deps installs it)" >&2; exit 77; }
+for b in redis-server redis-cli redis-benchmark sqlite3; do
+	command -v $b > /dev/null || skip "$b not installed"
+done
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+[ -x "$NGINX" ] || skip "nginx (nginx-light) not installed"
+make_tmpdir
+
+recpid='' npid=''
+stop_all() {
+	[ -n "$recpid" ] && kill "$recpid" 2> /dev/null
+	[ -n "$npid" ] && kill "$npid" 2> /dev/null   # SIGTERM: the master stops its workers
+	cleanup_redis
+	wait
+	rm -rf "$TMP"
+}
+
+# start_recording NAME PIDS: perfcap-record -p PIDS with the default
+# sources, in the background until stop_recording; returns once it records
+start_recording() {
+	"$PERFCAP_RECORD" -p "$2" -o "$TMP/$1.perfcap" > "$TMP/$1.out" 2> "$TMP/$1.err" &
+	recpid=$!
+	wait_for "$TMP/$1.err" "recording" 10 ||
+		{ cat "$TMP/$1.err"; fail "perfcap-record did not start"; }
+}
+
+stop_recording() {
+	kill -INT "$recpid"
+	wait "$recpid" || { cat "$TMP/$1.err"; fail "perfcap-record failed"; }
+	recpid=
+	cat "$TMP/$1.err"
+}
+
+# check_report NAME COUNT: the report of NAME shows COUNT requests and
+# their queueing from the data's arrival
+check_report() {
+	"$PERFCAP_ANALYZE" report "$TMP/$1.perfcap" > "$TMP/$1.report" 2>&1 ||
+		{ cat "$TMP/$1.report"; fail "report of $1 failed"; }
+	grep -A 5 'Requests on sockets' "$TMP/$1.report"
+	grep -Eq "^  requests +$(python3 -c "print(f'{$2:,}')") " "$TMP/$1.report" ||
+		fail "$1: the report does not show $2 requests"
+	grep -q "queueing before pickup: mean .* (request_queueing: from their data's arrival)" \
+		"$TMP/$1.report" || fail "$1: no queueing from the data's arrival in the report"
+}
+
+# ---- redis -----------------------------------------------------------------------
+start_redis   # lib.sh: port, rpid
+trap stop_all EXIT
+commands() { redis-cli -p "$port" info stats | tr -d '\r' | sed -n 's/^total_commands_processed://p'; }
+start_recording redis "$rpid"
+before=$(commands)
+timeout 60 redis-benchmark -p "$port" -c 10 -n 20000 -t set,get -q > "$TMP/bench.out" 2>&1 ||
+	fail "redis-benchmark failed: $(cat "$TMP/bench.out")"
+stop_recording redis
+after=$(commands)
+expected=$((after - before - 1))
+"$PERFCAP_ANALYZE" import -o "$TMP/redis.db" "$TMP/redis.perfcap" > /dev/null || fail "import (redis)"
+got=$(sqlite3 "$TMP/redis.db" "SELECT count(*) FROM requests WHERE pid = $rpid AND origin <> 'connected'")
+echo "redis: $got requests recorded, $expected commands counted by redis"
+[ "$got" = "$expected" ] || fail "redis: $got requests, redis counted $expected commands"
+check_report redis "$expected"
+cleanup_redis
+
+# ---- nginx -----------------------------------------------------------------------
+nport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+mkdir -p "$TMP/nginx"
+cat > "$TMP/nginx/nginx.conf" << EOF
+worker_processes 2;
+daemon off;
+pid $TMP/nginx/nginx.pid;
+error_log $TMP/nginx/error.log warn;
+events { worker_connections 256; }
+http {
+	access_log $TMP/nginx/access.log;
+	client_body_temp_path $TMP/nginx/body;
+	proxy_temp_path $TMP/nginx/proxy;
+	fastcgi_temp_path $TMP/nginx/fastcgi;
+	uwsgi_temp_path $TMP/nginx/uwsgi;
+	scgi_temp_path $TMP/nginx/scgi;
+	server {
+		listen 127.0.0.1:$nport;
+		location / { return 200 "ok\n"; }
+	}
+}
+EOF
+"$NGINX" -p "$TMP/nginx" -c "$TMP/nginx/nginx.conf" -e "$TMP/nginx/error.log" \
+	> "$TMP/nginx.out" 2>&1 &
+npid=$!
+for _ in $(seq 100); do
+	[ "$(pgrep -P "$npid" | wc -l)" = 2 ] &&
+		python3 -c "import socket; socket.create_connection(('127.0.0.1', $nport), 0.2)" \
+		2> /dev/null && break
+	sleep 0.05
+done
+workers=$(pgrep -P "$npid" | paste -sd,)
+[ "$(echo "$workers" | tr ',' '\n' | wc -l)" = 2 ] || fail "nginx workers: '$workers'"
+: > "$TMP/nginx/access.log"   # the readiness probe's connection made no request
+start_recording nginx "$workers"
+timeout 60 python3 - "$nport" << 'PY' || fail "the nginx client failed"
+import http.client, sys, threading
+port = int(sys.argv[1])
+def keepalive():
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    for _ in range(300):
+        c.request("GET", "/")
+        assert c.getresponse().read() == b"ok\n"
+    c.close()
+threads = [threading.Thread(target=keepalive) for _ in range(4)]
+for t in threads: t.start()
+for _ in range(40):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    c.request("GET", "/", headers={"Connection": "close"})
+    assert c.getresponse().read() == b"ok\n"
+    c.close()
+for t in threads: t.join()
+PY
+stop_recording nginx
+logged=$(wc -l < "$TMP/nginx/access.log")
+"$PERFCAP_ANALYZE" import -o "$TMP/nginx.db" "$TMP/nginx.perfcap" > /dev/null || fail "import (nginx)"
+got=$(sqlite3 "$TMP/nginx.db" "SELECT count(*) FROM requests WHERE pid IN ($workers) AND origin <> 'connected'")
+echo "nginx: $got requests recorded, $logged in the access log (1240 sent)"
+[ "$logged" = 1240 ] || fail "nginx logged $logged requests, the client sent 1240"
+[ "$got" = "$logged" ] || fail "nginx: $got requests, access log $logged"
+check_report nginx "$logged"
+echo "PASS"
