@@ -44,10 +44,6 @@
  * interval gets no OFFCPU record. */
 #define PERFCAP_OFFCPU_MAX 32768
 
-/* req: TCP sockets of traced processes with a request state (about 128
- * bytes each, preallocated: 4 MiB). A call on a socket that finds it full
- * is counted (req.map_full): that socket's requests are not inferred. */
-#define PERFCAP_REQ_SOCKETS 32768
 /* req: local ports traced processes answered requests on (their passive
  * opens get a state at once, so a first request's arrival is seen). */
 #define PERFCAP_REQ_PORTS 1024
@@ -679,18 +675,6 @@ struct perfcap_request {
 	__u16 lport;            /* local port */
 	__u8  origin;           /* PERFCAP_REQ_SEEN, _CONNECTED or _ACCEPTED */
 	__u8  reserved[7];
-};
-
-/* The value of req.bpf.c's `reqs` map (per socket), read by user space at
- * the recording's end for the requests still open. */
-struct perfcap_req_state {
-	struct perfcap_request r;  /* the open request (and the connection's ids) */
-	__u64 pending_ready;       /* first data arrival since the last read, 0: none */
-	__u64 prev_end;            /* the last sent request's end, 0: none yet */
-	__u8  prev_io;             /* 0: no call yet, 'r', 'w' */
-	__u8  open;                /* a request is open (r holds it) */
-	__u8  closed;              /* EOF seen: no more requests */
-	__u8  reserved[5];
 };
 
 /* req.bpf.c's `req_counts` (STATS req.*) */

@@ -6,25 +6,26 @@
  * The socket layer's own tracepoints say, for every receive and send on a
  * socket, which socket and how many bytes (sock_recv_length,
  * sock_send_length: read, recv*, write, send*, writev, sendfile and
- * splice all pass there). Per socket (`reqs`, keyed by the struct sock
- * address, which is also the SOCKET records' cookie) a small state
- * machine applies the rule the analyzer applies to system call records
+ * splice all pass there). Per socket (`reqs`, socket storage; the struct
+ * sock address is the request's cookie, as the SOCKET records') a small
+ * state machine applies the rule the analyzer applies to system call records
  * (docs/schema.md, requests): a read that returns data and follows a
  * write, or is the connection's first, starts a request on the reading
  * thread; the writes that follow answer it. The previous request is sent
  * then, when it got at least one write. A read of 0 bytes (the peer's FIN)
  * or the socket's close (inet_sock_set_state to TCP_CLOSE) ends the open
  * request and, at close, forgets the socket; requests still open when the
- * recording ends are read from the map by user space (source_req.c).
+ * recording ends are read by user space through an iterator (dump_open).
  *
  * Readiness: sk_data_ready fires when data is queued on a TCP socket (in
  * softirq). The first arrival after a request's last read is the next
  * request's arrival: its ready_ts, so its queueing (arrival to pickup) is
  * known without recording epoll at all.
  *
- * Cost per call: a protocol test, the pid filter, one hash lookup and a
- * few stores; one ring record per request. sk_data_ready and TCP state
- * changes of untraced sockets cost one hash lookup that misses.
+ * Cost per call: a protocol test, the pid filter, a socket storage lookup
+ * and a few stores; one ring record per request. sk_data_ready and TCP
+ * state changes of sockets without a state (untraced processes') cost one
+ * load of the socket's storage pointer.
  *
  * Only tp_btf programs: no tracefs, kprobes or trampolines.
  */
@@ -47,10 +48,23 @@ enum {
 	NR_recvmmsg = 299, NR_sendmmsg = 307,
 };
 
+/* The state of one socket (`reqs`). */
+struct perfcap_req_state {
+	struct perfcap_request r;  /* the open request (and the connection's ids) */
+	__u64 pending_ready;       /* first data arrival since the last read, 0: none */
+	__u64 prev_end;            /* the last sent request's end, 0: none yet */
+	__u8  prev_io;             /* 0: no call yet, 'r', 'w' */
+	__u8  open;                /* a request is open (r holds it) */
+	__u8  closed;              /* EOF seen: no more requests */
+	__u8  reserved[5];
+};
+
+/* Socket storage: found from the socket itself, freed with it; a socket
+ * with none (every socket of an untraced process) costs one load. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, PERFCAP_REQ_SOCKETS);
-	__type(key, __u64);        /* struct sock address */
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct perfcap_req_state);
 } reqs SEC(".maps");
 
@@ -89,34 +103,39 @@ static __always_inline __s32 current_fd(struct task_struct *task)
 	return -1;
 }
 
-/* A fresh state for sk, first used by task now (origin: PERFCAP_REQ_*). */
+static __always_inline struct perfcap_req_state *state_of(const struct sock *sk)
+{
+	return bpf_sk_storage_get(&reqs, (void *)sk, NULL, 0);
+}
+
+/* A fresh state for sk (replacing any), first used by task now (origin:
+ * PERFCAP_REQ_*); NULL (counted) when the kernel had no memory for it. */
 static __always_inline struct perfcap_req_state *new_state(const struct sock *sk, struct task_struct *task,
 						   __u8 origin, __s32 fd, __u64 now)
 {
-	__u64 key = (__u64)sk;
-	struct perfcap_req_state fresh = {};
+	struct perfcap_req_state *st;
 
-	fresh.r.cookie = key;
-	fresh.r.conn_ts = now;
-	fresh.r.pid = task ? task->tgid : 0;
-	fresh.r.fd = fd;
-	fresh.r.family = sk->__sk_common.skc_family;
-	fresh.r.lport = sk->__sk_common.skc_num;
-	fresh.r.origin = origin;
-	if (bpf_map_update_elem(&reqs, &key, &fresh, BPF_NOEXIST) &&
-	    !bpf_map_lookup_elem(&reqs, &key)) {
+	st = bpf_sk_storage_get(&reqs, (void *)sk, NULL, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!st) {
 		pc_count(PERFCAP_SRC_REQ, PERFCAP_LOSS_MAP_FULL);
 		return NULL;
 	}
-	return bpf_map_lookup_elem(&reqs, &key);
+	__builtin_memset(st, 0, sizeof(*st));
+	st->r.cookie = (__u64)sk;
+	st->r.conn_ts = now;
+	st->r.pid = task ? task->tgid : 0;
+	st->r.fd = fd;
+	st->r.family = sk->__sk_common.skc_family;
+	st->r.lport = sk->__sk_common.skc_num;
+	st->r.origin = origin;
+	return st;
 }
 
 /* The state of sk for a call of a traced task, made on first sight. */
 static __always_inline struct perfcap_req_state *state_for_call(const struct sock *sk,
 							struct task_struct *task, __u64 now)
 {
-	__u64 key = (__u64)sk;
-	struct perfcap_req_state *st = bpf_map_lookup_elem(&reqs, &key);
+	struct perfcap_req_state *st = state_of(sk);
 
 	if (st) {
 		if (!st->r.pid) {   /* made at a passive open: the server is known now */
@@ -272,8 +291,7 @@ int BPF_PROG(on_send, struct sock *sk, int ret, int flags)
 SEC("tp_btf/sk_data_ready")
 int BPF_PROG(on_data_ready, const struct sock *sk)
 {
-	__u64 key = (__u64)sk;
-	struct perfcap_req_state *st = bpf_map_lookup_elem(&reqs, &key);
+	struct perfcap_req_state *st = state_of(sk);
 
 	if (st && !st->pending_ready)
 		st->pending_ready = bpf_ktime_get_ns();
@@ -288,16 +306,14 @@ int BPF_PROG(on_data_ready, const struct sock *sk)
 SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(on_state, const struct sock *sk, const int oldstate, const int newstate)
 {
-	__u64 key = (__u64)sk, now;
 	struct task_struct *task;
 	struct perfcap_req_state *st;
+	__u64 now;
 
 	if (newstate == TCP_SYN_SENT) {
 		task = bpf_get_current_task_btf();
-		if (tcp_inet(sk) && pc_task_traced(task)) {
-			bpf_map_delete_elem(&reqs, &key);
+		if (tcp_inet(sk) && pc_task_traced(task))
 			new_state(sk, task, PERFCAP_REQ_CONNECTED, -1, bpf_ktime_get_ns());
-		}
 		return 0;
 	}
 	if (newstate == TCP_SYN_RECV) {
@@ -309,11 +325,25 @@ int BPF_PROG(on_state, const struct sock *sk, const int oldstate, const int news
 	}
 	if (newstate != TCP_CLOSE)
 		return 0;
-	st = bpf_map_lookup_elem(&reqs, &key);
+	st = state_of(sk);
 	if (!st)
 		return 0;
 	now = bpf_ktime_get_ns();
 	send_request(st, PERFCAP_REQ_F_AT_CLOSE, now);
-	bpf_map_delete_elem(&reqs, &key);
+	bpf_sk_storage_delete(&reqs, (void *)sk);
+	return 0;
+}
+
+/* At the recording's end, user space reads the requests still open
+ * (answered at least once) through this iterator over `reqs`: one
+ * struct perfcap_request each. */
+SEC("iter/bpf_sk_storage_map")
+int dump_open(struct bpf_iter__bpf_sk_storage_map *ctx)
+{
+	struct perfcap_req_state *st = ctx->value;
+
+	if (!ctx->sk || !st || !st->open || !st->r.writes)
+		return 0;
+	bpf_seq_write(ctx->meta->seq, &st->r, sizeof(st->r));
 	return 0;
 }

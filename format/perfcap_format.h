@@ -706,6 +706,8 @@ int pc_kv_next(struct pc_kv_iter *it, const char **key, const char **value);
 /* ---- misc ------------------------------------------------------------- */
 
 uint32_t pc_crc32c(uint32_t crc, const void *data, size_t len);
+/* The portable path alone, on an inverted crc (tests compare the two). */
+uint32_t pc_crc32c_table(uint32_t crc, const uint8_t *p, size_t len);
 const char *pc_chunk_type_name(uint16_t type); /* "meta", ... or "unknown" */
 
 /* Schema versions of each chunk type's payload written by this library. */

@@ -8,10 +8,12 @@
  *
  * The kernel sends a request when the next one starts, at the peer's FIN
  * or at the socket's close; at the recording's end the requests still open
- * are read from the map here and written with flag AT_END.
+ * are read here through an iterator over the socket storage and written
+ * with flag AT_END.
  */
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -22,6 +24,24 @@
 
 static struct req_bpf *skel;
 static uint64_t at_end;              /* requests written from the map at the end */
+static bool open_unread;             /* the iterator failed: open requests not read */
+
+/* read(2) until len bytes or the end; what was read, or -1. */
+static ssize_t read_full(int fd, void *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = read(fd, (char *)buf + got, len - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return got ? (ssize_t)got : n;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
 
 static int req_load(const struct source_env *env, char *why, size_t len)
 {
@@ -31,14 +51,11 @@ static int req_load(const struct source_env *env, char *why, size_t len)
 	if (!skel)
 		return source_open_failed(why, len);
 	skel->rodata->pc_config = *env->config;
+	/* the iterator is attached at the end, with the map (req_tick) */
+	bpf_program__set_autoattach(skel->progs.dump_open, false);
 	err = source_reuse_shared_maps(env, skel->obj, why, len);
 	if (!err)
 		err = source_loaded(req_bpf__load(skel), "cannot load the BPF programs", why, len);
-	if (!err && bpf_map__value_size(skel->maps.reqs) != sizeof(struct perfcap_req_state)) {
-		snprintf(why, len, "req: kernel state is %u bytes, user space expects %zu",
-			 bpf_map__value_size(skel->maps.reqs), sizeof(struct perfcap_req_state));
-		err = -EINVAL;
-	}
 	return err;
 }
 
@@ -109,26 +126,34 @@ static void req_handle(struct consumer *c, const void *data, size_t size)
 	write_request(c, e, e->h.flags, e->h.ts);
 }
 
-/* At the end: the requests still open (answered at least once) from the
- * map, which nothing writes any more (the programs are detached). */
+/* At the end: the requests still open (answered at least once), read
+ * through the iterator over the socket storage (dump_open), which nothing
+ * writes any more (the programs are detached). */
 static void req_tick(struct consumer *c, uint64_t now_ns, bool final)
 {
-	uint64_t key, next;
-	struct perfcap_req_state st;
+	DECLARE_LIBBPF_OPTS(bpf_iter_attach_opts, opts);
+	union bpf_iter_link_info info = { .map.map_fd = bpf_map__fd(skel->maps.reqs) };
+	struct perfcap_request r;
+	struct bpf_link *link;
 	int fd;
-	bool first = true;
 
 	if (!final || !skel)
 		return;
-	fd = bpf_map__fd(skel->maps.reqs);
-	while (bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
-		first = false;
-		key = next;
-		if (bpf_map_lookup_elem(fd, &key, &st) || !st.open || !st.r.writes)
-			continue;
-		write_request(c, &st.r, st.r.h.flags | PC_REQUEST_F_AT_END, now_ns);
+	opts.link_info = &info;
+	opts.link_info_len = sizeof(info);
+	link = bpf_program__attach_iter(skel->progs.dump_open, &opts);
+	fd = link ? bpf_iter_create(bpf_link__fd(link)) : -1;
+	if (fd < 0) {
+		open_unread = true;
+		bpf_link__destroy(link);
+		return;
+	}
+	while (read_full(fd, &r, sizeof(r)) == (ssize_t)sizeof(r)) {
+		write_request(c, &r, r.h.flags | PC_REQUEST_F_AT_END, now_ns);
 		at_end++;
 	}
+	close(fd);
+	bpf_link__destroy(link);
 }
 
 /* ---- metadata and counters ----------------------------------------------- */
@@ -140,7 +165,6 @@ static int req_meta(struct chunk_buffer *kv, const struct source_env *env)
 	(void)env;
 	err |= chunk_buffer_add_kv(kv, "req.rule", "a read after a write starts a request; "
 				   "readiness from sk_data_ready; TCP only");
-	err |= chunk_buffer_add_kv_u64(kv, "req.sockets_max", PERFCAP_REQ_SOCKETS);
 	return err ? -ENOMEM : 0;
 }
 
@@ -155,6 +179,9 @@ static int req_stats(struct chunk_buffer *kv, const struct consumer *c)
 	err |= chunk_buffer_add_kv_u64(kv, "req.unanswered", skel->bss->req_counts[PERFCAP_REQ_CNT_UNANSWERED]);
 	err |= chunk_buffer_add_kv_u64(kv, "req.fd_unknown", skel->bss->req_counts[PERFCAP_REQ_CNT_FD_UNKNOWN]);
 	err |= chunk_buffer_add_kv_u64(kv, "req.open_at_end", at_end);
+	if (open_unread)
+		err |= chunk_buffer_add_kv(kv, "req.open_at_end.failed",
+					   "the socket storage iterator could not be read");
 	return err ? -ENOMEM : 0;
 }
 
