@@ -1,9 +1,10 @@
 #!/bin/bash
 # real_servers.sh - what recording costs Debian's real servers: throughput
-# untraced, under the default recording (no -e), the default plus agg (exact
-# per-call sums), every source at once and `perf record -g`, modes interleaved ABBA (round 1 in order,
-# round 2 reversed, ...), with the recorder's CPU time, peak RSS, bytes on
-# disk per second and lost events.
+# untraced, under the default recording (no -e), the default without its
+# request source (nreq: -e cpu,sched,block,waits, what the default was
+# before req), every source at once and `perf record -g`, modes
+# interleaved ABBA (round 1 in order, round 2 reversed, ...), with the
+# recorder's CPU time, peak RSS, bytes on disk per second and lost events.
 #
 #   redis    redis-server, driven by redis-benchmark (SET+GET, 50 clients)
 #   nginx    nginx (1 worker, a 4 KiB static file), driven by wrk
@@ -27,8 +28,8 @@ shift $(($# > 3 ? 3 : $#))
 servers=${*:-redis nginx postgres}
 rec=$build/record/perfcap-record
 out=${OUT:-/tmp/real_servers.txt}
-every=cpu,sched,syscall,mux,block,net,lock,mem,waits,agg
-withagg=cpu,sched,block,waits,agg
+every=cpu,sched,syscall,mux,block,net,lock,mem,waits,req
+nreq=cpu,sched,block,waits
 tmp=$(mktemp -d /tmp/perfcap-servers.XXXXXX)
 chmod 755 "$tmp"
 server_pid=
@@ -125,7 +126,7 @@ run() {
 		return ;;
 	perf) perf record -g -p "$pids" -o "$tmp/perf.data" > /dev/null 2>&1 & pid=$! ;;
 	default) "$rec" -p "$pids" -f -o "$tmp/run.perfcap" 2> "$tmp/run.err" & pid=$! ;;
-	agg) "$rec" -e $withagg -p "$pids" -f -o "$tmp/run.perfcap" 2> "$tmp/run.err" & pid=$! ;;
+	nreq) "$rec" -e $nreq -p "$pids" -f -o "$tmp/run.perfcap" 2> "$tmp/run.err" & pid=$! ;;
 	every) "$rec" -e $every -p "$pids" -f -o "$tmp/run.perfcap" 2> "$tmp/run.err" & pid=$! ;;
 	esac
 	sleep 2 # attached
@@ -170,7 +171,7 @@ cpu_per_request() {
 
 summarize() {
 	local server=$1 file=$2
-	awk -v modes="none default agg every perf" -v server="$server" '
+	awk -v modes="none default nreq every perf" -v server="$server" '
 		{ n[$1]++; s[$1] += $2; ss[$1] += $2 * $2; b[$1] += $3; l[$1] += $4;
 		  c[$1] += $5; if ($6 > r[$1]) r[$1] = $6; u[$1] += $7; uu[$1] += $7 * $7 }
 		END {
@@ -194,12 +195,12 @@ summarize() {
 		}' "$file"
 }
 
-modes="none default agg every perf"
-command -v perf > /dev/null || modes="none default agg every"
+modes="none default nreq every perf"
+command -v perf > /dev/null || modes="none default nreq every"
 {
 	echo "# $(date -u +%FT%TZ) $(uname -r), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "# $rounds rounds x $secs s, modes ABBA; rate = requests/s (redis, nginx), tps (postgres);"
-	echo "# rec CPU = recorder user+sys s per run (mean), rec RSS = peak; agg = -e $withagg;"
+	echo "# rec CPU = recorder user+sys s per run (mean), rec RSS = peak; nreq = -e $nreq;"
 	echo "# every = -e $every; srv us/req = server CPU (user+sys, BPF included) per request:"
 	echo "# less sensitive than the rate to other load on the machine (reaped children included)"
 } | tee "$out"
