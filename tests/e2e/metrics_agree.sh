@@ -15,7 +15,7 @@
 # same requests (pid, fd, connection, number) on the same sockets, with
 # equal bytes, reads and writes, and each kernel span inside its calls span (the socket
 # layer's read returns after the read's entry, its last write before the
-# write's exit).
+# write's exit), and the pool sweep with the same workers and requests.
 set -eu
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/metrics_lib.sh"
@@ -101,4 +101,11 @@ same=$(sqlite3 "$TMP/req.calls.db" "$cmp_sql")
 echo "requests: $calls from calls, $kernel from the kernel; matched, equal counts, kernel span inside: $same"
 [ "$calls" -ge 419 ] && [ "$calls" = "$kernel" ] || fail "request counts differ: $calls vs $kernel"
 [ "$same" = "$calls|$calls|$calls" ] || fail "requests differ: $same of $calls"
+# the pool sweep: the same workers and requests (busy time differs: the
+# calls' spans include a blocking read's wait for the client)
+pool="SELECT pid, max(workers), sum(requests) FROM pool_utilisation GROUP BY pid ORDER BY pid"
+pc=$(sqlite3 "$TMP/req.calls.db" "$pool" | tr '\n' ' ')
+pk=$(sqlite3 "$TMP/req.kernel.db" "$pool" | tr '\n' ' ')
+echo "pool_utilisation (pid|workers|requests): calls $pc; kernel $pk"
+[ -n "$pc" ] && [ "$pc" = "$pk" ] || fail "pool_utilisation differs: calls '$pc', kernel '$pk'"
 echo "PASS"
