@@ -131,22 +131,29 @@ static __always_inline struct perfcap_req_state *new_state(const struct sock *sk
 	return st;
 }
 
-/* The state of sk for a call of a traced task, made on first sight. */
+/* The state of sk for a call of task: NULL when task is not
+ * traced. A socket already followed for task's process needs no filter
+ * (its state names the process: one load instead of the pid filter's
+ * lookup); else the filters decide and a traced task's socket gets its
+ * state on first sight (or its owner, when it was made at a passive open). */
 static __always_inline struct perfcap_req_state *state_for_call(const struct sock *sk,
-							struct task_struct *task, __u64 now)
+							struct task_struct *task)
 {
 	struct perfcap_req_state *st = state_of(sk);
 
-	if (st) {
-		if (!st->r.pid) {   /* made at a passive open: the server is known now */
-			st->r.pid = task->tgid;
-			st->r.fd = current_fd(task);
-		} else if (st->r.fd < 0) { /* made at connect: the fd comes with the first call */
-			st->r.fd = current_fd(task);
-		}
+	if (st && st->r.pid == task->tgid && st->r.fd >= 0)
 		return st;
+	if (!pc_task_traced(task))
+		return NULL;
+	if (!st)
+		return new_state(sk, task, PERFCAP_REQ_SEEN, current_fd(task), bpf_ktime_get_ns());
+	if (!st->r.pid) {           /* made at a passive open: the server is known now */
+		st->r.pid = task->tgid;
+		st->r.fd = current_fd(task);
+	} else if (st->r.fd < 0) {  /* made at connect: the fd comes with the first call */
+		st->r.fd = current_fd(task);
 	}
-	return new_state(sk, task, PERFCAP_REQ_SEEN, current_fd(task), now);
+	return st;
 }
 
 /* Sends the open request, if it got an answer, and closes it. */
@@ -235,12 +242,10 @@ int BPF_PROG(on_recv, struct sock *sk, int ret, int flags)
 	if (ret < 0 || (flags & MSG_PEEK) || !tcp_inet(sk))
 		return 0;
 	task = bpf_get_current_task_btf();
-	if (!pc_task_traced(task))
-		return 0;
-	now = bpf_ktime_get_ns();
-	st = state_for_call(sk, task, now);
+	st = state_for_call(sk, task);
 	if (!st || st->closed)
 		return 0;
+	now = bpf_ktime_get_ns();
 	if (ret == 0) {             /* EOF: the peer is done */
 		send_request(st, PERFCAP_REQ_F_AT_EOF, now);
 		st->closed = 1;
@@ -267,12 +272,10 @@ int BPF_PROG(on_send, struct sock *sk, int ret, int flags)
 	if (ret <= 0 || !tcp_inet(sk))
 		return 0;
 	task = bpf_get_current_task_btf();
-	if (!pc_task_traced(task))
-		return 0;
-	now = bpf_ktime_get_ns();
-	st = state_for_call(sk, task, now);
+	st = state_for_call(sk, task);
 	if (!st)
 		return 0;
+	now = bpf_ktime_get_ns();
 	st->prev_io = 'w';
 	if (!st->open)              /* a write before the connection's first read */
 		return 0;
