@@ -383,8 +383,7 @@ struct pc_rec_probe {
 };
 
 /* pc_rec_request flags (1.7) */
-#define PC_REQUEST_F_READY     0x1u  /* ready_ts: its data's arrival after the previous request's last read */
-#define PC_REQUEST_F_LOWER     0x2u  /* lower_ts is known */
+#define PC_REQUEST_F_READY     0x1u  /* ready_ns: its data's arrival before start_ts is known */
 #define PC_REQUEST_F_MORE_TIDS 0x4u  /* more than two threads read or wrote it */
 #define PC_REQUEST_F_AT_EOF    0x8u  /* the last one before the peer's FIN */
 #define PC_REQUEST_F_AT_CLOSE  0x10u /* the last one before the socket's close */
@@ -395,17 +394,17 @@ enum pc_request_origin { PC_REQUEST_SEEN = 0, PC_REQUEST_CONNECTED = 1, PC_REQUE
 
 /* (1.7) One request on a TCP connection of a traced process, inferred in
  * the kernel by the req source (a read returning data after a write starts
- * a request, its writes answer it). Times are CLOCK_MONOTONIC ns. */
+ * a request, its writes answer it). Times are CLOCK_MONOTONIC ns; the ones
+ * inside a request are offsets from start_ts (small numbers: a capture of
+ * a busy server holds one of these per request). */
 struct pc_rec_request {
 	struct pc_rec h;          /* h.flags: PC_REQUEST_F_* */
-	uint64_t ts;              /* when it was sent: the next request's start, EOF, close or end */
-	uint64_t cookie;          /* the struct sock address, as SOCKET's cookie */
-	uint64_t conn_ts;         /* the connection first seen */
 	uint64_t start_ts;        /* its first read returned */
-	uint64_t first_write_ts;  /* its first write returned */
 	uint64_t end_ts;          /* its last write returned */
-	uint64_t ready_ts;        /* flag READY */
-	uint64_t lower_ts;        /* flag LOWER: the previous request's end, or conn_ts */
+	uint64_t conn_ts;         /* the connection first seen */
+	uint64_t cookie;          /* the struct sock address, as SOCKET's cookie */
+	uint64_t first_write_ns;  /* its first write returned, after start_ts */
+	uint64_t ready_ns;        /* flag READY: its data arrived this long before start_ts */
 	uint64_t bytes_in, bytes_out;
 	uint32_t pid;
 	uint32_t pickup_tid;      /* the thread of its first read */

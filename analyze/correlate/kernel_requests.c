@@ -163,25 +163,25 @@ static int outbound(const struct listeners *l, const struct pc_rec_request *r)
 	       !has_key(l->ports, l->nports, (int64_t)r->pid * 65536 + r->lport);
 }
 
-/* Readiness of r: ready_ts (0 and *source NULL when none). */
-static int64_t readiness(const struct pc_rec_request *r, const char **source)
+/* Readiness of r, whose lower bound is lower (the previous request's
+ * end, or the connection's start): ready_ts (0 and *source NULL when
+ * none). */
+static int64_t readiness(const struct pc_rec_request *r, int64_t lower, const char **source)
 {
 	*source = NULL;
 	if (r->origin == PC_REQUEST_CONNECTED)
 		return 0;
 	if (r->h.flags & PC_REQUEST_F_READY) {
 		*source = "data_ready";
-		return (int64_t)r->ready_ts;
+		return (int64_t)(r->start_ts - r->ready_ns);
 	}
-	if (!(r->h.flags & PC_REQUEST_F_LOWER))
-		return 0;
 	if (r->number > 1) {
 		*source = "previous_response";
-		return (int64_t)r->lower_ts;
+		return lower;
 	}
 	if (r->origin == PC_REQUEST_ACCEPTED) {
 		*source = "accept";
-		return (int64_t)r->lower_ts;
+		return lower;
 	}
 	return 0;
 }
@@ -197,7 +197,7 @@ static void tids_text(const struct pc_rec_request *r, char *buf, size_t len)
 }
 
 static int insert_row(struct batch_insert *rows, const struct pc_rec_request *r, int64_t conn,
-		      int64_t ready, const char *source)
+		      int64_t lower, int64_t ready, const char *source)
 {
 	uint8_t *kind;
 	int64_t *row = batch_row(rows, &kind);
@@ -217,16 +217,14 @@ static int insert_row(struct batch_insert *rows, const struct pc_rec_request *r,
 	batch_text_copy(rows, row, kind, 7, tids);
 	row[8] = r->pickup_tid;
 	row[9] = start;
-	row[10] = (int64_t)r->first_write_ts;
+	row[10] = start + (int64_t)r->first_write_ns;
 	row[11] = end;
 	row[12] = end - start;
 	row[13] = (int64_t)r->bytes_in;
 	row[14] = (int64_t)r->bytes_out;
 	row[15] = r->reads;
 	row[16] = r->writes;
-	row[17] = (int64_t)r->lower_ts;
-	if (!(r->h.flags & PC_REQUEST_F_LOWER))
-		kind[17] = BATCH_NULL;
+	row[17] = lower;
 	row[18] = ready;
 	batch_text(row, kind, 19, source);
 	row[20] = start - ready > 0 ? start - ready : 0;
@@ -238,13 +236,13 @@ static int insert_row(struct batch_insert *rows, const struct pc_rec_request *r,
 
 /* One request: its row, and its pool events when it was served here. */
 static int add_request(struct batch_insert *rows, struct pool *pool,
-		       const struct pc_rec_request *r, int64_t conn)
+		       const struct pc_rec_request *r, int64_t conn, int64_t lower)
 {
 	const char *source;
-	int64_t ready = readiness(r, &source), start = (int64_t)r->start_ts;
+	int64_t ready = readiness(r, lower, &source), start = (int64_t)r->start_ts;
 	int64_t queue = source && start - ready > 0 ? start - ready : 0;
 
-	if (insert_row(rows, r, conn, ready, source) < 0)
+	if (insert_row(rows, r, conn, lower, ready, source) < 0)
 		return -1;
 	if (r->origin == PC_REQUEST_CONNECTED)
 		return 0;
@@ -257,7 +255,7 @@ static int build_rows(sqlite3 *db, struct kernel_requests *k, const struct order
 {
 	struct batch_insert rows = { 0 };
 	struct pool pool;
-	int64_t conn = 0;
+	int64_t conn = 0, lower;
 	int rc = -1;
 	const struct pc_rec_request *prev = NULL;
 
@@ -272,14 +270,19 @@ static int build_rows(sqlite3 *db, struct kernel_requests *k, const struct order
 			k->skipped++;
 			continue;
 		}
+		/* the lower bound: the previous request's end on the same
+		 * connection, else the connection's start */
+		lower = (int64_t)r->conn_ts;
 		if (!prev || prev->pid != r->pid || prev->fd != r->fd)
 			conn = 1;
 		else if (prev->cookie != r->cookie || prev->conn_ts != r->conn_ts)
 			conn++;
+		else
+			lower = (int64_t)prev->end_ts;
 		prev = r;
 		if (outbound(l, r))
 			r->origin = PC_REQUEST_CONNECTED;
-		if (add_request(&rows, &pool, r, conn) < 0)
+		if (add_request(&rows, &pool, r, conn, lower) < 0)
 			goto out;
 	}
 	if (batch_flush(&rows) == 0 && pool_flush(&pool) == 0)

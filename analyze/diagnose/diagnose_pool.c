@@ -28,7 +28,8 @@
  *
  * Busy is not the same as working: a busy worker or loop thread may be
  * runnable, waiting for a CPU. When the workers spent most of their busy
- * time runnable (at least CPU_STARVED of it), the queueing is the run
+ * time (not waiting for work: running, runnable or blocked while
+ * serving) runnable (at least CPU_STARVED of it), the queueing is the run
  * queue's doing, not the pool's size or the loop's own work: the cause
  * keeps only the share of the queueing their running explains, never
  * ranks first, and its evidence points at the run queue (the
@@ -252,22 +253,24 @@ static int default_pool(const struct diag_input *in, struct diagnosis *d)
 	return 0;
 }
 
-/* The workers' runnable share of their busy (running + runnable) time. */
+/* The workers' runnable share of their busy time: their observed time
+ * not spent waiting for work (busy_share), so a worker blocked on a
+ * downstream while it serves is busy, not starved. */
 static double workers_cpu_wait(const struct diag_input *in, const struct pool_stats *p)
 {
-	uint64_t running = 0, runnable = 0;
+	uint64_t runnable = 0, busy = 0;
 
 	for (const char *s = p->worker_tids; *s;) {
 		const struct diag_thread *t = diag_thread_find(in, (uint32_t)strtoul(s, NULL, 10));
 
 		if (t) {
-			running += t->running;
 			runnable += t->runnable;
+			busy += (uint64_t)(busy_share(t) * (double)t->observed);
 		}
 		s = strchr(s, ',');
 		s = s ? s + 1 : "";
 	}
-	return running + runnable ? (double)runnable / (double)(running + runnable) : 0;
+	return busy ? (double)runnable / (double)busy : 0;
 }
 
 /* Event loop: one thread picked up every request; its busy share. */

@@ -22,6 +22,14 @@
 #include "req.skel.h"
 #include "source.h"
 
+_Static_assert(PERFCAP_REQ_F_READY == PC_REQUEST_F_READY &&
+	       PERFCAP_REQ_F_MORE_TIDS == PC_REQUEST_F_MORE_TIDS &&
+	       PERFCAP_REQ_F_AT_EOF == PC_REQUEST_F_AT_EOF &&
+	       PERFCAP_REQ_F_AT_CLOSE == PC_REQUEST_F_AT_CLOSE &&
+	       PERFCAP_REQ_F_AT_END == PC_REQUEST_F_AT_END &&
+	       PERFCAP_REQ_SEEN == PC_REQUEST_SEEN && PERFCAP_REQ_CONNECTED == PC_REQUEST_CONNECTED &&
+	       PERFCAP_REQ_ACCEPTED == PC_REQUEST_ACCEPTED, "kernel and capture flags differ");
+
 static struct req_bpf *skel;
 static uint64_t at_end;              /* requests written from the map at the end */
 static bool open_unread;             /* the iterator failed: open requests not read */
@@ -84,20 +92,20 @@ static void req_destroy(void)
 
 /* ---- records ------------------------------------------------------------ */
 
-static void write_request(struct consumer *c, const struct perfcap_request *e, uint16_t flags,
-			  uint64_t ts)
+/* The capture's REQUEST: times inside the request as offsets from its
+ * start (the kernel's lower_ts is the previous request's end, which the
+ * analyzer has; the record's own time is its start). */
+static void write_request(struct consumer *c, const struct perfcap_request *e, uint16_t flags)
 {
 	struct pc_rec_request rec = {
 		.h.type = PC_REC_REQUEST,
-		.h.flags = flags,
-		.ts = ts,
-		.cookie = e->cookie,
-		.conn_ts = e->conn_ts,
+		.h.flags = flags & (PC_REQUEST_F_READY | PC_REQUEST_F_MORE_TIDS | PC_REQUEST_F_AT_EOF |
+				    PC_REQUEST_F_AT_CLOSE | PC_REQUEST_F_AT_END),
 		.start_ts = e->start_ts,
-		.first_write_ts = e->first_write_ts,
 		.end_ts = e->end_ts,
-		.ready_ts = e->ready_ts,
-		.lower_ts = e->lower_ts,
+		.conn_ts = e->conn_ts,
+		.cookie = e->cookie,
+		.first_write_ns = e->first_write_ts - e->start_ts,
 		.bytes_in = e->bytes_in,
 		.bytes_out = e->bytes_out,
 		.pid = e->pid,
@@ -112,7 +120,11 @@ static void write_request(struct consumer *c, const struct perfcap_request *e, u
 		.origin = e->origin,
 	};
 
-	consumer_add_event(c, PERFCAP_SRC_REQ, &rec, sizeof(rec), ts);
+	if ((flags & PERFCAP_REQ_F_READY) && e->ready_ts <= e->start_ts)
+		rec.ready_ns = e->start_ts - e->ready_ts;
+	else
+		rec.h.flags &= ~PC_REQUEST_F_READY;
+	consumer_add_event(c, PERFCAP_SRC_REQ, &rec, sizeof(rec), e->start_ts);
 }
 
 static void req_handle(struct consumer *c, const void *data, size_t size)
@@ -123,7 +135,7 @@ static void req_handle(struct consumer *c, const void *data, size_t size)
 		consumer_drop(c, PERFCAP_SRC_REQ);
 		return;
 	}
-	write_request(c, e, e->h.flags, e->h.ts);
+	write_request(c, e, e->h.flags);
 }
 
 /* At the end: the requests still open (answered at least once), read
@@ -137,6 +149,7 @@ static void req_tick(struct consumer *c, uint64_t now_ns, bool final)
 	struct bpf_link *link;
 	int fd;
 
+	(void)now_ns;
 	if (!final || !skel)
 		return;
 	opts.link_info = &info;
@@ -149,7 +162,7 @@ static void req_tick(struct consumer *c, uint64_t now_ns, bool final)
 		return;
 	}
 	while (read_full(fd, &r, sizeof(r)) == (ssize_t)sizeof(r)) {
-		write_request(c, &r, r.h.flags | PC_REQUEST_F_AT_END, now_ns);
+		write_request(c, &r, r.h.flags | PC_REQUEST_F_AT_END);
 		at_end++;
 	}
 	close(fd);
