@@ -64,6 +64,13 @@ struct pc_chunk_header {
 #define PC_CHUNK_HEADER_SIZE 72u
 #define PC_FILE_HEADER_SIZE  32u
 
+/* The zstd level chunks are written at. 1 rather than zstd's default 3:
+ * on captures of busy servers it compressed 1.5x faster (693 vs 468 MB/s
+ * on redis's default recording, 767 vs 467 with every source) for files
+ * -1.3% to +2.5% the size, and the recorder's CPU is what it costs the
+ * host. Any level reads back the same. */
+#define PC_ZSTD_LEVEL 1
+
 /* Hard limits a reader enforces on untrusted files. */
 #define PC_MAX_CHUNK_RAW     (256u << 20) /* 256 MiB decompressed */
 #define PC_MAX_CHUNK_PAYLOAD (256u << 20)

@@ -23,8 +23,6 @@ _Static_assert(sizeof(struct pc_chunk_header) == PC_CHUNK_HEADER_SIZE,
 _Static_assert(sizeof(struct pc_file_header) == PC_FILE_HEADER_SIZE,
 	       "file header layout");
 
-#define PC_ZSTD_LEVEL 3
-
 struct pc_writer {
 	int        fd;
 	uint64_t   offset;     /* bytes of complete chunks (and header) */

@@ -12,8 +12,6 @@
 
 #include "flight_ring.h"
 
-#define FLIGHT_ZSTD_LEVEL 3
-
 struct flight_chunk {
 	struct flight_chunk *next;
 	uint64_t raw_size, count, t_start, t_end;
@@ -53,7 +51,7 @@ static struct flight_chunk *compress_chunk(struct flight_ring *r, const void *ra
 
 	if (!c)
 		return NULL;
-	n = ZSTD_compressCCtx(r->cctx, c->data, bound, raw, raw_size, FLIGHT_ZSTD_LEVEL);
+	n = ZSTD_compressCCtx(r->cctx, c->data, bound, raw, raw_size, PC_ZSTD_LEVEL);
 	if (ZSTD_isError(n)) {
 		free(c);
 		return NULL;

@@ -7,8 +7,6 @@
 
 #include "size_limit.h"
 
-#define FORMAT_ZSTD_LEVEL 3 /* format/writer.c's level: same bytes, same size */
-
 int size_limit_init(struct size_limit *s, uint64_t max)
 {
 	memset(s, 0, sizeof(*s));
@@ -35,7 +33,8 @@ static uint64_t chunk_bytes(struct size_limit *s, const void *raw, size_t raw_si
 		s->scratch.data = p;
 		s->scratch.cap = bound;
 	}
-	n = ZSTD_compressCCtx(s->cctx, s->scratch.data, bound, raw, raw_size, FORMAT_ZSTD_LEVEL);
+	/* the writer's level: the same bytes, so the same size */
+	n = ZSTD_compressCCtx(s->cctx, s->scratch.data, bound, raw, raw_size, PC_ZSTD_LEVEL);
 	if (ZSTD_isError(n) || n > raw_size)
 		n = raw_size;
 	return PC_CHUNK_HEADER_SIZE + n;
