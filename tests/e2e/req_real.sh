@@ -11,7 +11,13 @@
 #          Python client of a known count (4 keep-alive connections of 300
 #          requests and 40 one-request connections, bounded in time),
 #          recorded with `perfcap-record -p WORKER1,WORKER2`; the workers'
-#          requests must number the access log's lines.
+#          requests must number the access log's lines;
+#   postgres a throwaway cluster (TCP on 127.0.0.1, fsync off) recorded with
+#          `perfcap-record -p POSTMASTER` (its backends are followed as they
+#          fork) under `pgbench -n -c 4 -t 250` (TPC-B: 7 statements per
+#          transaction, no SSL): each of the 4 benchmark backends must have
+#          exactly 1 + 250 x 7 requests (its start-up message, then one per
+#          statement).
 # Each report must show the requests, their percentiles and their
 # queueing from the data's arrival. Skips (loudly) without the packages.
 set -u
@@ -26,10 +32,11 @@ NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 [ -x "$NGINX" ] || skip "nginx (nginx-light) not installed"
 make_tmpdir
 
-recpid='' npid=''
+recpid='' npid='' pgpid=''
 stop_all() {
 	[ -n "$recpid" ] && kill "$recpid" 2> /dev/null
 	[ -n "$npid" ] && kill "$npid" 2> /dev/null   # SIGTERM: the master stops its workers
+	[ -n "$pgpid" ] && kill "$pgpid" 2> /dev/null # SIGTERM: a smart shutdown
 	cleanup_redis
 	wait
 	rm -rf "$TMP"
@@ -142,4 +149,39 @@ echo "nginx: $got requests recorded, $logged in the access log (1240 sent)"
 [ "$logged" = 1240 ] || fail "nginx logged $logged requests, the client sent 1240"
 [ "$got" = "$logged" ] || fail "nginx: $got requests, access log $logged"
 check_report nginx "$logged"
+kill "$npid"
+wait "$npid" 2> /dev/null
+npid=
+
+# ---- postgres ----------------------------------------------------------------------
+pgbin=$(ls -d /usr/lib/postgresql/*/bin 2> /dev/null | tail -1)
+if [ -z "$pgbin" ] || ! command -v pgbench > /dev/null; then
+	echo "postgres: not installed, its part is skipped (.ci/install-deps installs it)" >&2
+	echo "SKIP: postgres part" >&2
+	exit 77
+fi
+pgport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+mkdir -p "$TMP/pg"
+chown postgres "$TMP/pg"
+chmod 755 "$TMP"
+runuser -u postgres -- "$pgbin/initdb" -D "$TMP/pg/data" -A trust > "$TMP/pg/initdb.log" 2>&1 ||
+	fail "initdb: $(tail -3 "$TMP/pg/initdb.log")"
+runuser -u postgres -- "$pgbin/postgres" -D "$TMP/pg/data" -k "$TMP/pg" -p "$pgport" \
+	-c listen_addresses=127.0.0.1 -c fsync=off > "$TMP/pg/server.log" 2>&1 &
+for _ in $(seq 100); do pg_isready -h 127.0.0.1 -p "$pgport" > /dev/null 2>&1 && break; sleep 0.1; done
+pgpid=$(head -1 "$TMP/pg/data/postmaster.pid")
+pgbench -h 127.0.0.1 -p "$pgport" -U postgres -i -s 1 postgres > "$TMP/pg/init.log" 2>&1 ||
+	fail "pgbench -i: $(tail -3 "$TMP/pg/init.log")"
+start_recording postgres "$pgpid"
+PGSSLMODE=disable timeout 60 pgbench -n -h 127.0.0.1 -p "$pgport" -U postgres -c 4 -t 250 \
+	postgres > "$TMP/pg/bench.out" 2>&1 || fail "pgbench: $(tail -3 "$TMP/pg/bench.out")"
+stop_recording postgres
+"$PERFCAP_ANALYZE" import -o "$TMP/pg.db" "$TMP/postgres.perfcap" > /dev/null || fail "import (postgres)"
+backends=$(sqlite3 "$TMP/pg.db" "SELECT count(*) FROM (SELECT pid FROM requests
+	WHERE origin <> 'connected' GROUP BY pid HAVING count(*) = 1751)")
+sqlite3 "$TMP/pg.db" "SELECT pid, count(*) FROM requests GROUP BY pid" | tr '\n' ' '
+echo
+echo "postgres: $backends backends with 1 + 250 x 7 = 1751 requests (4 expected)"
+[ "$backends" = 4 ] || fail "postgres: $backends backends with 1751 requests, expected 4"
+check_report postgres "$(sqlite3 "$TMP/pg.db" "SELECT count(*) FROM requests WHERE origin <> 'connected'")"
 echo "PASS"
