@@ -391,6 +391,7 @@ struct pc_rec_probe {
 
 /* pc_rec_request flags (1.7) */
 #define PC_REQUEST_F_READY     0x1u  /* ready_ns: its data's arrival before start_ts is known */
+#define PC_REQUEST_F_LOWER     0x2u  /* lower_ns: its lower bound before start_ts is known */
 #define PC_REQUEST_F_MORE_TIDS 0x4u  /* more than two threads read or wrote it */
 #define PC_REQUEST_F_AT_EOF    0x8u  /* the last one before the peer's FIN */
 #define PC_REQUEST_F_AT_CLOSE  0x10u /* the last one before the socket's close */
@@ -412,6 +413,8 @@ struct pc_rec_request {
 	uint64_t cookie;          /* the struct sock address, as SOCKET's cookie */
 	uint64_t first_write_ns;  /* its first write returned, after start_ts */
 	uint64_t ready_ns;        /* flag READY: its data arrived this long before start_ts */
+	uint64_t lower_ns;        /* flag LOWER: the previous request ended (or, for the
+				   * first, the connection began) this long before start_ts */
 	uint64_t bytes_in, bytes_out;
 	uint32_t pid;
 	uint32_t pickup_tid;      /* the thread of its first read */

@@ -1,9 +1,14 @@
 /* kernel_requests.c - requests rows from the req source's REQUEST records
  * (see kernel_requests.h). The records arrive in the order the kernel sent
- * them (a request when the next one starts); here they are put in (pid,
- * fd, connection, request) order, connections are numbered per (pid, fd)
- * as requests.c numbers them, and each request becomes one row and, for
- * served connections, three events of its process's pool sweep (pool.h).
+ * them (a request when the next one starts) and each carries its lower
+ * bound, so no request needs its neighbours: the connections (a few per
+ * thousand requests) are collected and numbered per (pid, fd) in time
+ * order as requests.c numbers them, the records are grouped by process
+ * (a counting sort of their indexes, arrival order kept within a
+ * process), and each request becomes one row and, for served
+ * connections, three events of its process's pool sweep (pool.h); rows
+ * go to SQLite on a second thread. Memory: the records (120 bytes each),
+ * a 4-byte index each and the pool sweep's events of one process.
  * The readiness rules, in the order they apply (ready_source):
  *   data_ready         the kernel saw the request's data arrive (flag READY);
  *   previous_response  else, for a keep-alive request, the previous
@@ -25,14 +30,8 @@
 #include "kernel_requests.h"
 #include "pool.h"
 #include "requests.h"
-#include "util/radix_sort.h"
-
-/* One record's place in the order: sorted by each key, least significant
- * first (stable radix sorts). */
-struct order {
-	int64_t pid, fd, conn_ts, cookie, number;
-	size_t i;
-};
+#include "db/sql_writer.h"
+#include "util/hashmap.h"
 
 static int oom(void)
 {
@@ -71,32 +70,6 @@ static const char *origin_name(uint8_t origin)
 	}
 }
 
-/* The records in (pid, fd, conn_ts, cookie, number) order, as indexes. */
-static struct order *sorted(const struct kernel_requests *k)
-{
-	static const size_t keys[] = {
-		offsetof(struct order, number), offsetof(struct order, cookie),
-		offsetof(struct order, conn_ts), offsetof(struct order, fd),
-		offsetof(struct order, pid),
-	};
-	struct order *o = malloc(k->n * sizeof(*o));
-
-	if (!o)
-		return NULL;
-	for (size_t i = 0; i < k->n; i++) {
-		const struct pc_rec_request *r = &k->v[i];
-
-		o[i] = (struct order){ r->pid, r->fd, (int64_t)r->conn_ts, (int64_t)r->cookie,
-				       r->number, i };
-	}
-	for (size_t j = 0; j < sizeof(keys) / sizeof(keys[0]); j++)
-		if (radix_sort_i64(o, k->n, sizeof(*o), keys[j]) < 0) {
-			free(o);
-			return NULL;
-		}
-	return o;
-}
-
 /* The (pid, lport) pairs of listening TCP sockets in the snapshots, and
  * the pids the snapshots saw, as sorted keys pid << 16 | port and pid. */
 struct listeners {
@@ -132,6 +105,13 @@ static int load_keys(sqlite3 *db, const char *sql, int64_t **v, size_t *n)
 	}
 	sqlite3_finalize(st);
 	return rc;
+}
+
+static int cmp_i64(const void *pa, const void *pb)
+{
+	int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+
+	return (a > b) - (a < b);
 }
 
 static int load_listeners(sqlite3 *db, struct listeners *l)
@@ -236,8 +216,10 @@ static int insert_row(struct batch_insert *rows, const struct pc_rec_request *r,
 
 /* One request: its row, and its pool events when it was served here. */
 static int add_request(struct batch_insert *rows, struct pool *pool,
-		       const struct pc_rec_request *r, int64_t conn, int64_t lower)
+		       const struct pc_rec_request *r, int64_t conn)
 {
+	int64_t lower = r->h.flags & PC_REQUEST_F_LOWER ? (int64_t)(r->start_ts - r->lower_ns)
+							: (int64_t)r->conn_ts;
 	const char *source;
 	int64_t ready = readiness(r, lower, &source), start = (int64_t)r->start_ts;
 	int64_t queue = source && start - ready > 0 ? start - ready : 0;
@@ -250,45 +232,142 @@ static int add_request(struct batch_insert *rows, struct pool *pool,
 			start, (int64_t)r->end_ts, source != NULL, queue);
 }
 
-static int build_rows(sqlite3 *db, struct kernel_requests *k, const struct order *o,
-		      const int64_t *skip, size_t nskip, const struct listeners *l)
+/* The connections of the records: (conn_ts, cookie) names one (a socket
+ * address is reused only after its connection closed). */
+struct conn {
+	int64_t pid, fd, conn_ts, cookie;
+};
+
+static int conn_cmp(const void *pa, const void *pb)
 {
+	const struct conn *a = pa, *b = pb;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->fd != b->fd)
+		return a->fd < b->fd ? -1 : 1;
+	if (a->conn_ts != b->conn_ts)
+		return a->conn_ts < b->conn_ts ? -1 : 1;
+	return a->cookie < b->cookie ? -1 : a->cookie > b->cookie;
+}
+
+/* numbers: (conn_ts, cookie) -> the connection's number on its (pid, fd),
+ * 1, 2 ... in time order. 0 or -1 (out of memory, reported). */
+static int number_connections(const struct kernel_requests *k, struct hmap *numbers)
+{
+	struct conn *v = NULL;
+	size_t n = 0, cap = 0;
+	int created, rc = -1;
+
+	for (size_t i = 0; i < k->n; i++) {
+		const struct pc_rec_request *r = &k->v[i];
+
+		if (!hmap_upsert(numbers, r->conn_ts, r->cookie, 0, &created))
+			goto out;
+		if (!created)
+			continue;
+		if (n == cap) {
+			struct conn *w = realloc(v, (cap = cap ? cap * 2 : 256) * sizeof(*w));
+
+			if (!w)
+				goto out;
+			v = w;
+		}
+		v[n++] = (struct conn){ r->pid, r->fd, (int64_t)r->conn_ts, (int64_t)r->cookie };
+	}
+	qsort(v, n, sizeof(*v), conn_cmp);
+	for (size_t i = 0, number = 0; i < n; i++) {
+		number = i && v[i].pid == v[i - 1].pid && v[i].fd == v[i - 1].fd ? number + 1 : 1;
+		*hmap_find(numbers, (uint64_t)v[i].conn_ts, (uint64_t)v[i].cookie) = number;
+	}
+	rc = 0;
+out:
+	free(v);
+	return rc < 0 ? oom() : 0;
+}
+
+/* The records' indexes grouped by pid (ascending), arrival order kept
+ * within a pid: a counting sort. NULL when out of memory. */
+static uint32_t *by_process(const struct kernel_requests *k)
+{
+	struct hmap groups;              /* pid -> its first index in the result */
+	int64_t *pids = NULL;
+	size_t npids = 0, cap = 0;
+	uint32_t *idx = malloc(k->n * sizeof(*idx));
+	int created;
+
+	hmap_init(&groups);
+	for (size_t i = 0; idx && i < k->n; i++) {
+		uint64_t *count = hmap_upsert(&groups, k->v[i].pid, 0, 0, &created);
+
+		if (!count)
+			goto fail;
+		if (created) {
+			if (npids == cap) {
+				int64_t *w = realloc(pids, (cap = cap ? cap * 2 : 16) * sizeof(*w));
+
+				if (!w)
+					goto fail;
+				pids = w;
+			}
+			pids[npids++] = k->v[i].pid;
+		}
+		(*count)++;
+	}
+	if (!idx)
+		goto fail;
+	qsort(pids, npids, sizeof(*pids), cmp_i64);
+	for (size_t i = 0, at = 0; i < npids; i++) {      /* counts -> first indexes */
+		uint64_t *slot = hmap_find(&groups, (uint64_t)pids[i], 0), count = *slot;
+
+		*slot = at;
+		at += count;
+	}
+	for (size_t i = 0; i < k->n; i++)
+		idx[(*hmap_find(&groups, k->v[i].pid, 0))++] = (uint32_t)i;
+	hmap_free(&groups);
+	free(pids);
+	return idx;
+fail:
+	hmap_free(&groups);
+	free(pids);
+	free(idx);
+	return NULL;
+}
+
+static int build_rows(sqlite3 *db, struct kernel_requests *k, const uint32_t *idx,
+		      const struct hmap *numbers, const int64_t *skip, size_t nskip,
+		      const struct listeners *l)
+{
+	struct sql_writer *writer = sql_writer_start();
 	struct batch_insert rows = { 0 };
 	struct pool pool;
-	int64_t conn = 0, lower;
 	int rc = -1;
-	const struct pc_rec_request *prev = NULL;
 
-	if (pool_init(&pool, db, NULL) < 0)
-		return -1;
+	if (pool_init(&pool, db, writer) < 0)
+		goto out;
 	if (batch_init(&rows, db, REQUEST_COLUMNS, REQUEST_NCOLS) < 0)
 		goto out;
+	if (writer)
+		batch_use_writer(&rows, writer);
 	for (size_t i = 0; i < k->n; i++) {
-		struct pc_rec_request *r = &k->v[o[i].i];
+		struct pc_rec_request *r = &k->v[idx[i]];
 
 		if (nskip && has_key(skip, nskip, r->pid)) {
 			k->skipped++;
 			continue;
 		}
-		/* the lower bound: the previous request's end on the same
-		 * connection, else the connection's start */
-		lower = (int64_t)r->conn_ts;
-		if (!prev || prev->pid != r->pid || prev->fd != r->fd)
-			conn = 1;
-		else if (prev->cookie != r->cookie || prev->conn_ts != r->conn_ts)
-			conn++;
-		else
-			lower = (int64_t)prev->end_ts;
-		prev = r;
 		if (outbound(l, r))
 			r->origin = PC_REQUEST_CONNECTED;
-		if (add_request(&rows, &pool, r, conn, lower) < 0)
+		if (add_request(&rows, &pool, r,
+				(int64_t)*hmap_find(numbers, r->conn_ts, r->cookie)) < 0)
 			goto out;
 	}
 	if (batch_flush(&rows) == 0 && pool_flush(&pool) == 0)
 		rc = 0;
 out:
 	batch_free(&rows);
+	sql_writer_stop(writer);
 	pool_free(&pool);
 	return rc;
 }
@@ -296,25 +375,33 @@ out:
 int kernel_requests_build(sqlite3 *db, struct kernel_requests *k, int skip_pids_with_rows)
 {
 	struct listeners l = { 0 };
+	struct hmap numbers;
 	int64_t *skip = NULL;
 	size_t nskip = 0;
-	struct order *o = NULL;
+	uint32_t *idx = NULL;
 	int rc = -1;
 
 	if (!k->n)
 		return 0;
+	if (k->n > UINT32_MAX) {
+		fprintf(stderr, "perfcap-analyze: %zu REQUEST records: more than this version handles\n",
+			k->n);
+		return -1;
+	}
+	hmap_init(&numbers);
 	if ((skip_pids_with_rows &&
 	     load_keys(db, "SELECT DISTINCT pid FROM requests ORDER BY 1", &skip, &nskip) < 0) ||
-	    load_listeners(db, &l) < 0)
+	    load_listeners(db, &l) < 0 || number_connections(k, &numbers) < 0)
 		goto out;
-	o = sorted(k);
-	if (!o) {
+	idx = by_process(k);
+	if (!idx) {
 		oom();
 		goto out;
 	}
-	rc = build_rows(db, k, o, skip, nskip, &l);
+	rc = build_rows(db, k, idx, &numbers, skip, nskip, &l);
 out:
-	free(o);
+	hmap_free(&numbers);
+	free(idx);
 	free(skip);
 	free(l.ports);
 	free(l.pids);

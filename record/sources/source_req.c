@@ -23,6 +23,7 @@
 #include "source.h"
 
 _Static_assert(PERFCAP_REQ_F_READY == PC_REQUEST_F_READY &&
+	       PERFCAP_REQ_F_LOWER == PC_REQUEST_F_LOWER &&
 	       PERFCAP_REQ_F_MORE_TIDS == PC_REQUEST_F_MORE_TIDS &&
 	       PERFCAP_REQ_F_AT_EOF == PC_REQUEST_F_AT_EOF &&
 	       PERFCAP_REQ_F_AT_CLOSE == PC_REQUEST_F_AT_CLOSE &&
@@ -92,15 +93,14 @@ static void req_destroy(void)
 
 /* ---- records ------------------------------------------------------------ */
 
-/* The capture's REQUEST: times inside the request as offsets from its
- * start (the kernel's lower_ts is the previous request's end, which the
- * analyzer has; the record's own time is its start). */
+/* The capture's REQUEST: times around the request as offsets from its
+ * start, which is also the record's own time. */
 static void write_request(struct consumer *c, const struct perfcap_request *e, uint16_t flags)
 {
 	struct pc_rec_request rec = {
 		.h.type = PC_REC_REQUEST,
-		.h.flags = flags & (PC_REQUEST_F_READY | PC_REQUEST_F_MORE_TIDS | PC_REQUEST_F_AT_EOF |
-				    PC_REQUEST_F_AT_CLOSE | PC_REQUEST_F_AT_END),
+		.h.flags = flags & (PC_REQUEST_F_READY | PC_REQUEST_F_LOWER | PC_REQUEST_F_MORE_TIDS |
+				    PC_REQUEST_F_AT_EOF | PC_REQUEST_F_AT_CLOSE | PC_REQUEST_F_AT_END),
 		.start_ts = e->start_ts,
 		.end_ts = e->end_ts,
 		.conn_ts = e->conn_ts,
@@ -124,6 +124,10 @@ static void write_request(struct consumer *c, const struct perfcap_request *e, u
 		rec.ready_ns = e->start_ts - e->ready_ts;
 	else
 		rec.h.flags &= ~PC_REQUEST_F_READY;
+	if ((flags & PERFCAP_REQ_F_LOWER) && e->lower_ts <= e->start_ts)
+		rec.lower_ns = e->start_ts - e->lower_ts;
+	else
+		rec.h.flags &= ~PC_REQUEST_F_LOWER;
 	consumer_add_event(c, PERFCAP_SRC_REQ, &rec, sizeof(rec), e->start_ts);
 }
 
