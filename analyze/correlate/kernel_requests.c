@@ -54,6 +54,13 @@ int kernel_requests_add(struct kernel_requests *k, const struct pc_rec_request *
 	return 0;
 }
 
+void kernel_requests_release(struct kernel_requests *k)
+{
+	free(k->v);
+	k->v = NULL;
+	k->cap = 0;
+}
+
 void kernel_requests_free(struct kernel_requests *k)
 {
 	free(k->v);

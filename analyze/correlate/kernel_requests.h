@@ -36,6 +36,10 @@ int kernel_requests_add(struct kernel_requests *k, const struct pc_rec_request *
  * -1 (reported). */
 int kernel_requests_build(sqlite3 *db, struct kernel_requests *k, int skip_pids_with_rows);
 
+/* Frees the records, keeping the counts n and skipped (for the quality
+ * table, after the requests are built). */
+void kernel_requests_release(struct kernel_requests *k);
+
 void kernel_requests_free(struct kernel_requests *k);
 
 #endif /* ANALYZE_KERNEL_REQUESTS_H */

@@ -18,11 +18,16 @@ int decode_request(struct loader *L, const struct record_in *in)
 
 int requests_pass(struct loader *L)
 {
+	int rc;
+
 	if (L->requests_from != LOAD_REQUESTS_KERNEL && requests_build(L->db, &L->requests) < 0)
 		return -1;
 	if (L->requests_from == LOAD_REQUESTS_CALLS) {
 		L->kreqs.skipped = L->kreqs.n;
-		return 0;
+		rc = 0;
+	} else {
+		rc = kernel_requests_build(L->db, &L->kreqs, L->requests_from == LOAD_REQUESTS_AUTO);
 	}
-	return kernel_requests_build(L->db, &L->kreqs, L->requests_from == LOAD_REQUESTS_AUTO);
+	kernel_requests_release(&L->kreqs);  /* the counts stay for the quality table */
+	return rc;
 }

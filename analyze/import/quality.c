@@ -240,6 +240,17 @@ static void put_format(struct quality_writer *w, struct loader *L)
 	}
 }
 
+/* REQUEST records (the req source): how many became requests rows, and
+ * how many were left out because their process's rows came from its
+ * socket calls (import --requests-from). */
+static void put_requests(struct quality_writer *w, struct loader *L)
+{
+	if (!L->kreqs.n)
+		return;
+	quality_put_u64(w, "req", "requests.rows", L->kreqs.n - L->kreqs.skipped);
+	quality_put_u64(w, "req", "requests.left_to_calls", L->kreqs.skipped);
+}
+
 static void put_file(struct quality_writer *w, const struct pc_reader_status *s,
 		     const char *damage)
 {
@@ -273,6 +284,7 @@ int quality_store(struct loader *L, const struct pc_reader_status *status,
 	put_stacks(&w, L, &totals);
 	put_frames(&w, L, &totals);
 	put_format(&w, L);
+	put_requests(&w, L);
 	put_file(&w, status, damage);
 	sqlite3_finalize(w.st);
 	return w.failed ? -1 : 0;

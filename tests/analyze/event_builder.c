@@ -152,6 +152,21 @@ void ev_socket_v4(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t t
 	add(c, &r, sizeof(r), PC_REC_SOCKET, flags, ts);
 }
 
+void ev_request(struct event_capture *c, const struct ev_request *q)
+{
+	struct pc_rec_request r = {
+		.start_ts = q->start, .end_ts = q->end, .conn_ts = q->conn_ts, .cookie = q->cookie,
+		.first_write_ns = 1, .ready_ns = q->ready_ns, .lower_ns = q->lower_ns,
+		.bytes_in = 100, .bytes_out = 300, .pid = q->pid, .pickup_tid = q->tid, .fd = q->fd,
+		.number = q->number, .reads = 1, .writes = 1, .family = 2, .lport = q->lport,
+		.origin = q->origin,
+	};
+	uint16_t flags = (q->ready_ns ? PC_REQUEST_F_READY : 0) |
+			 (q->lower_ns ? PC_REQUEST_F_LOWER : 0);
+
+	add(c, &r, sizeof(r), PC_REC_REQUEST, flags, q->start);
+}
+
 void ev_socket_snapshot(struct event_capture *c, uint64_t ts, uint32_t pid, int32_t fd,
 			uint16_t flags, const char *laddr, uint16_t lport, const char *raddr,
 			uint16_t rport, uint32_t state, uint64_t inode)

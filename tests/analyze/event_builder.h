@@ -57,6 +57,18 @@ void ev_socket_v4(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t t
 /* A SOCKET record of the recorder's /proc snapshots (format 1.4): flag
  * PC_SOCK_F_SNAPSHOT (| PC_SOCK_F_PEER), TCP state, inode as cookie;
  * IPv6 when an address holds ':'. */
+/* A REQUEST record (format 1.7, the req source): one request of
+ * connection (cookie, conn_ts) on fd of pid, served by tid from start to
+ * end, its first write at start + 1 ns; ready_ns / lower_ns 0: flag
+ * READY / LOWER not set. */
+struct ev_request {
+	uint64_t cookie, conn_ts, start, end, ready_ns, lower_ns;
+	uint32_t pid, tid, number;
+	int32_t fd;
+	uint8_t origin;
+	uint16_t lport;
+};
+void ev_request(struct event_capture *c, const struct ev_request *q);
 void ev_socket_snapshot(struct event_capture *c, uint64_t ts, uint32_t pid, int32_t fd,
 			uint16_t flags, const char *laddr, uint16_t lport, const char *raddr,
 			uint16_t rport, uint32_t state, uint64_t inode);

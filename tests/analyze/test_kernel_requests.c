@@ -1,0 +1,150 @@
+/* test_kernel_requests.c - the requests table from REQUEST records (the
+ * req source, analyze/correlate/kernel_requests.c): connections numbered
+ * per (pid, fd) in time order whatever order the records came in (a
+ * socket address reused by a later connection on the same fd included),
+ * lower bounds and the readiness rules (data_ready, previous_response,
+ * accept, none for client connections), a discovered connection its
+ * process does not listen for taken as a client one, the pool sweep
+ * leaving clients out, and --requests-from choosing between the records
+ * and the socket calls (what is left out counted in the quality table). */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture_builder.h"
+#include "db_check.h"
+#include "event_builder.h"
+#include "run_tool.h"
+
+#define T(ms) (SEC + (uint64_t)(ms) * MS)
+enum { SERVER = 100, SERVER_TID = 101, CLIENT = 200, PROXY = 300, LISTEN = 10 };
+
+/* SERVER (fd 5): connection A (cookie 0xa, first seen at T(1)) with three
+ * requests, its records out of order; connection B on the same fd and the
+ * same socket address after A closed, opened at T(50) on a served port,
+ * one request without an arrival. CLIENT: a connection it made, one
+ * "request" (a response read, then its next request written). PROXY:
+ * listens on 80 (snapshot), holds a discovered connection from port 40000
+ * (its own, to an upstream) and one on port 80. */
+static void requests(struct event_capture *ev)
+{
+	struct ev_request a = { .cookie = 0xa, .conn_ts = T(1), .pid = SERVER, .tid = SERVER_TID,
+				.fd = 5, .origin = PC_REQUEST_SEEN, .lport = 8080 };
+	struct ev_request q;
+
+	q = a, q.number = 2, q.start = T(20), q.end = T(25), q.ready_ns = 3 * MS,
+		q.lower_ns = 8 * MS;                               /* previous end T(12) */
+	ev_request(ev, &q);
+	q = a, q.number = 1, q.start = T(10), q.end = T(12), q.lower_ns = 9 * MS;
+	ev_request(ev, &q);
+	q = a, q.number = 3, q.start = T(30), q.end = T(31), q.lower_ns = 5 * MS;
+	ev_request(ev, &q);
+	q = a, q.conn_ts = T(50), q.origin = PC_REQUEST_ACCEPTED, q.number = 1, q.start = T(52),
+		q.end = T(53), q.lower_ns = 2 * MS;                /* no arrival seen */
+	ev_request(ev, &q);
+	q = (struct ev_request){ .cookie = 0xc, .conn_ts = T(2), .pid = CLIENT, .tid = CLIENT,
+				 .fd = 3, .origin = PC_REQUEST_CONNECTED, .number = 1,
+				 .start = T(40), .end = T(41), .lower_ns = 38 * MS, .lport = 40001 };
+	ev_request(ev, &q);
+	q = (struct ev_request){ .cookie = 0xd, .conn_ts = T(3), .pid = PROXY, .tid = PROXY,
+				 .fd = 7, .origin = PC_REQUEST_SEEN, .number = 2, .start = T(60),
+				 .end = T(61), .ready_ns = 1 * MS, .lower_ns = 20 * MS,
+				 .lport = 40000 };
+	ev_request(ev, &q);
+	q.cookie = 0xe, q.fd = 8, q.lport = 80;
+	ev_request(ev, &q);
+	ev_socket_snapshot(ev, T(0), PROXY, 3, PC_SOCK_F_SNAPSHOT, "127.0.0.1", 80, "0.0.0.0", 0,
+			   LISTEN, 31);
+}
+
+static sqlite3 *import_requests(const char *name, const char *from)
+{
+	static struct event_capture ev;
+	char *dir = scratch_dir();
+	sqlite3 *db;
+
+	ev_init(&ev, T(0), T(100), "cpu,sched,block,waits,req");
+	requests(&ev);
+	db = import_events(dir, name, &ev, from ? "--requests-from" : NULL, from, NULL);
+	ev_free(&ev);
+	free(dir);
+	return db;
+}
+
+Test(kernel_requests, connections_numbered_in_time_order)
+{
+	sqlite3 *db = import_requests("conns", NULL);
+
+	expect_text(db, "SELECT group_concat(conn || '.' || request || '@' || ((start_ts - 1000000000)"
+		    " / 1000000), ' ') FROM (SELECT * FROM requests WHERE pid = 100"
+		    " ORDER BY start_ts)", "1.1@10 1.2@20 1.3@30 2.1@52");
+	/* grouped by pid, ascending */
+	expect_text(db, "SELECT group_concat(pid, ',') FROM (SELECT DISTINCT pid FROM requests"
+		    " ORDER BY rowid)", "100,200,300");
+	expect_int(db, "SELECT count(*) FROM requests", 7);
+	sqlite3_close(db);
+}
+
+Test(kernel_requests, lower_bounds_and_readiness)
+{
+	sqlite3 *db = import_requests("ready", NULL);
+
+	/* request 1: lower = the connection's first sight; no arrival: none */
+	expect_text(db, "SELECT ((lower_ts - 1000000000) / 1000000) || ' ' ||"
+		    " coalesce(ready_source, 'null') FROM requests WHERE pid = 100 AND conn = 1"
+		    " AND request = 1", "1 null");
+	/* request 2: its data arrived 3 ms before pickup; lower = request 1's end */
+	expect_text(db, "SELECT ((lower_ts - 1000000000) / 1000000) || ' ' || ready_source || ' ' ||"
+		    " queue_ns || ' ' || sojourn_ns FROM requests WHERE pid = 100 AND conn = 1"
+		    " AND request = 2", "12 data_ready 3000000 8000000");
+	/* request 3: arrived while request 2 was answered */
+	expect_text(db, "SELECT ready_source || ' ' || ((ready_ts - 1000000000) / 1000000) || ' ' ||"
+		    " queue_ns FROM requests WHERE pid = 100 AND conn = 1 AND request = 3",
+		    "previous_response 25 5000000");
+	/* the accepted connection's first request: ready at the open */
+	expect_text(db, "SELECT origin || ' ' || ready_source || ' ' || queue_ns FROM requests"
+		    " WHERE pid = 100 AND conn = 2", "accepted accept 2000000");
+	/* the client's own connection: no readiness */
+	expect_text(db, "SELECT origin || ' ' || coalesce(ready_ts, 'null') FROM requests"
+		    " WHERE pid = 200", "connected null");
+	expect_int(db, "SELECT first_write_ts - start_ts FROM requests WHERE pid = 200", 1);
+	sqlite3_close(db);
+}
+
+Test(kernel_requests, discovered_outbound_is_a_client)
+{
+	sqlite3 *db = import_requests("outbound", NULL);
+
+	expect_text(db, "SELECT group_concat(fd || ':' || origin || ':' ||"
+		    " coalesce(ready_source, 'null'), ' ') FROM (SELECT * FROM requests"
+		    " WHERE pid = 300 ORDER BY fd)", "7:connected:null 8:discovered:data_ready");
+	sqlite3_close(db);
+}
+
+Test(kernel_requests, pool_leaves_clients_out)
+{
+	sqlite3 *db = import_requests("pool", NULL);
+
+	expect_int(db, "SELECT sum(requests) FROM pool_utilisation WHERE pid = 100", 4);
+	expect_int(db, "SELECT count(*) FROM pool_utilisation WHERE pid = 200", 0);
+	expect_int(db, "SELECT max(workers) FROM pool_utilisation WHERE pid = 100", 1);
+	sqlite3_close(db);
+}
+
+Test(kernel_requests, requests_from_chooses_and_counts)
+{
+	sqlite3 *db = import_requests("calls", "calls");
+
+	expect_int(db, "SELECT count(*) FROM requests", 0);
+	expect_int(db, "SELECT value FROM quality WHERE source = 'req' AND"
+		   " key = 'requests.left_to_calls'", 7);
+	expect_int(db, "SELECT value FROM quality WHERE source = 'req' AND key = 'requests.rows'",
+		   0);
+	sqlite3_close(db);
+	db = import_requests("kernel", "kernel");
+	expect_int(db, "SELECT count(*) FROM requests", 7);
+	expect_int(db, "SELECT value FROM quality WHERE source = 'req' AND key = 'requests.rows'",
+		   7);
+	sqlite3_close(db);
+}
