@@ -18,7 +18,7 @@
 
 #define PC_FILE_MAGIC      "PERFCAP\0" /* 8 bytes */
 #define PC_FORMAT_MAJOR    1           /* incompatible layout changes */
-#define PC_FORMAT_MINOR    6           /* compatible additions */
+#define PC_FORMAT_MINOR    7           /* compatible additions */
 
 struct pc_file_header {
 	char     magic[8];        /* PC_FILE_MAGIC */
@@ -284,8 +284,10 @@ struct pc_rec_wakeup {
 
 /* An off-CPU interval of at least the recorder's threshold (META
  * sched.offcpu_min_ns): switched out at ts - duration, back on at ts. */
+#define PC_OFFCPU_F_COPY_FOLLOWS 0x1u /* (1.7) its USTACK copy comes after it */
+
 struct pc_rec_offcpu {
-	struct pc_rec h;
+	struct pc_rec h;          /* h.flags: PC_WAKE_F_*, PC_OFFCPU_F_* */
 	uint64_t ts;              /* switch-in */
 	uint64_t duration;        /* ns off CPU */
 	uint32_t pid, tid;
