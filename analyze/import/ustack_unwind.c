@@ -268,14 +268,15 @@ int ustack_offcpu_hold(struct loader *L, const struct tl_event *ev, int copy_fol
 	return offcpu_copies_hold(S->held, ev) < 0 ? -1 : 1;
 }
 
-int ustack_offcpu_expire(struct loader *L, int all)
+int ustack_offcpu_expire(struct loader *L, uint64_t newest)
 {
 	struct ustack_state *S = L->ust;
 
 	if (!S || !S->held)
 		return 0;
-	return offcpu_copies_expire(S->held, all ? UINT64_MAX : S->newest_offcpu,
-				    offcpu_correlate, L);
+	if (newest < S->newest_offcpu)
+		newest = S->newest_offcpu;
+	return offcpu_copies_expire(S->held, newest, offcpu_correlate, L);
 }
 
 uint32_t ustack_for_sample(struct loader *L, uint32_t tid, uint64_t ts, uint32_t ustack)

@@ -40,9 +40,11 @@ uint32_t ustack_for_offcpu(struct loader *L, uint32_t tid, uint64_t out_ts, uint
  * Every OFFCPU event passes here: its switch-in dates the held ones. */
 int ustack_offcpu_hold(struct loader *L, const struct tl_event *ev, int copy_follows);
 
-/* After each EVENTS chunk: hands on the held events whose copy is overdue
- * (all of them with all set, at the end). 0 or -1. */
-int ustack_offcpu_expire(struct loader *L, int all);
+/* After each EVENTS chunk (newest: its latest timestamp): hands on the
+ * held events whose copy is overdue, OFFCPU_COPY_WAIT_NS older than the
+ * latest OFFCPU or chunk time read; all of them with UINT64_MAX, at the
+ * end. 0 or -1. */
+int ustack_offcpu_expire(struct loader *L, uint64_t newest);
 
 /* After the main pass: the user_stack_unwinds table and the STATS-like
  * counters (quality rows). 0 or -1. */
