@@ -210,11 +210,15 @@ struct perfcap_wakeup {
 };
 
 /* perfcap_offcpu flags */
-#define PERFCAP_OFFCPU_F_KSTACK_ERR 0x1 /* bpf_get_task_stack() < 0 */
+#define PERFCAP_OFFCPU_F_KSTACK_ERR   0x1 /* bpf_get_task_stack() < 0 */
+#define PERFCAP_OFFCPU_F_COPY_FOLLOWS 0x2 /* a USTACK copy of this interval is
+					   * sent after it, when the thread
+					   * returns to user space */
 
 /* An off-CPU interval: h.ts is the switch-in. The user stack is an id in
  * the `stacks` map taken at switch-out (negative: none: not blocked, a
- * kernel thread, or the errno of the try). The kernel stack is raw, kips[0
+ * kernel thread, the errno of the try, or COPY_FOLLOWS: the USTACK copy
+ * taken at the return to user space stands for it). The kernel stack is raw, kips[0
  * .. kstack_nr), read at switch-in from the still sleeping task, so only
  * intervals that are recorded pay for it. Sent at its used length:
  * PERFCAP_OFFCPU_HEADER_SIZE + 8 * kstack_nr. */

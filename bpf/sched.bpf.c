@@ -18,12 +18,22 @@
  * sched_wakeup / sched_wakeup_new: a WAKEUP record for a traced task, with
  * the waker (the current task; 0 in interrupt context or when idle).
  *
- * With --stack-copy, a blocked user thread's registers and user stack
- * window are copied at its switch-out into a stash slot of its own
- * (offcpu_ustash, see "off-CPU stack copies" below) and sent as a USTACK
- * record (F_OFFCPU, ts = switch-out) just before its OFFCPU record, so
- * only recorded intervals cost ring bytes and the analyzer meets the copy
- * first.
+ * With --stack-copy, the user registers and user stack window of a blocked
+ * user thread are sent as a USTACK record (F_OFFCPU, ts = switch-out) for
+ * each recorded interval, taken one of two ways (user space picks one of
+ * the two sched_switch programs before load):
+ *   on_switch_ret (kernels with bpf_task_work_schedule_resume_impl, 6.18):
+ *     at the switch-in of a recorded interval, a task_work is scheduled
+ *     that copies the stack when the thread returns to user space, where
+ *     its user registers and stack are still those of the switch-out. Only
+ *     recorded intervals pay for a copy (most blocking switch-outs are
+ *     shorter than offcpu_min_ns), and no frame-pointer walk is taken at
+ *     the switch-out. The copy follows its OFFCPU record, which says so
+ *     (PERFCAP_OFFCPU_F_COPY_FOLLOWS). See "copies at the return".
+ *   on_switch (older kernels, or --offcpu-copy switch-out): copied at
+ *     every blocking switch-out into a stash slot of its own
+ *     (offcpu_ustash, see "off-CPU stack copies" below), sent just before
+ *     the OFFCPU record when the interval is recorded.
  *
  * The kernel side stays dumb: no aggregation, only pairing switch-out with
  * switch-in. Only tp_btf programs: no tracefs, kprobes or trampolines.
@@ -221,8 +231,19 @@ struct {
 /* Bytes at sp compared before a copy is reused. */
 #define USTASH_HEAD 64
 
-/* Counters read by user space (STATS sched.ustack.*). */
-enum { USTASH_TAKEN, USTASH_REUSED, USTASH_SENT, USTASH_OVERWRITTEN, USTASH_NO_SLOT, USTASH_NR };
+/* Counters read by user space (STATS sched.ustack.*; the last seven for
+ * copies at the return to user space only). */
+enum {
+	USTASH_TAKEN, USTASH_REUSED, USTASH_SENT, USTASH_OVERWRITTEN, USTASH_NO_SLOT,
+	USTASH_SCHEDULED,  /* task_works scheduled */
+	USTASH_JOINED,     /* intervals added to a copy still waiting (blocked again) */
+	USTASH_EXITED,     /* intervals whose thread exited before returning */
+	USTASH_FAILED,     /* intervals whose task_work could not be scheduled */
+	USTASH_TOO_MANY,   /* intervals beyond COPY_INTERVALS before a return */
+	USTASH_ABANDONED,  /* intervals whose slot was taken over (task_work never ran, or a race) */
+	USTASH_COPY_NS,    /* ns spent in the task_works (bpf_stats does not see them) */
+	USTASH_NR
+};
 __u64 ustash_counts[USTASH_NR] = {};
 
 /* Whether the slot already holds a copy of this thread blocked at the same
@@ -336,12 +357,185 @@ static __always_inline void ustash_release(void *ring, __u32 tid, __u64 out_ts, 
 		__sync_fetch_and_add(&ustash_counts[USTASH_SENT], 1);
 }
 
+/* ---- copies at the return to user space ------------------------------------ */
+
+/* A blocked thread's user registers and user stack do not change until it
+ * returns to user space: the kernel does not touch them, and a signal
+ * frame is built only after get_signal() has run the pending task_works.
+ * So the copy of a recorded interval is taken then, by a task_work
+ * scheduled at its switch-in, in the thread's own context. The kfunc
+ * queues an irq_work that adds the task_work; it runs as soon as the
+ * switch-in re-enables interrupts, before the thread can leave the kernel.
+ * A thread that blocks again before returning (the same system call)
+ * adds its next recorded interval to the waiting copy, up to
+ * COPY_INTERVALS; the copy is sent once per interval. A thread killed
+ * while blocked runs it in get_signal() before it exits, so it still gets
+ * its copy; one that reaches do_exit() otherwise runs it without its
+ * memory: counted, no copy. copy_work[i] holds thread tid's copy in offcpu_ustash[i]; it
+ * is taken like a stash slot (own or free among USTASH_PROBES, free: nr
+ * 0), held until the callback ran, taken over after USTASH_STALE_NS. */
+extern int bpf_task_work_schedule_resume_impl(struct task_struct *task,
+					      struct bpf_task_work *tw, void *map__map,
+					      bpf_task_work_callback_t callback,
+					      void *aux__prog) __ksym __weak;
+
+#define COPY_INTERVALS 16 /* a power of two */
+#define PF_EXITING     0x00000004
+#define PF_IO_WORKER   0x00000010 /* io_uring worker: never returns to user space */
+
+struct copy_work {
+	struct bpf_task_work tw;
+	__u32 tid;              /* the thread the copy is for */
+	__u32 nr;               /* recorded intervals waiting: out_ts[0 .. nr); 0: free */
+	__u64 since;            /* when the task_work was scheduled */
+	__u64 out_ts[COPY_INTERVALS]; /* their switch-outs (the copies' ts) */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* user space: as offcpu_ustash */
+	__type(key, __u32);
+	__type(value, struct copy_work);
+} copy_work SEC(".maps");
+
+static __always_inline void ustash_count(__u32 what, __u64 n)
+{
+	__sync_fetch_and_add(&ustash_counts[what], n);
+}
+
+/* Sends the copy in u once per waiting interval of w. */
+static __always_inline void copy_send(struct copy_work *w, struct perfcap_ustack *u, __u32 nr)
+{
+	void *ring = pc_ring(PERFCAP_SRC_SCHED);
+	__u64 size = PERFCAP_USTACK_HEADER_SIZE + (__u64)u->size;
+
+	if (size > sizeof(*u)) /* cannot happen; keeps the verifier sure */
+		size = sizeof(*u);
+	for (__u32 i = 0; i < COPY_INTERVALS && i < nr; i++) {
+		u->h.ts = w->out_ts[i];
+		if (!ring || bpf_ringbuf_output(ring, u, size, pc_wakeup_flag(ring)))
+			pc_count(PERFCAP_SRC_SCHED, PERFCAP_LOSS_RINGBUF);
+		else
+			ustash_count(USTASH_SENT, 1);
+	}
+}
+
+/* Copies the current task's user registers and stack window into u. */
+static __always_inline void copy_take(struct perfcap_ustack *u, struct task_struct *task,
+				      __u64 ts)
+{
+	__u32 want = ustack_window;
+
+	if (want > PERFCAP_USTACK_MAX)
+		want = PERFCAP_USTACK_MAX;
+	pc_header(&u->h, PERFCAP_EV_USTACK, ts);
+	u->h.flags = PERFCAP_USTACK_F_OFFCPU;
+	u->pid = task->tgid;
+	u->tid = task->pid;
+	u->window = want;
+	ustack_regs(task, u);
+	u->size = ustack_copy_window(u, u->regs[PERFCAP_UREG_SP], want);
+	if (u->size >= want)
+		u->h.flags |= PERFCAP_USTACK_F_FULL;
+	ustash_count(USTASH_TAKEN, 1);
+}
+
+/* The task_work: runs in the thread's own context on its way back to user
+ * space (or in do_exit()). Copies into the slot's stash and sends; its own
+ * run time is counted, since bpf_stats does not see a task_work. */
+static int copy_at_return(struct bpf_map *map, void *key, void *value)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct copy_work *w = value;
+	__u64 t0 = bpf_ktime_get_ns();
+	__u32 nr = w->nr;
+	struct perfcap_ustack *u;
+
+	(void)map;
+	if (!nr || w->tid != task->pid) { /* taken over since (two threads claiming it at once) */
+		ustash_count(USTASH_ABANDONED, 1);
+		return 0;
+	}
+	u = bpf_map_lookup_elem(&offcpu_ustash, key);
+	if (!u || (task->flags & PF_EXITING)) {
+		ustash_count(USTASH_EXITED, nr);
+	} else {
+		copy_take(u, task, w->out_ts[0]);
+		copy_send(w, u, nr);
+	}
+	w->nr = 0;
+	ustash_count(USTASH_COPY_NS, bpf_ktime_get_ns() - t0);
+	return 0;
+}
+
+/* The copy_work slot for tid: its own among the probed ones, else the
+ * first free (or stale) one; *idx gets its index. NULL when all are held. */
+static __always_inline struct copy_work *copy_slot(__u32 tid, __u64 now, __u32 *idx)
+{
+	struct copy_work *avail = NULL;
+
+	for (__u32 i = 0; i < USTASH_PROBES; i++) {
+		__u32 at = (tid + i) & ustash_mask;
+		struct copy_work *w = bpf_map_lookup_elem(&copy_work, &at);
+
+		if (!w)
+			continue;
+		if (w->tid == tid && w->nr) {
+			*idx = at;
+			return w;
+		}
+		if (!avail && (!w->nr || now - w->since > USTASH_STALE_NS)) {
+			avail = w;
+			*idx = at;
+		}
+	}
+	return avail;
+}
+
+/* Adds the interval that started at out_ts to the copy waiting for thread
+ * next, or schedules one. Whether a copy will follow the OFFCPU record. */
+static __always_inline bool copy_later(struct task_struct *next, __u64 out_ts, __u64 now)
+{
+	__u32 tid = next->pid, idx = 0;
+	struct copy_work *w = copy_slot(tid, now, &idx);
+
+	if (!w) {
+		ustash_count(USTASH_NO_SLOT, 1);
+		return false;
+	}
+	if (w->nr && w->tid == tid) { /* blocked again before returning */
+		if (w->nr >= COPY_INTERVALS) {
+			ustash_count(USTASH_TOO_MANY, 1);
+			return false;
+		}
+		w->out_ts[w->nr & (COPY_INTERVALS - 1)] = out_ts;
+		w->nr++;
+		ustash_count(USTASH_JOINED, 1);
+		return true;
+	}
+	if (w->nr) /* stale: its thread never ran the task_work */
+		ustash_count(USTASH_ABANDONED, w->nr);
+	w->tid = tid;
+	w->out_ts[0] = out_ts;
+	w->since = now;
+	w->nr = 1;
+	if (bpf_task_work_schedule_resume_impl(next, &w->tw, &copy_work, copy_at_return, NULL)) {
+		w->nr = 0;
+		ustash_count(USTASH_FAILED, 1);
+		return false;
+	}
+	ustash_count(USTASH_SCHEDULED, 1);
+	return true;
+}
+
 /* ---- off-CPU intervals ------------------------------------------------------ */
 
 /* A thread's entry lives from its first switch-out to its last (TASK_DEAD)
- * and is updated in place: ts 0 means "on CPU now". */
+ * and is updated in place: ts 0 means "on CPU now". at_return: the copy
+ * is taken at the return to user space, and replaces the frame-pointer
+ * walk (the analyzer unwinds the copy, by frame pointers too). */
 static __always_inline void note_switch_out(void *ctx, struct task_struct *prev, __u32 state,
-					    __u64 now)
+					    __u64 now, bool at_return)
 {
 	struct offcpu_start fresh = { .ts = now, .state = state, .ustack = NO_STACK };
 	__u32 tid = prev->pid;
@@ -353,7 +547,7 @@ static __always_inline void note_switch_out(void *ctx, struct task_struct *prev,
 		bpf_map_delete_elem(&offcpu_starts, &tid);
 		return;
 	}
-	if (state && !(prev->flags & PF_KTHREAD)) {
+	if (state && !(prev->flags & PF_KTHREAD) && !(at_return && ustack_window)) {
 		fresh.ustack = pc_stack_id(ctx, PERFCAP_SRC_SCHED, BPF_F_USER_STACK);
 		fresh.copied = ustash_take(prev, now);
 	}
@@ -383,7 +577,7 @@ static __always_inline __u64 sleeping_kernel_stack(struct task_struct *next,
 }
 
 static __always_inline void emit_offcpu(struct task_struct *next,
-					const struct offcpu_start *start, __u64 now)
+					const struct offcpu_start *start, __u64 now, __u16 flags)
 {
 	void *ring = pc_ring(PERFCAP_SRC_SCHED);
 	struct perfcap_offcpu *e;
@@ -398,6 +592,7 @@ static __always_inline void emit_offcpu(struct task_struct *next,
 		return;
 	}
 	pc_header(&e->h, PERFCAP_EV_OFFCPU, now);
+	e->h.flags = flags;
 	e->duration = now - start->ts;
 	e->pid = next->tgid;
 	e->tid = next->pid;
@@ -423,7 +618,17 @@ static __always_inline void emit_offcpu(struct task_struct *next,
 		pc_count(PERFCAP_SRC_SCHED, PERFCAP_LOSS_RINGBUF);
 }
 
-static __always_inline void note_switch_in(struct task_struct *next, __u64 now)
+/* Whether a blocked interval of next gets a copy at its return to user
+ * space; schedules it. */
+static __always_inline __u16 copy_follows(struct task_struct *next,
+					  const struct offcpu_start *start, __u64 now)
+{
+	if (!start->state || !ustack_window || (next->flags & (PF_KTHREAD | PF_IO_WORKER)))
+		return 0;
+	return copy_later(next, start->ts, now) ? PERFCAP_OFFCPU_F_COPY_FOLLOWS : 0;
+}
+
+static __always_inline void note_switch_in(struct task_struct *next, __u64 now, bool at_return)
 {
 	__u32 tid = next->pid;
 	struct offcpu_start *start = bpf_map_lookup_elem(&offcpu_starts, &tid);
@@ -431,7 +636,7 @@ static __always_inline void note_switch_in(struct task_struct *next, __u64 now)
 	if (!start || !start->ts) /* off CPU since before the recording */
 		return;
 	if (now - start->ts >= offcpu_min_ns && pc_admit_unsampled(PERFCAP_SRC_SCHED, now))
-		emit_offcpu(next, start, now);
+		emit_offcpu(next, start, now, at_return ? copy_follows(next, start, now) : 0);
 	if (start->copied) /* free the slot (emit_offcpu did, if it sent it) */
 		ustash_release(NULL, tid, start->ts, start->copied);
 	start->ts = 0;
@@ -465,8 +670,9 @@ static __always_inline void emit_switch(struct task_struct *prev, struct task_st
 	pc_submit(ring, e);
 }
 
-SEC("tp_btf/sched_switch")
-int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+static __always_inline void handle_switch(unsigned long long *ctx, bool preempt,
+					  struct task_struct *prev, struct task_struct *next,
+					  bool at_return)
 {
 	bool prev_traced = pc_task_traced(prev);
 	bool next_traced = pc_task_traced(next);
@@ -474,16 +680,31 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	__u64 now;
 
 	if (!prev_traced && !next_traced)
-		return 0;
+		return;
 	now = bpf_ktime_get_ns();
 	state = switch_out_state(preempt, prev, ctx);
 	if (prev_traced)
-		note_switch_out(ctx, prev, state, now);
+		note_switch_out(ctx, prev, state, now, at_return);
 	if (next_traced)
-		note_switch_in(next, now);
+		note_switch_in(next, now, at_return);
 	if (pc_admit(PERFCAP_SRC_SCHED, now))
 		emit_switch(prev, next, state,
 			    (prev_traced ? 0x1 : 0) | (next_traced ? 0x2 : 0), now);
+}
+
+/* One of the two is loaded (record/sources/source_sched.c): on_switch_ret
+ * needs bpf_task_work_schedule_resume_impl, on_switch does without. */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	handle_switch(ctx, preempt, prev, next, false);
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch_ret, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	handle_switch(ctx, preempt, prev, next, true);
 	return 0;
 }
 

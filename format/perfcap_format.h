@@ -292,8 +292,10 @@ struct pc_rec_wakeup {
 
 /* An off-CPU interval of at least the recorder's threshold (META
  * sched.offcpu_min_ns): switched out at ts - duration, back on at ts. */
+#define PC_OFFCPU_F_COPY_FOLLOWS 0x1u /* (1.7) its USTACK copy comes after it */
+
 struct pc_rec_offcpu {
-	struct pc_rec h;
+	struct pc_rec h;          /* h.flags: PC_WAKE_F_*, PC_OFFCPU_F_* */
 	uint64_t ts;              /* switch-in */
 	uint64_t duration;        /* ns off CPU */
 	uint32_t pid, tid;

@@ -46,6 +46,7 @@ enum long_only_option {
 	OPT_MAX_SIZE,
 	OPT_FLIGHT_RECORDER,
 	OPT_STACK_COPY,
+	OPT_OFFCPU_COPY,
 	OPT_PROBE_MIN,
 	OPT_PROBE_NO_STACK,
 	OPT_JVM_PERFMAP,
@@ -108,6 +109,10 @@ static const struct argp_option options[] = {
 	{ "stack-copy", OPT_STACK_COPY, "SIZE", 0,
 	  "Copy SIZE bytes of user stack with each CPU sample and off-CPU stack, for "
 	  "unwinding code built without frame pointers (default 32K, at most 64K, 0: off)", 0 },
+	{ "offcpu-copy", OPT_OFFCPU_COPY, "WHEN", 0,
+	  "sched: when a blocked thread's user stack is copied: `return` (default: when it "
+	  "returns to user space, for recorded intervals only; Linux 6.18+, else as "
+	  "`switch-out`) or `switch-out` (at every blocking switch-out)", 0 },
 	{ "jvm-perfmap", OPT_JVM_PERFMAP, NULL, 0,
 	  "At the end, ask running HotSpot JVMs (JDK 17+) to write their perf map "
 	  "(jcmd Compiler.perfmap, over the attach socket), so their JIT frames are named", 0 },
@@ -164,6 +169,7 @@ struct parse_state {
 	const char *max_size_arg;
 	const char *flight_arg;
 	const char *stack_copy_arg;
+	const char *offcpu_copy_arg;
 	const char *probe_min_arg;
 	int ntargets;
 };
@@ -249,6 +255,9 @@ static error_t parse_option(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_STACK_COPY:
 		ps->stack_copy_arg = arg;
+		break;
+	case OPT_OFFCPU_COPY:
+		ps->offcpu_copy_arg = arg;
 		break;
 	case OPT_JVM_PERFMAP:
 		o->jvm_perfmap = true;
@@ -539,6 +548,19 @@ static int validate_stack_copy(struct record_options *o, const char *arg)
 	return 0;
 }
 
+/* --offcpu-copy return|switch-out */
+static int validate_offcpu_copy(struct record_options *o, const char *arg)
+{
+	if (!arg || strcmp(arg, "return") == 0)
+		return 0;
+	if (strcmp(arg, "switch-out") != 0) {
+		error_line("invalid --offcpu-copy '%s': expected return or switch-out", arg);
+		return 1;
+	}
+	o->offcpu_copy_at_switch = true;
+	return 0;
+}
+
 /* --max-size and --flight-recorder */
 static int validate_limits(struct record_options *o, const struct parse_state *ps)
 {
@@ -646,7 +668,8 @@ int cli_parse(int argc, char **argv, struct record_options *opts)
 	    validate_comm(opts) || validate_cgroup(opts) ||
 	    validate_sample(opts, ps.sample_arg) || validate_rate_cap(opts, ps.rate_cap_arg) ||
 	    validate_lock_mem(opts, &ps) || validate_limits(opts, &ps) ||
-	    validate_stack_copy(opts, ps.stack_copy_arg))
+	    validate_stack_copy(opts, ps.stack_copy_arg) ||
+	    validate_offcpu_copy(opts, ps.offcpu_copy_arg))
 		return 1;
 	if (opts->list_events)
 		return 0;

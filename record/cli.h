@@ -40,6 +40,7 @@ struct record_options {
 	char **command;           /* TARGET_COMMAND: NULL-terminated argv */
 	bool verbose;
 	uint32_t stack_copy;      /* --stack-copy: bytes of user stack per stack, 0: off */
+	bool offcpu_copy_at_switch; /* --offcpu-copy switch-out: not at the return */
 	bool jvm_perfmap;         /* --jvm-perfmap: ask running JVMs for their perf map */
 	/* event sources */
 	const char *events;       /* -e as given; NULL: the default set */

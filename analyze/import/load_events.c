@@ -97,27 +97,47 @@ int decode_wakeup(struct loader *L, const struct record_in *in)
 	return 1;
 }
 
+/* An OFFCPU event to the correlator, its user stack marked used (also
+ * called for the events held until their copy came: ustack_unwind.h). */
+int offcpu_correlate(void *ctx, const struct tl_event *ev)
+{
+	struct loader *L = ctx;
+	uint32_t ustack = (uint32_t)(ev->arg >> 32);
+
+	if (ustack != PC_STACK_NONE && stack_store_use(&L->stacks, ustack, ev->key, ev->pid, 0) < 0)
+		L->failed = 1;
+	correlate(L, ev);
+	return L->failed ? -1 : 0;
+}
+
+/* The user stack comes from the copy of the switch-out, when it was read
+ * before (or, flag COPY_FOLLOWS, after) the record, else the record's. */
 int decode_offcpu(struct loader *L, const struct record_in *in)
 {
 	const struct pc_rec_offcpu *o = in->body;
+	int follows = (in->rec->flags & PC_OFFCPU_F_COPY_FOLLOWS) != 0;
 	uint32_t ustack;
+	int held;
 
 	if (o->duration > o->ts) {
 		L->counts.records_malformed++;
 		return 0;
 	}
-	ustack = ustack_for_offcpu(L, o->tid, o->ts - o->duration, o->ustack);
-	if ((ustack != PC_STACK_NONE &&
-	     stack_store_use(&L->stacks, ustack, o->ts, o->pid, 0) < 0) ||
-	    (o->kstack != PC_STACK_NONE &&
-	     stack_store_use(&L->stacks, o->kstack, o->ts, o->pid, 0) < 0))
+	ustack = ustack_for_offcpu(L, o->tid, o->ts - o->duration, PC_STACK_NONE);
+	if (o->kstack != PC_STACK_NONE &&
+	    stack_store_use(&L->stacks, o->kstack, o->ts, o->pid, 0) < 0)
 		L->failed = 1;
-	correlate(L, &(struct tl_event){
+	struct tl_event ev = {
 		.type = TL_OFFCPU, .key = o->ts, .start = o->ts - o->duration, .tid = o->tid,
 		.pid = o->pid, .u1 = o->state, .u2 = o->waker_tid, .id = ++L->noffcpu,
 		.pid2 = o->waker_pid, .tid2 = o->irq_tid,
 		.ret = (int64_t)((uint64_t)(in->rec->flags & PC_WAKE_F_MASK) << 32 | o->irq_pid),
-		.arg = (uint64_t)ustack << 32 | o->kstack });
+		.arg = (uint64_t)(ustack != PC_STACK_NONE ? ustack : o->ustack) << 32 | o->kstack };
+	held = ustack_offcpu_hold(L, &ev, follows && ustack == PC_STACK_NONE);
+	if (held < 0)
+		L->failed = 1;
+	else if (!held)
+		offcpu_correlate(L, &ev);
 	return 0;
 }
 

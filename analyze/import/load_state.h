@@ -157,6 +157,8 @@ int decode_exit(struct loader *L, const struct record_in *in);
 int decode_switch(struct loader *L, const struct record_in *in);
 int decode_wakeup(struct loader *L, const struct record_in *in);
 int decode_offcpu(struct loader *L, const struct record_in *in);
+struct tl_event;
+int offcpu_correlate(void *ctx, const struct tl_event *ev);
 int decode_fork(struct loader *L, const struct record_in *in);
 int decode_syscall(struct loader *L, const struct record_in *in);
 int decode_block(struct loader *L, const struct record_in *in);

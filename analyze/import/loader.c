@@ -167,7 +167,8 @@ static void load_record_chunk(struct loader *L, const struct pc_chunk *c)
 	}
 	if (rc < 0)
 		L->counts.records_malformed++;
-	if (c->hdr.type == PC_CHUNK_EVENTS && correlator_chunk_done(L->corr) < 0)
+	if (c->hdr.type == PC_CHUNK_EVENTS &&
+	    (ustack_offcpu_expire(L, c->hdr.t_end) < 0 || correlator_chunk_done(L->corr) < 0))
 		L->failed = 1;
 }
 
@@ -330,7 +331,9 @@ static int load_all_chunks(struct loader *L, struct pc_reader *reader, int progr
 				chunk.hdr.payload_size, L->nevents);
 	}
 	progress_done(&bar);
-	if (!L->failed && (correlator_release_all(L->corr) < 0 || load_flush_statements(L) < 0))
+	if (!L->failed && (ustack_offcpu_expire(L, UINT64_MAX) < 0 ||
+			   correlator_release_all(L->corr) < 0 ||
+			   load_flush_statements(L) < 0))
 		L->failed = 1;
 	stop_writer_thread(L);
 	if (!L->failed && (correlator_finish(L->corr) < 0 || store_chunk_headers(L) < 0))

@@ -13,6 +13,7 @@
 
 #include "db/db.h"
 #include "load_state.h"
+#include "offcpu_copies.h"
 #include "ustack_unwind.h"
 #include "unwind/unwind.h"
 #include "common/unwind_table.h"
@@ -45,6 +46,8 @@ struct ustack_state {
 	uint64_t ips[STACK_MAX_IPS];
 	uint64_t copies, offcpu_copies, malformed, tables_bad;
 	uint64_t fp_copies, fp_steps;         /* the frame-pointer fallback */
+	struct offcpu_copies *held; /* OFFCPU events waiting for their copy */
+	uint64_t newest_offcpu;     /* the latest OFFCPU switch-in read */
 	uint64_t by_stop[UNWIND_STOP_COUNT];  /* copies per stop reason */
 };
 
@@ -245,6 +248,35 @@ void ustack_load(struct loader *L, const struct pc_rec *rec)
 		L->failed = 1;
 	else
 		*slot = id;
+	if (S->held && (rec->flags & PC_USTACK_F_OFFCPU) &&
+	    offcpu_copies_arrived(S->held, u.tid, u.ts, id, offcpu_correlate, L) < 0)
+		L->failed = 1;
+}
+
+int ustack_offcpu_hold(struct loader *L, const struct tl_event *ev, int copy_follows)
+{
+	struct ustack_state *S = L->ust;
+
+	if (!S)
+		return 0;
+	if (ev->key > S->newest_offcpu)
+		S->newest_offcpu = ev->key;
+	if (!copy_follows)
+		return 0;
+	if (!S->held && !(S->held = offcpu_copies_new()))
+		return -1;
+	return offcpu_copies_hold(S->held, ev) < 0 ? -1 : 1;
+}
+
+int ustack_offcpu_expire(struct loader *L, uint64_t newest)
+{
+	struct ustack_state *S = L->ust;
+
+	if (!S || !S->held)
+		return 0;
+	if (newest < S->newest_offcpu)
+		newest = S->newest_offcpu;
+	return offcpu_copies_expire(S->held, newest, offcpu_correlate, L);
 }
 
 uint32_t ustack_for_sample(struct loader *L, uint32_t tid, uint64_t ts, uint32_t ustack)
@@ -391,8 +423,12 @@ static int store_counters(struct loader *L)
 	const struct ustack_state *S = L->ust;
 	sqlite3_stmt *st = db_prepare(L->db,
 		"INSERT INTO unwind_counts (key, value) VALUES (?,?)");
+	uint64_t after, missing;
+
+	offcpu_copies_counts(S->held, &after, &missing);
 	const struct { const char *k; uint64_t v; } rows[] = {
 		{ "copies", S->copies }, { "copies.offcpu", S->offcpu_copies },
+		{ "copies.offcpu_after", after }, { "copies.offcpu_missing", missing },
 		{ "copies.malformed", S->malformed },
 		{ "copies.fp_fallback", S->fp_copies }, { "frames.fp_fallback", S->fp_steps },
 		{ "modules", S->nmods }, { "modules.unusable", S->tables_bad },
@@ -454,6 +490,7 @@ void ustack_free(struct loader *L)
 	hmap_free(&S->mod_by_key);
 	hmap_free(&S->pending);
 	hmap_free(&S->by_content);
+	offcpu_copies_free(S->held);
 	free(S);
 	L->ust = NULL;
 }

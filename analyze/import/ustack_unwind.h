@@ -13,6 +13,7 @@
 #include "perfcap_format.h"
 
 struct loader;
+struct tl_event;
 struct pc_reader;
 
 /* Unwound stacks get ids from here up (the recorder's ids stay below). */
@@ -32,6 +33,18 @@ uint32_t ustack_for_sample(struct loader *L, uint32_t tid, uint64_t ts, uint32_t
 /* The user stack id an OFFCPU record of tid switched out at out_ts uses:
  * the unwound one if its switch-out copy was unwound, else ustack. */
 uint32_t ustack_for_offcpu(struct loader *L, uint32_t tid, uint64_t out_ts, uint32_t ustack);
+
+/* An OFFCPU event whose copy follows it (flag COPY_FOLLOWS) is held until
+ * the copy is unwound (offcpu_copies.h), then handed to offcpu_correlate.
+ * Returns 1 when held, 0 when the caller hands it on now, -1 on error.
+ * Every OFFCPU event passes here: its switch-in dates the held ones. */
+int ustack_offcpu_hold(struct loader *L, const struct tl_event *ev, int copy_follows);
+
+/* After each EVENTS chunk (newest: its latest timestamp): hands on the
+ * held events whose copy is overdue, OFFCPU_COPY_WAIT_NS older than the
+ * latest OFFCPU or chunk time read; all of them with UINT64_MAX, at the
+ * end. 0 or -1. */
+int ustack_offcpu_expire(struct loader *L, uint64_t newest);
 
 /* After the main pass: the user_stack_unwinds table and the STATS-like
  * counters (quality rows). 0 or -1. */

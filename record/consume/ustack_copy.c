@@ -67,7 +67,7 @@ void ustack_copy_handle(struct consumer *c, int source, const void *rec, size_t 
 		return;
 	}
 	count_copy(u);
-	ustack_scan(&c->processes, u->pid, u->regs[PERFCAP_UREG_IP], u->data, u->size);
+	ustack_scan(&c->processes, u->pid, u->h.ts, u->regs[PERFCAP_UREG_IP], u->data, u->size);
 	if (u64_table_get(&pids_with_copies, u->pid) == U64_TABLE_EMPTY &&
 	    u64_table_put(&pids_with_copies, u->pid, 1))
 		stats.malformed++; /* out of memory: this process gets no tables */

@@ -150,15 +150,17 @@ void ustack_scan_retry(struct process_table *pt)
 	nlater = kept;
 }
 
-void ustack_scan(struct process_table *pt, uint32_t pid, uint64_t ip, const uint8_t *data,
-		 uint32_t size)
+void ustack_scan(struct process_table *pt, uint32_t pid, uint64_t ts, uint64_t ip,
+		 const uint8_t *data, uint32_t size)
 {
 	uint32_t aspace = aspace_of(pt, pid);
 
 	if (nlater && pt->nprocs != later_nprocs)
 		ustack_scan_retry(pt);
-	if (aspace != UINT32_MAX)
+	if (aspace != UINT32_MAX) {
+		processes_check_user_ips(pt, aspace, &ip, 1, ts);
 		scan_words(pt, aspace, ip, data, size);
+	}
 	else if (!defer(pid, ip, data, size))
 		unscanned++;
 }

@@ -15,12 +15,14 @@
 #include "output/chunk_buffer.h"
 #include "processes.h"
 
-/* Scans one copy of pid (ip, then size bytes of stack). A copy of a pid
- * whose mappings are not known yet (its first copy may come before its
+/* Scans one copy of pid taken at ts (ip, then size bytes of stack). An ip
+ * outside the known mappings (a library loaded since they were read) has
+ * them re-read first, as a frame-pointer stack's ips would. A copy of a
+ * pid whose mappings are not known yet (its first copy may come before its
  * first sample) is kept and scanned later (ustack_scan_retry), within a
  * budget; past it, counted as unscanned. */
-void ustack_scan(struct process_table *pt, uint32_t pid, uint64_t ip, const uint8_t *data,
-		 uint32_t size);
+void ustack_scan(struct process_table *pt, uint32_t pid, uint64_t ts, uint64_t ip,
+		 const uint8_t *data, uint32_t size);
 
 /* Scans the kept copies whose process is now known. Called by
  * ustack_scan when the process table has grown, and at the end before the

@@ -98,6 +98,18 @@ int preflight_tracepoint_args(const char *tp)
 	return nargs;
 }
 
+bool preflight_kernel_has_func(const char *name)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	bool found;
+
+	if (!btf)
+		return false;
+	found = btf__find_by_name_kind(btf, name, BTF_KIND_FUNC) > 0;
+	btf__free(btf);
+	return found;
+}
+
 void raise_fd_limit(void)
 {
 	struct rlimit rl;

@@ -5,6 +5,8 @@
 #ifndef RECORD_PREFLIGHT_H
 #define RECORD_PREFLIGHT_H
 
+#include <stdbool.h>
+
 /* Privileges (root, or CAP_BPF + CAP_PERFMON) and kernel BTF. Prints the
  * error and returns -1 when recording is impossible. */
 int preflight_check(void);
@@ -17,6 +19,9 @@ int preflight_mount_tracefs(void);
 /* The number of arguments of tracepoint tp (as the kernel's BTF types
  * btf_trace_<tp>: the hidden first pointer not counted), or -errno. */
 int preflight_tracepoint_args(const char *tp);
+
+/* Whether the kernel's BTF has the function (a kfunc) name. */
+bool preflight_kernel_has_func(const char *name);
 
 /* Raises the soft open-file limit to the hard one: one fd is kept per
  * mapped file that samples hit. */

@@ -11,9 +11,12 @@
  * stack needs its mappings.
  *
  * With --stack-copy, blocked user threads' stack copies (USTACK records
- * with the OFFCPU flag, taken at the switch-out) come through this ring
- * just before their OFFCPU record and are written like the cpu source's
- * (consume/ustack_copy.c).
+ * with the OFFCPU flag) come through this ring and are written like the
+ * cpu source's (consume/ustack_copy.c): just after their OFFCPU record
+ * (flagged COPY_FOLLOWS) when taken at the thread's return to user space
+ * (on_switch_ret, kernels with the task_work kfunc), else just before it
+ * (on_switch, taken at the switch-out). One of the two sched_switch
+ * programs is loaded; if on_switch_ret fails to load, on_switch is tried.
  */
 #include <errno.h>
 #include <string.h>
@@ -22,6 +25,7 @@
 #include "consume/consumer.h"
 #include "consume/ustack_copy.h"
 #include "session/preflight.h"
+#include "util/util.h"
 #include "sched.skel.h"
 #include "source.h"
 
@@ -33,6 +37,8 @@ _Static_assert((PERFCAP_WAKE_HARDIRQ | PERFCAP_WAKE_SOFTIRQ | 0xf << PERFCAP_WAK
 
 static struct sched_bpf *skel;
 static bool prev_state_from_tracepoint;
+static bool copy_at_return;       /* on_switch_ret is the one loaded */
+static char copy_at_switch_why[160]; /* why not, when copies are on */
 static uint64_t switches, wakeups, offcpus, forks;
 
 /* Stash slots for off-CPU stack copies (a power of two): a slot is held
@@ -42,12 +48,18 @@ static uint64_t switches, wakeups, offcpus, forks;
  * slots of 72 KiB: 36 MiB of kernel memory, only when copies are on. */
 #define USTASH_SLOTS 512
 
-/* Sizes the off-CPU stack copy stash: one slot when copies are off. */
+#define TASK_WORK_KFUNC "bpf_task_work_schedule_resume_impl"
+
+/* Sizes the off-CPU stack copy stash (and the copies' task_works when
+ * taken at the return): one slot when copies are off. */
 static int ustash_setup(uint32_t stack_copy, char *why, size_t len)
 {
 	uint32_t slots = stack_copy ? USTASH_SLOTS : 1;
 	int err = bpf_map__set_max_entries(skel->maps.offcpu_ustash, slots);
 
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.copy_work,
+					       copy_at_return ? slots : 1);
 	if (err) {
 		source_explain(why, len, "cannot size the off-CPU stack copy stash", err);
 		return err;
@@ -59,13 +71,33 @@ static int ustash_setup(uint32_t stack_copy, char *why, size_t len)
 
 /* ---- loading and attaching -------------------------------------------- */
 
-static int sched_load(const struct source_env *env, char *why, size_t len)
+/* Which sched_switch program to load: on_switch_ret when copies are on,
+ * wanted at the return, and the kernel has the kfunc. */
+static bool want_copy_at_return(const struct record_options *o)
+{
+	if (!o->stack_copy)
+		return false;
+	if (o->offcpu_copy_at_switch) {
+		snprintf(copy_at_switch_why, sizeof(copy_at_switch_why), "--offcpu-copy switch-out");
+		return false;
+	}
+	if (!preflight_kernel_has_func(TASK_WORK_KFUNC)) {
+		snprintf(copy_at_switch_why, sizeof(copy_at_switch_why),
+			 "the kernel has no " TASK_WORK_KFUNC " (Linux 6.18+)");
+		return false;
+	}
+	return true;
+}
+
+static int open_and_load(const struct source_env *env, char *why, size_t len)
 {
 	int err;
 
 	skel = sched_bpf__open();
 	if (!skel)
 		return source_open_failed(why, len);
+	bpf_program__set_autoload(skel->progs.on_switch, !copy_at_return);
+	bpf_program__set_autoload(skel->progs.on_switch_ret, copy_at_return);
 	/* sched_switch(preempt, prev, next, prev_state) since Linux 5.18 */
 	prev_state_from_tracepoint = preflight_tracepoint_args("sched_switch") >= 4;
 	skel->rodata->pc_config = *env->config;
@@ -77,6 +109,22 @@ static int sched_load(const struct source_env *env, char *why, size_t len)
 	if (!err)
 		err = source_loaded(sched_bpf__load(skel), "cannot load the BPF programs", why, len);
 	return err;
+}
+
+static int sched_load(const struct source_env *env, char *why, size_t len)
+{
+	int err;
+
+	copy_at_return = want_copy_at_return(env->opts);
+	err = open_and_load(env, why, len);
+	if (!err || !copy_at_return)
+		return err;
+	/* the task_work program was refused: copies at the switch-out */
+	snprintf(copy_at_switch_why, sizeof(copy_at_switch_why), "at the return: %s", why);
+	warning_line("sched: off-CPU stack copies taken at the switch-out (%s)", why);
+	sched_bpf__destroy(skel);
+	copy_at_return = false;
+	return open_and_load(env, why, len);
 }
 
 static int sched_attach(const struct source_env *env, char *why, size_t len)
@@ -163,7 +211,8 @@ static void handle_offcpu(struct consumer *c, const struct perfcap_offcpu *e, si
 	bool kstack_error = e->h.flags & PERFCAP_OFFCPU_F_KSTACK_ERR;
 	struct pc_rec_offcpu rec = {
 		.h.type = PC_REC_OFFCPU,
-		.h.flags = e->waker_flags & PC_WAKE_F_MASK,
+		.h.flags = (e->waker_flags & PC_WAKE_F_MASK) |
+			   (e->h.flags & PERFCAP_OFFCPU_F_COPY_FOLLOWS ? PC_OFFCPU_F_COPY_FOLLOWS : 0),
 		.ts = e->h.ts,
 		.duration = e->duration,
 		.pid = e->pid,
@@ -244,9 +293,31 @@ static int sched_meta(struct chunk_buffer *kv, const struct source_env *env)
 	err |= chunk_buffer_add_kv_u64(kv, "sched.offcpu_max_threads", PERFCAP_OFFCPU_MAX);
 	err |= chunk_buffer_add_kv(kv, "sched.prev_state",
 				   prev_state_from_tracepoint ? "tracepoint" : "task");
-	if (env->opts->stack_copy)
+	if (env->opts->stack_copy) {
 		err |= chunk_buffer_add_kv_u64(kv, "sched.stack_copy", env->opts->stack_copy);
+		err |= chunk_buffer_add_kv(kv, "sched.stack_copy_at",
+					   copy_at_return ? "return" : "switch-out");
+		if (!copy_at_return)
+			err |= chunk_buffer_add_kv(kv, "sched.stack_copy_at_why",
+						   copy_at_switch_why);
+	}
 	return err ? -ENOMEM : 0;
+}
+
+/* The counters of copies taken at the return to user space
+ * (bpf/sched.bpf.c "copies at the return"). */
+static int return_copy_stats(struct chunk_buffer *kv, const __u64 *n)
+{
+	int err = 0;
+
+	err |= chunk_buffer_add_kv_u64(kv, "sched.ustack.scheduled", n[5]);
+	err |= chunk_buffer_add_kv_u64(kv, "sched.ustack.joined", n[6]);
+	err |= chunk_buffer_add_kv_u64(kv, "sched.ustack.exited", n[7]);
+	err |= chunk_buffer_add_kv_u64(kv, "sched.ustack.failed", n[8]);
+	err |= chunk_buffer_add_kv_u64(kv, "sched.ustack.too_many", n[9]);
+	err |= chunk_buffer_add_kv_u64(kv, "sched.ustack.abandoned", n[10]);
+	err |= chunk_buffer_add_kv_u64(kv, "sched.ustack.copy_ns", n[11]);
+	return err;
 }
 
 static int sched_stats(struct chunk_buffer *kv, const struct consumer *c)
@@ -266,6 +337,8 @@ static int sched_stats(struct chunk_buffer *kv, const struct consumer *c)
 		err |= chunk_buffer_add_kv_u64(kv, "sched.ustack.sent", n[2]);
 		err |= chunk_buffer_add_kv_u64(kv, "sched.ustack.overwritten", n[3]);
 		err |= chunk_buffer_add_kv_u64(kv, "sched.ustack.no_slot", n[4]);
+		if (copy_at_return)
+			err |= return_copy_stats(kv, n);
 	}
 	return err ? -ENOMEM : 0;
 }

@@ -3,7 +3,9 @@
 # "sleeper" thread naps 50 ms 20 times. With -e sched --strict the capture
 # must hold ~1 s (+-20%) of OFFCPU time for that thread, about 20 intervals,
 # and a user stack at switch-out that names nap_50ms (through the symbols
-# inside the capture, after the binary is deleted). Also checks the META
+# inside the capture, after the binary is deleted): the OFFCPU record's own
+# frame-pointer stack, taken with --offcpu-copy switch-out (by default the
+# copy taken at the return replaces it: offcpu_copy_return.sh). Also checks the META
 # of the sched source, its loss counters, and the wakers (interrupt context
 # is waker 0).
 set -u
@@ -13,7 +15,8 @@ require_bpf
 make_tmpdir
 
 cp "$SLEEPER" "$TMP/sleeper"
-"$PERFCAP_RECORD" -e sched --strict -o "$TMP/run.perfcap" -- "$TMP/sleeper" 20 \
+"$PERFCAP_RECORD" -e sched --strict --offcpu-copy switch-out -o "$TMP/run.perfcap" -- \
+	"$TMP/sleeper" 20 \
 	> "$TMP/record.out" 2> "$TMP/record.err" \
 	|| { cat "$TMP/record.err" >&2; fail "perfcap-record failed"; }
 cat "$TMP/record.err"

@@ -1,0 +1,99 @@
+#!/bin/bash
+# offcpu_copy_return.sh - end to end with real eBPF: off-CPU user stack
+# copies taken when the blocked thread returns to user space (kernels with
+# the bpf_task_work_schedule_resume_impl kfunc, 6.18+), not at every
+# switch-out. The copy must be the stack of the switch-out:
+#   - the signal_naps workload's main thread naps in nanosleep under
+#     main -> level_a -> level_b -> nap, and most naps are ended by a
+#     SIGUSR1 whose handler on_signal runs on the way back: >= 90% of its
+#     blocked intervals must unwind completely through level_a;level_b;nap
+#     and none may show on_signal (a copy taken after the signal frame
+#     was built would start in the handler);
+#   - a child killed by SIGKILL while it naps in child_nap still runs the
+#     task_work (in get_signal, before it exits): its interval must have
+#     its copy, an unwound stack (ids from 2^31; its frames stay unnamed:
+#     the child is gone before the recorder can read its maps). A thread
+#     that exits without passing there is counted (STATS
+#     sched.ustack.exited; shown, not provoked here).
+# The same recording with --offcpu-copy switch-out (the fallback) must
+# show the same chain. On a kernel without the kfunc, the recorder must
+# say it copied at the switch-out, and why.
+set -u
+. "$(dirname "$0")/lib.sh"
+: "${PERFCAP_RECORD:?}" "${PERFCAP_ANALYZE:?}" "${SIGNAL_NAPS:?}"
+require_bpf
+make_tmpdir
+
+has_kfunc=0
+bpftool btf dump file /sys/kernel/btf/vmlinux 2> /dev/null |
+	grep -q "FUNC 'bpf_task_work_schedule_resume_impl'" && has_kfunc=1
+
+q() { "$PERFCAP_ANALYZE" query "$TMP/run.db" "$1" | tail -n +2; }
+
+# blocked intervals of the main thread (the one that made a thread):
+# total, complete through the chain, showing the handler
+main_thread_stacks() {
+	q "WITH m AS (SELECT DISTINCT parent_pid AS pid FROM forks WHERE is_thread = 1),
+	   chain AS (
+	     SELECT o.ustack_id AS id, (SELECT group_concat(name, ';') FROM (
+	         SELECT f.name FROM stack_frames sf JOIN frames f USING (frame_id)
+	         WHERE sf.stack_id = o.ustack_id ORDER BY sf.position DESC)) AS c
+	     FROM offcpu o, m WHERE o.state != 0 AND o.tid = m.pid)
+	   SELECT COUNT(*),
+	     SUM(c LIKE '%main;level_a;level_b;nap;%nanosleep%'
+	         AND id IN (SELECT stack_id FROM user_stack_unwinds WHERE stop = 'end')),
+	     SUM(c LIKE '%on_signal%') FROM chain" | tr '|' ' '
+}
+
+# the killed child's (the forked process's) blocked intervals with an
+# unwound copy
+killed_child_stacks() {
+	q "SELECT COUNT(*) FROM offcpu o WHERE o.state != 0 AND o.ustack_id >= 2147483648
+	     AND o.pid IN (SELECT child_pid FROM forks WHERE is_thread = 0)"
+}
+
+stat() { q "SELECT value FROM stats WHERE key = '$1'"; }
+meta() { q "SELECT value FROM meta WHERE key = '$1'"; }
+
+record() {   # $1 = label, remaining = extra perfcap-record options
+	local label=$1; shift
+	rm -f "$TMP/run.perfcap" "$TMP/run.db"
+	timeout 60 "$PERFCAP_RECORD" -e sched "$@" -o "$TMP/run.perfcap" -- "$SIGNAL_NAPS" 100 \
+		> "$TMP/out" 2> "$TMP/err" || { cat "$TMP/err" >&2; fail "$label: perfcap-record failed"; }
+	"$PERFCAP_ANALYZE" import "$TMP/run.perfcap" -o "$TMP/run.db" > /dev/null ||
+		fail "$label: import failed"
+	read -r total hit handler < <(main_thread_stacks)
+	echo "$label: $(cat "$TMP/out"); ${hit:-0} of ${total:-0} blocked intervals show" \
+		"main;level_a;level_b;nap;..nanosleep, ${handler:-0} show on_signal"
+	[ "${total:-0}" -ge 50 ] || fail "$label: only ${total:-0} blocked intervals"
+	[ $((100 * ${hit:-0} / total)) -ge 90 ] || fail "$label: chain in < 90%"
+	[ "${handler:-0}" = 0 ] || fail "$label: ${handler} stacks start in the signal handler"
+	[ "$(killed_child_stacks)" -ge 1 ] || fail "$label: the killed child's nap has no copy"
+}
+
+record "return"
+at=$(meta sched.stack_copy_at)
+if [ "$has_kfunc" = 1 ]; then
+	[ "$at" = return ] || fail "META sched.stack_copy_at '$at', want return ($(meta sched.stack_copy_at_why))"
+	exited=$(stat sched.ustack.exited)
+	missing=$(q "SELECT value FROM unwind_counts WHERE key = 'copies.offcpu_missing'")
+	after=$(q "SELECT value FROM unwind_counts WHERE key = 'copies.offcpu_after'")
+	echo "copies after their OFFCPU: ${after:-0}; exited ${exited:-?}, missing at import ${missing:-?}"
+	[ "${after:-0}" -ge 100 ] || fail "only ${after:-0} copies paired after their OFFCPU record"
+	[ -n "$exited" ] && [ -n "$missing" ] || fail "sched.ustack.exited or copies.offcpu_missing absent"
+	# one record per interval: each copy taken, plus the intervals joined to
+	# it, sent (when none exited); each sent one paired at import (no ring
+	# losses here)
+	taken=$(stat sched.ustack.taken); joined=$(stat sched.ustack.joined)
+	sent=$(stat sched.ustack.sent)
+	[ "$exited" != 0 ] || [ "$sent" = $((taken + joined)) ] ||
+		fail "sent $sent != taken $taken + joined $joined"
+	[ "$after" = "$sent" ] || fail "$sent copies sent, $after paired at import"
+else
+	[ "$at" = switch-out ] && [ -n "$(meta sched.stack_copy_at_why)" ] ||
+		fail "no kfunc: META sched.stack_copy_at '$at' without a reason"
+	echo "kernel without the kfunc: copies at the switch-out ($(meta sched.stack_copy_at_why))"
+fi
+record "switch-out" --offcpu-copy switch-out
+[ "$(meta sched.stack_copy_at)" = switch-out ] || fail "--offcpu-copy switch-out not in META"
+echo "PASS"
