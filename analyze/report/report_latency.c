@@ -522,7 +522,8 @@ static int load_requests(const struct report_context *ctx, struct latency *l)
 	if (l->nreq > 0 && report_request_dominant(ctx, l->req_where, l->req.total,
 						   l->req.dominant, sizeof(l->req.dominant)) < 0)
 		snprintf(l->req.dominant, sizeof(l->req.dominant), "unknown (no sched source)");
-	if (l->nreq > 0 && slow_path_load(ctx->db, ctx->scope, (uint64_t)l->req.count, &l->slow) < 0)
+	if (l->nreq > 0 && slow_path_load(ctx->db, ctx->scope, l->req_ns.v, l->req_ns.n,
+					  &l->slow) < 0)
 		return -1;
 	return 0;
 }

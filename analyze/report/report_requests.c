@@ -41,8 +41,9 @@ static struct span *load_spans(const struct report_context *ctx, const char *whe
 	sqlite3_stmt *st;
 
 	*n = 0;
-	snprintf(sql, sizeof(sql), "SELECT CAST(tids AS INTEGER), start_ts, end_ts FROM"
-		 " request_spans WHERE %s", where);
+	/* any order: sorted here */
+	snprintf(sql, sizeof(sql), "SELECT CAST(tids AS INTEGER), start_ts, end_ts FROM %s"
+		 " WHERE %s", report_requests_from(ctx->scope, "request_spans"), where);
 	st = report_prepare(ctx, sql);
 	while (st && sqlite3_step(st) == SQLITE_ROW) {
 		if (*n == cap) {
