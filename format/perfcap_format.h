@@ -623,6 +623,13 @@ int pc_reader_open(struct pc_reader **out, const char *path,
  * skipped and counted in the status; reading never fails hard after open. */
 int pc_reader_next(struct pc_reader *r, struct pc_chunk *c);
 
+/* pc_reader_next for the chunk types in the mask types (bit 1 << type;
+ * types 0-31): the chunks of other types are stepped over by their
+ * headers, without reading, checking or decompressing their payloads (to
+ * the offset pc_reader_next would go to), so they are neither returned nor
+ * counted. For a pass that needs a few small chunks of a big file. */
+int pc_reader_next_of(struct pc_reader *r, struct pc_chunk *c, uint32_t types);
+
 /* Rewind to the first chunk (the importer's first pass over a capture with
  * user stack copies reads the unwind tables at its end, then starts over). */
 int pc_reader_rewind(struct pc_reader *r);

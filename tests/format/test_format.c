@@ -333,3 +333,54 @@ Test(format, damaged_size_field_does_not_hide_later_chunks)
 	cr_assert(st.end_seen);
 	unlink(path);
 }
+
+/* The offsets of the chunks of the types in mask that path yields, from
+ * pc_reader_next (filtered here) or pc_reader_next_of; -1 ends the list. */
+static void offsets_of(const char *path, uint32_t mask, int next_of, int64_t *out, int max)
+{
+	struct pc_reader *r;
+	struct pc_chunk c;
+	char err[128];
+	int n = 0;
+
+	cr_assert_eq(pc_reader_open(&r, path, err, sizeof(err)), 0);
+	while ((next_of ? pc_reader_next_of(r, &c, mask) : pc_reader_next(r, &c)) == 1)
+		if (c.hdr.type < 32 && (mask & (1u << c.hdr.type)) && n < max - 1)
+			out[n++] = (int64_t)c.offset;
+	out[n] = -1;
+	pc_reader_close(r);
+}
+
+/* pc_reader_next_of steps over the other chunks by their headers, without
+ * checking them, yet must yield exactly the chunks of its types that a
+ * full read yields, whatever the damage: a chunk that fails its checksum
+ * is stepped over by its sizes in both, a bad header resyncs the same way. */
+Test(format, next_of_yields_what_a_full_read_yields_of_its_types)
+{
+	const uint32_t mask = 1u << PC_CHUNK_META | 1u << PC_CHUNK_END;
+	char path[128], bad[128];
+	uint64_t ends[8];
+	int64_t full[16], some[16];
+	int nends;
+
+	tmp_path(path, sizeof(path), "nof");
+	tmp_path(bad, sizeof(bad), "nofb");
+	write_capture(path, 4, 30, ends, &nends);
+	offsets_of(path, mask, 1, some, 16);
+	cr_assert_eq(some[0], PC_FILE_HEADER_SIZE);            /* META */
+	cr_assert_eq(some[1], (int64_t)ends[nends - 2]);       /* END */
+	cr_assert_eq(some[2], -1);
+	srand(4321);
+	for (int round = 0; round < 300; round++) {
+		copy_prefix(path, bad, ends[nends - 1]);
+		for (int k = 0; k < 1 + round % 4; k++)
+			flip_byte(bad, PC_FILE_HEADER_SIZE +
+				  (uint64_t)rand() % (ends[nends - 1] - PC_FILE_HEADER_SIZE));
+		offsets_of(bad, mask, 0, full, 16);
+		offsets_of(bad, mask, 1, some, 16);
+		for (int i = 0; i < 16 && (full[i] >= 0 || some[i] >= 0); i++)
+			cr_assert_eq(full[i], some[i], "round %d, chunk %d", round, i);
+	}
+	unlink(path);
+	unlink(bad);
+}
