@@ -675,7 +675,11 @@ int pc_kv_next(struct pc_kv_iter *it, const char **key, const char **value);
 
 /* ---- misc ------------------------------------------------------------- */
 
+/* CRC-32C of data, continuing crc (0 to start): with the CPU's crc32
+ * instruction where there is one. pc_crc32c_portable is the table
+ * implementation every CPU runs otherwise (the tests compare the two). */
 uint32_t pc_crc32c(uint32_t crc, const void *data, size_t len);
+uint32_t pc_crc32c_portable(uint32_t crc, const void *data, size_t len);
 const char *pc_chunk_type_name(uint16_t type); /* "meta", ... or "unknown" */
 
 /* Schema versions of each chunk type's payload written by this library. */

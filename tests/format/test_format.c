@@ -310,6 +310,27 @@ Test(format, crc32c_known_answer)
 	uint8_t zeros[32] = { 0 };
 	cr_assert_eq(pc_crc32c(0, zeros, sizeof(zeros)), 0x8A9136AAu);
 	cr_assert_eq(pc_crc32c(0, "123456789", 9), 0xE3069283u);
+	cr_assert_eq(pc_crc32c_portable(0, zeros, sizeof(zeros)), 0x8A9136AAu);
+	cr_assert_eq(pc_crc32c_portable(0, "123456789", 9), 0xE3069283u);
+}
+
+/* The crc32 instruction path (where the CPU has one) and the table agree
+ * on every length and alignment, and when continued piece by piece. */
+Test(format, crc32c_paths_agree)
+{
+	uint8_t buf[4096 + 16];
+
+	srand(99);
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)rand();
+	for (size_t off = 0; off < 16; off++)
+		for (size_t len = 0; len + off <= sizeof(buf); len += 1 + len / 3) {
+			uint32_t whole = pc_crc32c(7, buf + off, len);
+			cr_assert_eq(whole, pc_crc32c_portable(7, buf + off, len), "off %zu len %zu",
+				     off, len);
+			cr_assert_eq(pc_crc32c(pc_crc32c(7, buf + off, len / 2), buf + off + len / 2,
+					       len - len / 2), whole);
+		}
 }
 
 Test(format, damaged_size_field_does_not_hide_later_chunks)
