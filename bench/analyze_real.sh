@@ -55,14 +55,18 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# timed NAME CMD...: runs CMD (stdout discarded), appends "NAME seconds
-# rss_mib events" to $tmp/times (events: what an import says it imported).
+# timed NAME CMD...: runs CMD (stdout discarded, but for an import's
+# summary line), appends "NAME seconds rss_mib events" to $tmp/times
+# (events: what an import says it imported).
 timed() {
-	local name=$1; shift
-	/usr/bin/time -f '%e %M' -o "$tmp/t" "$@" > /dev/null 2> "$tmp/t.err" ||
+	local name=$1 out=/dev/null; shift
+	case $name in *import) out=$tmp/t.out ;; esac   # its summary line
+	/usr/bin/time -f '%e %M' -o "$tmp/t" "$@" > "$out" 2> "$tmp/t.err" ||
 		{ echo "failed: $*" >&2; tail -3 "$tmp/t.err" >&2; return 1; }
 	read -r s kib < <(tail -1 "$tmp/t")
-	local ev; ev=$(sed -nE 's/.*imported ([0-9,]+) events.*/\1/p' "$tmp/t.err" | tr -d ,)
+	local ev=
+	[ "$out" = /dev/null ] ||
+		ev=$(sed -nE 's/.*imported ([0-9,]+) events.*/\1/p' "$out" | tr -d ,)
 	echo "$name $s $((kib / 1024)) ${ev:-0}" >> "$tmp/times"
 }
 
