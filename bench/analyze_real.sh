@@ -6,18 +6,31 @@
 # events (perf record -e raw_syscalls:*,sched:sched_switch,sched:sched_wakeup -g).
 #
 # 1. A synthetic server capture (bench/gen_capture --requests: scheduler,
-#    syscalls, epoll returns and request traffic on sockets) of EVENTS events.
+#    syscalls, epoll returns and request traffic on sockets) of EVENTS events
+#    (0: none).
 # 2. Debian's servers on loopback, started and stopped here by pid, under
 #    their load generators for SECONDS, recorded with every source by
 #    perfcap-record and by perf at the same time:
 #      redis-server + redis-benchmark, nginx + wrk, postgres + pgbench.
 # Each measurement runs ROUNDS times, the tools interleaved round by round
 # (perfcap's steps, then perf's, then perf's, then perfcap's ...): mean +- sd,
-# and the ratios the targets are stated in (report / import, diff / import,
-# html / import; perfcap report / perf report).
+# the import's events/s, and the ratios the targets are stated in (report /
+# import, diff / import, html / import; perfcap report / perf report).
 #
 # Usage: bench/analyze_real.sh [BUILD_DIR] [SECONDS] [ROUNDS] [EVENTS] [SERVERS]
 #   defaults: build 10 3 30000000 "redis nginx postgres"
+# Environment:
+#   BASE=DIR        also measure DIR's perfcap-analyze (an earlier build) on
+#                   the same captures, interleaved with BUILD_DIR's (ABBA);
+#                   its steps are reported as base:STEP
+#   KEEP=DIR        keep the recordings in DIR (NAME-SECONDS.perfcap and
+#                   .perf.data) instead of deleting them
+#   CAPTURES=DIR    measure the recordings kept there by KEEP instead of
+#                   recording (SECONDS picks them)
+#   PERF_ROUNDS=N   run perf report/script in the first N rounds only (perf
+#                   on a 60 s recording takes minutes and GiBs)
+# A 60 s recording of redis every source is about 50 MB (6M events), its
+# perf.data about 2 GB: SECONDS=60 needs that much room in /tmp (or KEEP).
 # Needs root, perf, redis-server, redis-tools, nginx-light, wrk, postgresql.
 # Not a test: numbers are reported, not judged.
 set -uo pipefail
@@ -27,6 +40,8 @@ secs=${2:-10}
 rounds=${3:-3}
 events=${4:-30000000}
 servers=${5:-redis nginx postgres}
+base=${BASE:+$(realpath "$BASE/analyze/perfcap-analyze")}
+perf_rounds=${PERF_ROUNDS:-$rounds}
 ana=$(realpath "$build/analyze/perfcap-analyze")
 rec=$(realpath "$build/record/perfcap-record")
 gen=$(realpath "$build/tests/analyze/gen_capture")
@@ -40,30 +55,40 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# timed NAME CMD...: runs CMD (stdout discarded), appends "NAME seconds
-# rss_mib" to $tmp/times.
+# timed NAME CMD...: runs CMD (stdout discarded, but for an import's
+# summary line), appends "NAME seconds rss_mib events" to $tmp/times
+# (events: what an import says it imported).
 timed() {
-	local name=$1; shift
-	/usr/bin/time -f '%e %M' -o "$tmp/t" "$@" > /dev/null 2> "$tmp/t.err" ||
+	local name=$1 out=/dev/null; shift
+	case $name in *import) out=$tmp/t.out ;; esac   # its summary line
+	/usr/bin/time -f '%e %M' -o "$tmp/t" "$@" > "$out" 2> "$tmp/t.err" ||
 		{ echo "failed: $*" >&2; tail -3 "$tmp/t.err" >&2; return 1; }
-	read -r s kib < "$tmp/t"
-	echo "$name $s $((kib / 1024))" >> "$tmp/times"
+	read -r s kib < <(tail -1 "$tmp/t")
+	local ev=
+	[ "$out" = /dev/null ] ||
+		ev=$(sed -nE 's/.*imported ([0-9,]+) events.*/\1/p' "$out" | tr -d ,)
+	echo "$name $s $((kib / 1024)) ${ev:-0}" >> "$tmp/times"
 }
 
-# summary TITLE: mean +- sd of every step in $tmp/times, and the ratios.
+# summary TITLE: mean +- sd of every step in $tmp/times, the import's
+# events/s, and the ratios to the import of the same analyzer.
 summary() {
 	echo "$1"
 	awk '
 		!($1 in n) { order[++k] = $1 }
-		{ n[$1]++; s[$1] += $2; ss[$1] += $2 * $2; if ($3 > r[$1]) { r[$1] = $3 } }
+		{ n[$1]++; s[$1] += $2; ss[$1] += $2 * $2; if ($3 > r[$1]) { r[$1] = $3 }
+		  if ($4 > 0) { ev[$1] = $4 } }
 		END {
-			printf "  %-16s %10s %8s %9s %10s\n", "step", "mean s", "sd", "peak MiB", "x import"
-			imp = s["import"] / n["import"]
+			printf "  %-20s %9s %7s %9s %8s %9s\n", "step", "mean s", "sd", "peak MiB",
+				"x import", "events/s"
 			for (i = 1; i <= k; i++) {
 				x = order[i]; m = s[x] / n[x]
 				v = n[x] > 1 ? (ss[x] - n[x] * m * m) / (n[x] - 1) : 0
-				printf "  %-16s %10.2f %8.2f %9d %10.2f\n", x, m, sqrt(v > 0 ? v : 0),
-					r[x], (imp > 0 ? m / imp : 0)
+				p = x ~ /^base:/ ? "base:" : ""
+				imp = (p "import") in n ? s[p "import"] / n[p "import"] : 0
+				rate = x in ev && m > 0 ? sprintf("%.2fM", ev[x] / m / 1e6) : ""
+				printf "  %-20s %9.2f %7.2f %9d %8.2f %9s\n", x, m, sqrt(v > 0 ? v : 0),
+					r[x], (imp > 0 && x !~ /^perf-/ ? m / imp : 0), rate
 			}
 			if ("perf-report" in n && "report-cap" in n)
 				printf "  perfcap report (capture, import included) / perf report: %.2f\n",
@@ -72,16 +97,29 @@ summary() {
 	rm -f "$tmp/times"
 }
 
-# analyze_steps CAP: one round of perfcap-analyze's steps on CAP.
+# analyze_steps ANALYZER PREFIX CAP: one round of perfcap-analyze's steps
+# on CAP, named PREFIX + step.
 analyze_steps() {
-	local cap=$1 db=$tmp/run.db
-	timed import "$ana" import -f "$cap" -o "$db" || return 1
-	timed report "$ana" report "$db"
-	timed report-json "$ana" report --json "$db"
-	timed diff-self "$ana" diff "$db" "$db"
-	timed html "$ana" report --html "$tmp/page.html" "$db"
-	timed report-cap "$ana" report "$cap"
+	local a=$1 p=$2 cap=$3 db=$tmp/run.db
+	timed "${p}import" "$a" import -f "$cap" -o "$db" || return 1
+	timed "${p}report" "$a" report "$db"
+	timed "${p}report-json" "$a" report --json "$db"
+	timed "${p}diff-self" "$a" diff "$db" "$db"
+	timed "${p}html" "$a" report --html "$tmp/page.html" "$db"
+	timed "${p}report-cap" "$a" report "$cap"
 	rm -f "$db" "$tmp/page.html"
+}
+
+# both_steps CAP R: this build's steps, and BASE's when given, in the
+# order of round R (ABBA).
+both_steps() {
+	if [ -z "$base" ]; then
+		analyze_steps "$ana" "" "$1"
+	elif [ $(($2 % 2)) = 1 ]; then
+		analyze_steps "$ana" "" "$1"; analyze_steps "$base" "base:" "$1"
+	else
+		analyze_steps "$base" "base:" "$1"; analyze_steps "$ana" "" "$1"
+	fi
 }
 
 perf_steps() {
@@ -93,15 +131,35 @@ perf_steps() {
 measure() {
 	local title=$1 cap=$2 pdata=${3:-}
 	for ((r = 1; r <= rounds; r++)); do
-		if [ -n "$pdata" ] && [ $((r % 2)) = 0 ]; then
-			perf_steps "$pdata"; analyze_steps "$cap"
+		local with_perf=; [ -n "$pdata" ] && [ "$r" -le "$perf_rounds" ] && with_perf=1
+		if [ -n "$with_perf" ] && [ $((r % 2)) = 0 ]; then
+			perf_steps "$pdata"; both_steps "$cap" "$r"
 		else
-			analyze_steps "$cap"; [ -n "$pdata" ] && perf_steps "$pdata"
+			both_steps "$cap" "$r"; [ -n "$with_perf" ] && perf_steps "$pdata"
 		fi
 	done
 	summary "$title"
 	echo "  capture $(stat -c %s "$cap") bytes"
 	[ -n "$pdata" ] && echo "  perf.data $(stat -c %s "$pdata") bytes"
+}
+
+# keep_or_drop NAME: the recordings of NAME go to KEEP, or are deleted.
+keep_or_drop() {
+	if [ -n "${KEEP:-}" ]; then
+		mkdir -p "$KEEP"
+		mv "$tmp/$1.perfcap" "$KEEP/$1-$secs.perfcap"
+		mv "$tmp/$1.perf.data" "$KEEP/$1-$secs.perf.data"
+	else
+		rm -f "$tmp/$1.perfcap" "$tmp/$1.perf.data"
+	fi
+}
+
+# kept NAME TITLE: measures the recordings CAPTURES holds for NAME.
+kept() {
+	local cap=$CAPTURES/$1-$secs.perfcap pdata=$CAPTURES/$1-$secs.perf.data
+	[ -f "$cap" ] || { echo "$1: no $cap"; return; }
+	[ -f "$pdata" ] || pdata=
+	measure "$2 (kept recording)" "$cap" "$pdata"
 }
 
 # record_both PIDS CAP PERFDATA: SECONDS of every perfcap source and of
@@ -136,6 +194,7 @@ run_redis() {
 	kill $load $srv 2> /dev/null; wait $load $srv 2> /dev/null
 	measure "redis-server + redis-benchmark, ${secs} s, every source" \
 		"$tmp/redis.perfcap" "$tmp/redis.perf.data"
+	keep_or_drop redis
 }
 
 run_nginx() {
@@ -163,6 +222,7 @@ run_nginx() {
 	record_both "$all" "$tmp/nginx.perfcap" "$tmp/nginx.perf.data"
 	kill $load $srv 2> /dev/null; wait $load $srv 2> /dev/null
 	measure "nginx + wrk, ${secs} s, every source" "$tmp/nginx.perfcap" "$tmp/nginx.perf.data"
+	keep_or_drop nginx
 }
 
 run_postgres() {
@@ -192,14 +252,26 @@ run_postgres() {
 	kill -INT "$pm" 2> /dev/null; wait $srv 2> /dev/null   # runuser does not forward it
 	measure "postgres + pgbench (8 clients), ${secs} s, every source" \
 		"$tmp/pg.perfcap" "$tmp/pg.perf.data"
+	keep_or_drop pg
 }
 
-echo "perfcap-analyze at scale ($build; $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg))"
-"$gen" --requests "$tmp/synth.perfcap" "$events" > /dev/null
-measure "1. synthetic server capture, $events events with requests" "$tmp/synth.perfcap"
-rm -f "$tmp/synth.perfcap"
+echo "perfcap-analyze at scale ($build${base:+ vs base $BASE}; $(nproc) CPUs;" \
+	"load $(cut -d' ' -f1-3 /proc/loadavg))"
+if [ "$events" -gt 0 ]; then
+	"$gen" --requests "$tmp/synth.perfcap" "$events" > /dev/null
+	measure "1. synthetic server capture, $events events with requests" "$tmp/synth.perfcap"
+	rm -f "$tmp/synth.perfcap"
+fi
 for s in $servers; do
 	echo
+	if [ -n "${CAPTURES:-}" ]; then
+		case $s in
+		redis) kept redis "redis-server + redis-benchmark, ${secs} s, every source" ;;
+		nginx) kept nginx "nginx + wrk, ${secs} s, every source" ;;
+		postgres) kept pg "postgres + pgbench (8 clients), ${secs} s, every source" ;;
+		esac
+		continue
+	fi
 	case $s in
 	redis) run_redis ;;
 	nginx) run_nginx ;;

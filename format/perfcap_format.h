@@ -671,6 +671,13 @@ int pc_reader_open(struct pc_reader **out, const char *path,
  * skipped and counted in the status; reading never fails hard after open. */
 int pc_reader_next(struct pc_reader *r, struct pc_chunk *c);
 
+/* pc_reader_next for the chunk types in the mask types (bit 1 << type;
+ * types 0-31): the chunks of other types are stepped over by their
+ * headers, without reading, checking or decompressing their payloads (to
+ * the offset pc_reader_next would go to), so they are neither returned nor
+ * counted. For a pass that needs a few small chunks of a big file. */
+int pc_reader_next_of(struct pc_reader *r, struct pc_chunk *c, uint32_t types);
+
 /* Rewind to the first chunk (the importer's first pass over a capture with
  * user stack copies reads the unwind tables at its end, then starts over). */
 int pc_reader_rewind(struct pc_reader *r);
@@ -716,9 +723,11 @@ int pc_kv_next(struct pc_kv_iter *it, const char **key, const char **value);
 
 /* ---- misc ------------------------------------------------------------- */
 
+/* CRC-32C of data, continuing crc (0 to start): with the CPU's crc32
+ * instruction where there is one. pc_crc32c_portable is the table
+ * implementation every CPU runs otherwise (the tests compare the two). */
 uint32_t pc_crc32c(uint32_t crc, const void *data, size_t len);
-/* The portable path alone, on an inverted crc (tests compare the two). */
-uint32_t pc_crc32c_table(uint32_t crc, const uint8_t *p, size_t len);
+uint32_t pc_crc32c_portable(uint32_t crc, const void *data, size_t len);
 const char *pc_chunk_type_name(uint16_t type); /* "meta", ... or "unknown" */
 
 /* Schema versions of each chunk type's payload written by this library. */

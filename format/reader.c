@@ -5,6 +5,8 @@
  * unreadable the reader scans forward for the next chunk whose header and
  * checksum are valid, so damage in the middle of a file loses only the
  * damaged chunks. A file cut at any byte yields every complete chunk.
+ * pc_reader_next_of steps over the chunks of types it was not asked for
+ * by their headers alone, neither checking nor decompressing them.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -125,12 +127,12 @@ int pc_reader_open(struct pc_reader **out, const char *path,
 
 enum parse_result { CHUNK_OK, CHUNK_CUT, CHUNK_GARBAGE, CHUNK_BAD_CRC };
 
-/* Reads and validates the chunk at off into r->disk. */
-static enum parse_result load_chunk(struct pc_reader *r, uint64_t off,
-				    struct pc_chunk_header *h)
+/* Reads and validates the chunk header at off: CHUNK_OK when its sizes
+ * are sane and the chunk fits in the file. */
+static enum parse_result load_header(struct pc_reader *r, uint64_t off,
+				     struct pc_chunk_header *h)
 {
 	uint64_t left = r->st.file_size - off;
-	uint32_t crc;
 
 	if (left < PC_CHUNK_HEADER_SIZE)
 		return CHUNK_CUT;
@@ -142,6 +144,18 @@ static enum parse_result load_chunk(struct pc_reader *r, uint64_t off,
 		return CHUNK_GARBAGE;
 	if (h->header_size + h->payload_size > left)
 		return CHUNK_CUT;
+	return CHUNK_OK;
+}
+
+/* Reads and validates the chunk at off into r->disk. */
+static enum parse_result load_chunk(struct pc_reader *r, uint64_t off,
+				    struct pc_chunk_header *h)
+{
+	enum parse_result head = load_header(r, off, h);
+	uint32_t crc;
+
+	if (head != CHUNK_OK)
+		return head;
 	if (buf_size(&r->disk, h->header_size + h->payload_size) ||
 	    read_at(r->fd, r->disk.data, r->disk.len, off))
 		return CHUNK_CUT;
@@ -215,11 +229,24 @@ static void note_stop(struct pc_reader *r, int *flag)
 	*flag = 1;
 }
 
-int pc_reader_next(struct pc_reader *r, struct pc_chunk *c)
+/* Does the caller of pc_reader_next_of want chunks of this type? */
+static int wanted(uint16_t type, uint32_t types)
+{
+	return type < 32 && (types & (UINT32_C(1) << type));
+}
+
+/* The next chunk (types: all, or those of pc_reader_next_of). */
+static int next_chunk(struct pc_reader *r, struct pc_chunk *c, int all, uint32_t types)
 {
 	struct pc_chunk_header h;
 
 	while (r->offset < r->st.file_size) {
+		/* a chunk not wanted: its header is enough to step over it, to
+		 * the offset a full read would go to (intact or not) */
+		if (!all && load_header(r, r->offset, &h) == CHUNK_OK && !wanted(h.type, types)) {
+			r->offset += h.header_size + h.payload_size;
+			continue;
+		}
 		switch (load_chunk(r, r->offset, &h)) {
 		case CHUNK_CUT: {
 			/* a cut tail, or a damaged size field with chunks after it */
@@ -256,6 +283,16 @@ int pc_reader_next(struct pc_reader *r, struct pc_chunk *c)
 		return 1;
 	}
 	return 0;
+}
+
+int pc_reader_next(struct pc_reader *r, struct pc_chunk *c)
+{
+	return next_chunk(r, c, 1, 0);
+}
+
+int pc_reader_next_of(struct pc_reader *r, struct pc_chunk *c, uint32_t types)
+{
+	return next_chunk(r, c, 0, types);
 }
 
 int pc_reader_rewind(struct pc_reader *r)

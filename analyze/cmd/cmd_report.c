@@ -1,6 +1,7 @@
 /* cmd_report.c - "perfcap-analyze report FILE|DB": the text report, the
  * JSON report (--json) or folded stacks (--folded), and with --html FILE
- * the same report as a self-contained page. A capture is first imported
+ * the same report as a self-contained page; text, JSON and page are
+ * renderings of one report model, computed once. A capture is first imported
  * into a temporary database, then the same queries run as for a database
  * made by "import", so both print the same thing. */
 #include <argp.h>
@@ -165,9 +166,8 @@ static char *command_line(int argc, char **argv)
 	return line;
 }
 
-/* The report's JSON, compact, inside the HTML page at path. 0 or -1
- * (reported). */
-static int write_html(sqlite3 *db, const struct report_options *opts, const char *path)
+/* The model's JSON inside the HTML page at path. 0 or -1 (reported). */
+static int write_html(const struct report_model *m, const char *path)
 {
 	char *json = NULL;
 	size_t len = 0;
@@ -178,7 +178,7 @@ static int write_html(sqlite3 *db, const struct report_options *opts, const char
 		fail_file(path, "out of memory");
 		return -1;
 	}
-	rc = report_json(db, opts, mem);
+	rc = report_model_json(m, mem);
 	if (fclose(mem) != 0 && rc == 0) {
 		fail_file(path, "out of memory");
 		rc = -1;
@@ -186,6 +186,31 @@ static int write_html(sqlite3 *db, const struct report_options *opts, const char
 	if (rc == 0)
 		rc = html_page_write_file(path, "perfcap report", json, len);
 	free(json);
+	return rc;
+}
+
+/* The page (with --html) and stdout, from one model: the report is
+ * computed once however many times it is written. 0 or -1. */
+static int write_outputs(sqlite3 *db, const struct report_args *args)
+{
+	struct report_model *m = NULL;
+	int rc = 0;
+
+	if (args->html || !args->folded) {
+		m = report_model_build(db, &args->report);
+		if (!m) {
+			fprintf(stderr, "perfcap-analyze: out of memory\n");
+			return -1;
+		}
+	}
+	/* the page first: a reader of stdout that quits early (| head) must
+	 * not cost the file */
+	if (args->html && write_html(m, args->html) < 0)
+		rc = -1;
+	if (args->folded ? report_folded(db, &args->report, stdout) < 0
+	    : args->json ? report_model_json(m, stdout) < 0 : report_model_text(m, stdout) < 0)
+		rc = -1;
+	report_model_free(m);
 	return rc;
 }
 
@@ -215,13 +240,7 @@ int cmd_report(int argc, char **argv)
 	status = warn_if_damaged(db, args.input);
 	args.report.input_path = args.input;
 	args.report.analyze_command = command = command_line(argc, argv);
-	/* the page first: a reader of stdout that quits early (| head) must
-	 * not cost the file */
-	if (args.html && write_html(db, &args.report, args.html) < 0)
-		status = 1;
-	if (args.folded ? report_folded(db, &args.report, stdout) < 0
-	    : args.json ? report_json(db, &args.report, stdout) < 0
-			: report_text(db, &args.report, stdout) < 0)
+	if (write_outputs(db, &args) < 0)
 		status = 1;
 	free(command);
 	if (fflush(stdout) != 0)

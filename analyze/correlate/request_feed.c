@@ -282,9 +282,7 @@ static void order_run(struct request_call *v, size_t n)
 	}
 }
 
-/* Sorts one stream's calls by (ts, ord, seq) unless they already are:
- * stably by time, then each run of one time. 0 or -1. */
-static int order_stream(struct request_call *v, size_t n)
+int request_order_stream(struct request_call *v, size_t n)
 {
 	size_t i = 1;
 
@@ -345,7 +343,7 @@ static int order_calls(struct request_feed *f)
 	for (size_t r = 0; r < f->nstreams; r++) {
 		size_t from = r ? start[r - 1] : 0;
 
-		if (order_stream(f->calls + from, start[r] - from) < 0) {
+		if (request_order_stream(f->calls + from, start[r] - from) < 0) {
 			free(start);
 			return -1;
 		}

@@ -4,13 +4,16 @@
  * time with pread; the merge picks the smallest head by a linear look
  * over the runs (a few per ten million calls, so a heap would not pay).
  * The order is total, so the merge gives the one sequence an in-memory
- * sort of every call would. */
+ * sort of every call would. A run is sorted by stream with a counting
+ * sort, then each stream by time (request_order_stream), into a second
+ * buffer while it is written (the memory qsort's merge sort took). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "request_runs_internal.h"
+#include "util/hashmap.h"
 
 static int cmp_int64(int64_t x, int64_t y)
 {
@@ -30,9 +33,104 @@ int request_call_cmp(const struct request_call *x, const struct request_call *y)
 	return cmp_int64(x->seq, y->seq);
 }
 
-static int cmp_call(const void *a, const void *b)
+/* A call's stream as one number whose unsigned order is (pid, fd). */
+static uint64_t stream_key(const struct request_call *c)
 {
-	return request_call_cmp(a, b);
+	return (uint64_t)c->pid << 32 | ((uint32_t)c->fd ^ 0x80000000u);
+}
+
+static int by_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Counts each stream's calls into streams (key -> count). 0 or -1. */
+static int count_streams(struct hmap *streams, const struct request_call *v, size_t n)
+{
+	uint64_t last = 0, *count = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t key = stream_key(&v[i]);
+		int created;
+
+		if (!count || key != last) {   /* calls of a stream come in runs */
+			count = hmap_upsert(streams, key, 0, 0, &created);
+			if (!count)
+				return -1;
+			last = key;
+		}
+		(*count)++;
+	}
+	return 0;
+}
+
+/* Replaces each stream's count by its first position in (pid, fd)
+ * order. 0 or -1. */
+static int stream_starts(struct hmap *streams)
+{
+	uint64_t *keys = malloc((streams->len ? streams->len : 1) * sizeof(*keys)), at = 0;
+	const struct hmap_slot *slot;
+	size_t k = 0;
+
+	if (!keys)
+		return -1;
+	for (size_t pos = 0; hmap_next(streams, &pos, &slot);)
+		keys[k++] = slot->a;
+	qsort(keys, k, sizeof(*keys), by_u64);
+	for (size_t i = 0; i < k; i++) {
+		uint64_t *start = hmap_find(streams, keys[i], 0), count = *start;
+
+		*start = at;
+		at += count;
+	}
+	free(keys);
+	return 0;
+}
+
+/* Copies v into R->sorted by stream, keeping each stream's calls in
+ * their order (a counting sort). 0 or -1. */
+static int scatter(struct request_runs *R, struct hmap *streams, const struct request_call *v,
+		   size_t n)
+{
+	uint64_t last = 0, *at = NULL;
+
+	R->sorted = malloc((n ? n : 1) * sizeof(*R->sorted));
+	if (!R->sorted)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t key = stream_key(&v[i]);
+
+		if (!at || key != last) {
+			at = hmap_find(streams, key, 0);
+			last = key;
+		}
+		R->sorted[(*at)++] = v[i];
+	}
+	return 0;
+}
+
+/* v[0..n) in the pass's order into R->sorted: by stream (pid, fd), then
+ * each stream by (ts, ord, seq) as the in-memory path orders it. The
+ * order is total, so this is the order qsort with request_call_cmp gave
+ * (which, with its comparisons through a pointer and 48-byte moves, was
+ * a fifth of the import of a 60 s redis capture). 0 or -1. */
+static int sort_run(struct request_runs *R, const struct request_call *v, size_t n)
+{
+	struct hmap streams;
+	int rc;
+
+	hmap_init(&streams);
+	rc = count_streams(&streams, v, n) < 0 || stream_starts(&streams) < 0 ||
+	     scatter(R, &streams, v, n) < 0 ? -1 : 0;
+	hmap_free(&streams);
+	for (size_t a = 0, b; rc == 0 && a < n; a = b) {
+		for (b = a + 1; b < n && stream_key(&R->sorted[b]) == stream_key(&R->sorted[a]); b++)
+			;
+		rc = request_order_stream(R->sorted + a, b - a);
+	}
+	return rc;
 }
 
 static int fail(const char *what)
@@ -79,11 +177,20 @@ static FILE *temporary_file(void)
 int request_runs_write(struct request_runs *R, struct request_call *v, size_t n)
 {
 	off_t start = R->size;
+	int rc;
 
 	if (!R->file && !(R->file = temporary_file()))
 		return fail("temporary file");
-	qsort(v, n, sizeof(*v), cmp_call);
-	if (fwrite(v, sizeof(*v), n, R->file) != n || fflush(R->file) != 0)
+	if (sort_run(R, v, n) < 0) {
+		free(R->sorted);
+		R->sorted = NULL;
+		errno = ENOMEM;
+		return fail("sorting");
+	}
+	rc = fwrite(R->sorted, sizeof(*v), n, R->file) != n || fflush(R->file) != 0;
+	free(R->sorted);       /* as much memory as the buffer: not kept */
+	R->sorted = NULL;
+	if (rc)
 		return fail("writing a temporary file");
 	R->size += (off_t)(n * sizeof(*v));
 	return add_run(R, start, R->size);

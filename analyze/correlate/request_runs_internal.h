@@ -16,6 +16,11 @@
 /* The pass's order of calls: (pid, fd, ts, ord, seq), total. */
 int request_call_cmp(const struct request_call *x, const struct request_call *y);
 
+/* Sorts one stream's calls (one pid and fd) by (ts, ord, seq) unless
+ * they already are: stably by time, then each run of one time
+ * (request_feed.c). 0 or -1 (out of memory). */
+int request_order_stream(struct request_call *v, size_t n);
+
 #define RUN_BUFFER_CALLS 1024     /* read from a run at a time (48 KiB) */
 
 struct request_run {
@@ -29,6 +34,7 @@ struct request_runs {
 	off_t size;
 	struct request_run *v;
 	size_t n, cap;
+	struct request_call *sorted;  /* the run in order, while it is written */
 };
 
 /* Sorts v[0..n) in the pass's order and appends it as a new run. 0 or -1

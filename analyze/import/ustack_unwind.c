@@ -357,10 +357,12 @@ static struct ustack_state *state_new(void)
 
 int ustack_prepass(struct loader *L, struct pc_reader *reader)
 {
+	/* the event chunks (nearly all of the file) are stepped over unread */
+	const uint32_t types = 1u << PC_CHUNK_META | 1u << PC_CHUNK_SYMBOLS | 1u << PC_CHUNK_PROCS;
 	struct pc_chunk c;
 	int seen_meta = 0;
 
-	while (pc_reader_next(reader, &c) == 1) {
+	while (pc_reader_next_of(reader, &c, types) == 1) {
 		if (c.hdr.type == PC_CHUNK_META && !seen_meta) {
 			seen_meta = 1;
 			if (!announces_copies(&c))

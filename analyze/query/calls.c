@@ -5,6 +5,7 @@
 
 #include "db/db.h"
 #include "calls.h"
+#include "util/radix_sort.h"
 
 struct loader {
 	struct calls *c;
@@ -234,6 +235,15 @@ static int by_value(const void *pa, const void *pb)
 	return a < b ? -1 : a > b;
 }
 
+/* A call's durations, ascending: a radix sort (qsort through by_value was
+ * 8% of the report of a 60 s redis capture, 5.5M calls), or qsort when
+ * its scratch can not be had. */
+static void sort_durations(int64_t *v, size_t n)
+{
+	if (radix_sort_i64(v, n, sizeof(*v), 0) < 0)
+		qsort(v, n, sizeof(*v), by_value);
+}
+
 static int make_windows(struct call_windows *w, uint64_t base, uint64_t width, uint64_t end)
 {
 	if (width == 0 || end <= base || (end - base) / width >= 100000)
@@ -267,7 +277,7 @@ int calls_load(sqlite3 *db, const struct report_scope *scope, uint64_t window_ba
 	if (rc < 0)
 		return -1;
 	for (size_t i = 0; i < c->nnr; i++)
-		qsort(c->by_nr[i].v, c->by_nr[i].len, sizeof(int64_t), by_value);
+		sort_durations(c->by_nr[i].v, c->by_nr[i].len);
 	if (c->nnr > 0)
 		qsort(c->by_nr, c->nnr, sizeof(*c->by_nr), by_total_desc);
 	if (c->nfutex > 0)

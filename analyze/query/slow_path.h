@@ -29,10 +29,12 @@ struct slow_path {
 	char class_names[SLOW_PATH_CLASSES][16]; /* the database's wait_classes */
 };
 
-/* Fills out from the scope's requests (how many: requests, already
- * counted by the caller; zero: none). 0 or -1 (reported). */
-int slow_path_load(sqlite3 *db, const struct report_scope *scope, uint64_t requests,
-		   struct slow_path *out);
+/* Fills out from the scope's requests, whose service times the caller
+ * read already: n of them, ascending in sorted_ns (a NULL read as 0; n
+ * zero: none). They give the slowest tenth's threshold, so that only the
+ * requests at or above it are read again. 0 or -1 (reported). */
+int slow_path_load(sqlite3 *db, const struct report_scope *scope, const int64_t *sorted_ns,
+		   size_t n, struct slow_path *out);
 
 /* "block_io", "futex" ... for a wait_class_code (the database's own
  * wait_classes table); "other" if unknown. */

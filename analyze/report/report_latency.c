@@ -4,7 +4,9 @@
  * total, and the dominant component — the largest measured part of the
  * calls' time: blocked in a wait class (thread_states inside the call),
  * or "in call" (running or runnable inside it). In JSON: "latency", with
- * log2 histograms of request service time and of the top calls. */
+ * log2 histograms of request service time and of the top calls. The
+ * numbers are loaded once per report model (report_latency_load), then
+ * rendered as text or JSON. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,8 +75,7 @@ static int64_t nearest_rank(const int64_t *v, size_t n, int pct)
  * requests in scope. The values are read once and sorted here: the
  * window-function statement that did it (row_number over the sorted
  * durations) took 1.7 s of a 5 s report of a redis capture with 543k
- * requests, and report --html runs it twice. The sorted values stay in
- * kept for the JSON histogram. 1 (a row), 0 (no requests) or -1. */
+ * requests. The sorted values stay in kept for the JSON histogram. 1 (a row), 0 (no requests) or -1. */
 static int request_row(const struct report_context *ctx, const char *where,
 		       struct latency_row *r, struct durations *kept)
 {
@@ -470,7 +471,7 @@ static void write_json(const struct report_context *ctx, const struct latency *l
 	json_end_object(w);
 }
 
-static void print_requests(const struct report_context *ctx, struct latency *l)
+static void print_requests(const struct report_context *ctx, const struct latency *l)
 {
 	char a[FMT_BUF];
 
@@ -491,7 +492,7 @@ static void print_requests(const struct report_context *ctx, struct latency *l)
 	slow_text(ctx->out, &l->slow);
 }
 
-static void print_text(const struct report_context *ctx, struct latency *l)
+static void print_text(const struct report_context *ctx, const struct latency *l)
 {
 	fprintf(ctx->out, "\nLatency breakdown\n");
 	print_requests(ctx, l);
@@ -507,46 +508,62 @@ static void print_text(const struct report_context *ctx, struct latency *l)
 		print_row(ctx->out, &l->sys[i]);
 }
 
-static void free_latency(struct latency *l)
+void report_latency_free(struct latency *l)
 {
+	if (!l)
+		return;
 	free(l->req_ns.v);
 	free(l);
 }
 
-int report_section_latency(const struct report_context *ctx)
+/* The requests' row, its dominant component and the slowest requests'
+ * path. 0 or -1. */
+static int load_requests(const struct report_context *ctx, struct latency *l)
 {
-	struct latency *l = calloc(1, sizeof(*l));
-
-	if (!l)
-		return -1;
-	l->top = ctx->opts->top < 64 ? ctx->opts->top : 64;
 	l->queue_mean = queue_mean(ctx, &l->queued, &l->arrivals);
 	report_scope_sql(l->req_where, sizeof(l->req_where), "pid", "CAST(tids AS INTEGER)",
 			 "start_ts", "end_ts");
 	l->nreq = request_row(ctx, l->req_where, &l->req, &l->req_ns);
-	if (l->nreq < 0) {
-		free_latency(l);
+	if (l->nreq < 0)
 		return -1;
-	}
 	if (l->nreq > 0 && report_request_dominant(ctx, l->req_where, l->req.total,
 						   l->req.dominant, sizeof(l->req.dominant)) < 0)
 		snprintf(l->req.dominant, sizeof(l->req.dominant), "unknown (no sched source)");
-	if (l->nreq > 0 && slow_path_load(ctx->db, ctx->scope, (uint64_t)l->req.count, &l->slow) < 0) {
-		free_latency(l);
+	if (l->nreq > 0 && slow_path_load(ctx->db, ctx->scope, l->req_ns.v, l->req_ns.n,
+					  &l->slow) < 0)
 		return -1;
+	return 0;
+}
+
+struct latency *report_latency_load(const struct report_context *ctx)
+{
+	struct latency *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return NULL;
+	l->top = ctx->opts->top < 64 ? ctx->opts->top : 64;
+	if (load_requests(ctx, l) < 0) {
+		report_latency_free(l);
+		return NULL;
 	}
 	l->nsys = call_rows(ctx, l->sys, l->top);
 	l->nwaits = report_has_object(ctx->db, "thread_metrics") ?
 		    load_waits(ctx, l->waits, WAIT_CLASSES_MAX) : 0;
 	if (l->nwaits < 0) {
-		free_latency(l);
-		return -1;
+		report_latency_free(l);
+		return NULL;
 	}
 	set_dominant(ctx, l->sys, l->nsys);
+	return l;
+}
+
+int report_section_latency(const struct report_context *ctx)
+{
+	if (!ctx->latency)
+		return -1;
 	if (ctx->json)
-		write_json(ctx, l);
+		write_json(ctx, ctx->latency);
 	else
-		print_text(ctx, l);
-	free_latency(l);
+		print_text(ctx, ctx->latency);
 	return 0;
 }

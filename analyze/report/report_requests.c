@@ -20,8 +20,13 @@ enum { RC_RUNNING, RC_RUNNABLE, RC_BLOCK_IO, RC_FUTEX, RC_POLL, RC_SLEEP, RC_NET
 static const char *const component_names[RC_N] = { "running", "runnable", "block_io wait",
 	"futex wait", "poll wait", "sleep", "socket wait", "other wait" };
 
+/* A request span; conn and row order the spans of one thread and start
+ * as request_spans does, so that the overlaps (which assume a thread's
+ * spans sorted) do not depend on the order the rows were read in. */
 struct span {
 	int64_t tid, start, end;
+	uint64_t conn;            /* pid << 32 | fd + 2^31: (pid, fd) order */
+	int64_t row;              /* rowid */
 };
 
 static int by_tid_start(const void *pa, const void *pb)
@@ -30,7 +35,11 @@ static int by_tid_start(const void *pa, const void *pb)
 
 	if (a->tid != b->tid)
 		return a->tid < b->tid ? -1 : 1;
-	return a->start < b->start ? -1 : a->start > b->start;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	if (a->conn != b->conn)
+		return a->conn < b->conn ? -1 : 1;
+	return (a->row > b->row) - (a->row < b->row);
 }
 
 static struct span *load_spans(const struct report_context *ctx, const char *where, size_t *n)
@@ -41,8 +50,11 @@ static struct span *load_spans(const struct report_context *ctx, const char *whe
 	sqlite3_stmt *st;
 
 	*n = 0;
-	snprintf(sql, sizeof(sql), "SELECT CAST(tids AS INTEGER), start_ts, end_ts FROM"
-		 " request_spans WHERE %s", where);
+	/* the table in storage order for the whole capture (the view's
+	 * index order cost a rowid lookup per row), sorted here into the
+	 * view's order per thread */
+	snprintf(sql, sizeof(sql), "SELECT CAST(tids AS INTEGER), start_ts, end_ts, pid, fd, rowid"
+		 " FROM %s WHERE %s", report_requests_from(ctx->scope, "requests"), where);
 	st = report_prepare(ctx, sql);
 	while (st && sqlite3_step(st) == SQLITE_ROW) {
 		if (*n == cap) {
@@ -54,7 +66,10 @@ static struct span *load_spans(const struct report_context *ctx, const char *whe
 			cap = c;
 		}
 		v[*n] = (struct span){ sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-				       sqlite3_column_int64(st, 2) };
+				       sqlite3_column_int64(st, 2),
+				       (uint64_t)(uint32_t)sqlite3_column_int64(st, 3) << 32 |
+				       ((uint32_t)sqlite3_column_int64(st, 4) ^ 0x80000000u),
+				       sqlite3_column_int64(st, 5) };
 		(*n)++;
 	}
 	sqlite3_finalize(st);

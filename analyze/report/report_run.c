@@ -1,7 +1,8 @@
-/* report_run.c - drives a report: resolves the scope, loads the samples,
- * stacks and names once, runs the diagnosis, then has each section write
- * itself, as text (report_text) or as members of the JSON object
- * (report_json.c). Sections come in the order of book chapter 12.5:
+/* report_run.c - drives a report: builds the model once (resolves the
+ * scope, loads the samples, stacks, names and system calls, runs the
+ * diagnosis, computes the latency breakdown), then renders it as often as
+ * asked: each section writes itself, as text (report_model_text) or as
+ * members of the JSON object (report_json.c). Sections come in the order of book chapter 12.5:
  * summary, method and scope, latency, CPU hot paths, I/O, contention and
  * scheduling, the wakeup graph, evidence, data quality, reproduce. Every number comes from
  * the database, so a report on a capture and on its imported database
@@ -98,53 +99,104 @@ static void window_grid(sqlite3 *db, const struct report_scope *scope, uint64_t 
 					" WHERE key = 'window_ns'", 1000000000);
 }
 
-/* Loads what every section shares and runs them. */
-int report_render(sqlite3 *db, const struct report_options *opts, FILE *out,
-		  struct json_writer *json)
-{
-	struct report_context ctx = { .db = db, .opts = opts, .out = out, .json = json };
+/* What every section shares, computed once: the text report, the JSON
+ * report and the HTML page's JSON are renderings of one model
+ * (report --html writes two of them). */
+struct report_model {
+	struct report_context ctx;     /* out and json unset */
+	struct report_options opts;
 	struct report_scope scope;
-	struct diagnosis *diag = calloc(1, sizeof(*diag));
+	struct diagnosis *diag;
 	struct selection sel;
 	struct callchains cc;
 	struct names names;
 	struct calls calls;
-	uint64_t base = 0, width = 0;
-	int rc = -1;
+	struct latency *latency;
+	int ok;                        /* 0: the load or the diagnosis failed */
+};
 
-	memset(&calls, 0, sizeof(calls));
-	memset(&sel, 0, sizeof(sel));
-	memset(&cc, 0, sizeof(cc));
-	memset(&names, 0, sizeof(names));
-	if (diag && report_scope_resolve(db, opts, &scope) == 0 &&
-	    selection_load(db, &scope, &sel) == 0 && callchains_load(&cc, db) == 0 &&
-	    names_load(&names, db) == 0 &&
-	    (window_grid(db, &scope, &base, &width), calls_load(db, &scope, base, width, &calls)) == 0) {
-		ctx.scope = &scope;
-		ctx.sel = &sel;
-		ctx.cc = &cc;
-		ctx.names = &names;
-		ctx.samples = sel.samples;
-		ctx.freq_hz = meta_number(db, "sampling.cpu.freq_hz");
-		ctx.sources = db_lookup_text(db, meta_sql, "sources", NULL);
-		ctx.diag = diag;
-		ctx.calls = &calls;
-		report_capture_hash(&ctx);
-		if (diagnose_run(db, &scope, ctx.freq_hz, &sel, &cc, &names, &calls, diag) == 0)
-			rc = run_sections(&ctx);
-		free(ctx.sources);
-	}
-	if (diag)
-		diagnose_free(diag);
-	calls_free(&calls);
-	names_free(&names);
-	callchains_free(&cc);
-	selection_free(&sel);
-	free(diag);
-	return rc;
+static void model_load(struct report_model *m, sqlite3 *db)
+{
+	struct report_context *ctx = &m->ctx;
+	uint64_t base = 0, width = 0;
+
+	if (!m->diag || report_scope_resolve(db, &m->opts, &m->scope) < 0 ||
+	    selection_load(db, &m->scope, &m->sel) < 0 || callchains_load(&m->cc, db) < 0 ||
+	    names_load(&m->names, db) < 0)
+		return;
+	window_grid(db, &m->scope, &base, &width);
+	if (calls_load(db, &m->scope, base, width, &m->calls) < 0)
+		return;
+	ctx->scope = &m->scope;
+	ctx->sel = &m->sel;
+	ctx->cc = &m->cc;
+	ctx->names = &m->names;
+	ctx->samples = m->sel.samples;
+	ctx->freq_hz = meta_number(db, "sampling.cpu.freq_hz");
+	ctx->sources = db_lookup_text(db, meta_sql, "sources", NULL);
+	ctx->diag = m->diag;
+	ctx->calls = &m->calls;
+	report_capture_hash(ctx);
+	if (diagnose_run(db, &m->scope, ctx->freq_hz, &m->sel, &m->cc, &m->names, &m->calls,
+			 m->diag) < 0)
+		return;
+	/* NULL on failure: the latency section then fails in its turn */
+	m->latency = report_latency_load(ctx);
+	ctx->latency = m->latency;
+	m->ok = 1;
+}
+
+struct report_model *report_model_build(sqlite3 *db, const struct report_options *opts)
+{
+	struct report_model *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->opts = *opts;
+	m->ctx.db = db;
+	m->ctx.opts = &m->opts;
+	m->diag = calloc(1, sizeof(*m->diag));
+	model_load(m, db);
+	return m;
+}
+
+void report_model_free(struct report_model *m)
+{
+	if (!m)
+		return;
+	report_latency_free(m->latency);
+	free(m->ctx.sources);
+	if (m->diag)
+		diagnose_free(m->diag);
+	calls_free(&m->calls);
+	names_free(&m->names);
+	callchains_free(&m->cc);
+	selection_free(&m->sel);
+	free(m->diag);
+	free(m);
+}
+
+int report_model_render(const struct report_model *m, FILE *out, struct json_writer *json)
+{
+	struct report_context ctx = m->ctx;
+
+	if (!m->ok)
+		return -1;
+	ctx.out = out;
+	ctx.json = json;
+	return run_sections(&ctx);
+}
+
+int report_model_text(const struct report_model *m, FILE *out)
+{
+	return report_model_render(m, out, NULL);
 }
 
 int report_text(sqlite3 *db, const struct report_options *opts, FILE *out)
 {
-	return report_render(db, opts, out, NULL);
+	struct report_model *m = report_model_build(db, opts);
+	int rc = m ? report_model_text(m, out) : -1;
+
+	report_model_free(m);
+	return rc;
 }

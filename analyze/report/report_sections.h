@@ -28,15 +28,21 @@ struct report_context {
 	const struct selection *sel;  /* the selected sample groups */
 	const struct diagnosis *diag;
 	const struct calls *calls;    /* the scope's system calls, read once */
+	const struct latency *latency; /* the latency section's model, or NULL */
 	uint64_t samples;         /* samples selected */
 	double freq_hz;           /* sampling frequency, 0 if unknown */
 	char *sources;            /* META sources, or NULL */
 	char capture_sha256[65];  /* hex, "" if the capture could not be read */
 };
 
-/* Runs every section (report_run.c); json NULL for text. 0 or -1. */
-int report_render(sqlite3 *db, const struct report_options *opts, FILE *out,
-		  struct json_writer *json);
+/* Runs every section on the model (report_run.c); json NULL for text.
+ * 0 or -1. */
+int report_model_render(const struct report_model *m, FILE *out, struct json_writer *json);
+
+/* The latency section's numbers (report_latency.c), computed once per
+ * model after the diagnosis; NULL on failure (reported). */
+struct latency *report_latency_load(const struct report_context *ctx);
+void report_latency_free(struct latency *l);
 
 /* Estimated CPU time of n samples ("-" if the frequency is unknown). */
 const char *report_cpu_time(const struct report_context *ctx, char *buf, size_t len,

@@ -310,26 +310,26 @@ Test(format, crc32c_known_answer)
 	uint8_t zeros[32] = { 0 };
 	cr_assert_eq(pc_crc32c(0, zeros, sizeof(zeros)), 0x8A9136AAu);
 	cr_assert_eq(pc_crc32c(0, "123456789", 9), 0xE3069283u);
+	cr_assert_eq(pc_crc32c_portable(0, zeros, sizeof(zeros)), 0x8A9136AAu);
+	cr_assert_eq(pc_crc32c_portable(0, "123456789", 9), 0xE3069283u);
 }
 
-/* The hardware path (SSE4.2, where the CPU has it) and the table agree on
- * every length and alignment, and a checksum continues across pieces. */
+/* The crc32 instruction path (where the CPU has one) and the table agree
+ * on every length and alignment, and when continued piece by piece. */
 Test(format, crc32c_paths_agree)
 {
-	uint8_t buf[300];
-	uint32_t seed = 12345;
+	uint8_t buf[4096 + 16];
 
-	for (size_t i = 0; i < sizeof(buf); i++) {
-		seed = seed * 1103515245u + 12345u;
-		buf[i] = (uint8_t)(seed >> 16);
-	}
-	for (size_t off = 0; off < 8; off++)
-		for (size_t len = 0; len + off <= sizeof(buf); len += 7) {
-			uint32_t want = ~pc_crc32c_table(~0u, buf + off, len);
-
-			cr_assert_eq(pc_crc32c(0, buf + off, len), want, "off %zu len %zu", off, len);
-			cr_assert_eq(pc_crc32c(pc_crc32c(0, buf + off, len / 2), buf + off + len / 2,
-					       len - len / 2), want);
+	srand(99);
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)rand();
+	for (size_t off = 0; off < 16; off++)
+		for (size_t len = 0; len + off <= sizeof(buf); len += 1 + len / 3) {
+			uint32_t whole = pc_crc32c(7, buf + off, len);
+			cr_assert_eq(whole, pc_crc32c_portable(7, buf + off, len), "off %zu len %zu",
+				     off, len);
+			cr_assert_eq(pc_crc32c(pc_crc32c(7, buf + off, len / 2), buf + off + len / 2,
+					       len - len / 2), whole);
 		}
 }
 
@@ -353,4 +353,55 @@ Test(format, damaged_size_field_does_not_hide_later_chunks)
 	cr_assert_not(st.truncated);
 	cr_assert(st.end_seen);
 	unlink(path);
+}
+
+/* The offsets of the chunks of the types in mask that path yields, from
+ * pc_reader_next (filtered here) or pc_reader_next_of; -1 ends the list. */
+static void offsets_of(const char *path, uint32_t mask, int next_of, int64_t *out, int max)
+{
+	struct pc_reader *r;
+	struct pc_chunk c;
+	char err[128];
+	int n = 0;
+
+	cr_assert_eq(pc_reader_open(&r, path, err, sizeof(err)), 0);
+	while ((next_of ? pc_reader_next_of(r, &c, mask) : pc_reader_next(r, &c)) == 1)
+		if (c.hdr.type < 32 && (mask & (1u << c.hdr.type)) && n < max - 1)
+			out[n++] = (int64_t)c.offset;
+	out[n] = -1;
+	pc_reader_close(r);
+}
+
+/* pc_reader_next_of steps over the other chunks by their headers, without
+ * checking them, yet must yield exactly the chunks of its types that a
+ * full read yields, whatever the damage: a chunk that fails its checksum
+ * is stepped over by its sizes in both, a bad header resyncs the same way. */
+Test(format, next_of_yields_what_a_full_read_yields_of_its_types)
+{
+	const uint32_t mask = 1u << PC_CHUNK_META | 1u << PC_CHUNK_END;
+	char path[128], bad[128];
+	uint64_t ends[8];
+	int64_t full[16], some[16];
+	int nends;
+
+	tmp_path(path, sizeof(path), "nof");
+	tmp_path(bad, sizeof(bad), "nofb");
+	write_capture(path, 4, 30, ends, &nends);
+	offsets_of(path, mask, 1, some, 16);
+	cr_assert_eq(some[0], PC_FILE_HEADER_SIZE);            /* META */
+	cr_assert_eq(some[1], (int64_t)ends[nends - 2]);       /* END */
+	cr_assert_eq(some[2], -1);
+	srand(4321);
+	for (int round = 0; round < 300; round++) {
+		copy_prefix(path, bad, ends[nends - 1]);
+		for (int k = 0; k < 1 + round % 4; k++)
+			flip_byte(bad, PC_FILE_HEADER_SIZE +
+				  (uint64_t)rand() % (ends[nends - 1] - PC_FILE_HEADER_SIZE));
+		offsets_of(bad, mask, 0, full, 16);
+		offsets_of(bad, mask, 1, some, 16);
+		for (int i = 0; i < 16 && (full[i] >= 0 || some[i] >= 0); i++)
+			cr_assert_eq(full[i], some[i], "round %d, chunk %d", round, i);
+	}
+	unlink(path);
+	unlink(bad);
 }
