@@ -1,8 +1,19 @@
 /* diff_latency.c - latency distributions compared per system call,
  * peer wait, request series, lock, device, uprobed function and GC
- * pauses: percentiles, the median shift with a rank interval,
- * Mann-Whitney U (Welch on per-run medians with several runs per side),
- * KS distance, the p99 ratio, and the time added per unit of exposure. */
+ * pauses: percentiles, the median shift, its test, KS distance, the p99
+ * ratio, and the time added per unit of exposure.
+ *
+ * The test: with several runs a side, Welch t on the per-run medians.
+ * With one run a side, the calls of a run are not independent draws: a
+ * server's requests come in phases (an event loop serving ten clients a
+ * round, then three), so hundreds of thousands of requests make any
+ * difference between two runs of the same load "significant" to a test
+ * that counts each call. So a run's calls are cut, in the order they were
+ * recorded, into BLOCKS consecutive blocks (stretches of time, or of
+ * connections), and Welch t compares the block medians: a change counts
+ * only if it is larger than how much a run drifts within itself. Series
+ * too short for blocks (fewer than BLOCK_MIN calls a block) keep
+ * Mann-Whitney U on the calls. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +66,58 @@ static struct dseries *pool_side(struct builder *b, int side, const char *key,
 		qsort(pool->vals, pool->n, sizeof(uint64_t), by_u64);
 	pool->count = pool->n;
 	return pool;
+}
+
+#define BLOCKS    10
+#define BLOCK_MIN 20
+
+/* The one run's series of key on side, or NULL. */
+static const struct dseries *only_run(struct builder *b, int side, const char *key)
+{
+	if (b->s[side].n != 1)
+		return NULL;
+	return diff_table_find(&b->s[side].runs[0].latency, key);
+}
+
+/* The medians of BLOCKS consecutive blocks of row's values (in recorded
+ * order) into out; 0 when too few values or out of memory. */
+static size_t block_medians(struct builder *b, const struct dseries *row, double *out)
+{
+	size_t per = row ? row->n / BLOCKS : 0;
+	uint64_t *tmp;
+
+	if (per < BLOCK_MIN)
+		return 0;
+	tmp = malloc(per * sizeof(*tmp));
+	if (!tmp) {
+		b->oom = 1;
+		return 0;
+	}
+	for (size_t k = 0; k < BLOCKS; k++) {
+		memcpy(tmp, row->vals + k * per, per * sizeof(*tmp));
+		qsort(tmp, per, sizeof(*tmp), by_u64);
+		out[k] = (double)stats_quantile(tmp, per, 0.5);
+	}
+	free(tmp);
+	return BLOCKS;
+}
+
+/* One run a side with enough calls: Welch t on block medians (see the
+ * top). 1 when done. */
+static int compare_blocks(struct builder *b, const char *key, struct diff_finding *f)
+{
+	double m[2][BLOCKS], diff, lo, hi, mb = 0;
+
+	if (block_medians(b, only_run(b, 0, key), m[0]) != BLOCKS ||
+	    block_medians(b, only_run(b, 1, key), m[1]) != BLOCKS)
+		return 0;
+	for (size_t k = 0; k < BLOCKS; k++)
+		mb += m[0][k] / BLOCKS;
+	f->p_value = stats_welch(m[0], BLOCKS, m[1], BLOCKS, &diff, &lo, &hi);
+	relative(f, mb, diff, lo, hi);
+	f->noise_floor = mb > 0 ? (hi - lo) / 2 / STATS_Z95 * 2.8016 / mb : INFINITY;
+	f->test = "Welch t on the medians of 10 consecutive blocks of each run";
+	return 1;
 }
 
 static const char *latency_kind(const char *key)
@@ -147,7 +210,7 @@ static void compare_latency(struct builder *b, const char *key)
 		relative(f, mb, diff, lo, hi);
 		f->noise_floor = mb > 0 ? (hi - lo) / 2 / STATS_Z95 * 2.8016 / mb : INFINITY;
 		f->test = "Welch t on per-run medians";
-	} else {
+	} else if (!compare_blocks(b, key, f)) {
 		double ratio, lo, hi;
 
 		f->p_value = stats_mann_whitney(pool[0]->vals, pool[0]->n, pool[1]->vals,
