@@ -118,12 +118,7 @@ report() {   # $1 = server
 
 bench_server() {   # $1 = server
 	local s=$1 i
-	if ! start_"$s"; then
-		echo "$s: not installed or did not start, skipped" >&2
-		stop_server
-		return
-	fi
-	load_"$s" > /dev/null   # warm-up
+	start_warm "$s" || return
 	for i in $(seq "$rounds"); do
 		if [ $((i % 2)) = 1 ]; then round "$s" A "$i"; round "$s" B "$i"
 		else round "$s" B "$i"; round "$s" A "$i"; fi

@@ -105,3 +105,14 @@ load_postgres() {   # transactions/s
 	pgbench -h 127.0.0.1 -p "$port" -U postgres -c 8 -j 2 -T "$secs" postgres 2> /dev/null |
 		awk '/^tps = / { printf "%.0f\n", $3; exit }'
 }
+
+# start_warm SERVER: starts SERVER and warms it up under its load; returns
+# 1 (and says so) when it is not installed or did not start
+start_warm() {
+	if ! start_"$1"; then
+		echo "$1: not installed or did not start, skipped" >&2
+		stop_server
+		return 1
+	fi
+	load_"$1" > /dev/null
+}

@@ -116,12 +116,7 @@ round() {   # $1 = server, $2 = mode: appends "server mode rate" and sizes
 
 bench_server() {   # $1 = server
 	local s=$1 order i
-	if ! start_"$s"; then
-		echo "$s: not installed or did not start, skipped" >&2
-		stop_server
-		return
-	fi
-	load_"$s" > /dev/null   # warm-up
+	start_warm "$s" || return
 	for i in $(seq "$rounds"); do
 		order=$modes
 		[ $((i % 2)) = 0 ] && order=$(echo "$modes" | tr ' ' '\n' | tac | paste -sd' ')
