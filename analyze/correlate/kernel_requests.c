@@ -88,16 +88,14 @@ struct listeners {
  * -1 (reported). */
 static int load_keys(sqlite3 *db, const char *sql, int64_t **v, size_t *n)
 {
-	sqlite3_stmt *st = NULL;
+	sqlite3_stmt *st = db_prepare(db, sql);
 	size_t cap = 0;
 	int rc = 0;
 
 	*v = NULL;
 	*n = 0;
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-		db_report_error(db, sql);
+	if (!st)
 		return -1;
-	}
 	while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
 		if (*n == cap) {
 			int64_t *w = realloc(*v, (cap = cap ? cap * 2 : 16) * sizeof(*w));

@@ -226,21 +226,33 @@ static void load_utilisation(const struct diag_input *in, struct pool_stats *p)
 	sqlite3_finalize(st);
 }
 
+/* The next worker of a "tid,tid,..." list at *s (advanced), NULL at its
+ * end; a tid the diagnosis has no thread for is skipped. */
+static const struct diag_thread *next_worker(const struct diag_input *in, const char **s)
+{
+	while (**s) {
+		const struct diag_thread *t = diag_thread_find(in, (uint32_t)strtoul(*s, NULL, 10));
+		const char *comma = strchr(*s, ',');
+
+		*s = comma ? comma + 1 : "";
+		if (t)
+			return t;
+	}
+	return NULL;
+}
+
 /* Sums the workers' waits of class k. */
 static uint64_t worker_wait(const struct diag_input *in, const struct pool_stats *p,
 			    enum diag_class k, uint64_t *observed)
 {
+	const struct diag_thread *t;
+	const char *s = p->worker_tids;
 	uint64_t sum = 0;
 
 	*observed = 0;
-	for (const char *s = p->worker_tids; *s;) {
-		const struct diag_thread *t = diag_thread_find(in, (uint32_t)strtoul(s, NULL, 10));
-		if (t) {
-			sum += t->wait[k];
-			*observed += t->observed;
-		}
-		s = strchr(s, ',');
-		s = s ? s + 1 : "";
+	while ((t = next_worker(in, &s))) {
+		sum += t->wait[k];
+		*observed += t->observed;
 	}
 	return sum;
 }
@@ -368,17 +380,13 @@ static int default_pool(const struct diag_input *in, struct diagnosis *d)
  * downstream while it serves is busy, not starved. */
 static double workers_cpu_wait(const struct diag_input *in, const struct pool_stats *p)
 {
+	const struct diag_thread *t;
+	const char *s = p->worker_tids;
 	uint64_t runnable = 0, busy = 0;
 
-	for (const char *s = p->worker_tids; *s;) {
-		const struct diag_thread *t = diag_thread_find(in, (uint32_t)strtoul(s, NULL, 10));
-
-		if (t) {
-			runnable += t->runnable;
-			busy += (uint64_t)(busy_share(t) * (double)t->observed);
-		}
-		s = strchr(s, ',');
-		s = s ? s + 1 : "";
+	while ((t = next_worker(in, &s))) {
+		runnable += t->runnable;
+		busy += (uint64_t)(busy_share(t) * (double)t->observed);
 	}
 	return busy ? (double)runnable / (double)busy : 0;
 }
