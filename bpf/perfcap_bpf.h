@@ -88,6 +88,7 @@ enum perfcap_event_type {
 	PERFCAP_EV_AGG_CALL    = 41, /* agg: a slow call, struct perfcap_syscall */
 	PERFCAP_EV_PROBE       = 42, /* probe: struct perfcap_probe */
 	PERFCAP_EV_REQUEST     = 43, /* req: struct perfcap_request */
+	PERFCAP_EV_REQUEST_BATCH = 44, /* req: struct perfcap_request_batch */
 	PERFCAP_EV_MAX    = 64,
 };
 
@@ -680,6 +681,47 @@ struct perfcap_request {
 	__u8  origin;           /* PERFCAP_REQ_SEEN, _CONNECTED or _ACCEPTED */
 	__u8  reserved[7];
 };
+
+/* Up to PERFCAP_REQ_BATCH_MAX consecutive requests of one connection
+ * (numbers number, number + 1, ...), sent as one record: what the requests
+ * share is said once, and times inside each are 32-bit offsets. A request
+ * any of whose values does not fit an entry is sent alone as a
+ * perfcap_request. Sent when full, when its first request is a second old
+ * at the next one, at the connection's end, or read by user space at the
+ * recording's end. h.ts: when it was sent (0: read at the end). The
+ * capture's REQUEST_BATCH has the same entries. */
+#define PERFCAP_REQ_BATCH_MAX    8
+#define PERFCAP_REQ_BATCH_AGE_NS 1000000000ull
+
+struct perfcap_req_entry {
+	__u32 start_off;        /* its start_ts - the batch's base_ts */
+	__u32 first_write_ns;   /* its first write, after its start */
+	__u32 end_ns;           /* its last write, after its start */
+	__u32 ready_ns;         /* flag READY: its data arrived this long before its start */
+	__u32 lower_ns;         /* flag LOWER: its lower bound, this long before its start */
+	__u32 bytes_in, bytes_out;
+	__u32 pickup_tid, other_tid;
+	__u16 reads, writes;
+	__u16 flags;            /* PERFCAP_REQ_F_* */
+	__u16 reserved;
+};
+
+struct perfcap_request_batch {
+	struct perfcap_event_header h; /* PERFCAP_EV_REQUEST_BATCH */
+	__u64 cookie;
+	__u64 conn_ts;
+	__u64 base_ts;          /* the first request's start_ts */
+	__u32 pid;
+	__s32 fd;
+	__u32 number;           /* the first request's number */
+	__u16 family, lport;
+	__u8  origin;
+	__u8  n;                /* entries that follow, 1..PERFCAP_REQ_BATCH_MAX */
+	__u8  reserved[6];
+	struct perfcap_req_entry e[PERFCAP_REQ_BATCH_MAX];
+};
+
+#define PERFCAP_REQ_BATCH_HEADER_SIZE 64 /* offsetof(struct perfcap_request_batch, e) */
 
 /* req.bpf.c's `req_counts` (STATS req.*) */
 enum perfcap_req_count {

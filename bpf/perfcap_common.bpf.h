@@ -90,6 +90,16 @@ static __always_inline void pc_count(__u32 source, __u32 reason)
 		__sync_fetch_and_add(n, 1);
 }
 
+/* Counts n lost at once (a record that carried n events). */
+static __always_inline void pc_count_n(__u32 source, __u32 reason, __u64 n)
+{
+	__u32 slot = PERFCAP_LOSS_INDEX(source, reason);
+	__u64 *c = bpf_map_lookup_elem(&losses, &slot);
+
+	if (c)
+		__sync_fetch_and_add(c, n);
+}
+
 /* ---- filters ------------------------------------------------------------ */
 
 /* The process name (the thread group leader's comm) equals --comm. */

@@ -40,6 +40,7 @@ struct load_counters {
 	uint64_t syscalls_by_nr[SYSCALL_NR_COUNTED]; /* SYSCALL records per number */
 	uint64_t syscalls_summed;     /* ... of them written by agg (flag SUMMED) */
 	uint64_t metrics_waits;       /* THREAD_METRIC records of the waits source (flag WAIT) */
+	uint64_t requests_batched;    /* requests in REQUEST_BATCH records */
 	uint64_t sockets_snapshot;    /* SOCKET records of the /proc snapshots (flag
 				       * SNAPSHOT, filed under proc), in connections */
 	struct hmap unknown_chunk_types;   /* (type, 0) -> count */
@@ -173,6 +174,7 @@ int decode_mutex(struct loader *L, const struct record_in *in);
 int decode_fault(struct loader *L, const struct record_in *in);
 int decode_probe(struct loader *L, const struct record_in *in);
 int decode_request(struct loader *L, const struct record_in *in); /* load_requests.c */
+int decode_request_batch(struct loader *L, const struct record_in *in); /* load_requests.c */
 int requests_pass(struct loader *L);        /* load_requests.c: the requests table */
 int probes_build(sqlite3 *db);              /* load_probes.c: the probes table */
 int runtimes_build(sqlite3 *db);            /* load_runtimes.c: process_runtimes */

@@ -175,6 +175,8 @@ static void put_correlations(struct quality_writer *w, const struct loader *L,
 		quality_put_u64(w, source, "late", k->late_block);
 	} else if (strcmp(source, "net") == 0) {
 		quality_put_u64(w, source, "late", k->late_net);
+	} else if (strcmp(source, "req") == 0) {
+		quality_put_u64(w, source, "requests.in_batches", L->counts.requests_batched);
 	} else if (strcmp(source, "mem") == 0) {
 		quality_put_u64(w, source, "faults.weighted", L->fault_weight);
 	} else if (strcmp(source, "probe") == 0 && L->gc.present) {

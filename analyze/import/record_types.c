@@ -92,6 +92,9 @@ static const struct record_type types[RECORD_TYPE_MAX + 1] = {
 	/* format 1.7: requests inferred in the kernel; rows written by the
 	 * requests pass (load_requests.c) */
 	TYPE(PC_REC_REQUEST, "request", "req", struct pc_rec_request, decode_request) },
+	/* format 1.8: up to 8 requests of a connection, expanded as REQUESTs */
+	TYPE(PC_REC_REQUEST_BATCH, "request_batch", "req", struct pc_rec_request_batch,
+	     decode_request_batch) },
 };
 
 const struct record_type *record_type_get(uint16_t type)

@@ -41,14 +41,20 @@ void consumer_route(struct consumer *c, const uint16_t *types, consumer_handler_
 
 /* ---- records ------------------------------------------------------------ */
 
-int consumer_add_event(struct consumer *c, int source, void *rec, size_t len, uint64_t ts)
+int consumer_add_events(struct consumer *c, int source, void *rec, size_t len, uint64_t ts,
+			uint64_t n)
 {
 	if (chunk_buffer_add_rec(&c->events, rec, len, NULL, 0, NULL, 0, ts)) {
-		c->lost_user[source]++;
+		c->lost_user[source] += n;
 		return -ENOMEM;
 	}
-	c->written[source]++;
+	c->written[source] += n;
 	return 0;
+}
+
+int consumer_add_event(struct consumer *c, int source, void *rec, size_t len, uint64_t ts)
+{
+	return consumer_add_events(c, source, rec, len, ts, 1);
 }
 
 void consumer_drop(struct consumer *c, int source)

@@ -98,6 +98,10 @@ void consumer_free(struct consumer *c);
 /* Appends one capture record (type set by the caller) to EVENTS and counts
  * it for source. Returns 0, or -ENOMEM (then counted as lost). */
 int consumer_add_event(struct consumer *c, int source, void *rec, size_t len, uint64_t ts);
+/* The same for a record that carries n events (REQUEST_BATCH): they count
+ * as n written, or n lost. */
+int consumer_add_events(struct consumer *c, int source, void *rec, size_t len, uint64_t ts,
+			uint64_t n);
 
 /* A kernel record of source that could not be used (malformed). */
 void consumer_drop(struct consumer *c, int source);

@@ -167,6 +167,31 @@ void ev_request(struct event_capture *c, const struct ev_request *q)
 	add(c, &r, sizeof(r), PC_REC_REQUEST, flags, q->start);
 }
 
+void ev_request_batch(struct event_capture *c, const struct ev_request *q, uint8_t n,
+		      uint8_t claimed)
+{
+	struct {
+		struct pc_rec_request_batch h;
+		struct pc_request_entry e[PC_REQUEST_BATCH_MAX];
+	} b = {
+		.h.base_ts = q[0].start, .h.conn_ts = q[0].conn_ts, .h.cookie = q[0].cookie,
+		.h.pid = q[0].pid, .h.fd = q[0].fd, .h.number = q[0].number, .h.family = 2,
+		.h.lport = q[0].lport, .h.origin = q[0].origin, .h.n = claimed,
+	};
+
+	for (uint8_t i = 0; i < n && i < PC_REQUEST_BATCH_MAX; i++)
+		b.e[i] = (struct pc_request_entry){
+			.start_off = (uint32_t)(q[i].start - q[0].start),
+			.first_write_ns = 1, .end_ns = (uint32_t)(q[i].end - q[i].start),
+			.ready_ns = (uint32_t)q[i].ready_ns, .lower_ns = (uint32_t)q[i].lower_ns,
+			.bytes_in = 100, .bytes_out = 300, .pickup_tid = q[i].tid,
+			.reads = 1, .writes = 1,
+			.flags = (q[i].ready_ns ? PC_REQUEST_F_READY : 0) |
+				 (q[i].lower_ns ? PC_REQUEST_F_LOWER : 0),
+		};
+	add(c, &b, sizeof(b.h) + n * sizeof(b.e[0]), PC_REC_REQUEST_BATCH, 0, q[0].start);
+}
+
 void ev_socket_snapshot(struct event_capture *c, uint64_t ts, uint32_t pid, int32_t fd,
 			uint16_t flags, const char *laddr, uint16_t lport, const char *raddr,
 			uint16_t rport, uint32_t state, uint64_t inode)

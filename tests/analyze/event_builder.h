@@ -69,6 +69,11 @@ struct ev_request {
 	uint16_t lport;
 };
 void ev_request(struct event_capture *c, const struct ev_request *q);
+/* A REQUEST_BATCH of the n consecutive requests q[0..n) of q[0]'s
+ * connection (number q[0].number on), its header claiming `claimed`
+ * entries (n, or a lie for the hostile tests). */
+void ev_request_batch(struct event_capture *c, const struct ev_request *q, uint8_t n,
+		      uint8_t claimed);
 void ev_socket_snapshot(struct event_capture *c, uint64_t ts, uint32_t pid, int32_t fd,
 			uint16_t flags, const char *laddr, uint16_t lport, const char *raddr,
 			uint16_t rport, uint32_t state, uint64_t inode);

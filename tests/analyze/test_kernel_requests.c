@@ -6,8 +6,11 @@
  * accept, none for client connections), a discovered connection its
  * process does not listen for taken as a client one, the pool sweep
  * leaving clients out, and --requests-from choosing between the records
- * and the socket calls (what is left out counted in the quality table). */
+ * and the socket calls (what is left out counted in the quality table);
+ * a REQUEST_BATCH reads as the REQUESTs it stands for, and one that lies
+ * about its length is skipped and counted. */
 #include <criterion/criterion.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,19 +30,34 @@ enum { SERVER = 100, SERVER_TID = 101, CLIENT = 200, PROXY = 300, LISTEN = 10 };
  * "request" (a response read, then its next request written). PROXY:
  * listens on 80 (snapshot), holds a discovered connection from port 40000
  * (its own, to an upstream) and one on port 80. */
-static void requests(struct event_capture *ev)
+static void requests_of_a(struct event_capture *ev, bool batched)
+{
+	struct ev_request a = { .cookie = 0xa, .conn_ts = T(1), .pid = SERVER, .tid = SERVER_TID,
+				.fd = 5, .origin = PC_REQUEST_SEEN, .lport = 8080 };
+	struct ev_request q[3] = { a, a, a };
+
+	q[0].number = 1, q[0].start = T(10), q[0].end = T(12), q[0].lower_ns = 9 * MS;
+	q[1].number = 2, q[1].start = T(20), q[1].end = T(25), q[1].ready_ns = 3 * MS,
+		q[1].lower_ns = 8 * MS;                            /* previous end T(12) */
+	q[2].number = 3, q[2].start = T(30), q[2].end = T(31), q[2].lower_ns = 5 * MS;
+	if (batched) {
+		ev_request_batch(ev, q, 3, 3);
+		return;
+	}
+	ev_request(ev, &q[1]);
+	ev_request(ev, &q[0]);
+	ev_request(ev, &q[2]);
+}
+
+/* batched: connection A's requests in one REQUEST_BATCH instead of three
+ * REQUESTs out of order. */
+static void requests(struct event_capture *ev, bool batched)
 {
 	struct ev_request a = { .cookie = 0xa, .conn_ts = T(1), .pid = SERVER, .tid = SERVER_TID,
 				.fd = 5, .origin = PC_REQUEST_SEEN, .lport = 8080 };
 	struct ev_request q;
 
-	q = a, q.number = 2, q.start = T(20), q.end = T(25), q.ready_ns = 3 * MS,
-		q.lower_ns = 8 * MS;                               /* previous end T(12) */
-	ev_request(ev, &q);
-	q = a, q.number = 1, q.start = T(10), q.end = T(12), q.lower_ns = 9 * MS;
-	ev_request(ev, &q);
-	q = a, q.number = 3, q.start = T(30), q.end = T(31), q.lower_ns = 5 * MS;
-	ev_request(ev, &q);
+	requests_of_a(ev, batched);
 	q = a, q.conn_ts = T(50), q.origin = PC_REQUEST_ACCEPTED, q.number = 1, q.start = T(52),
 		q.end = T(53), q.lower_ns = 2 * MS;                /* no arrival seen */
 	ev_request(ev, &q);
@@ -58,18 +76,23 @@ static void requests(struct event_capture *ev)
 			   LISTEN, 31);
 }
 
-static sqlite3 *import_requests(const char *name, const char *from)
+static sqlite3 *import_requests_as(const char *name, const char *from, bool batched)
 {
 	static struct event_capture ev;
 	char *dir = scratch_dir();
 	sqlite3 *db;
 
 	ev_init(&ev, T(0), T(100), "cpu,sched,block,waits,req");
-	requests(&ev);
+	requests(&ev, batched);
 	db = import_events(dir, name, &ev, from ? "--requests-from" : NULL, from, NULL);
 	ev_free(&ev);
 	free(dir);
 	return db;
+}
+
+static sqlite3 *import_requests(const char *name, const char *from)
+{
+	return import_requests_as(name, from, false);
 }
 
 Test(kernel_requests, connections_numbered_in_time_order)
@@ -147,4 +170,58 @@ Test(kernel_requests, requests_from_chooses_and_counts)
 	expect_int(db, "SELECT value FROM quality WHERE source = 'req' AND key = 'requests.rows'",
 		   7);
 	sqlite3_close(db);
+}
+
+/* Every column of every row, in (pid, conn, request) order. */
+#define ALL_ROWS "SELECT group_concat(r, '|') FROM (SELECT pid || ',' || fd || ',' ||" \
+	" cookie || ',' || conn_ts || ',' || conn || ',' || request || ',' || origin || ',' ||" \
+	" tids || ',' || start_ts || ',' || first_write_ts || ',' || end_ts || ',' ||" \
+	" coalesce(ready_ts, '-') || ',' || coalesce(ready_source, '-') || ',' ||" \
+	" coalesce(lower_ts, '-') || ',' || bytes_in || ',' || bytes_out || ',' || reads ||" \
+	" ',' || writes AS r FROM requests ORDER BY pid, conn, request)"
+
+Test(kernel_requests, a_batch_reads_as_its_requests)
+{
+	sqlite3 *one = import_requests_as("single", NULL, false);
+	sqlite3 *batch = import_requests_as("batched", NULL, true);
+	char *want = query_text(one, ALL_ROWS);
+
+	cr_assert(want && strlen(want) > 100);
+	expect_text(batch, ALL_ROWS, want);
+	expect_int(batch, "SELECT value FROM quality WHERE source = 'req' AND"
+		   " key = 'requests.in_batches'", 3);
+	expect_int(batch, "SELECT value FROM quality WHERE source = 'req' AND"
+		   " key = 'records.request_batch'", 1);
+	free(want);
+	sqlite3_close(one);
+	sqlite3_close(batch);
+}
+
+/* A batch whose header claims more entries than it holds, or more than 8,
+ * is skipped whole and counted; the rest of the capture imports. */
+Test(kernel_requests, a_lying_batch_is_skipped_and_counted)
+{
+	static struct event_capture ev;
+	struct ev_request q[2] = {
+		{ .cookie = 0xf, .conn_ts = T(1), .pid = SERVER, .tid = SERVER_TID, .fd = 9,
+		  .number = 1, .start = T(70), .end = T(71), .lport = 8080 },
+		{ .cookie = 0xf, .conn_ts = T(1), .pid = SERVER, .tid = SERVER_TID, .fd = 9,
+		  .number = 2, .start = T(72), .end = T(73), .lport = 8080 },
+	};
+	char *dir = scratch_dir();
+	sqlite3 *db;
+
+	ev_init(&ev, T(0), T(100), "cpu,sched,block,waits,req");
+	requests(&ev, true);
+	ev_request_batch(&ev, q, 2, 5);   /* claims 5, holds 2 */
+	ev_request_batch(&ev, q, 2, 9);   /* more than 8 */
+	ev_request_batch(&ev, q, 2, 0);   /* none */
+	db = import_events(dir, "lying", &ev, NULL);
+	expect_int(db, "SELECT count(*) FROM requests", 7);
+	expect_int(db, "SELECT count(*) FROM requests WHERE fd = 9", 0);
+	expect_int(db, "SELECT value FROM quality WHERE source = 'format' AND"
+		   " key = 'records.malformed'", 3);
+	sqlite3_close(db);
+	ev_free(&ev);
+	free(dir);
 }
