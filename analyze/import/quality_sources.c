@@ -111,6 +111,10 @@ static uint64_t records_of(const struct loader *L, const struct syscall_split *s
 	if (type == PC_REC_SOCKET)
 		return strcmp(source, "net") == 0 ?
 			L->counts.records[type] - L->counts.sockets_snapshot : 0;
+	/* a batch counts as the requests it holds, as the recorder counts
+	 * them (STATS req.events), so that data_quality compares like with like */
+	if (type == PC_REC_REQUEST_BATCH)
+		return strcmp(source, "req") == 0 ? L->counts.requests_batched : 0;
 	if (type != PC_REC_SYSCALL)
 		return s && strcmp(s, source) == 0 ? L->counts.records[type] : 0;
 	for (size_t i = 0; i < NOWNERS; i++)
@@ -175,8 +179,6 @@ static void put_correlations(struct quality_writer *w, const struct loader *L,
 		quality_put_u64(w, source, "late", k->late_block);
 	} else if (strcmp(source, "net") == 0) {
 		quality_put_u64(w, source, "late", k->late_net);
-	} else if (strcmp(source, "req") == 0) {
-		quality_put_u64(w, source, "requests.in_batches", L->counts.requests_batched);
 	} else if (strcmp(source, "mem") == 0) {
 		quality_put_u64(w, source, "faults.weighted", L->fault_weight);
 	} else if (strcmp(source, "probe") == 0 && L->gc.present) {

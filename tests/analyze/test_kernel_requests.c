@@ -188,10 +188,11 @@ Test(kernel_requests, a_batch_reads_as_its_requests)
 
 	cr_assert(want && strlen(want) > 100);
 	expect_text(batch, ALL_ROWS, want);
+	/* counted in requests, as the recorder counts req events */
 	expect_int(batch, "SELECT value FROM quality WHERE source = 'req' AND"
-		   " key = 'requests.in_batches'", 3);
-	expect_int(batch, "SELECT value FROM quality WHERE source = 'req' AND"
-		   " key = 'records.request_batch'", 1);
+		   " key = 'records.request_batch'", 3);
+	expect_int(batch, "SELECT value FROM quality WHERE source = 'req' AND key = 'records'", 7);
+	expect_int(batch, "SELECT imported FROM data_quality WHERE source = 'req'", 7);
 	free(want);
 	sqlite3_close(one);
 	sqlite3_close(batch);
