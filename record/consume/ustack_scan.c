@@ -53,11 +53,36 @@ static int mark_module(uint32_t m)
 	return 0;
 }
 
+/* The mappings a scan found, by page (direct-mapped): a stack's words
+ * point mostly into a few pages of the stack itself and of a few modules,
+ * so most words need no search of the sorted maps. Valid for one scan. */
+#define MAP_CACHE_SLOTS 64
+
+struct map_cache {
+	const struct proc_map *slot[MAP_CACHE_SLOTS];
+};
+
+/* The mapping of aspace holding addr, or NULL. */
+static const struct proc_map *find_map(struct process_table *pt, uint32_t aspace, uint64_t addr,
+				       struct map_cache *c)
+{
+	const struct proc_map **slot = &c->slot[(addr >> 12) % MAP_CACHE_SLOTS];
+	const struct proc_map *map = *slot;
+
+	if (map && addr >= map->start && addr < map->end)
+		return map;
+	map = processes_find_map(pt, aspace, addr);
+	if (map)
+		*slot = map;
+	return map;
+}
+
 /* A code address of aspace: its module is hit, and the address (and the
  * byte before it, where a return address is looked up) a symbol hit. */
-static void note(struct process_table *pt, uint32_t aspace, uint64_t addr)
+static void note(struct process_table *pt, uint32_t aspace, uint64_t addr,
+		 struct map_cache *c)
 {
-	const struct proc_map *map = processes_find_map(pt, aspace, addr);
+	const struct proc_map *map = find_map(pt, aspace, addr, c);
 	uint64_t offset, key;
 	struct module *mod;
 
@@ -91,13 +116,14 @@ static void scan_words(struct process_table *pt, uint32_t aspace, uint64_t ip,
 	const struct address_space *as = &pt->aspaces[aspace];
 	uint64_t lo = as->maps[0].start;  /* sorted by start, not overlapping */
 	uint64_t hi = as->maps[as->nmaps - 1].end, word;
+	struct map_cache cache = { { NULL } };
 
 	scanned++;
-	note(pt, aspace, ip);
+	note(pt, aspace, ip, &cache);
 	for (uint32_t i = 0; i + sizeof(word) <= size; i += sizeof(word)) {
 		memcpy(&word, data + i, sizeof(word));
 		if (word >= lo && word < hi)
-			note(pt, aspace, word);
+			note(pt, aspace, word, &cache);
 	}
 }
 
