@@ -259,24 +259,32 @@ int writer_thread_start(struct writer_thread **out, struct pc_writer *w,
 	return 0;
 }
 
-/* Under the lock: the spare that suits a stream whose last buffer had
- * capacity cap (the smallest at least that big, else the biggest), so that
- * each stream gets back a buffer of its own size. Handing back whichever
- * came last gave the events stream the stacks' or processes' small buffer
- * after every flush: it grew again by realloc, page by page (a fifth of
- * the recorder's CPU under a busy server). */
-static void take_spare(struct writer_thread *wt, size_t cap, struct pc_buf *out)
+unsigned writer_thread_pick_spare(const struct pc_buf *spares, unsigned n, size_t cap)
 {
 	unsigned i, best = 0;
 
-	if (!wt->nspares)
-		return;
-	for (i = 1; i < wt->nspares; i++) {
-		size_t c = wt->spares[i].cap, b = wt->spares[best].cap;
+	for (i = 1; i < n; i++) {
+		size_t c = spares[i].cap, b = spares[best].cap;
 
 		if (b >= cap ? c >= cap && c < b : c > b)
 			best = i;
 	}
+	return best;
+}
+
+/* Under the lock: hands out the spare that suits a stream whose last
+ * buffer had capacity cap, so that each stream gets back a buffer of its
+ * own size. Handing back whichever came last gave the events stream the
+ * stacks' or processes' small buffer after every flush: it grew again by
+ * realloc, page by page (a fifth of the recorder's CPU under a busy
+ * server). */
+static void take_spare(struct writer_thread *wt, size_t cap, struct pc_buf *out)
+{
+	unsigned best;
+
+	if (!wt->nspares)
+		return;
+	best = writer_thread_pick_spare(wt->spares, wt->nspares, cap);
 	*out = wt->spares[best];
 	wt->spares[best] = wt->spares[--wt->nspares];
 }

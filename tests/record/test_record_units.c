@@ -1,7 +1,8 @@
 /* test_record_units.c - unit tests of the recorder's building blocks,
  * linked against the record/ and common/ libraries: the u64 table, address
  * lists, stack deduplication, --max-size decisions, the flight ring, the
- * source registry (-e) and its user probes, syscall names and sets, and the shared number
+ * source registry (-e) and its user probes, syscall names and sets, the
+ * writer thread's choice of spare buffers, and the shared number
  * parsing and formatting of common/units.c. */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -13,6 +14,7 @@
 
 #include "common/event_sources.h"
 #include "common/units.h"
+#include "output/writer_thread.h"
 #include "consume/stack_table.h"
 #include "output/flight_ring.h"
 #include "output/size_limit.h"
@@ -505,4 +507,20 @@ Test(sockinfo, parses_tcp_and_tcp6_lines)
 				      2, 6, &e));
 	cr_expect_eq(e.inode, 0);
 	cr_assert_not(sockinfo_parse_line("   3: 0100007F 0100007F:1F90 01", 2, 6, &e));
+}
+
+/* The writer thread hands each stream back a buffer of its own size: the
+ * smallest spare at least as big as the buffer submitted, else the
+ * biggest. */
+Test(writer_thread, spare_of_the_streams_size)
+{
+	struct pc_buf s[4] = { { .cap = 4096 }, { .cap = 8u << 20 }, { .cap = 65536 },
+			       { .cap = 16u << 20 } };
+
+	cr_assert_eq(writer_thread_pick_spare(s, 4, 8u << 20), 1);   /* events: 8 MiB */
+	cr_assert_eq(writer_thread_pick_spare(s, 4, 4096), 0);       /* stacks: 4 KiB */
+	cr_assert_eq(writer_thread_pick_spare(s, 4, 5000), 2);       /* 64 KiB fits best */
+	cr_assert_eq(writer_thread_pick_spare(s, 4, 32u << 20), 3);  /* none fits: biggest */
+	cr_assert_eq(writer_thread_pick_spare(s, 4, 0), 0);          /* a fresh stream */
+	cr_assert_eq(writer_thread_pick_spare(s, 1, 1u << 30), 0);
 }
