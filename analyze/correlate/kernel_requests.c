@@ -1,14 +1,17 @@
-/* kernel_requests.c - requests rows from the req source's REQUEST records
- * (see kernel_requests.h). The records arrive in the order the kernel sent
- * them (a request when the next one starts) and each carries its lower
+/* kernel_requests.c - requests rows from the req source's REQUEST and
+ * REQUEST_BATCH records (see kernel_requests.h). The records arrive in the
+ * order the kernel sent them (a request when the next one starts, a batch
+ * when full or at its connection's end) and each request carries its lower
  * bound, so no request needs its neighbours: the connections (a few per
  * thousand requests) are collected and numbered per (pid, fd) in time
  * order as requests.c numbers them, the records are grouped by process
  * (a counting sort of their indexes, arrival order kept within a
  * process), and each request becomes one row and, for served
  * connections, three events of its process's pool sweep (pool.h); rows
- * go to SQLite on a second thread. Memory: the records (120 bytes each),
- * a 4-byte index each and the pool sweep's events of one process.
+ * go to SQLite on a second thread. Memory: per request its batch entry
+ * and a 4-byte place in the arrival order (56 bytes, its batch's header
+ * shared; a REQUEST record is kept whole, 128), a 4-byte index, and the
+ * pool sweep's events of one process.
  * The readiness rules, in the order they apply (ready_source):
  *   data_ready         the kernel saw the request's data arrive (flag READY);
  *   previous_response  else, for a keep-alive request, the previous
@@ -39,33 +42,139 @@ static int oom(void)
 	return -1;
 }
 
+/* Room for one more of size bytes in *v (cap elements). 0 or -1. */
+static int grow(void **v, size_t *cap, size_t n, size_t size)
+{
+	size_t want = *cap ? *cap * 2 : 1024;
+	void *w;
+
+	if (n < *cap)
+		return 0;
+	w = realloc(*v, want * size);
+	if (!w)
+		return oom();
+	*v = w;
+	*cap = want;
+	return 0;
+}
+
+static int add_order(struct kernel_requests *k, uint32_t ref)
+{
+	if (k->n >= KREQ_SINGLE - 1) {
+		fprintf(stderr, "perfcap-analyze: more than 2^31 kernel requests\n");
+		return -1;
+	}
+	if (grow((void **)&k->order, &k->cap, k->n, sizeof(*k->order)) < 0)
+		return -1;
+	k->order[k->n++] = ref;
+	return 0;
+}
+
 int kernel_requests_add(struct kernel_requests *k, const struct pc_rec_request *r)
 {
-	if (k->n == k->cap) {
-		size_t cap = k->cap ? k->cap * 2 : 1024;
-		struct pc_rec_request *v = realloc(k->v, cap * sizeof(*v));
-
-		if (!v)
-			return oom();
-		k->v = v;
-		k->cap = cap;
-	}
-	k->v[k->n++] = *r;
+	if (grow((void **)&k->singles, &k->singles_cap, k->nsingles, sizeof(*r)) < 0 ||
+	    add_order(k, KREQ_SINGLE | (uint32_t)k->nsingles) < 0)
+		return -1;
+	k->singles[k->nsingles++] = *r;
 	return 0;
+}
+
+int kernel_requests_add_batch(struct kernel_requests *k, const struct pc_rec_request_batch *b,
+			      const uint8_t *entries)
+{
+	struct kreq_entry *e;
+
+	if (grow((void **)&k->batches, &k->batches_cap, k->nbatches, sizeof(*b)) < 0)
+		return -1;
+	k->batches[k->nbatches] = *b;
+	for (uint32_t i = 0; i < b->n; i++) {
+		if (grow((void **)&k->entries, &k->entries_cap, k->nentries, sizeof(*e)) < 0 ||
+		    add_order(k, (uint32_t)k->nentries) < 0)
+			return -1;
+		e = &k->entries[k->nentries++];
+		e->batch = (uint32_t)k->nbatches;
+		e->i = i;
+		memcpy(&e->e, entries + i * sizeof(e->e), sizeof(e->e));
+	}
+	k->nbatches++;
+	return 0;
+}
+
+/* A batch's i-th request as the REQUEST record it stands for. */
+static void batch_entry(const struct pc_rec_request_batch *b, const struct pc_request_entry *e,
+			uint32_t i, struct pc_rec_request *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->h.type = PC_REC_REQUEST;
+	r->h.flags = e->flags;
+	r->h.size = sizeof(*r);
+	r->start_ts = b->base_ts + e->start_off;
+	r->end_ts = r->start_ts + e->end_ns;
+	r->conn_ts = b->conn_ts;
+	r->cookie = b->cookie;
+	r->first_write_ns = e->first_write_ns;
+	r->ready_ns = e->ready_ns;
+	r->lower_ns = e->lower_ns;
+	r->bytes_in = e->bytes_in;
+	r->bytes_out = e->bytes_out;
+	r->pid = b->pid;
+	r->pickup_tid = e->pickup_tid;
+	r->other_tid = e->other_tid;
+	r->fd = b->fd;
+	r->number = b->number + i;
+	r->reads = e->reads;
+	r->writes = e->writes;
+	r->family = b->family;
+	r->lport = b->lport;
+	r->origin = b->origin;
+}
+
+void kernel_requests_get(const struct kernel_requests *k, size_t i, struct pc_rec_request *r)
+{
+	uint32_t ref = k->order[i];
+	const struct kreq_entry *e;
+
+	if (ref & KREQ_SINGLE) {
+		*r = k->singles[ref & ~KREQ_SINGLE];
+		return;
+	}
+	e = &k->entries[ref];
+	batch_entry(&k->batches[e->batch], &e->e, e->i, r);
+}
+
+/* The pid of the i-th request, without building it. */
+static uint32_t pid_at(const struct kernel_requests *k, size_t i)
+{
+	uint32_t ref = k->order[i];
+
+	if (ref & KREQ_SINGLE)
+		return k->singles[ref & ~KREQ_SINGLE].pid;
+	return k->batches[k->entries[ref].batch].pid;
+}
+
+static void free_records(struct kernel_requests *k)
+{
+	free(k->order);
+	free(k->batches);
+	free(k->entries);
+	free(k->singles);
+	k->order = NULL;
+	k->batches = NULL;
+	k->entries = NULL;
+	k->singles = NULL;
+	k->cap = k->batches_cap = k->entries_cap = k->singles_cap = 0;
+	k->nbatches = k->nentries = k->nsingles = 0;
 }
 
 void kernel_requests_release(struct kernel_requests *k)
 {
-	free(k->v);
-	k->v = NULL;
-	k->cap = 0;
+	free_records(k);
 }
 
 void kernel_requests_free(struct kernel_requests *k)
 {
-	free(k->v);
-	k->v = NULL;
-	k->n = k->cap = 0;
+	free_records(k);
+	k->n = 0;
 }
 
 static const char *origin_name(uint8_t origin)
@@ -265,8 +374,9 @@ static int number_connections(const struct kernel_requests *k, struct hmap *numb
 	int created, rc = -1;
 
 	for (size_t i = 0; i < k->n; i++) {
-		const struct pc_rec_request *r = &k->v[i];
+		struct pc_rec_request req, *r = &req;
 
+		kernel_requests_get(k, i, r);
 		if (!hmap_upsert(numbers, r->conn_ts, r->cookie, 0, &created))
 			goto out;
 		if (!created)
@@ -303,7 +413,7 @@ static uint32_t *by_process(const struct kernel_requests *k)
 
 	hmap_init(&groups);
 	for (size_t i = 0; idx && i < k->n; i++) {
-		uint64_t *count = hmap_upsert(&groups, k->v[i].pid, 0, 0, &created);
+		uint64_t *count = hmap_upsert(&groups, pid_at(k, i), 0, 0, &created);
 
 		if (!count)
 			goto fail;
@@ -315,7 +425,7 @@ static uint32_t *by_process(const struct kernel_requests *k)
 					goto fail;
 				pids = w;
 			}
-			pids[npids++] = k->v[i].pid;
+			pids[npids++] = pid_at(k, i);
 		}
 		(*count)++;
 	}
@@ -329,7 +439,7 @@ static uint32_t *by_process(const struct kernel_requests *k)
 		at += count;
 	}
 	for (size_t i = 0; i < k->n; i++)
-		idx[(*hmap_find(&groups, k->v[i].pid, 0))++] = (uint32_t)i;
+		idx[(*hmap_find(&groups, pid_at(k, i), 0))++] = (uint32_t)i;
 	hmap_free(&groups);
 	free(pids);
 	return idx;
@@ -356,8 +466,9 @@ static int build_rows(sqlite3 *db, struct kernel_requests *k, const uint32_t *id
 	if (writer)
 		batch_use_writer(&rows, writer);
 	for (size_t i = 0; i < k->n; i++) {
-		struct pc_rec_request *r = &k->v[idx[i]];
+		struct pc_rec_request req, *r = &req;
 
+		kernel_requests_get(k, idx[i], r);
 		if (nskip && has_key(skip, nskip, r->pid)) {
 			k->skipped++;
 			continue;

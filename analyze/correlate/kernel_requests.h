@@ -1,5 +1,6 @@
-/* kernel_requests.h - the requests table from REQUEST records (format 1.7,
- * the req source: requests inferred in the kernel per TCP socket), for the
+/* kernel_requests.h - the requests table from REQUEST and REQUEST_BATCH
+ * records (formats 1.7 and 1.8, the req source: requests inferred in the
+ * kernel per TCP socket), for the
  * captures that have no socket system calls to build them from, or for
  * the processes whose calls built none (requests.c builds from calls).
  *
@@ -19,15 +20,41 @@
 
 #include "perfcap_format.h"
 
-/* The REQUEST records of a capture, as decoded. */
+/* A request of a REQUEST_BATCH, as kept: its batch and its entry. */
+struct kreq_entry {
+	uint32_t batch;             /* index in kernel_requests.batches */
+	uint32_t i;                 /* its place in the batch (number = batch number + i) */
+	struct pc_request_entry e;
+};
+
+#define KREQ_SINGLE 0x80000000u /* order[]: an index in singles, not entries */
+
+/* The requests of a capture's REQUEST and REQUEST_BATCH records, as
+ * decoded, in arrival order. A batch's requests stay as its entries (52
+ * bytes each, and its header once): a REQUEST record is 128 bytes, and a
+ * default recording of a busy server holds millions of requests. */
 struct kernel_requests {
-	struct pc_rec_request *v;
-	size_t n, cap;
+	uint32_t *order;            /* entry index, or KREQ_SINGLE | single index */
+	size_t n, cap;              /* requests (n stays after release) */
+	struct pc_rec_request_batch *batches;
+	size_t nbatches, batches_cap;
+	struct kreq_entry *entries;
+	size_t nentries, entries_cap;
+	struct pc_rec_request *singles;
+	size_t nsingles, singles_cap;
 	uint64_t skipped;    /* left out: their process's requests came from calls */
 };
 
-/* Keeps one record. 0 or -1 (out of memory, reported). */
+/* Keeps one REQUEST. 0 or -1 (out of memory, reported). */
 int kernel_requests_add(struct kernel_requests *k, const struct pc_rec_request *r);
+
+/* Keeps the b->n requests of a REQUEST_BATCH (checked by the caller:
+ * 1..PC_REQUEST_BATCH_MAX entries at `entries`, unaligned). 0 or -1. */
+int kernel_requests_add_batch(struct kernel_requests *k, const struct pc_rec_request_batch *b,
+			      const uint8_t *entries);
+
+/* The i-th request in arrival order, as its REQUEST record would be. */
+void kernel_requests_get(const struct kernel_requests *k, size_t i, struct pc_rec_request *r);
 
 /* Writes requests rows and pool_utilisation windows for the kept records:
  * all of them (skip_pids_with_rows 0), or those of processes without
