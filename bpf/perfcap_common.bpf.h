@@ -153,7 +153,8 @@ static __always_inline bool pc_task_traced(struct task_struct *task)
 	if (pc_config.filter_pids) {
 		__u32 tgid = task->tgid;
 
-		if (!bpf_map_lookup_elem(&targets, &tgid))
+		/* the idle task (half of a quiet CPU's switches) is never a target */
+		if (!tgid || !bpf_map_lookup_elem(&targets, &tgid))
 			return false;
 	}
 	if (pc_config.filter_comm && !pc_comm_matches(task))
