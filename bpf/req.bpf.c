@@ -86,8 +86,25 @@ struct {
 	__type(value, __u8);
 } req_ports SEC(".maps");
 
-/* Counters read by user space (STATS req.*). */
-__u64 req_counts[PERFCAP_REQ_CNT_NR] = {};
+/* Counters read by user space (STATS req.*), per CPU: SENT is counted
+ * for every request, and one shared counter would bounce its cache line
+ * between the CPUs of the server's threads and of its softirqs. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PERFCAP_REQ_CNT_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} req_counts SEC(".maps");
+
+/* Atomic: a program in task context may be interrupted on its CPU by one
+ * in softirq (sk_data_ready, a close) counting too. */
+static __always_inline void req_count(__u32 counter)
+{
+	__u64 *n = bpf_map_lookup_elem(&req_counts, &counter);
+
+	if (n)
+		__sync_fetch_and_add(n, 1);
+}
 
 static __always_inline bool tcp_inet(const struct sock *sk)
 {
@@ -109,7 +126,7 @@ static __always_inline __s32 current_fd(struct task_struct *task)
 	case NR_recvmmsg: case NR_sendmmsg:
 		return (__s32)BPF_CORE_READ(regs, di);
 	}
-	__sync_fetch_and_add(&req_counts[PERFCAP_REQ_CNT_FD_UNKNOWN], 1);
+	req_count(PERFCAP_REQ_CNT_FD_UNKNOWN);
 	return -1;
 }
 
@@ -284,13 +301,13 @@ static __always_inline void send_request(struct perfcap_req_state *st, __u16 why
 		return;
 	st->open = 0;
 	if (!st->r.writes) {        /* never answered: not a request */
-		__sync_fetch_and_add(&req_counts[PERFCAP_REQ_CNT_UNANSWERED], 1);
+		req_count(PERFCAP_REQ_CNT_UNANSWERED);
 		return;
 	}
 	st->prev_end = st->r.end_ts;
 	if (!pc_admit_unsampled(PERFCAP_SRC_REQ, now))
 		return;
-	__sync_fetch_and_add(&req_counts[PERFCAP_REQ_CNT_SENT], 1);
+	req_count(PERFCAP_REQ_CNT_SENT);
 	flags = st->r.h.flags | why;
 	if (!batch_add(st, flags, now)) {
 		flush_batch(st, now);

@@ -24,6 +24,7 @@
 
 #include "consume/consumer.h"      /* perfcap_bpf.h, which the skeleton needs */
 #include "req.skel.h"
+#include "session/percpu_counts.h"
 #include "source.h"
 
 _Static_assert(PERFCAP_REQ_F_READY == PC_REQUEST_F_READY &&
@@ -265,14 +266,17 @@ static int req_meta(struct chunk_buffer *kv, const struct source_env *env)
 
 static int req_stats(struct chunk_buffer *kv, const struct consumer *c)
 {
+	uint64_t n[PERFCAP_REQ_CNT_NR];
 	int err = 0;
 
 	(void)c;
 	if (!skel)
 		return 0;
-	err |= chunk_buffer_add_kv_u64(kv, "req.sent", skel->bss->req_counts[PERFCAP_REQ_CNT_SENT]);
-	err |= chunk_buffer_add_kv_u64(kv, "req.unanswered", skel->bss->req_counts[PERFCAP_REQ_CNT_UNANSWERED]);
-	err |= chunk_buffer_add_kv_u64(kv, "req.fd_unknown", skel->bss->req_counts[PERFCAP_REQ_CNT_FD_UNKNOWN]);
+	if (percpu_counts_read(skel->maps.req_counts, n, PERFCAP_REQ_CNT_NR))
+		err |= chunk_buffer_add_kv(kv, "req.counts.failed", "the counters could not be read");
+	err |= chunk_buffer_add_kv_u64(kv, "req.sent", n[PERFCAP_REQ_CNT_SENT]);
+	err |= chunk_buffer_add_kv_u64(kv, "req.unanswered", n[PERFCAP_REQ_CNT_UNANSWERED]);
+	err |= chunk_buffer_add_kv_u64(kv, "req.fd_unknown", n[PERFCAP_REQ_CNT_FD_UNKNOWN]);
 	err |= chunk_buffer_add_kv_u64(kv, "req.open_at_end", at_end);
 	if (open_unread)
 		err |= chunk_buffer_add_kv(kv, "req.open_at_end.failed",
