@@ -39,10 +39,6 @@
  * c % nr_rings (so on larger machines a ring serves a group of CPUs). */
 #define PERFCAP_RINGS_MAX 32
 
-/* sched: threads switched out and not yet back (about 40 bytes each). A
- * switch-out that finds it full is counted (sched.map_full): that
- * interval gets no OFFCPU record. */
-#define PERFCAP_OFFCPU_MAX 32768
 
 /* req: local ports traced processes answered requests on (their passive
  * opens get a state at once, so a first request's arrival is seen). */

@@ -4,8 +4,8 @@
  * of sched_process_fork.)
  *
  * sched_switch: a SWITCH record when prev or next is traced. A traced prev
- * leaves {time, state, user stack id} in `offcpu_starts` under its tid;
- * when that tid is switched in again and was off CPU for at least
+ * leaves {time, state, user stack id} in its task storage (`offcpu_starts`);
+ * when that task is switched in again and was off CPU for at least
  * offcpu_min_ns, an OFFCPU record carries the interval, the user stack
  * from the switch-out, the kernel stack where it slept and the last waker.
  * The user stack can only be walked while the task is current (at
@@ -70,10 +70,13 @@ struct offcpu_start {
 	struct waker waker;     /* last waker seen since */
 };
 
+/* Task storage, not a map keyed by tid: found from the task itself at
+ * every switch and wakeup (no hashing; a hash map cost two lookups and an
+ * update per switch), freed with the task, no thread limit. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, PERFCAP_OFFCPU_MAX);
-	__type(key, __u32);     /* tid */
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct offcpu_start);
 } offcpu_starts SEC(".maps");
 
@@ -538,23 +541,20 @@ static __always_inline void note_switch_out(void *ctx, struct task_struct *prev,
 					    __u64 now, bool at_return)
 {
 	struct offcpu_start fresh = { .ts = now, .state = state, .ustack = NO_STACK };
-	__u32 tid = prev->pid;
 	struct offcpu_start *start;
 
-	if (tid == 0) /* idle */
+	if (prev->pid == 0) /* idle */
 		return;
-	if (state & PERFCAP_TASK_DEAD) { /* gone for good */
-		bpf_map_delete_elem(&offcpu_starts, &tid);
+	if (state & PERFCAP_TASK_DEAD) /* gone for good: its storage goes with it */
 		return;
-	}
 	if (state && !(prev->flags & PF_KTHREAD) && !(at_return && ustack_window)) {
 		fresh.ustack = pc_stack_id(ctx, PERFCAP_SRC_SCHED, BPF_F_USER_STACK);
 		fresh.copied = ustash_take(prev, now);
 	}
-	start = bpf_map_lookup_elem(&offcpu_starts, &tid);
+	start = bpf_task_storage_get(&offcpu_starts, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (start)
 		*start = fresh;
-	else if (bpf_map_update_elem(&offcpu_starts, &tid, &fresh, BPF_NOEXIST))
+	else /* no memory, or the storage busy on this CPU */
 		pc_count(PERFCAP_SRC_SCHED, PERFCAP_LOSS_MAP_FULL);
 }
 
@@ -631,7 +631,7 @@ static __always_inline __u16 copy_follows(struct task_struct *next,
 static __always_inline void note_switch_in(struct task_struct *next, __u64 now, bool at_return)
 {
 	__u32 tid = next->pid;
-	struct offcpu_start *start = bpf_map_lookup_elem(&offcpu_starts, &tid);
+	struct offcpu_start *start = bpf_task_storage_get(&offcpu_starts, next, 0, 0);
 
 	if (!start || !start->ts) /* off CPU since before the recording */
 		return;
@@ -762,15 +762,13 @@ static __always_inline void handle_wakeup(void *ctx, struct task_struct *p, __u1
 	struct task_struct *current = bpf_get_current_task_btf();
 	struct offcpu_start *start;
 	struct waker w = {};
-	__u32 tid;
 	__u64 now;
 
 	if (!pc_task_traced(p))
 		return;
 	now = bpf_ktime_get_ns();
 	who_wakes(ctx, current, &w);
-	tid = p->pid;
-	start = bpf_map_lookup_elem(&offcpu_starts, &tid);
+	start = bpf_task_storage_get(&offcpu_starts, p, 0, 0);
 	if (start && start->ts)
 		start->waker = w;
 	if (pc_admit(PERFCAP_SRC_SCHED, now))

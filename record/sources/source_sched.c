@@ -290,7 +290,6 @@ static int sched_meta(struct chunk_buffer *kv, const struct source_env *env)
 	int err = 0;
 
 	err |= chunk_buffer_add_kv_u64(kv, "sched.offcpu_min_ns", env->opts->offcpu_min_ns);
-	err |= chunk_buffer_add_kv_u64(kv, "sched.offcpu_max_threads", PERFCAP_OFFCPU_MAX);
 	err |= chunk_buffer_add_kv(kv, "sched.prev_state",
 				   prev_state_from_tracepoint ? "tracepoint" : "task");
 	if (env->opts->stack_copy) {
