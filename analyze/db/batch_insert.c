@@ -195,7 +195,7 @@ static int hand_over(struct batch_insert *b)
 {
 	sql_writer_submit(b->writer, b, b->slot);
 	b->slot = (b->slot + 1) % BATCH_SLOTS;
-	sql_writer_wait_slot(b->writer, b, b->slot);
+	sql_writer_wait_slots(b->writer, b, b->slot, BATCH_SLOTS / 2);
 	b->values = b->slot_values[b->slot];
 	b->kinds = b->slot_kinds[b->slot];
 	b->text = b->slot_text[b->slot];
