@@ -56,58 +56,91 @@ static void put_be(unsigned char *p, uint64_t v, unsigned len)
 		p[i] = (unsigned char)v;
 }
 
-/* The smallest serial type that holds v, and its length in the body. */
-static unsigned int_serial(int64_t v, unsigned *len)
+/* The smallest serial type that holds v, and its length in the body:
+ * the bytes of v's two's complement without its redundant sign bytes. */
+static inline unsigned int_serial(int64_t v, unsigned *len)
 {
-	uint64_t u = v < 0 ? ~(uint64_t)v : (uint64_t)v;
+	static const unsigned char len_of[9] = { 1, 1, 2, 3, 4, 6, 6, 8, 8 };
+	uint64_t u = (uint64_t)(v ^ (v >> 63));   /* v, or ~v when negative */
+	unsigned bytes = u ? (unsigned)(64 - __builtin_clzll(u) + 8) / 8 : 1;
 
-	*len = 0;
-	if (v == 0 || v == 1)
+	if ((uint64_t)v <= 1) {
+		*len = 0;
 		return 8 + (unsigned)v;    /* schema format 4 constants */
-	*len = u <= 0x7f ? 1 : u <= 0x7fff ? 2 : u <= 0x7fffff ? 3 :
-	       u <= 0x7fffffff ? 4 : u <= 0x7fffffffffffull ? 6 : 8;
+	}
+	*len = len_of[bytes];
 	return *len == 6 ? 5 : *len == 8 ? 6 : *len;
 }
 
-/* Encodes a record into out (STAGE_MAX_RECORD bytes); its length, 0 if it
- * does not fit. */
-static size_t encode_record(unsigned char *out, int ncols, const uint8_t *types,
-			    const int64_t *ints, const char *const *texts)
+/* The low len bytes of v, big-endian. */
+static inline void put_int(unsigned char *p, int64_t v, unsigned len)
 {
+	uint64_t be = __builtin_bswap64((uint64_t)v);
+
+	memcpy(p, (const unsigned char *)&be + 8 - len, len);
+}
+
+/* A record's layout: each column's serial type and body length, and the
+ * sizes of its header and of the whole record. */
+struct record_layout {
 	uint64_t serial[MAX_COLS];
 	unsigned len[MAX_COLS];
-	size_t head = 0, body = 0, total, pos;
+	size_t head, total;
+	int small_serials;           /* every serial type fits one byte */
+};
 
+/* 0, or -1 when the record would be longer than STAGE_MAX_RECORD. */
+static int lay_out(struct record_layout *l, int ncols, const uint8_t *types,
+		   const int64_t *ints, const char *const *texts)
+{
+	size_t head = 0, body = 0;
+
+	l->small_serials = 1;
 	for (int i = 0; i < ncols; i++) {
 		if (types[i] == STAGE_INT) {
-			serial[i] = int_serial(ints[i], &len[i]);
+			l->serial[i] = int_serial(ints[i], &l->len[i]);
 		} else if (types[i] == STAGE_TEXT) {
 			size_t n = strnlen(texts[i], STAGE_MAX_RECORD);
-			serial[i] = SERIAL_TEXT(n);
-			len[i] = (unsigned)n;
+			l->serial[i] = SERIAL_TEXT(n);
+			l->len[i] = (unsigned)n;
 		} else {
-			serial[i] = SERIAL_NULL;
-			len[i] = 0;
+			l->serial[i] = SERIAL_NULL;
+			l->len[i] = 0;
 		}
-		head += varint_len(serial[i]);
-		body += len[i];
+		if (l->serial[i] > 0x7f) {
+			l->small_serials = 0;
+			head += varint_len(l->serial[i]);
+		} else {
+			head++;
+		}
+		body += l->len[i];
 	}
-	total = head + 1;
-	while (head + varint_len(total) != total)
-		total = head + varint_len(total);
-	if (total + body > STAGE_MAX_RECORD)
-		return 0;
-	pos = put_varint(out, total);
-	for (int i = 0; i < ncols; i++)
-		pos += put_varint(out + pos, serial[i]);
+	l->head = head + 1;
+	while (head + varint_len(l->head) != l->head)
+		l->head = head + varint_len(l->head);
+	l->total = l->head + body;
+	return l->total > STAGE_MAX_RECORD ? -1 : 0;
+}
+
+/* Writes the record laid out in l at out (l->total bytes). */
+static void write_record(unsigned char *out, const struct record_layout *l, int ncols,
+			 const uint8_t *types, const int64_t *ints, const char *const *texts)
+{
+	size_t pos = put_varint(out, l->head);
+
+	if (l->small_serials)
+		for (int i = 0; i < ncols; i++)
+			out[pos++] = (unsigned char)l->serial[i];
+	else
+		for (int i = 0; i < ncols; i++)
+			pos += put_varint(out + pos, l->serial[i]);
 	for (int i = 0; i < ncols; i++) {
 		if (types[i] == STAGE_INT)
-			put_be(out + pos, (uint64_t)ints[i], len[i]);
+			put_int(out + pos, ints[i], l->len[i]);
 		else if (types[i] == STAGE_TEXT)
-			memcpy(out + pos, texts[i], len[i]);
-		pos += len[i];
+			memcpy(out + pos, texts[i], l->len[i]);
+		pos += l->len[i];
 	}
-	return pos;
 }
 
 static unsigned char *page(const struct stage_image *img, uint32_t n)
@@ -206,14 +239,13 @@ static unsigned char *place_cell(unsigned char *pg, uint32_t ptrs0, uint32_t *nc
 int stage_image_add(struct stage_image *img, int64_t rowid, int ncols,
 		    const uint8_t *types, const int64_t *ints, const char *const *texts)
 {
-	size_t len = ncols <= MAX_COLS ?
-		encode_record(img->record, ncols, types, ints, texts) : 0;
+	struct record_layout l;
 	size_t cell;
 	unsigned char *at;
 
-	if (len == 0)
+	if (ncols > MAX_COLS || lay_out(&l, ncols, types, ints, texts) < 0)
 		return 1;
-	cell = varint_len(len) + varint_len((uint64_t)rowid) + len;
+	cell = varint_len(l.total) + varint_len((uint64_t)rowid) + l.total;
 	at = img->npages > 2 ? place_cell(page(img, img->npages), LEAF_HEADER, &img->ncells,
 					  &img->content, cell) : NULL;
 	if (!at) {
@@ -222,9 +254,9 @@ int stage_image_add(struct stage_image *img, int64_t rowid, int ncols,
 		at = place_cell(page(img, img->npages), LEAF_HEADER, &img->ncells,
 				&img->content, cell);
 	}
-	at += put_varint(at, len);
+	at += put_varint(at, l.total);
 	at += put_varint(at, (uint64_t)rowid);
-	memcpy(at, img->record, len);
+	write_record(at, &l, ncols, types, ints, texts);
 	put_be(page(img, img->npages) + 3, img->ncells, 2);
 	put_be(page(img, img->npages) + 5, img->content == P ? 0 : img->content, 2);
 	img->leaf_max[img->npages - 3] = rowid;
@@ -286,18 +318,18 @@ static int write_schema_page(struct stage_image *img, const char *name, const ch
 	const char *const texts[5] = { "table", name, name, NULL, sql };
 	unsigned char *pg = page(img, 1), *at;
 	uint32_t ncells = 0, content = P;
-	size_t len = encode_record(img->record, 5, types, ints, texts);
+	struct record_layout l;
 
-	if (len == 0)
+	if (lay_out(&l, 5, types, ints, texts) < 0)
 		return -1;
 	write_db_header(pg, img->npages);
 	at = place_cell(pg, DB_HEADER + LEAF_HEADER, &ncells, &content,
-			varint_len(len) + 1 + len);
+			varint_len(l.total) + 1 + l.total);
 	if (!at)
 		return -1;
-	at += put_varint(at, len);
+	at += put_varint(at, l.total);
 	at += put_varint(at, 1);
-	memcpy(at, img->record, len);
+	write_record(at, &l, 5, types, ints, texts);
 	put_btree_header(pg + DB_HEADER, 0x0d, ncells, content);
 	return 0;
 }

@@ -32,7 +32,6 @@ struct stage_image {
 	int64_t *leaf_max;        /* the largest rowid of each leaf */
 	size_t leaf_cap;
 	uint64_t rows;
-	unsigned char record[STAGE_MAX_RECORD]; /* the row being encoded */
 };
 
 void stage_image_init(struct stage_image *img);
