@@ -72,12 +72,22 @@ static inline unsigned int_serial(int64_t v, unsigned *len)
 	return *len == 6 ? 5 : *len == 8 ? 6 : *len;
 }
 
-/* The low len bytes of v, big-endian. */
+/* The low len bytes of v, big-endian: stores of constant sizes (a copy of
+ * a variable length is a call). */
 static inline void put_int(unsigned char *p, int64_t v, unsigned len)
 {
 	uint64_t be = __builtin_bswap64((uint64_t)v);
+	const unsigned char *b = (const unsigned char *)&be;
 
-	memcpy(p, (const unsigned char *)&be + 8 - len, len);
+	switch (len) {
+	case 1: p[0] = (unsigned char)v; break;
+	case 2: memcpy(p, b + 6, 2); break;
+	case 3: memcpy(p, b + 5, 3); break;
+	case 4: memcpy(p, b + 4, 4); break;
+	case 6: memcpy(p, b + 2, 6); break;
+	case 8: memcpy(p, b, 8); break;
+	default: break;
+	}
 }
 
 /* A record's layout: each column's serial type and body length, and the
