@@ -42,7 +42,7 @@ static void row_values(int64_t i, char *text, size_t len, int64_t *a, const char
 {
 	size_t n = (size_t)(i % 101);   /* a batch keeps 127 bytes of text a row */
 
-	*a = bounds[i % NBOUNDS] + (i % 5 == 4 ? i : 0);
+	*a = (int64_t)((uint64_t)bounds[i % NBOUNDS] + (uint64_t)(i % 5 == 4 ? i : 0));
 	memset(text, 'x' + (int)(i % 3), n < len ? n : len - 1);
 	text[n < len ? n : len - 1] = '\0';
 	*b = text;
