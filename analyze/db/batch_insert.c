@@ -232,6 +232,8 @@ int batch_flush(struct batch_insert *b)
 		b->failed = 1;
 		rc = -1;
 	}
+	if (b->stage)
+		stage_release(b->stage);   /* a flush mostly comes last */
 	return rc < 0 || b->failed ? -1 : 0;
 }
 

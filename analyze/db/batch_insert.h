@@ -16,7 +16,7 @@
 #include <sqlite3.h>
 
 #define BATCH_ROWS  256
-#define BATCH_SLOTS 16   /* the loader waits for half of them at a time */
+#define BATCH_SLOTS 8    /* the loader waits for half of them at a time */
 #define BATCH_TEXT_PER_ROW 128    /* bytes of copied text a row may hold */
 
 /* Kinds of a buffered value. */

@@ -14,7 +14,7 @@
 #include "stage_image.h"
 
 #define STAGE_MAX_COLS    64
-#define STAGE_FLUSH_PAGES 128     /* 8 MiB of rows per copy */
+#define STAGE_FLUSH_PAGES 32      /* 2 MiB of rows per copy: memory per staged table */
 #define NAME_MAX_LEN      64
 
 /* A column's affinity, as far as staging cares. */
@@ -281,4 +281,9 @@ int stage_flush(struct stage *s)
 		rc = -1;
 	stage_image_reset(&s->img);
 	return rc;
+}
+
+void stage_release(struct stage *s)
+{
+	stage_image_free(&s->img);
 }

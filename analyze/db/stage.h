@@ -50,6 +50,9 @@ int stage_rows(struct stage *s, const int64_t *values, const uint8_t *kinds, int
 /* Copies the staged rows into the table. 0 or -1 (reported). */
 int stage_flush(struct stage *s);
 
+/* Frees the image's memory after a flush (more rows allocate it again). */
+void stage_release(struct stage *s);
+
 /* Frees the stage; rows not flushed are dropped. NULL is accepted. */
 void stage_close(struct stage *s);
 

@@ -181,7 +181,7 @@ void stage_image_free(struct stage_image *img)
 /* Room for page n in the buffer. 0 or -1. */
 static int reserve_pages(struct stage_image *img, uint32_t n)
 {
-	size_t need = (size_t)n * P, cap = img->cap ? img->cap : 16 * (size_t)P;
+	size_t need = (size_t)n * P, cap = img->cap ? img->cap : 4 * (size_t)P;
 	unsigned char *grown;
 
 	if (need <= img->cap)
