@@ -30,10 +30,15 @@ struct stage {
 	uint8_t affinity[STAGE_MAX_COLS]; /* of each table column */
 	int64_t rowid;                /* the last one given */
 	struct stage_image img;
-	uint8_t types[STAGE_MAX_COLS];    /* the row being encoded */
-	int64_t ints[STAGE_MAX_COLS];
-	const char *texts[STAGE_MAX_COLS];
+	int in_order;                 /* batch column i is table column lead + i */
+	int lead;                     /* then: the table's columns before them */
+	uint8_t refuse[STAGE_MAX_COLS];   /* by batch column (in order) or table column */
+	uint8_t kinds[STAGE_MAX_COLS];    /* a row put in table order (not in order) */
+	int64_t values[STAGE_MAX_COLS];
 };
+
+_Static_assert(STAGE_INT == BATCH_INT && STAGE_NULL == BATCH_NULL && STAGE_TEXT == BATCH_TEXT,
+	       "a batch's kinds are a stage row's");
 
 int stage_attach(sqlite3 *db)
 {
@@ -148,6 +153,28 @@ static int map_columns(struct stage *s, char **names)
 	return rc == 0 && mapped == s->ncols && s->tcols > 0 ? 0 : -1;
 }
 
+/* The kind a column of affinity a must not be given as is. */
+static uint8_t refused_kind(uint8_t a)
+{
+	return a == AFF_TEXT ? STAGE_INT : a == AFF_INTEGER ? STAGE_TEXT : STAGE_NONE;
+}
+
+/* Whether the batch's columns are the table's last ones in order (the
+ * rows then go to the image as the batch holds them), and what each
+ * column refuses. */
+static void plan_rows(struct stage *s)
+{
+	s->lead = s->tcols - s->ncols;
+	s->in_order = 1;
+	for (int i = 0; i < s->ncols; i++)
+		s->in_order &= s->col[i] == s->lead + i;
+	for (int i = 0; i < s->ncols; i++)
+		s->refuse[i] = refused_kind(s->affinity[s->col[i]]);
+	if (!s->in_order)
+		for (int c = 0; c < s->tcols; c++)
+			s->refuse[c] = refused_kind(s->affinity[c]);
+}
+
 static int stage_setup(struct stage *s, const char *table_and_columns)
 {
 	char *copy = strdup(table_and_columns), *names[STAGE_MAX_COLS];
@@ -160,6 +187,7 @@ static int stage_setup(struct stage *s, const char *table_and_columns)
 			 s->table);
 		s->rowid = db_query_int(s->db, sql, -1);
 		rc = s->rowid < 0 ? -1 : 0;
+		plan_rows(s);
 	}
 	free(copy);
 	return rc;
@@ -193,29 +221,18 @@ void stage_close(struct stage *s)
 	free(s);
 }
 
-/* One batch row into the table's column order; 0, or 1 when SQLite would
- * convert one of its values (its column's affinity). */
-static int place_row(struct stage *s, const int64_t *values, const uint8_t *kinds)
+/* A batch row as the image takes it: as it is when its columns are in
+ * the table's order, else copied into the table's order. */
+static struct stage_row row_of(struct stage *s, const int64_t *values, const uint8_t *kinds)
 {
-	memset(s->types, STAGE_NULL, (size_t)s->tcols);
+	if (s->in_order)
+		return (struct stage_row){ s->lead, s->ncols, kinds, values, s->refuse };
+	memset(s->kinds, STAGE_NULL, (size_t)s->tcols);
 	for (int i = 0; i < s->ncols; i++) {
-		int c = s->col[i];
-
-		if (kinds[i] == BATCH_NULL)
-			continue;
-		if (kinds[i] == BATCH_INT) {
-			if (s->affinity[c] == AFF_TEXT)
-				return 1;
-			s->types[c] = STAGE_INT;
-			s->ints[c] = values[i];
-		} else {
-			if (s->affinity[c] == AFF_INTEGER)
-				return 1;
-			s->types[c] = STAGE_TEXT;
-			s->texts[c] = (const char *)(intptr_t)values[i];
-		}
+		s->kinds[s->col[i]] = kinds[i];
+		s->values[s->col[i]] = values[i];
 	}
-	return 0;
+	return (struct stage_row){ 0, s->tcols, s->kinds, s->values, s->refuse };
 }
 
 int stage_rows(struct stage *s, const int64_t *values, const uint8_t *kinds, int rows,
@@ -223,11 +240,9 @@ int stage_rows(struct stage *s, const int64_t *values, const uint8_t *kinds, int
 {
 	for (int r = 0; r < rows; r++) {
 		size_t at = (size_t)r * (size_t)s->ncols;
-		int rc = place_row(s, values + at, kinds + at);
+		struct stage_row row = row_of(s, values + at, kinds + at);
+		int rc = stage_image_add(&s->img, s->rowid + 1, &row);
 
-		if (rc == 0)
-			rc = stage_image_add(&s->img, s->rowid + 1, s->tcols, s->types, s->ints,
-					     s->texts);
 		if (rc != 0) {
 			*done = r;
 			if (rc < 0)

@@ -90,7 +90,7 @@ static inline void put_int(unsigned char *p, int64_t v, unsigned len)
 	}
 }
 
-/* A record's layout: each column's serial type and body length, and the
+/* A record's layout: each value's serial type and body length, and the
  * sizes of its header and of the whole record. */
 struct record_layout {
 	uint64_t serial[MAX_COLS];
@@ -99,18 +99,24 @@ struct record_layout {
 	int small_serials;           /* every serial type fits one byte */
 };
 
-/* 0, or -1 when the record would be longer than STAGE_MAX_RECORD. */
-static int lay_out(struct record_layout *l, int ncols, const uint8_t *types,
-		   const int64_t *ints, const char *const *texts)
+/* 0; 1 when the row is refused (a refused kind, a record longer than
+ * STAGE_MAX_RECORD, too many columns). */
+static int lay_out(struct record_layout *l, const struct stage_row *r)
 {
-	size_t head = 0, body = 0;
+	size_t head = (size_t)r->lead, body = 0;
 
+	if (r->lead + r->ncols > MAX_COLS)
+		return 1;
 	l->small_serials = 1;
-	for (int i = 0; i < ncols; i++) {
-		if (types[i] == STAGE_INT) {
-			l->serial[i] = int_serial(ints[i], &l->len[i]);
-		} else if (types[i] == STAGE_TEXT) {
-			size_t n = strnlen(texts[i], STAGE_MAX_RECORD);
+	for (int i = 0; i < r->ncols; i++) {
+		uint8_t kind = r->kinds[i];
+
+		if (kind == r->refuse[i])
+			return 1;
+		if (kind == STAGE_INT) {
+			l->serial[i] = int_serial(r->values[i], &l->len[i]);
+		} else if (kind == STAGE_TEXT) {
+			size_t n = strnlen((const char *)(intptr_t)r->values[i], STAGE_MAX_RECORD);
 			l->serial[i] = SERIAL_TEXT(n);
 			l->len[i] = (unsigned)n;
 		} else {
@@ -129,26 +135,28 @@ static int lay_out(struct record_layout *l, int ncols, const uint8_t *types,
 	while (head + varint_len(l->head) != l->head)
 		l->head = head + varint_len(l->head);
 	l->total = l->head + body;
-	return l->total > STAGE_MAX_RECORD ? -1 : 0;
+	return l->total > STAGE_MAX_RECORD;
 }
 
 /* Writes the record laid out in l at out (l->total bytes). */
-static void write_record(unsigned char *out, const struct record_layout *l, int ncols,
-			 const uint8_t *types, const int64_t *ints, const char *const *texts)
+static void write_record(unsigned char *out, const struct record_layout *l,
+			 const struct stage_row *r)
 {
 	size_t pos = put_varint(out, l->head);
 
+	memset(out + pos, SERIAL_NULL, (size_t)r->lead);
+	pos += (size_t)r->lead;
 	if (l->small_serials)
-		for (int i = 0; i < ncols; i++)
+		for (int i = 0; i < r->ncols; i++)
 			out[pos++] = (unsigned char)l->serial[i];
 	else
-		for (int i = 0; i < ncols; i++)
+		for (int i = 0; i < r->ncols; i++)
 			pos += put_varint(out + pos, l->serial[i]);
-	for (int i = 0; i < ncols; i++) {
-		if (types[i] == STAGE_INT)
-			put_int(out + pos, ints[i], l->len[i]);
-		else if (types[i] == STAGE_TEXT)
-			memcpy(out + pos, texts[i], l->len[i]);
+	for (int i = 0; i < r->ncols; i++) {
+		if (r->kinds[i] == STAGE_INT)
+			put_int(out + pos, r->values[i], l->len[i]);
+		else if (r->kinds[i] == STAGE_TEXT)
+			memcpy(out + pos, (const char *)(intptr_t)r->values[i], l->len[i]);
 		pos += l->len[i];
 	}
 }
@@ -246,14 +254,13 @@ static unsigned char *place_cell(unsigned char *pg, uint32_t ptrs0, uint32_t *nc
 	return pg + *content;
 }
 
-int stage_image_add(struct stage_image *img, int64_t rowid, int ncols,
-		    const uint8_t *types, const int64_t *ints, const char *const *texts)
+int stage_image_add(struct stage_image *img, int64_t rowid, const struct stage_row *row)
 {
 	struct record_layout l;
 	size_t cell;
 	unsigned char *at;
 
-	if (ncols > MAX_COLS || lay_out(&l, ncols, types, ints, texts) < 0)
+	if (lay_out(&l, row) != 0)
 		return 1;
 	cell = varint_len(l.total) + varint_len((uint64_t)rowid) + l.total;
 	at = img->npages > 2 ? place_cell(page(img, img->npages), LEAF_HEADER, &img->ncells,
@@ -266,7 +273,7 @@ int stage_image_add(struct stage_image *img, int64_t rowid, int ncols,
 	}
 	at += put_varint(at, l.total);
 	at += put_varint(at, (uint64_t)rowid);
-	write_record(at, &l, ncols, types, ints, texts);
+	write_record(at, &l, row);
 	put_be(page(img, img->npages) + 3, img->ncells, 2);
 	put_be(page(img, img->npages) + 5, img->content == P ? 0 : img->content, 2);
 	img->leaf_max[img->npages - 3] = rowid;
@@ -323,14 +330,16 @@ static void write_db_header(unsigned char *h, uint32_t npages)
 /* Page 1: the header and the schema table's one row. */
 static int write_schema_page(struct stage_image *img, const char *name, const char *sql)
 {
-	const uint8_t types[5] = { STAGE_TEXT, STAGE_TEXT, STAGE_TEXT, STAGE_INT, STAGE_TEXT };
-	const int64_t ints[5] = { 0, 0, 0, 2, 0 };
-	const char *const texts[5] = { "table", name, name, NULL, sql };
+	const uint8_t kinds[5] = { STAGE_TEXT, STAGE_TEXT, STAGE_TEXT, STAGE_INT, STAGE_TEXT };
+	const uint8_t refuse[5] = { STAGE_NONE, STAGE_NONE, STAGE_NONE, STAGE_NONE, STAGE_NONE };
+	const int64_t values[5] = { (int64_t)(intptr_t)"table", (int64_t)(intptr_t)name,
+				    (int64_t)(intptr_t)name, 2, (int64_t)(intptr_t)sql };
+	const struct stage_row row = { 0, 5, kinds, values, refuse };
 	unsigned char *pg = page(img, 1), *at;
 	uint32_t ncells = 0, content = P;
 	struct record_layout l;
 
-	if (lay_out(&l, 5, types, ints, texts) < 0)
+	if (lay_out(&l, &row) != 0)
 		return -1;
 	write_db_header(pg, img->npages);
 	at = place_cell(pg, DB_HEADER + LEAF_HEADER, &ncells, &content,
@@ -339,7 +348,7 @@ static int write_schema_page(struct stage_image *img, const char *name, const ch
 		return -1;
 	at += put_varint(at, l.total);
 	at += put_varint(at, 1);
-	write_record(at, &l, 5, types, ints, texts);
+	write_record(at, &l, &row);
 	put_btree_header(pg + DB_HEADER, 0x0d, ncells, content);
 	return 0;
 }

@@ -20,8 +20,20 @@
 #define STAGE_PAGE_SIZE  65536u
 #define STAGE_MAX_RECORD 8192u    /* bytes of one record; longer rows are refused */
 
-/* The value of one column of a row to encode. */
-enum stage_value { STAGE_NULL, STAGE_INT, STAGE_TEXT };
+/* The kind of a column's value (the codes of batch_insert's BATCH_*), and
+ * STAGE_NONE: no kind refused. */
+enum stage_value { STAGE_INT = 0, STAGE_NULL = 1, STAGE_TEXT = 2, STAGE_NONE = 3 };
+
+/* One row to append: lead NULL columns (a rowid alias), then ncols values
+ * in the table's column order: kinds[i], values[i] the integer or a
+ * pointer to NUL-terminated text; refuse[i] a kind column i must not be
+ * given as is (SQLite would convert it: stage.c), or STAGE_NONE. */
+struct stage_row {
+	int lead, ncols;
+	const uint8_t *kinds;
+	const int64_t *values;
+	const uint8_t *refuse;
+};
 
 struct stage_image {
 	unsigned char *buf;       /* pages 1..npages (sqlite3_malloc64) */
@@ -41,12 +53,10 @@ void stage_image_init(struct stage_image *img);
 void stage_image_reset(struct stage_image *img);
 void stage_image_free(struct stage_image *img);
 
-/* Appends a row: rowid and ncols values in the table's column order
- * (types[i], ints[i] for STAGE_INT, texts[i] NUL-terminated for
- * STAGE_TEXT). Rowids must increase. 0, 1 when the row's record would be
- * longer than STAGE_MAX_RECORD (nothing appended), -1 out of memory. */
-int stage_image_add(struct stage_image *img, int64_t rowid, int ncols,
-		    const uint8_t *types, const int64_t *ints, const char *const *texts);
+/* Appends row with rowid (rowids must increase). 0; 1 when the row is
+ * refused (a refused kind, or a record longer than STAGE_MAX_RECORD;
+ * nothing appended); -1 out of memory. */
+int stage_image_add(struct stage_image *img, int64_t rowid, const struct stage_row *row);
 
 /* Pages the image holds (the limit stage.c flushes at). */
 static inline uint32_t stage_image_pages(const struct stage_image *img)
