@@ -40,9 +40,21 @@ struct stage {
 _Static_assert(STAGE_INT == BATCH_INT && STAGE_NULL == BATCH_NULL && STAGE_TEXT == BATCH_TEXT,
 	       "a batch's kinds are a stage row's");
 
+/* Without sqlite3_deserialize (SQLite before 3.36 built without it),
+ * nothing is staged: the stage is never attached. */
+#ifndef PERFCAP_HAVE_DESERIALIZE
+#define sqlite3_deserialize(db, schema, data, size, cap, flags) \
+	((void)(db), (void)(data), (void)(size), (void)(cap), SQLITE_ERROR)
+#endif
+
 int stage_attach(sqlite3 *db)
 {
+#ifdef PERFCAP_HAVE_DESERIALIZE
 	return db_exec(db, "ATTACH ':memory:' AS " STAGE_SCHEMA);
+#else
+	(void)db;
+	return 0;
+#endif
 }
 
 void stage_detach(sqlite3 *db)
