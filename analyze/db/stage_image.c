@@ -138,26 +138,39 @@ static int lay_out(struct record_layout *l, const struct stage_row *r)
 	return l->total > STAGE_MAX_RECORD;
 }
 
-/* Writes the record laid out in l at out (l->total bytes). */
+/* Writes value i of r (laid out in l) at out. */
+static inline void put_value(unsigned char *out, const struct record_layout *l,
+			     const struct stage_row *r, int i)
+{
+	if (r->kinds[i] == STAGE_INT)
+		put_int(out, r->values[i], l->len[i]);
+	else if (r->kinds[i] == STAGE_TEXT)
+		memcpy(out, (const char *)(intptr_t)r->values[i], l->len[i]);
+}
+
+/* Writes the record laid out in l at out (l->total bytes): the header's
+ * size, the serial types, the values; with one-byte serial types (nearly
+ * every row), each column's type and value in one pass. */
 static void write_record(unsigned char *out, const struct record_layout *l,
 			 const struct stage_row *r)
 {
-	size_t pos = put_varint(out, l->head);
+	size_t pos = put_varint(out, l->head), body = l->head;
 
 	memset(out + pos, SERIAL_NULL, (size_t)r->lead);
 	pos += (size_t)r->lead;
-	if (l->small_serials)
-		for (int i = 0; i < r->ncols; i++)
-			out[pos++] = (unsigned char)l->serial[i];
-	else
-		for (int i = 0; i < r->ncols; i++)
-			pos += put_varint(out + pos, l->serial[i]);
+	if (l->small_serials) {
+		for (int i = 0; i < r->ncols; i++) {
+			out[pos + (size_t)i] = (unsigned char)l->serial[i];
+			put_value(out + body, l, r, i);
+			body += l->len[i];
+		}
+		return;
+	}
+	for (int i = 0; i < r->ncols; i++)
+		pos += put_varint(out + pos, l->serial[i]);
 	for (int i = 0; i < r->ncols; i++) {
-		if (r->kinds[i] == STAGE_INT)
-			put_int(out + pos, r->values[i], l->len[i]);
-		else if (r->kinds[i] == STAGE_TEXT)
-			memcpy(out + pos, (const char *)(intptr_t)r->values[i], l->len[i]);
-		pos += l->len[i];
+		put_value(out + body, l, r, i);
+		body += l->len[i];
 	}
 }
 
