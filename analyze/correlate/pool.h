@@ -1,6 +1,6 @@
 /* pool.h - thread-pool utilisation per window (the pool_utilisation
- * table), swept per process from its requests' readiness, pickup and end
- * (requests.c feeds it one process at a time). docs/schema.md,
+ * table), computed per process from its requests' readiness, pickup and
+ * end (requests.c feeds it one process at a time). docs/schema.md,
  * pool_utilisation. */
 #ifndef ANALYZE_POOL_H
 #define ANALYZE_POOL_H
@@ -18,15 +18,11 @@ struct pool_windows {
 	int has_cap_start, has_cap_end;
 };
 
-/* One change of the counts; at equal times the sweep takes window edges,
- * then request ends, pickups, readiness (the kinds' order). */
-enum pool_kind { POOL_EDGE = 0, POOL_END = 1, POOL_PICKUP = 2, POOL_READY = 3 };
-
-struct pool_event {
-	int64_t ts;
-	int32_t kind;      /* enum pool_kind */
-	int32_t has_queue; /* POOL_PICKUP: queue_ns is known */
-	int64_t queue_ns;
+/* One request as the pool needs it. */
+struct pool_request {
+	int64_t ready, pickup, end;
+	int64_t queue_ns;  /* when has_queue */
+	int64_t has_queue;
 };
 
 struct sql_writer;
@@ -37,8 +33,8 @@ struct pool {
 	struct sql_writer *writer; /* runs other batches on db: drained before a write */
 	struct pool_windows win;
 	int64_t pid;
-	struct pool_event *ev;
-	size_t nev, cap;
+	struct pool_request *req;  /* of the process being collected */
+	size_t nreq, cap;
 	int64_t *tids;         /* pickup threads of the process (workers) */
 	size_t ntids, tids_cap;
 	int64_t t0, t1;

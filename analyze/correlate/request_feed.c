@@ -14,9 +14,11 @@
  * Ordering at the end: the (pid, fd) pairs that held a socket get ranks
  * in (pid, fd) order; a counting sort of the calls by rank into a new
  * array keeps each stream's calls in arrival (syscall_id) order, which is
- * nearly their time order, so most streams need only the check; the
- * others are sorted by time (radix_sort.h), then each run of equal times
- * by (ord, seq). */
+ * nearly their time order, so most streams need only the check, and most
+ * others an insertion sort of the few calls out of place; the rest (when
+ * that would move more than four times the stream's calls) are sorted by
+ * time (radix_sort.h), then each run of equal times by (ord, seq). The
+ * order is total, so every way gives the same sequence. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -282,13 +284,38 @@ static void order_run(struct request_call *v, size_t n)
 	}
 }
 
+/* Insertion sort from i on while it moves at most budget elements: 1
+ * when the calls are in order, 0 when the budget ran out (they are then
+ * still a permutation of the stream's calls). A stream's calls come in
+ * capture order, which is time order but for the few calls read late
+ * from another CPU's buffer (a thread that moved): in a 12 s redis
+ * capture, 3-5 out of place per stream of 36k calls, none more than 34
+ * places. */
+static int insert_sorted(struct request_call *v, size_t n, size_t i, size_t budget)
+{
+	for (; i < n; i++) {
+		struct request_call c;
+		size_t j = i;
+
+		if (cmp_in_stream(&v[i - 1], &v[i]) <= 0)
+			continue;
+		c = v[i];
+		for (; j > 0 && cmp_in_stream(&v[j - 1], &c) > 0 && budget > 0; j--, budget--)
+			v[j] = v[j - 1];
+		v[j] = c;
+		if (budget == 0)
+			return 0;
+	}
+	return 1;
+}
+
 int request_order_stream(struct request_call *v, size_t n)
 {
 	size_t i = 1;
 
 	while (i < n && cmp_in_stream(&v[i - 1], &v[i]) <= 0)
 		i++;
-	if (i >= n)
+	if (i >= n || insert_sorted(v, n, i, 4 * n + 64))
 		return 0;
 	if (radix_sort_i64(v, n, sizeof(*v), offsetof(struct request_call, ts)) < 0)
 		return -1;

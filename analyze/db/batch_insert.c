@@ -1,4 +1,5 @@
-/* batch_insert.c - multi-row INSERTs (see batch_insert.h). */
+/* batch_insert.c - multi-row INSERTs (see batch_insert.h), or rows
+ * staged as records (stage.h) for the tables that allow it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,6 +7,7 @@
 #include "batch_insert.h"
 #include "db.h"
 #include "sql_writer.h"
+#include "stage.h"
 
 /* "INSERT INTO t (a, b) VALUES (?,?),(?,?)..." for rows rows. */
 static sqlite3_stmt *prepare_rows(struct batch_insert *b, int rows)
@@ -57,7 +59,10 @@ int batch_init(struct batch_insert *b, sqlite3 *db, const char *table_and_column
 	b->kinds = b->slot_kinds[0];
 	b->text = b->slot_text[0];
 	b->full = prepare_rows(b, BATCH_ROWS);
-	return b->full ? 0 : -1;
+	if (!b->full)
+		return -1;
+	b->stage = stage_open(db, table_and_columns, ncols);
+	return 0;
 }
 
 void batch_use_writer(struct batch_insert *b, struct sql_writer *w)
@@ -124,9 +129,65 @@ static int run_rows(struct batch_insert *b, sqlite3_stmt *st, int rows,
 	return 0;
 }
 
+/* rows rows through a multi-row INSERT (the full one, or one prepared for
+ * fewer rows). */
+static int insert_rows(struct batch_insert *b, int rows, const int64_t *values,
+		       const uint8_t *kinds)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (rows == BATCH_ROWS)
+		return run_rows(b, b->full, rows, values, kinds);
+	if (rows == 0)
+		return 0;
+	st = prepare_rows(b, rows);
+	if (!st) {
+		b->failed = 1;
+		return -1;
+	}
+	rc = run_rows(b, st, rows, values, kinds);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* Writes the staged rows and stops staging (the table's next rows are
+ * INSERTed, after them). */
+static int leave_stage(struct batch_insert *b)
+{
+	int rc = stage_flush(b->stage);
+
+	stage_close(b->stage);
+	b->stage = NULL;
+	if (rc < 0)
+		b->failed = 1;
+	return rc;
+}
+
+/* Writes rows rows: staged when the table is, else INSERTed; a row that
+ * cannot be staged ends the staging. */
+static int write_rows(struct batch_insert *b, int rows, const int64_t *values,
+		      const uint8_t *kinds)
+{
+	size_t at;
+	int done = 0, rc;
+
+	if (b->stage) {
+		rc = stage_rows(b->stage, values, kinds, rows, &done);
+		if (rc == 0)
+			return 0;
+		if (rc < 0 || leave_stage(b) < 0) {
+			b->failed = 1;
+			return -1;
+		}
+	}
+	at = (size_t)done * (size_t)b->ncols;
+	return insert_rows(b, rows - done, values + at, kinds + at);
+}
+
 void batch_run_slot(struct batch_insert *b, int slot)
 {
-	run_rows(b, b->full, BATCH_ROWS, b->slot_values[slot], b->slot_kinds[slot]);
+	write_rows(b, BATCH_ROWS, b->slot_values[slot], b->slot_kinds[slot]);
 }
 
 /* Hands the full current slot to the writer and moves to the next one. */
@@ -134,7 +195,7 @@ static int hand_over(struct batch_insert *b)
 {
 	sql_writer_submit(b->writer, b, b->slot);
 	b->slot = (b->slot + 1) % BATCH_SLOTS;
-	sql_writer_wait_slot(b->writer, b, b->slot);
+	sql_writer_wait_slots(b->writer, b, b->slot, BATCH_SLOTS / 2);
 	b->values = b->slot_values[b->slot];
 	b->kinds = b->slot_kinds[b->slot];
 	b->text = b->slot_text[b->slot];
@@ -149,7 +210,7 @@ int batch_commit_row(struct batch_insert *b)
 	b->text_used = 0;
 	if (b->writer)
 		return hand_over(b);
-	return run_rows(b, b->full, BATCH_ROWS, b->values, b->kinds);
+	return write_rows(b, BATCH_ROWS, b->values, b->kinds);
 }
 
 static void wait_all_slots(struct batch_insert *b)
@@ -160,26 +221,26 @@ static void wait_all_slots(struct batch_insert *b)
 
 int batch_flush(struct batch_insert *b)
 {
-	sqlite3_stmt *st;
 	int rc;
 
 	if (b->writer)    /* the connection is ours alone only once it is idle */
 		sql_writer_drain(b->writer);
-	if (b->pending == 0)
-		return b->failed ? -1 : 0;
-	st = prepare_rows(b, b->pending);
-	if (!st)
-		return -1;
-	rc = run_rows(b, st, b->pending, b->values, b->kinds);
-	sqlite3_finalize(st);
+	rc = write_rows(b, b->pending, b->values, b->kinds);
 	b->pending = 0;
 	b->text_used = 0;
+	if (rc == 0 && b->stage && stage_flush(b->stage) < 0) {
+		b->failed = 1;
+		rc = -1;
+	}
+	if (b->stage)
+		stage_release(b->stage);   /* a flush mostly comes last */
 	return rc < 0 || b->failed ? -1 : 0;
 }
 
 void batch_free(struct batch_insert *b)
 {
 	wait_all_slots(b);
+	stage_close(b->stage);
 	sqlite3_finalize(b->full);
 	free(b->table_and_columns);
 	for (int s = 0; s < BATCH_SLOTS; s++) {

@@ -3,7 +3,9 @@
  * batch, which costs SQLite far less per row than one statement per row.
  * Values are integers, NULL, static text (string constants that outlive
  * the batch: state names, classes) or short text copied into the batch
- * (addresses, names). Used for every big table. A batch given a writer
+ * (addresses, names). Used for every big table. When the stage database
+ * is attached (stage.h) and the table allows it, rows are staged as
+ * records and copied in bulk instead of bound. A batch given a writer
  * thread (batch_use_writer) hands full batches to it and goes on filling
  * another of its BATCH_SLOTS buffers. */
 #ifndef ANALYZE_BATCH_INSERT_H
@@ -14,7 +16,7 @@
 #include <sqlite3.h>
 
 #define BATCH_ROWS  256
-#define BATCH_SLOTS 4
+#define BATCH_SLOTS 8    /* the loader waits for half of them at a time */
 #define BATCH_TEXT_PER_ROW 128    /* bytes of copied text a row may hold */
 
 /* Kinds of a buffered value. */
@@ -23,6 +25,7 @@
 #define BATCH_TEXT 2              /* the value is a const char * to static text */
 
 struct sql_writer;
+struct stage;
 
 struct batch_insert {
 	sqlite3 *db;
@@ -40,6 +43,7 @@ struct batch_insert {
 	size_t text_used;
 	int in_flight[BATCH_SLOTS];   /* queued or being written (writer's lock) */
 	struct sql_writer *writer;    /* NULL: insert inline */
+	struct stage *stage;          /* the table's rows are staged (stage.h), or NULL */
 	int failed;
 };
 

@@ -1,7 +1,9 @@
 /* sql_writer.c - the INSERT thread (see sql_writer.h): a bounded FIFO of
  * (batch, slot) jobs under one mutex; the thread runs each job without the
  * lock, then marks the slot free. Each side is woken only when it sleeps,
- * so a busy pipeline costs no wakeups. */
+ * so a busy pipeline costs no wakeups; a sleeping thread is woken once
+ * WAKE_AT jobs wait (or when the loading thread itself must wait), not for
+ * every job: each wakeup is a pair of context switches. */
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -9,6 +11,7 @@
 #include "sql_writer.h"
 
 #define QUEUE_CAP 64
+#define WAKE_AT   4   /* jobs queued before a sleeping thread is woken */
 
 struct sql_job {
 	struct batch_insert *b;
@@ -28,8 +31,18 @@ struct sql_writer {
 	int stop;
 };
 
+/* Wakes the thread if it sleeps while jobs wait. */
+static void kick(struct sql_writer *w)
+{
+	if (w->writer_sleeps && w->count > 0)
+		pthread_cond_signal(&w->work);
+}
+
+/* The loading thread sleeps until a job finishes; the thread must not be
+ * left asleep with jobs queued (submit wakes it only for WAKE_AT). */
 static void wait_done(struct sql_writer *w)
 {
+	kick(w);
 	w->loader_sleeps = 1;
 	pthread_cond_wait(&w->done, &w->lock);
 	w->loader_sleeps = 0;
@@ -93,8 +106,8 @@ void sql_writer_submit(struct sql_writer *w, struct batch_insert *b, int slot)
 	b->in_flight[slot] = 1;
 	w->queue[(w->head + w->count) % QUEUE_CAP] = (struct sql_job){ b, slot };
 	w->count++;
-	if (w->writer_sleeps)
-		pthread_cond_signal(&w->work);
+	if (w->count >= WAKE_AT)
+		kick(w);
 	pthread_mutex_unlock(&w->lock);
 }
 
@@ -103,6 +116,24 @@ void sql_writer_wait_slot(struct sql_writer *w, struct batch_insert *b, int slot
 	pthread_mutex_lock(&w->lock);
 	while (b->in_flight[slot])
 		wait_done(w);
+	pthread_mutex_unlock(&w->lock);
+}
+
+/* Whether any of the ahead slots from slot on is queued or being written. */
+static int any_in_flight(const struct batch_insert *b, int slot, int ahead)
+{
+	for (int i = 0; i < ahead; i++)
+		if (b->in_flight[(slot + i) % BATCH_SLOTS])
+			return 1;
+	return 0;
+}
+
+void sql_writer_wait_slots(struct sql_writer *w, struct batch_insert *b, int slot, int ahead)
+{
+	pthread_mutex_lock(&w->lock);
+	if (b->in_flight[slot])
+		while (any_in_flight(b, slot, ahead))
+			wait_done(w);
 	pthread_mutex_unlock(&w->lock);
 }
 

@@ -23,6 +23,12 @@ void sql_writer_submit(struct sql_writer *w, struct batch_insert *b, int slot);
 /* Blocks until slot of b is no longer queued or being written. */
 void sql_writer_wait_slot(struct sql_writer *w, struct batch_insert *b, int slot);
 
+/* Returns at once if slot of b is free; else blocks until the ahead slots
+ * from slot on all are: a loading thread that outruns the writer then
+ * sleeps once per ahead batches instead of once per batch (each sleep and
+ * wakeup is a pair of context switches). */
+void sql_writer_wait_slots(struct sql_writer *w, struct batch_insert *b, int slot, int ahead);
+
 /* Blocks until every queued batch is written. */
 void sql_writer_drain(struct sql_writer *w);
 

@@ -100,6 +100,8 @@ struct loader {
 	uint64_t last_ts;
 	int failed;                   /* database or memory error: stop */
 	int profile_phases;           /* PERFCAP_IMPORT_PROFILE: time each phase */
+	double phase_cpu[2];          /* CPU time of this thread, of the process at
+				       * the current phase's start (profiling) */
 };
 
 /* load_records.c: decodes and stores one record of a record chunk. */

@@ -23,6 +23,7 @@
 #include "progress.h"
 #include "db/schema.h"
 #include "db/sql_writer.h"
+#include "db/stage.h"
 #include "symbolize/symbolize.h"
 #include "db/syscall_names.h"
 #include "util/text.h"
@@ -362,7 +363,9 @@ static int load_setup(struct loader *L, struct pc_reader *reader, const char *pa
 	L->sym = symbolizer_new(&sym_opts);
 	if (!L->sym)
 		return out_of_memory();
-	if (schema_create_tables(L->db) < 0)
+	/* the stage (db/stage.h) is attached before the transaction and
+	 * before any batch is made: the big tables' rows are staged */
+	if (schema_create_tables(L->db) < 0 || stage_attach(L->db) < 0)
 		return -1;
 	L->corr = correlator_new(L->db, window_ns);
 	if (!L->corr)
@@ -397,25 +400,39 @@ static const char *fill_summary(struct loader *L, struct pc_reader *reader,
 /* PERFCAP_IMPORT_PROFILE=1: the wall time of each phase of the import on
  * stderr (docs/perfcap-analyze.md, PERFORMANCE), to see where an import
  * of a real capture goes before reaching for perf. */
-static double phase_clock(void)
+static double clock_of(clockid_t id)
 {
 	struct timespec t;
 
-	clock_gettime(CLOCK_MONOTONIC, &t);
+	clock_gettime(id, &t);
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* Ends the phase that began at *since (when profiling) and starts the
- * next; passes rc through. */
-static int phase_end(const struct loader *L, const char *name, double *since, int rc)
+static double phase_clock(void)
 {
-	double now;
+	return clock_of(CLOCK_MONOTONIC);
+}
+
+/* Ends the phase that began at *since (when profiling) and starts the
+ * next; passes rc through. Besides the wall time, the CPU time this
+ * thread and the whole process spent in the phase: their difference is
+ * the helper threads' (INSERT threads), and a wall time above this
+ * thread's CPU is this thread waiting for them. */
+static int phase_end(struct loader *L, const char *name, double *since, int rc)
+{
+	double now, main_cpu, all_cpu;
 
 	if (!L->profile_phases)
 		return rc;
 	now = phase_clock();
-	fprintf(stderr, "perfcap-analyze: import %-18s %.3f s\n", name, now - *since);
+	main_cpu = clock_of(CLOCK_THREAD_CPUTIME_ID);
+	all_cpu = clock_of(CLOCK_PROCESS_CPUTIME_ID);
+	fprintf(stderr, "perfcap-analyze: import %-18s %.3f s (cpu: this thread %.3f s,"
+		" all %.3f s)\n", name, now - *since, main_cpu - L->phase_cpu[0],
+		all_cpu - L->phase_cpu[1]);
 	*since = now;
+	L->phase_cpu[0] = main_cpu;
+	L->phase_cpu[1] = all_cpu;
 	return rc;
 }
 
@@ -449,6 +466,9 @@ static int load_into(struct loader *L, struct pc_reader *reader, const char *pat
 	const char *damage;
 	double t = phase_clock();
 
+	L->phase_cpu[0] = clock_of(CLOCK_THREAD_CPUTIME_ID);
+	L->phase_cpu[1] = clock_of(CLOCK_PROCESS_CPUTIME_ID);
+
 	if (phase_end(L, "setup", &t, load_setup(L, reader, path, opts)) < 0 ||
 	    phase_end(L, "stack prepass", &t, ustack_prepass(L, reader)) < 0 ||
 	    phase_end(L, "chunks", &t, load_all_chunks(L, reader, opts->progress)) < 0)
@@ -464,6 +484,7 @@ static int load_into(struct loader *L, struct pc_reader *reader, const char *pat
 	if (phase_end(L, "indexes", &t, schema_create_indexes(L->db)) < 0 ||
 	    phase_end(L, "commit", &t, db_exec(L->db, "COMMIT")) < 0)
 		return -1;
+	stage_detach(L->db);
 	return 0;
 }
 

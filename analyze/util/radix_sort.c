@@ -37,6 +37,7 @@ static void count_bytes(const char *base, size_t n, size_t size, size_t key_offs
 static inline void copy_element(char *dst, const char *src, size_t size)
 {
 	switch (size) {
+	case 8: memcpy(dst, src, 8); break;
 	case 16: memcpy(dst, src, 16); break;
 	case 24: memcpy(dst, src, 24); break;
 	case 32: memcpy(dst, src, 32); break;
