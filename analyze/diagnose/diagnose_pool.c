@@ -162,6 +162,7 @@ static int load_worker_tids(const struct diag_input *in, struct pool_stats *p)
 	if (!st || (rc == 0 && step != SQLITE_DONE))
 		rc = -1;
 	sqlite3_finalize(st);
+	p->workers = (int64_t)w.n;    /* the distinct pickup threads */
 	if (rc == 0 && w.n > 0) {
 		qsort(w.v, w.n, sizeof(*w.v), by_first_pickup);
 		join_tids(w.v, w.n, p->worker_tids, sizeof(p->worker_tids));
@@ -171,38 +172,89 @@ static int load_worker_tids(const struct diag_input *in, struct pool_stats *p)
 	return rc;
 }
 
-/* The process whose requests queued longest, its totals (which do not
- * depend on the order of the rows: the table is read in storage order)
- * and its workers. 0 or -1. */
+/* One process's queued requests, summed in load_requests' pass. */
+struct pid_totals {
+	int64_t pid;
+	uint64_t requests;
+	int64_t queue, service;
+	uint64_t services;          /* rows with a service time (avg's count) */
+};
+
+/* The totals of pid in v (n of them, kept in ascending pid order), added
+ * when new. NULL when out of memory. */
+static struct pid_totals *totals_of(struct pid_totals **v, size_t *n, size_t *cap, int64_t pid)
+{
+	size_t i = 0;
+
+	while (i < *n && (*v)[i].pid < pid)
+		i++;
+	if (i < *n && (*v)[i].pid == pid)
+		return &(*v)[i];
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 8;
+		struct pid_totals *w = realloc(*v, c * sizeof(*w));
+
+		if (!w)
+			return NULL;
+		*v = w;
+		*cap = c;
+	}
+	memmove(&(*v)[i + 1], &(*v)[i], (*n - i) * sizeof(**v));
+	(*n)++;
+	(*v)[i] = (struct pid_totals){ .pid = pid };
+	return &(*v)[i];
+}
+
+/* The process whose requests queued longest (the smallest pid on a tie),
+ * its totals, summed in one pass in storage order (GROUP BY pid sorted
+ * every request: seconds on a busy server's capture), and its workers.
+ * 0 or -1. */
 static int load_requests(const struct diag_input *in, struct pool_stats *p)
 {
 	char where[1024], sql[2048];
+	struct pid_totals *v = NULL, *t, *best = NULL;
+	size_t n = 0, cap = 0;
 	sqlite3_stmt *st;
-	int step;
+	int step, rc = 0;
 
 	snprintf(sql, sizeof(sql),
-		 "SELECT pid, count(*), avg(queue_ns), sum(queue_ns), sum(service_ns),"
-		 " avg(service_ns), count(DISTINCT pickup_tid)"
-		 " FROM requests NOT INDEXED WHERE queue_ns IS NOT NULL AND %s"
-		 " GROUP BY pid ORDER BY 4 DESC LIMIT 1",
+		 "SELECT pid, queue_ns, service_ns FROM requests NOT INDEXED"
+		 " WHERE queue_ns IS NOT NULL AND %s",
 		 report_scope_sql(where, sizeof(where), "pid", "pickup_tid", "ready_ts", "ready_ts"));
 	st = diag_prepare(in, sql);
 	if (!st)
 		return -1;
-	step = sqlite3_step(st);
-	if (step == SQLITE_ROW) {
-		p->pid = sqlite3_column_int64(st, 0);
-		p->requests = sqlite3_column_int64(st, 1);
-		p->queue_mean = sqlite3_column_double(st, 2);
-		p->queue_total = sqlite3_column_double(st, 3);
-		p->service_total = sqlite3_column_double(st, 4);
-		p->service_mean = sqlite3_column_double(st, 5);
-		p->workers = sqlite3_column_int64(st, 6);
+	while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+		t = totals_of(&v, &n, &cap, sqlite3_column_int64(st, 0));
+		if (!t) {
+			rc = -1;
+			break;
+		}
+		t->requests++;
+		t->queue += sqlite3_column_int64(st, 1);
+		if (sqlite3_column_type(st, 2) != SQLITE_NULL) {
+			t->service += sqlite3_column_int64(st, 2);
+			t->services++;
+		}
 	}
+	if (rc == 0 && step != SQLITE_DONE)
+		rc = -1;
 	sqlite3_finalize(st);
-	if (step == SQLITE_ROW)
-		return load_worker_tids(in, p);
-	return step == SQLITE_DONE ? 0 : -1;
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		if (!best || v[i].queue > best->queue)
+			best = &v[i];
+	if (best) {
+		p->pid = best->pid;
+		p->requests = (int64_t)best->requests;
+		p->queue_mean = (double)best->queue / (double)best->requests;
+		p->queue_total = (double)best->queue;
+		p->service_total = (double)best->service;
+		p->service_mean = best->services ? (double)best->service / (double)best->services : 0;
+	}
+	free(v);
+	if (rc == 0 && best)
+		rc = load_worker_tids(in, p);
+	return rc;
 }
 
 static void load_utilisation(const struct diag_input *in, struct pool_stats *p)

@@ -162,24 +162,38 @@ static double load_requests(const struct diag_input *in, struct window_row *w, s
 	char where[1024], sql[2048];
 	sqlite3_stmt *st;
 	double total = 0;
+	uint64_t *counts;
+	int64_t *sums;
 
 	if (!report_has_object(in->db, "request_spans") || !(in->has_syscall || in->has_req))
 		return 0;
-	snprintf(sql, sizeof(sql), "SELECT (start_ts - %llu) / %llu, count(*), sum(service_ns)"
-		 " FROM %s WHERE %s GROUP BY 1", (unsigned long long)g->base,
-		 (unsigned long long)g->width, report_requests_from(in->scope, "request_spans"),
+	/* summed here in one pass: GROUP BY would sort every request */
+	snprintf(sql, sizeof(sql), "SELECT (start_ts - %llu) / %llu, service_ns FROM %s WHERE %s",
+		 (unsigned long long)g->base, (unsigned long long)g->width,
+		 report_requests_from(in->scope, "request_spans"),
 		 report_scope_sql(where, sizeof(where), "pid", "CAST(tids AS INTEGER)", "start_ts",
 				  "start_ts"));
 	st = diag_prepare(in, sql);
-	while (st && sqlite3_step(st) == SQLITE_ROW) {
+	counts = calloc(n ? n : 1, sizeof(*counts));
+	sums = calloc(n ? n : 1, sizeof(*sums));
+	while (st && counts && sums && sqlite3_step(st) == SQLITE_ROW) {
 		int64_t k = sqlite3_column_int64(st, 0);
+
 		if (k < 0 || (size_t)k >= n)
 			continue;
-		w[k].reqs = sqlite3_column_double(st, 1);
-		w[k].req_ns = sqlite3_column_double(st, 2);
-		total += w[k].reqs;
+		counts[k]++;
+		sums[k] += sqlite3_column_int64(st, 1);   /* NULL: 0, as sum() skips it */
 	}
 	sqlite3_finalize(st);
+	for (size_t k = 0; counts && sums && k < n; k++) {
+		if (!counts[k])
+			continue;
+		w[k].reqs = (double)counts[k];
+		w[k].req_ns = (double)sums[k];
+		total += w[k].reqs;
+	}
+	free(counts);
+	free(sums);
 	return total;
 }
 
