@@ -135,49 +135,29 @@ static void join_tids(const struct first_pickup *v, size_t n, char *buf, size_t 
 	}
 }
 
-/* p->worker_tids: the pid's workers in the order of their first request
- * in request_queueing's order, which is what group_concat(DISTINCT
- * pickup_tid) over that view gave (its GROUP BY sorter keeps equal keys
- * in input order), read from the table in storage order: the view cost a
- * rowid lookup per request (0.8 s of the report of a 12 s redis capture,
- * 938k requests). 0 or -1. */
-static int load_worker_tids(const struct diag_input *in, struct pool_stats *p)
+/* p->workers and p->worker_tids: the pid's workers in the order of their
+ * first request in request_queueing's order, which is what
+ * group_concat(DISTINCT pickup_tid) over that view gave (its GROUP BY
+ * sorter keeps equal keys in input order), from the rows read in storage
+ * order: the view cost a rowid lookup per request (0.8 s of the report of
+ * a 12 s redis capture, 938k requests). */
+static void set_workers(struct pickups *w, struct pool_stats *p)
 {
-	char where[1024], sql[1600];
-	struct pickups w = { .n = 0 };
-	sqlite3_stmt *st;
-	int step, rc = 0;
-
-	hmap_init(&w.index);
-	snprintf(sql, sizeof(sql), "SELECT pickup_tid, start_ts, fd, rowid FROM requests"
-		 " NOT INDEXED WHERE pid = %lld AND pickup_tid IS NOT NULL AND queue_ns IS NOT"
-		 " NULL AND %s", (long long)p->pid,
-		 report_scope_sql(where, sizeof(where), "pid", "pickup_tid", "ready_ts", "ready_ts"));
-	st = diag_prepare(in, sql);
-	while (st && rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
-		struct first_pickup row = { sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-					    sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3) };
-		rc = note_pickup(&w, &row);
-	}
-	if (!st || (rc == 0 && step != SQLITE_DONE))
-		rc = -1;
-	sqlite3_finalize(st);
-	p->workers = (int64_t)w.n;    /* the distinct pickup threads */
-	if (rc == 0 && w.n > 0) {
-		qsort(w.v, w.n, sizeof(*w.v), by_first_pickup);
-		join_tids(w.v, w.n, p->worker_tids, sizeof(p->worker_tids));
-	}
-	free(w.v);
-	hmap_free(&w.index);
-	return rc;
+	p->workers = (int64_t)w->n;   /* the distinct pickup threads */
+	if (w->n == 0)
+		return;
+	qsort(w->v, w->n, sizeof(*w->v), by_first_pickup);
+	join_tids(w->v, w->n, p->worker_tids, sizeof(p->worker_tids));
 }
 
-/* One process's queued requests, summed in load_requests' pass. */
+/* One process's queued requests, summed in load_requests' pass, and its
+ * workers' first requests. */
 struct pid_totals {
 	int64_t pid;
 	uint64_t requests;
 	int64_t queue, service;
 	uint64_t services;          /* rows with a service time (avg's count) */
+	struct pickups w;
 };
 
 /* The totals of pid in v (n of them, kept in ascending pid order), added
@@ -202,40 +182,49 @@ static struct pid_totals *totals_of(struct pid_totals **v, size_t *n, size_t *ca
 	memmove(&(*v)[i + 1], &(*v)[i], (*n - i) * sizeof(**v));
 	(*n)++;
 	(*v)[i] = (struct pid_totals){ .pid = pid };
+	hmap_init(&(*v)[i].w.index);
 	return &(*v)[i];
 }
 
+/* Adds a row (pid, queue_ns, service_ns, pickup_tid, start_ts, fd, rowid)
+ * to its process's totals. 0 or -1. */
+static int add_row(struct pid_totals *t, sqlite3_stmt *st)
+{
+	t->requests++;
+	t->queue += sqlite3_column_int64(st, 1);
+	if (sqlite3_column_type(st, 2) != SQLITE_NULL) {
+		t->service += sqlite3_column_int64(st, 2);
+		t->services++;
+	}
+	if (sqlite3_column_type(st, 3) == SQLITE_NULL)
+		return 0;
+	return note_pickup(&t->w, &(struct first_pickup){ sqlite3_column_int64(st, 3),
+		sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5),
+		sqlite3_column_int64(st, 6) });
+}
+
 /* The process whose requests queued longest (the smallest pid on a tie),
- * its totals, summed in one pass in storage order (GROUP BY pid sorted
- * every request: seconds on a busy server's capture), and its workers.
- * 0 or -1. */
+ * its totals and its workers, in one pass over the requests in storage
+ * order (GROUP BY pid sorted every request, and the workers took a second
+ * pass: seconds on a busy server's capture). 0 or -1. */
 static int load_requests(const struct diag_input *in, struct pool_stats *p)
 {
 	char where[1024], sql[2048];
 	struct pid_totals *v = NULL, *t, *best = NULL;
 	size_t n = 0, cap = 0;
 	sqlite3_stmt *st;
-	int step, rc = 0;
+	int step = SQLITE_DONE, rc = 0;
 
 	snprintf(sql, sizeof(sql),
-		 "SELECT pid, queue_ns, service_ns FROM requests NOT INDEXED"
-		 " WHERE queue_ns IS NOT NULL AND %s",
+		 "SELECT pid, queue_ns, service_ns, pickup_tid, start_ts, fd, rowid"
+		 " FROM requests NOT INDEXED WHERE queue_ns IS NOT NULL AND %s",
 		 report_scope_sql(where, sizeof(where), "pid", "pickup_tid", "ready_ts", "ready_ts"));
 	st = diag_prepare(in, sql);
 	if (!st)
 		return -1;
 	while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
 		t = totals_of(&v, &n, &cap, sqlite3_column_int64(st, 0));
-		if (!t) {
-			rc = -1;
-			break;
-		}
-		t->requests++;
-		t->queue += sqlite3_column_int64(st, 1);
-		if (sqlite3_column_type(st, 2) != SQLITE_NULL) {
-			t->service += sqlite3_column_int64(st, 2);
-			t->services++;
-		}
+		rc = t ? add_row(t, st) : -1;
 	}
 	if (rc == 0 && step != SQLITE_DONE)
 		rc = -1;
@@ -250,10 +239,13 @@ static int load_requests(const struct diag_input *in, struct pool_stats *p)
 		p->queue_total = (double)best->queue;
 		p->service_total = (double)best->service;
 		p->service_mean = best->services ? (double)best->service / (double)best->services : 0;
+		set_workers(&best->w, p);
+	}
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].w.v);
+		hmap_free(&v[i].w.index);
 	}
 	free(v);
-	if (rc == 0 && best)
-		rc = load_worker_tids(in, p);
 	return rc;
 }
 
