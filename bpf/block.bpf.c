@@ -61,19 +61,11 @@ struct {
 	__type(value, struct inflight);
 } inflight SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, PERFCAP_BLOCK_CNT_NR); /* enum perfcap_block_count */
-	__type(key, __u32);
-	__type(value, __u64);
-} block_counts SEC(".maps");
+PC_COUNTERS(block_counts, PERFCAP_BLOCK_CNT_NR); /* enum perfcap_block_count */
 
 static __always_inline void count(__u32 what)
 {
-	__u64 *n = bpf_map_lookup_elem(&block_counts, &what);
-
-	if (n)
-		__sync_fetch_and_add(n, 1);
+	pc_counter_add(&block_counts, what, 1);
 }
 
 /* ---- following a request ------------------------------------------------- */

@@ -65,19 +65,11 @@ struct {
 	__type(value, struct mutex_call);
 } mutex_calls SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, PERFCAP_LOCK_C_NR);
-	__type(key, __u32);     /* enum perfcap_lock_counter */
-	__type(value, __u64);
-} lock_counters SEC(".maps");
+PC_COUNTERS(lock_counters, PERFCAP_LOCK_C_NR); /* enum perfcap_lock_counter */
 
 static __always_inline void count_add(__u32 which, __u64 n)
 {
-	__u64 *v = bpf_map_lookup_elem(&lock_counters, &which);
-
-	if (v) /* atomic: an interrupt may nest another program on this CPU */
-		__sync_fetch_and_add(v, n);
+	pc_counter_add(&lock_counters, which, n);
 }
 
 /* ---- kernel lock contention ------------------------------------------------ */

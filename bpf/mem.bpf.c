@@ -25,12 +25,7 @@ char LICENSE[] SEC("license") = "GPL";
 /* Set by user space before load. */
 const volatile __u32 fault_one_in = 100;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, PERFCAP_MEM_C_NR);
-	__type(key, __u32);     /* enum perfcap_mem_counter */
-	__type(value, __u64);
-} mem_counters SEC(".maps");
+PC_COUNTERS(mem_counters, PERFCAP_MEM_C_NR); /* enum perfcap_mem_counter */
 
 /* Per CPU: the sequence number of the 1-in-N choice. */
 struct {
@@ -42,10 +37,7 @@ struct {
 
 static __always_inline void count(__u32 which)
 {
-	__u64 *v = bpf_map_lookup_elem(&mem_counters, &which);
-
-	if (v)
-		__sync_fetch_and_add(v, 1);
+	pc_counter_add(&mem_counters, which, 1);
 }
 
 /* ---- page faults ---------------------------------------------------------- */

@@ -26,19 +26,11 @@ struct {
 	__type(value, struct perfcap_agg_value);
 } agg_metrics SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, PERFCAP_AGG_C_NR);
-	__type(key, __u32);
-	__type(value, __u64);
-} agg_counters SEC(".maps");
+PC_COUNTERS(agg_counters, PERFCAP_AGG_C_NR);
 
 static __always_inline void count_n(__u32 counter, __u64 n)
 {
-	__u64 *v = bpf_map_lookup_elem(&agg_counters, &counter);
-
-	if (v)
-		__sync_fetch_and_add(v, n);
+	pc_counter_add(&agg_counters, counter, n);
 }
 
 /* ---- classification ------------------------------------------------------- */

@@ -93,19 +93,11 @@ struct {
 	__type(value, __u32);   /* owner tgid */
 } ports SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, PERFCAP_NET_CNT_NR); /* enum perfcap_net_count */
-	__type(key, __u32);
-	__type(value, __u64);
-} net_counts SEC(".maps");
+PC_COUNTERS(net_counts, PERFCAP_NET_CNT_NR); /* enum perfcap_net_count */
 
 static __always_inline void count(__u32 what)
 {
-	__u64 *n = bpf_map_lookup_elem(&net_counts, &what);
-
-	if (n)
-		__sync_fetch_and_add(n, 1);
+	pc_counter_add(&net_counts, what, 1);
 }
 
 static __always_inline bool filtering(void)

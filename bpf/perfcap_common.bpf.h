@@ -79,25 +79,41 @@ struct {
 	__type(value, struct pc_source_rate);
 } source_rates SEC(".maps");
 
+/* ---- counters ------------------------------------------------------------ */
+
+/* A source's own counters (its STATS keys): a per-CPU array of u64,
+ * summed by user space (record/session/percpu_counts.c). Per CPU: a
+ * counter bumped on every event must not bounce one cache line between
+ * CPUs. */
+#define PC_COUNTERS(name, n)                          \
+	struct {                                      \
+		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY); \
+		__uint(max_entries, n);               \
+		__type(key, __u32);                   \
+		__type(value, __u64);                 \
+	} name SEC(".maps")
+
+/* Adds n to counter which of such a map. Atomic: a program may be
+ * interrupted on its CPU by another one counting too. */
+static __always_inline void pc_counter_add(void *counters, __u32 which, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(counters, &which);
+
+	if (v)
+		__sync_fetch_and_add(v, n);
+}
+
 /* ---- loss counting ------------------------------------------------------ */
 
 static __always_inline void pc_count(__u32 source, __u32 reason)
 {
-	__u32 slot = PERFCAP_LOSS_INDEX(source, reason);
-	__u64 *n = bpf_map_lookup_elem(&losses, &slot);
-
-	if (n) /* atomic: an interrupt may nest another program on this CPU */
-		__sync_fetch_and_add(n, 1);
+	pc_counter_add(&losses, PERFCAP_LOSS_INDEX(source, reason), 1);
 }
 
 /* Counts n lost at once (a record that carried n events). */
 static __always_inline void pc_count_n(__u32 source, __u32 reason, __u64 n)
 {
-	__u32 slot = PERFCAP_LOSS_INDEX(source, reason);
-	__u64 *c = bpf_map_lookup_elem(&losses, &slot);
-
-	if (c)
-		__sync_fetch_and_add(c, n);
+	pc_counter_add(&losses, PERFCAP_LOSS_INDEX(source, reason), n);
 }
 
 /* ---- filters ------------------------------------------------------------ */

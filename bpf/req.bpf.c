@@ -86,24 +86,13 @@ struct {
 	__type(value, __u8);
 } req_ports SEC(".maps");
 
-/* Counters read by user space (STATS req.*), per CPU: SENT is counted
- * for every request, and one shared counter would bounce its cache line
- * between the CPUs of the server's threads and of its softirqs. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, PERFCAP_REQ_CNT_NR);
-	__type(key, __u32);
-	__type(value, __u64);
-} req_counts SEC(".maps");
+/* Counters read by user space (STATS req.*); SENT is bumped for every
+ * request (per CPU: a shared one bounced between the server's CPUs). */
+PC_COUNTERS(req_counts, PERFCAP_REQ_CNT_NR);
 
-/* Atomic: a program in task context may be interrupted on its CPU by one
- * in softirq (sk_data_ready, a close) counting too. */
 static __always_inline void req_count(__u32 counter)
 {
-	__u64 *n = bpf_map_lookup_elem(&req_counts, &counter);
-
-	if (n)
-		__sync_fetch_and_add(n, 1);
+	pc_counter_add(&req_counts, counter, 1);
 }
 
 static __always_inline bool tcp_inet(const struct sock *sk)

@@ -50,21 +50,11 @@ struct {
 	__type(value, struct perfcap_syscall_total);
 } syscall_totals SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, PERFCAP_SC_NR);
-	__type(key, __u32);     /* enum perfcap_syscall_counter */
-	__type(value, __u64);
-} syscall_counters SEC(".maps");
+PC_COUNTERS(syscall_counters, PERFCAP_SC_NR); /* enum perfcap_syscall_counter */
 
-/* Atomic: a preemptible program may be interleaved with another task's
- * run of the same program on this CPU. */
 static __always_inline void count(__u32 counter)
 {
-	__u64 *n = bpf_map_lookup_elem(&syscall_counters, &counter);
-
-	if (n)
-		__sync_fetch_and_add(n, 1);
+	pc_counter_add(&syscall_counters, counter, 1);
 }
 
 static __always_inline void add_total(__u32 nr, __u64 ns)
