@@ -34,6 +34,7 @@
 #include "pool.h"
 #include "requests.h"
 #include "db/sql_writer.h"
+#include "util/grow.h"
 #include "util/hashmap.h"
 
 static int oom(void)
@@ -42,20 +43,10 @@ static int oom(void)
 	return -1;
 }
 
-/* Room for one more of size bytes in *v (cap elements). 0 or -1. */
+/* Room for element n of *v. 0 or -1 (out of memory, reported). */
 static int grow(void **v, size_t *cap, size_t n, size_t size)
 {
-	size_t want = *cap ? *cap * 2 : 1024;
-	void *w;
-
-	if (n < *cap)
-		return 0;
-	w = realloc(*v, want * size);
-	if (!w)
-		return oom();
-	*v = w;
-	*cap = want;
-	return 0;
+	return array_grow(v, cap, n, size, 1024) < 0 ? oom() : 0;
 }
 
 static int add_order(struct kernel_requests *k, uint32_t ref)
@@ -142,14 +133,26 @@ void kernel_requests_get(const struct kernel_requests *k, size_t i, struct pc_re
 	batch_entry(&k->batches[e->batch], &e->e, e->i, r);
 }
 
-/* The pid of the i-th request, without building it. */
-static uint32_t pid_at(const struct kernel_requests *k, size_t i)
+/* The connections of the records: (conn_ts, cookie) names one (a socket
+ * address is reused only after its connection closed). */
+struct conn {
+	int64_t pid, fd, conn_ts, cookie;
+};
+
+/* The connection of the i-th request, from its batch's header without
+ * building the request (the pass reads millions of them). */
+static struct conn conn_at(const struct kernel_requests *k, size_t i)
 {
 	uint32_t ref = k->order[i];
+	const struct pc_rec_request *r;
+	const struct pc_rec_request_batch *b;
 
-	if (ref & KREQ_SINGLE)
-		return k->singles[ref & ~KREQ_SINGLE].pid;
-	return k->batches[k->entries[ref].batch].pid;
+	if (ref & KREQ_SINGLE) {
+		r = &k->singles[ref & ~KREQ_SINGLE];
+		return (struct conn){ r->pid, r->fd, (int64_t)r->conn_ts, (int64_t)r->cookie };
+	}
+	b = &k->batches[k->entries[ref].batch];
+	return (struct conn){ b->pid, b->fd, (int64_t)b->conn_ts, (int64_t)b->cookie };
 }
 
 static void free_records(struct kernel_requests *k)
@@ -346,11 +349,6 @@ static int add_request(struct batch_insert *rows, struct pool *pool,
 			start, (int64_t)r->end_ts, source != NULL, queue);
 }
 
-/* The connections of the records: (conn_ts, cookie) names one (a socket
- * address is reused only after its connection closed). */
-struct conn {
-	int64_t pid, fd, conn_ts, cookie;
-};
 
 static int conn_cmp(const void *pa, const void *pb)
 {
@@ -374,21 +372,15 @@ static int number_connections(const struct kernel_requests *k, struct hmap *numb
 	int created, rc = -1;
 
 	for (size_t i = 0; i < k->n; i++) {
-		struct pc_rec_request req, *r = &req;
+		struct conn c = conn_at(k, i);
 
-		kernel_requests_get(k, i, r);
-		if (!hmap_upsert(numbers, r->conn_ts, r->cookie, 0, &created))
+		if (!hmap_upsert(numbers, (uint64_t)c.conn_ts, (uint64_t)c.cookie, 0, &created))
 			goto out;
 		if (!created)
 			continue;
-		if (n == cap) {
-			struct conn *w = realloc(v, (cap = cap ? cap * 2 : 256) * sizeof(*w));
-
-			if (!w)
-				goto out;
-			v = w;
-		}
-		v[n++] = (struct conn){ r->pid, r->fd, (int64_t)r->conn_ts, (int64_t)r->cookie };
+		if (array_grow((void **)&v, &cap, n, sizeof(*v), 256) < 0)
+			goto out;
+		v[n++] = c;
 	}
 	qsort(v, n, sizeof(*v), conn_cmp);
 	for (size_t i = 0, number = 0; i < n; i++) {
@@ -413,7 +405,7 @@ static uint32_t *by_process(const struct kernel_requests *k)
 
 	hmap_init(&groups);
 	for (size_t i = 0; idx && i < k->n; i++) {
-		uint64_t *count = hmap_upsert(&groups, pid_at(k, i), 0, 0, &created);
+		uint64_t *count = hmap_upsert(&groups, (uint64_t)conn_at(k, i).pid, 0, 0, &created);
 
 		if (!count)
 			goto fail;
@@ -425,7 +417,7 @@ static uint32_t *by_process(const struct kernel_requests *k)
 					goto fail;
 				pids = w;
 			}
-			pids[npids++] = pid_at(k, i);
+			pids[npids++] = (uint64_t)conn_at(k, i).pid;
 		}
 		(*count)++;
 	}
@@ -439,7 +431,7 @@ static uint32_t *by_process(const struct kernel_requests *k)
 		at += count;
 	}
 	for (size_t i = 0; i < k->n; i++)
-		idx[(*hmap_find(&groups, pid_at(k, i), 0))++] = (uint32_t)i;
+		idx[(*hmap_find(&groups, (uint64_t)conn_at(k, i).pid, 0))++] = (uint32_t)i;
 	hmap_free(&groups);
 	free(pids);
 	return idx;

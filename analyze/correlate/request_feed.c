@@ -26,8 +26,9 @@
 
 #include "request_feed.h"
 #include "request_runs_internal.h"
-#include "util/radix_sort.h"
+#include "util/grow.h"
 #include "util/hashmap.h"
+#include "util/radix_sort.h"
 #include "util/syscalls.h"
 
 const char *const request_origins[] = { NULL, "accepted", "connected", "discovered", "other" };
@@ -87,22 +88,6 @@ void request_feed_free(struct request_feed *f)
 	f->ncalls = f->calls_cap = f->npolls = f->polls_cap = f->next = 0;
 }
 
-/* Room for one more element of size in *v (n used of *cap); 0 or -1. */
-static int grow(void **v, size_t n, size_t *cap, size_t size)
-{
-	size_t ncap;
-	void *nv;
-
-	if (n < *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 4096;
-	nv = realloc(*v, ncap * size);
-	if (!nv)
-		return -1;
-	*v = nv;
-	*cap = ncap;
-	return 0;
-}
 
 /* ts + duration as SQLite computes it on the stored (signed) values: an
  * overflow becomes a REAL, which reads back clamped to the int64 range. */
@@ -117,7 +102,7 @@ static int64_t end_of(uint64_t ts, uint64_t duration)
 
 static int push_poll(struct request_feed *f, uint32_t pid, uint32_t tid, int64_t ts)
 {
-	if (grow((void **)&f->polls, f->npolls, &f->polls_cap, sizeof(*f->polls)) < 0)
+	if (array_grow((void **)&f->polls, &f->polls_cap, f->npolls, sizeof(*f->polls), 4096) < 0)
 		return -1;
 	f->polls[f->npolls++] = (struct poll_ret){ pid, tid, ts };
 	return 0;
@@ -142,7 +127,7 @@ static int push_call(struct request_feed *f, const struct request_call *c)
 {
 	if (f->run_calls && f->ncalls >= f->run_calls && spill(f) < 0)
 		return -1;
-	if (grow((void **)&f->calls, f->ncalls, &f->calls_cap, sizeof(*f->calls)) < 0)
+	if (array_grow((void **)&f->calls, &f->calls_cap, f->ncalls, sizeof(*f->calls), 4096) < 0)
 		return -1;
 	f->calls[f->ncalls++] = *c;
 	return 0;

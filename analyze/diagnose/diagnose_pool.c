@@ -52,6 +52,7 @@
 #include "db/db.h"
 #include "diagnose.h"
 #include "util/fmt.h"
+#include "util/grow.h"
 #include "util/hashmap.h"
 
 #define MIN_QUEUE_SHARE 0.10
@@ -107,15 +108,8 @@ static int note_pickup(struct pickups *w, const struct first_pickup *row)
 			w->v[*at] = *row;
 		return 0;
 	}
-	if (w->n == w->cap) {
-		size_t cap = w->cap ? w->cap * 2 : 64;
-		struct first_pickup *grown = realloc(w->v, cap * sizeof(*grown));
-
-		if (!grown)
-			return -1;
-		w->v = grown;
-		w->cap = cap;
-	}
+	if (array_grow((void **)&w->v, &w->cap, w->n, sizeof(*w->v), 64) < 0)
+		return -1;
 	w->v[w->n++] = *row;
 	return 0;
 }
@@ -170,15 +164,8 @@ static struct pid_totals *totals_of(struct pid_totals **v, size_t *n, size_t *ca
 		i++;
 	if (i < *n && (*v)[i].pid == pid)
 		return &(*v)[i];
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 8;
-		struct pid_totals *w = realloc(*v, c * sizeof(*w));
-
-		if (!w)
-			return NULL;
-		*v = w;
-		*cap = c;
-	}
+	if (array_grow((void **)v, cap, *n, sizeof(**v), 8) < 0)
+		return NULL;
 	memmove(&(*v)[i + 1], &(*v)[i], (*n - i) * sizeof(**v));
 	(*n)++;
 	(*v)[i] = (struct pid_totals){ .pid = pid };

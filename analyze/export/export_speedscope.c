@@ -13,6 +13,7 @@
 #include "export_internal.h"
 #include "perfcap_version.h"
 #include "query/names.h"
+#include "util/grow.h"
 #include "util/hashmap.h"
 #include "util/json_writer.h"
 
@@ -47,20 +48,6 @@ static const char *text_or(sqlite3_stmt *st, int col, const char *fallback)
 	return t && t[0] ? (const char *)t : fallback;
 }
 
-static int grow(void **array, size_t *cap, size_t len, size_t size)
-{
-	void *n;
-
-	if (len < *cap)
-		return 0;
-	n = realloc(*array, (*cap ? 2 * *cap : 256) * size);
-	if (!n)
-		return -1;
-	*array = n;
-	*cap = *cap ? 2 * *cap : 256;
-	return 0;
-}
-
 /* The shared frame index of a function (name, file), added if new. */
 static uint64_t frame_index(struct speedscope *s, const char *name, const char *file)
 {
@@ -69,8 +56,8 @@ static uint64_t frame_index(struct speedscope *s, const char *name, const char *
 	int created = 0;
 	uint64_t *v = hmap_upsert(&s->by_key, a, b, s->nframes, &created);
 
-	if (!v || (created && grow((void **)&s->frames, &s->capframes, s->nframes,
-				   sizeof(*s->frames)) < 0)) {
+	if (!v || (created && array_grow((void **)&s->frames, &s->capframes, s->nframes,
+					 sizeof(*s->frames), 256) < 0)) {
 		s->failed = 1;
 		return 0;
 	}
@@ -92,8 +79,8 @@ static void cache_stack(struct speedscope *s, int64_t id, size_t from)
 	if (len >= (1u << 20) || s->ncache + len >= (1ull << 43))
 		return;
 	while (s->ncache + len > s->capcache)
-		if (grow((void **)&s->cache, &s->capcache, s->ncache + len - 1,
-			 sizeof(*s->cache)) < 0)
+		if (array_grow((void **)&s->cache, &s->capcache, s->ncache + len - 1,
+			       sizeof(*s->cache), 256) < 0)
 			return;
 	v = hmap_upsert(&s->stacks, (uint64_t)id, 0, (s->ncache << 20) | len, &created);
 	if (!v)
@@ -104,7 +91,7 @@ static void cache_stack(struct speedscope *s, int64_t id, size_t from)
 
 static int push_frame(struct speedscope *s, uint64_t frame)
 {
-	if (grow((void **)&s->stack, &s->capstack, s->nstack, sizeof(*s->stack)) < 0) {
+	if (array_grow((void **)&s->stack, &s->capstack, s->nstack, sizeof(*s->stack), 256) < 0) {
 		s->failed = 1;
 		return -1;
 	}
