@@ -27,6 +27,7 @@ int decode_request_batch(struct loader *L, const struct record_in *in)
 		return 0;
 	}
 	L->counts.requests_batched += b->n;
+	L->nevents += b->n - 1u;   /* as many events as requests, as the recorder counted */
 	if (kernel_requests_add_batch(&L->kreqs, b, in->tail) < 0)
 		L->failed = 1;
 	return 0;

@@ -83,7 +83,8 @@ struct loader {
 	struct sql_writer *writer;    /* runs the big tables' INSERTs; may be NULL */
 	struct ustack_state *ust;     /* user stack copies (ustack_unwind.h); NULL if none */
 	uint64_t nsamples;
-	uint64_t nevents;             /* records of EVENTS chunks */
+	uint64_t nevents;             /* events of EVENTS chunks: records, a
+				       * REQUEST_BATCH counting its requests */
 	uint64_t nsyscalls;           /* syscall_id of the last syscall */
 	uint64_t noffcpu;             /* offcpu_id of the last OFFCPU record */
 	uint64_t fault_weight;        /* page faults the FAULT records stand for */

@@ -390,10 +390,7 @@ static const char *fill_summary(struct loader *L, struct pc_reader *reader,
 	else if (damage != summary->damage)
 		snprintf(summary->damage, sizeof(summary->damage), "%s", damage);
 	summary->samples = L->nsamples;
-	/* a REQUEST_BATCH is as many events as it holds requests, as the
-	 * recorder counted them */
-	summary->events = L->nevents - L->counts.records[PC_REC_REQUEST_BATCH] +
-			  L->counts.requests_batched;
+	summary->events = L->nevents;
 	return damage ? summary->damage : NULL;
 }
 
