@@ -41,10 +41,10 @@ void consumer_route(struct consumer *c, const uint16_t *types, consumer_handler_
 
 /* ---- records ------------------------------------------------------------ */
 
-int consumer_add_events(struct consumer *c, int source, void *rec, size_t len, uint64_t ts,
-			uint64_t n)
+int consumer_add_events(struct consumer *c, int source, void *rec, size_t len,
+			const void *tail, size_t tail_len, uint64_t ts, uint64_t n)
 {
-	if (chunk_buffer_add_rec(&c->events, rec, len, NULL, 0, NULL, 0, ts)) {
+	if (chunk_buffer_add_rec(&c->events, rec, len, tail, tail_len, NULL, 0, ts)) {
 		c->lost_user[source] += n;
 		return -ENOMEM;
 	}
@@ -54,7 +54,7 @@ int consumer_add_events(struct consumer *c, int source, void *rec, size_t len, u
 
 int consumer_add_event(struct consumer *c, int source, void *rec, size_t len, uint64_t ts)
 {
-	return consumer_add_events(c, source, rec, len, ts, 1);
+	return consumer_add_events(c, source, rec, len, NULL, 0, ts, 1);
 }
 
 void consumer_drop(struct consumer *c, int source)

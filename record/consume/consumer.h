@@ -98,10 +98,11 @@ void consumer_free(struct consumer *c);
 /* Appends one capture record (type set by the caller) to EVENTS and counts
  * it for source. Returns 0, or -ENOMEM (then counted as lost). */
 int consumer_add_event(struct consumer *c, int source, void *rec, size_t len, uint64_t ts);
-/* The same for a record that carries n events (REQUEST_BATCH): they count
- * as n written, or n lost. */
-int consumer_add_events(struct consumer *c, int source, void *rec, size_t len, uint64_t ts,
-			uint64_t n);
+/* The same for a record of a fixed part and a tail (appended as they are,
+ * no copy in between) that carries n events (REQUEST_BATCH): they count as
+ * n written, or n lost. */
+int consumer_add_events(struct consumer *c, int source, void *rec, size_t len,
+			const void *tail, size_t tail_len, uint64_t ts, uint64_t n);
 
 /* A kernel record of source that could not be used (malformed). */
 void consumer_drop(struct consumer *c, int source);

@@ -144,28 +144,25 @@ static void write_request(struct consumer *c, const struct perfcap_request *e, u
 	consumer_add_event(c, PERFCAP_SRC_REQ, &rec, sizeof(rec), e->start_ts);
 }
 
-/* The capture's REQUEST_BATCH: the kernel's entries as they are. */
+/* The capture's REQUEST_BATCH: its header, then the kernel's entries as
+ * they are, straight from the ring. */
 static void write_batch(struct consumer *c, const struct perfcap_request_batch *b)
 {
-	struct {
-		struct pc_rec_request_batch h;
-		struct pc_request_entry e[PC_REQUEST_BATCH_MAX];
-	} rec = {
-		.h.h.type = PC_REC_REQUEST_BATCH,
-		.h.base_ts = b->base_ts,
-		.h.conn_ts = b->conn_ts,
-		.h.cookie = b->cookie,
-		.h.pid = b->pid,
-		.h.fd = b->fd,
-		.h.number = b->number,
-		.h.family = b->family,
-		.h.lport = b->lport,
-		.h.origin = b->origin,
-		.h.n = b->n,
+	struct pc_rec_request_batch h = {
+		.h.type = PC_REC_REQUEST_BATCH,
+		.base_ts = b->base_ts,
+		.conn_ts = b->conn_ts,
+		.cookie = b->cookie,
+		.pid = b->pid,
+		.fd = b->fd,
+		.number = b->number,
+		.family = b->family,
+		.lport = b->lport,
+		.origin = b->origin,
+		.n = b->n,
 	};
 
-	memcpy(rec.e, b->e, b->n * sizeof(rec.e[0]));
-	consumer_add_events(c, PERFCAP_SRC_REQ, &rec, sizeof(rec.h) + b->n * sizeof(rec.e[0]),
+	consumer_add_events(c, PERFCAP_SRC_REQ, &h, sizeof(h), b->e, b->n * sizeof(b->e[0]),
 			    b->base_ts, b->n);
 }
 
