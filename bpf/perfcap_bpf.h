@@ -253,6 +253,7 @@ enum perfcap_ureg {
 #define PERFCAP_USTACK_F_FULL    0x1 /* the copy filled the whole window */
 #define PERFCAP_USTACK_F_FAULT   0x2 /* a page below the window's end was unreadable */
 #define PERFCAP_USTACK_F_OFFCPU  0x4 /* taken at a switch-out (sched), not a CPU sample */
+#define PERFCAP_USTACK_F_START   0x8 /* the window stopped above the process's first sp */
 
 /* The user registers and the user stack from sp upward, page by page,
  * until the window is full or a page cannot be read. Sent just before the

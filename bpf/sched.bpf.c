@@ -317,17 +317,11 @@ static __always_inline __u32 ustash_take(struct task_struct *prev, __u64 now)
 		__sync_fetch_and_add(&ustash_counts[USTASH_REUSED], 1);
 		return idx + 1;
 	}
-	if (want > PERFCAP_USTACK_MAX)
-		want = PERFCAP_USTACK_MAX;
 	pc_header(&u->h, PERFCAP_EV_USTACK, now);
 	u->h.flags = PERFCAP_USTACK_F_OFFCPU | USTASH_PENDING;
 	u->pid = prev->tgid;
 	u->tid = tid;
-	u->window = want;
-	ustack_regs(prev, u);
-	u->size = ustack_copy_window(u, u->regs[PERFCAP_UREG_SP], want);
-	if (u->size >= want)
-		u->h.flags |= PERFCAP_USTACK_F_FULL;
+	ustack_fill(u, prev, want);
 	__sync_fetch_and_add(&ustash_counts[USTASH_TAKEN], 1);
 	return idx + 1;
 }
@@ -427,19 +421,11 @@ static __always_inline void copy_send(struct copy_work *w, struct perfcap_ustack
 static __always_inline void copy_take(struct perfcap_ustack *u, struct task_struct *task,
 				      __u64 ts)
 {
-	__u32 want = ustack_window;
-
-	if (want > PERFCAP_USTACK_MAX)
-		want = PERFCAP_USTACK_MAX;
 	pc_header(&u->h, PERFCAP_EV_USTACK, ts);
 	u->h.flags = PERFCAP_USTACK_F_OFFCPU;
 	u->pid = task->tgid;
 	u->tid = task->pid;
-	u->window = want;
-	ustack_regs(task, u);
-	u->size = ustack_copy_window(u, u->regs[PERFCAP_UREG_SP], want);
-	if (u->size >= want)
-		u->h.flags |= PERFCAP_USTACK_F_FULL;
+	ustack_fill(u, task, ustack_window);
 	ustash_count(USTASH_TAKEN, 1);
 }
 

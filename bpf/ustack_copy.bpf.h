@@ -18,6 +18,8 @@
 
 #define USTACK_PAGE 4096
 #define USTACK_PF_KTHREAD 0x00200000
+/* bytes kept above mm->start_stack: argc, where _start found it */
+#define USTACK_START_SLACK 16
 /* pages a window of PERFCAP_USTACK_MAX bytes can touch when sp is not aligned */
 #define USTACK_MAX_CHUNKS (PERFCAP_USTACK_MAX / USTACK_PAGE + 1)
 
@@ -81,6 +83,41 @@ static __always_inline __u32 ustack_copy_window(struct perfcap_ustack *u, __u64 
 	return off;
 }
 
+/* The window of a main thread stops a little above mm->start_stack, the
+ * stack pointer its process started with: above it lie argc, argv, envp,
+ * the auxiliary vector and their strings (often several KiB), never a
+ * frame (unwinding ends at _start, below it). A thread's own stack, or a
+ * stack switched away from the one the process started on, is not near it
+ * and keeps the whole window. Returns the bytes to copy. */
+static __always_inline __u32 ustack_trim(struct task_struct *task, __u64 sp, __u32 want,
+					 __u16 *flags)
+{
+	__u64 start = BPF_CORE_READ(task, mm, start_stack);
+
+	if (start > sp && start - sp + USTACK_START_SLACK < want) {
+		*flags |= PERFCAP_USTACK_F_START;
+		return start - sp + USTACK_START_SLACK;
+	}
+	return want;
+}
+
+/* Fills u's window, registers, size and flags (FULL, FAULT, START) from
+ * task's user state: up to want bytes (the window the recorder asked for,
+ * capped at PERFCAP_USTACK_MAX) from its user sp upward. The header, pid
+ * and tid are the caller's. */
+static __always_inline void ustack_fill(struct perfcap_ustack *u, struct task_struct *task,
+					__u32 want)
+{
+	if (want > PERFCAP_USTACK_MAX)
+		want = PERFCAP_USTACK_MAX;
+	u->window = want;
+	ustack_regs(task, u);
+	want = ustack_trim(task, u->regs[PERFCAP_UREG_SP], want, &u->h.flags);
+	u->size = ustack_copy_window(u, u->regs[PERFCAP_UREG_SP], want);
+	if (u->size >= want && !(u->h.flags & PERFCAP_USTACK_F_START))
+		u->h.flags |= PERFCAP_USTACK_F_FULL;
+}
+
 /* Sends a USTACK record for the current task (a user task) to ring, with
  * timestamp ts. Errors are counted under source. */
 static __always_inline void ustack_emit(void *ring, struct task_struct *task, __u32 source,
@@ -97,17 +134,11 @@ static __always_inline void ustack_emit(void *ring, struct task_struct *task, __
 		pc_count(source, PERFCAP_LOSS_SCRATCH);
 		return;
 	}
-	if (want > PERFCAP_USTACK_MAX)
-		want = PERFCAP_USTACK_MAX;
 	pc_header(&u->h, PERFCAP_EV_USTACK, ts);
 	u->h.flags = flags;
 	u->pid = id >> 32;
 	u->tid = (__u32)id;
-	u->window = want;
-	ustack_regs(task, u);
-	u->size = ustack_copy_window(u, u->regs[PERFCAP_UREG_SP], want);
-	if (u->size >= want)
-		u->h.flags |= PERFCAP_USTACK_F_FULL;
+	ustack_fill(u, task, want);
 	size = PERFCAP_USTACK_HEADER_SIZE + (__u64)u->size;
 	if (size > sizeof(*u)) /* cannot happen; keeps the verifier sure */
 		size = sizeof(*u);

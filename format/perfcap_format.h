@@ -577,6 +577,9 @@ enum pc_ureg {
 #define PC_USTACK_F_FAULT  0x2u /* a page inside the window was unreadable */
 #define PC_USTACK_F_OFFCPU 0x4u /* taken at a switch-out: belongs to the OFFCPU
 				 * record of tid whose ts - duration == ts */
+#define PC_USTACK_F_START  0x8u /* format 1.8: the copy stopped 16 bytes above
+				 * the process's initial stack pointer (argv,
+				 * envp above it; no frame): not cut */
 
 /* The user registers and the user stack from regs[SP] upward. Without
  * F_OFFCPU it belongs to the SAMPLE of the same tid and ts, which follows

@@ -55,6 +55,8 @@
 
 #include "stats_chunk.h"
 #include "consume/evict.h"
+#include "consume/unwind_tables.h"
+#include "consume/ustack_copy.h"
 #include "util/util.h"
 #include "common/units.h"
 
@@ -194,6 +196,8 @@ int stats_build(struct chunk_buffer *cb, const struct record_totals *t)
 
 	err |= add_sources(cb, t);
 	err |= add_stacks_and_procs(cb, t);
+	/* the copies of both sources that take them (cpu, sched) */
+	err |= ustack_copy_stats_kv(cb) || unwind_tables_stats_kv(cb);
 	err |= add_socket_snapshots(cb, t->sockets);
 	err |= chunk_buffer_add_kv_u64(cb, "modules.hit", s->modules_hit);
 	err |= chunk_buffer_add_kv_u64(cb, "modules.unreadable", s->modules_unreadable);

@@ -27,6 +27,7 @@ static void count_copy(const struct perfcap_ustack *u)
 	stats.bytes += u->size;
 	stats.full += (u->h.flags & PERFCAP_USTACK_F_FULL) != 0;
 	stats.faulted += (u->h.flags & PERFCAP_USTACK_F_FAULT) != 0;
+	stats.at_start += (u->h.flags & PERFCAP_USTACK_F_START) != 0;
 	stats.empty += u->size == 0;
 }
 
@@ -40,6 +41,8 @@ static uint16_t capture_flags(uint16_t kernel_flags)
 		f |= PC_USTACK_F_FAULT;
 	if (kernel_flags & PERFCAP_USTACK_F_OFFCPU)
 		f |= PC_USTACK_F_OFFCPU;
+	if (kernel_flags & PERFCAP_USTACK_F_START)
+		f |= PC_USTACK_F_START;
 	return f;
 }
 
@@ -93,6 +96,7 @@ int ustack_copy_stats_kv(struct chunk_buffer *kv)
 	err |= chunk_buffer_add_kv_u64(kv, "ustack.bytes", stats.bytes);
 	err |= chunk_buffer_add_kv_u64(kv, "ustack.window_full", stats.full);
 	err |= chunk_buffer_add_kv_u64(kv, "ustack.page_faults", stats.faulted);
+	err |= chunk_buffer_add_kv_u64(kv, "ustack.at_start", stats.at_start);
 	err |= chunk_buffer_add_kv_u64(kv, "ustack.empty", stats.empty);
 	err |= chunk_buffer_add_kv_u64(kv, "ustack.malformed", stats.malformed);
 	return err ? -ENOMEM : ustack_scan_stats_kv(kv);

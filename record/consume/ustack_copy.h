@@ -18,6 +18,7 @@ struct ustack_copy_stats {
 	uint64_t bytes;           /* stack bytes written */
 	uint64_t full;            /* copies that filled the window (maybe cut) */
 	uint64_t faulted;         /* copies ended early by an unreadable page */
+	uint64_t at_start;        /* copies stopped above the process's first sp */
 	uint64_t empty;           /* copies with no byte (sp unreadable) */
 	uint64_t malformed;       /* kernel records that failed the checks */
 };

@@ -17,7 +17,6 @@
 
 #include "cli.h"
 #include "consume/consumer.h"
-#include "consume/unwind_tables.h"
 #include "consume/ustack_copy.h"
 #include "cpu_sample.skel.h"
 #include "source.h"
@@ -306,9 +305,7 @@ static int cpu_meta(struct chunk_buffer *kv, const struct source_env *env)
 
 static int cpu_stats(struct chunk_buffer *kv, const struct consumer *c)
 {
-	if (chunk_buffer_add_kv_u64(kv, "cpu.samples", c->written[PERFCAP_SRC_CPU]))
-		return -ENOMEM;
-	return ustack_copy_stats_kv(kv) ? -ENOMEM : unwind_tables_stats_kv(kv);
+	return chunk_buffer_add_kv_u64(kv, "cpu.samples", c->written[PERFCAP_SRC_CPU]) ? -ENOMEM : 0;
 }
 
 static const uint16_t cpu_event_types[] = { PERFCAP_EV_SAMPLE, PERFCAP_EV_USTACK, 0 };

@@ -15,6 +15,8 @@
 #     the child is gone before the recorder can read its maps). A thread
 #     that exits without passing there is counted (STATS
 #     sched.ustack.exited; shown, not provoked here).
+#   - the main thread's copies stop 16 bytes above its first stack pointer
+#     (mm->start_stack, STATS ustack.at_start) and still unwind to the end;
 # The same recording with --offcpu-copy switch-out (the fallback) must
 # show the same chain. On a kernel without the kfunc, the recorder must
 # say it copied at the switch-out, and why.
@@ -69,6 +71,11 @@ record() {   # $1 = label, remaining = extra perfcap-record options
 	[ $((100 * ${hit:-0} / total)) -ge 90 ] || fail "$label: chain in < 90%"
 	[ "${handler:-0}" = 0 ] || fail "$label: ${handler} stacks start in the signal handler"
 	[ "$(killed_child_stacks)" -ge 1 ] || fail "$label: the killed child's nap has no copy"
+	# the main thread's copies stop above its first stack pointer (argv,
+	# environment), and the chains above still unwind to their end
+	start=$(stat ustack.at_start)
+	echo "$label: ${start:-0} copies stopped at the process's first stack pointer"
+	[ "${start:-0}" -ge 50 ] || fail "$label: only ${start:-0} copies stopped at mm->start_stack"
 }
 
 record "return"
