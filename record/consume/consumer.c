@@ -80,10 +80,16 @@ uint32_t consumer_process(struct consumer *c, uint32_t pid, uint32_t tid,
 void consumer_thread_name(struct consumer *c, uint32_t pid, uint32_t tid,
 			  const char comm[16], uint64_t ts)
 {
+	struct consumer_name_seen *seen = &c->names_seen[tid % CONSUMER_NAME_SLOTS];
 	char name[17];
 
+	if (tid && seen->tid == tid && seen->pid == pid && !memcmp(seen->comm, comm, 16))
+		return; /* noted already, and the process table kept it */
 	copy_comm(name, comm);
 	processes_on_thread(&c->processes, pid, tid, name, ts);
+	seen->pid = pid;
+	seen->tid = tid;
+	memcpy(seen->comm, comm, 16);
 }
 
 /* ---- stacks -------------------------------------------------------------- */
@@ -183,6 +189,8 @@ int consumer_tick(struct consumer *c, uint64_t now_ns)
 	if (now_ns - c->last_evict_ns >= FLUSH_INTERVAL_NS) {
 		c->last_evict_ns = now_ns;
 		evict_pass(c, now_ns);
+		/* threads may have been forgotten: note them again when seen */
+		memset(c->names_seen, 0, sizeof(c->names_seen));
 	}
 	if (now_ns - c->last_flush_ns >= FLUSH_INTERVAL_NS)
 		return consumer_flush(c);

@@ -48,6 +48,15 @@ struct stackmap_ids {
 
 #define CONSUMER_EXECS_MAX 64
 
+/* The thread names noted last, by tid (direct-mapped): most SWITCH and
+ * WAKEUP records name the same few threads again and again. */
+#define CONSUMER_NAME_SLOTS 256
+
+struct consumer_name_seen {
+	uint32_t pid, tid;
+	char comm[16];            /* the kernel's 16 bytes, as they came */
+};
+
 struct consumer {
 	struct chunk_buffer stacks;
 	struct chunk_buffer procs;
@@ -71,6 +80,7 @@ struct consumer {
 	uint64_t written[PERFCAP_SRC_MAX];      /* capture records written */
 	uint64_t lost_user[PERFCAP_SRC_MAX];    /* records dropped in user space */
 	uint64_t stack_errors[PERFCAP_SRC_MAX]; /* stack ids that could not be read */
+	struct consumer_name_seen names_seen[CONSUMER_NAME_SLOTS]; /* emptied at evictions */
 };
 
 void consumer_init(struct consumer *c, int stacks_map_fd, bool read_proc_at_exec);

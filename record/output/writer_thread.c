@@ -259,34 +259,50 @@ int writer_thread_start(struct writer_thread **out, struct pc_writer *w,
 	return 0;
 }
 
-unsigned writer_thread_pick_spare(const struct pc_buf *spares, unsigned n, size_t cap)
+unsigned writer_thread_pick_spare(const struct pc_buf *spares, unsigned n, size_t used)
 {
 	unsigned i, best = 0;
 
+	if (!n)
+		return 0;
 	for (i = 1; i < n; i++) {
 		size_t c = spares[i].cap, b = spares[best].cap;
 
-		if (b >= cap ? c >= cap && c < b : c > b)
+		if (b >= used ? c >= used && c < b : c > b)
 			best = i;
 	}
+	if (spares[best].cap > SPARE_WASTE_MIN && spares[best].cap / SPARE_WASTE_FACTOR > used)
+		return n;
 	return best;
 }
 
-/* Under the lock: hands out the spare that suits a stream whose last
- * buffer had capacity cap, so that each stream gets back a buffer of its
- * own size. Handing back whichever came last gave the events stream the
- * stacks' or processes' small buffer after every flush: it grew again by
- * realloc, page by page (a fifth of the recorder's CPU under a busy
- * server). */
-static void take_spare(struct writer_thread *wt, size_t cap, struct pc_buf *out)
+/* Under the lock: hands out the spare that suits a stream that filled
+ * used bytes of its last buffer, so that each stream gets back a buffer of
+ * its own size. Handing back whichever came last gave the events stream
+ * the stacks' or processes' small buffer after every flush: it grew again
+ * by realloc, page by page (a fifth of the recorder's CPU under a busy
+ * server). Matching by capacity was not enough: once the stacks stream
+ * (flushed first) had been handed the events' big buffer, its capacity
+ * asked for a big one at every flush, and the events stream regrew from
+ * nothing each time (3 reallocs of 1-8 MiB a second under pgbench). */
+static void take_spare(struct writer_thread *wt, size_t used, size_t cap, struct pc_buf *out)
 {
-	unsigned best;
+	unsigned best = writer_thread_pick_spare(wt->spares, wt->nspares, used);
 
-	if (!wt->nspares)
-		return;
-	best = writer_thread_pick_spare(wt->spares, wt->nspares, cap);
-	*out = wt->spares[best];
-	wt->spares[best] = wt->spares[--wt->nspares];
+	if (best < wt->nspares) {
+		*out = wt->spares[best];
+		wt->spares[best] = wt->spares[--wt->nspares];
+		if (out->cap >= used || used <= SPARE_WASTE_MIN)
+			return;
+		pc_buf_free(out);
+	}
+	/* none big enough (the writer still holds the others): a big stream
+	 * gets a buffer of its last one's size at once, rather than growing
+	 * one by doubling and copying */
+	if (used > SPARE_WASTE_MIN) {
+		out->data = malloc(cap);
+		out->cap = out->data ? cap : 0;
+	}
 }
 
 int writer_thread_submit(struct writer_thread *wt, uint16_t type, uint16_t version,
@@ -311,7 +327,7 @@ int writer_thread_submit(struct writer_thread *wt, uint16_t type, uint16_t versi
 	job->t_end = cb->t_end;
 	wt->queued++;
 	memset(&cb->buf, 0, sizeof(cb->buf));
-	take_spare(wt, job->buf.cap, &cb->buf);
+	take_spare(wt, job->buf.len, job->buf.cap, &cb->buf);
 	err = wt->error;
 	pthread_cond_signal(&wt->not_empty);
 	pthread_mutex_unlock(&wt->lock);

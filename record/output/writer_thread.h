@@ -34,9 +34,14 @@ bool writer_thread_limit_hit(struct writer_thread *wt);
 int writer_thread_submit(struct writer_thread *wt, uint16_t type, uint16_t version,
 			 struct chunk_buffer *cb);
 
-/* Which of the n spare buffers submit hands back for a buffer of
- * capacity cap: the smallest at least that big, else the biggest (n > 0). */
-unsigned writer_thread_pick_spare(const struct pc_buf *spares, unsigned n, size_t cap);
+/* Which of the n spare buffers submit hands back to a stream that filled
+ * used bytes of its last buffer: the smallest at least that big, else the
+ * biggest; n (none) when the smallest that fits is more than
+ * SPARE_WASTE_FACTOR times too big (above SPARE_WASTE_MIN), so that a
+ * small stream does not take the buffer a big one needs next. */
+#define SPARE_WASTE_FACTOR 4
+#define SPARE_WASTE_MIN (256u << 10)
+unsigned writer_thread_pick_spare(const struct pc_buf *spares, unsigned n, size_t used);
 
 /* How many times submit had to wait for a free queue slot. */
 uint64_t writer_thread_backpressure_waits(struct writer_thread *wt);

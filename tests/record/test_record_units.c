@@ -2,7 +2,8 @@
  * linked against the record/ and common/ libraries: the u64 table, address
  * lists, stack deduplication, --max-size decisions, the flight ring, the
  * source registry (-e) and its user probes, syscall names and sets, the
- * writer thread's choice of spare buffers, and the shared number
+ * writer thread's choice of spare buffers, the consumer's thread names
+ * (one THREAD record per thread and name), and the shared number
  * parsing and formatting of common/units.c. */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include "common/event_sources.h"
 #include "common/units.h"
 #include "output/writer_thread.h"
+#include "consume/consumer.h"
 #include "consume/stack_table.h"
 #include "output/flight_ring.h"
 #include "output/size_limit.h"
@@ -517,10 +519,45 @@ Test(writer_thread, spare_of_the_streams_size)
 	struct pc_buf s[4] = { { .cap = 4096 }, { .cap = 8u << 20 }, { .cap = 65536 },
 			       { .cap = 16u << 20 } };
 
-	cr_assert_eq(writer_thread_pick_spare(s, 4, 8u << 20), 1);   /* events: 8 MiB */
+	cr_assert_eq(writer_thread_pick_spare(s, 4, 5u << 20), 1);   /* events: 5 MiB used */
 	cr_assert_eq(writer_thread_pick_spare(s, 4, 4096), 0);       /* stacks: 4 KiB */
 	cr_assert_eq(writer_thread_pick_spare(s, 4, 5000), 2);       /* 64 KiB fits best */
 	cr_assert_eq(writer_thread_pick_spare(s, 4, 32u << 20), 3);  /* none fits: biggest */
 	cr_assert_eq(writer_thread_pick_spare(s, 4, 0), 0);          /* a fresh stream */
 	cr_assert_eq(writer_thread_pick_spare(s, 1, 1u << 30), 0);
+	cr_assert_eq(writer_thread_pick_spare(s, 0, 4096), 0);       /* no spare: none (n) */
+	/* only big ones left: a stream that used 30 KiB takes none of them,
+	 * the events stream (flushed after it) gets one */
+	cr_assert_eq(writer_thread_pick_spare(s + 1, 1, 30u << 10), 1);
+	cr_assert_eq(writer_thread_pick_spare(s + 1, 1, 4u << 20), 0);
+	cr_assert_eq(writer_thread_pick_spare(s + 1, 1, (2u << 20) + 1), 0); /* within 4x */
+}
+
+/* ---- consume/ ------------------------------------------------------------ */
+
+/* Thread names from SWITCH and WAKEUP records: a THREAD record (in the
+ * PROCS buffer) when a thread is first seen, renamed, or its tid reused by
+ * another process; nothing when it comes again as it was, even when two
+ * tids share a slot of the consumer's cache. */
+Test(consumer, a_thread_name_is_noted_once_per_change)
+{
+	static struct consumer c;
+	char worker[16] = "worker", other[16] = "renamed";
+
+	consumer_init(&c, -1, false);
+	for (int i = 0; i < 3; i++) {
+		consumer_thread_name(&c, 10, 11, worker, 1);
+		consumer_thread_name(&c, 10, 11 + CONSUMER_NAME_SLOTS, worker, 2);
+	}
+	cr_assert_eq(c.procs.count, 2, "%lu THREAD records for two threads",
+		     (unsigned long)c.procs.count);
+	consumer_thread_name(&c, 10, 11, other, 3);
+	consumer_thread_name(&c, 10, 11, other, 4);
+	cr_assert_eq(c.procs.count, 3, "a rename is one record");
+	consumer_thread_name(&c, 12, 11, other, 5);
+	cr_assert_eq(c.procs.count, 4, "a tid reused by another process is one record");
+	other[10] = 'x'; /* a byte past the name's end: the same name */
+	consumer_thread_name(&c, 12, 11, other, 6);
+	cr_assert_eq(c.procs.count, 4, "stale bytes after the name made a record");
+	consumer_free(&c);
 }
