@@ -18,6 +18,7 @@
 #include "evict.h"
 #include "symbols.h"
 #include "ustack_copy.h"
+#include "ustack_scan.h"
 #include "util/util.h"
 
 struct pass {
@@ -271,6 +272,8 @@ static void forget(struct pass *ps, struct consumer *c, struct addr_list *jit)
 		if (ps->dead[a])
 			free_aspace(pt, a, &jit[a]);
 	}
+	if (ps->ndead)
+		ustack_scan_forget_words();
 	if (u64_table_filter(&c->stackmap.user, keep_user_stack_id, ps))
 		c->stats.stack_records_failed++;
 	/* threads look their pid up in the index before the processes move */

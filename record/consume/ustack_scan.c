@@ -10,6 +10,7 @@
  * cover a scanned word (common/unwind_prune.h), so a copy never scanned
  * could find its frames missing. What stays unscanned is counted. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,33 +54,40 @@ static int mark_module(uint32_t m)
 	return 0;
 }
 
-/* The mappings a scan found, by page (direct-mapped): a stack's words
- * point mostly into a few pages of the stack itself and of a few modules,
- * so most words need no search of the sorted maps. Valid for one scan. */
+/* What a scan found for a page (direct-mapped): its mapping, or none. A
+ * stack's words point mostly into a few pages of the stack itself, of the
+ * heap (neither is a mapping of code: found as none) and of a few
+ * modules, so most words need no search of the sorted maps. Valid for
+ * one scan. */
 #define MAP_CACHE_SLOTS 64
 
 struct map_cache {
-	const struct proc_map *slot[MAP_CACHE_SLOTS];
+	uint64_t page[MAP_CACHE_SLOTS];   /* page number + 1; 0: empty */
+	const struct proc_map *map[MAP_CACHE_SLOTS];
 };
 
 /* The mapping of aspace holding addr, or NULL. */
 static const struct proc_map *find_map(struct process_table *pt, uint32_t aspace, uint64_t addr,
 				       struct map_cache *c)
 {
-	const struct proc_map **slot = &c->slot[(addr >> 12) % MAP_CACHE_SLOTS];
-	const struct proc_map *map = *slot;
+	uint64_t page = (addr >> 12) + 1;
+	unsigned slot = page % MAP_CACHE_SLOTS;
+	const struct proc_map *map;
 
-	if (map && addr >= map->start && addr < map->end)
-		return map;
+	if (c->page[slot] == page)
+		return c->map[slot];
 	map = processes_find_map(pt, aspace, addr);
-	if (map)
-		*slot = map;
+	/* a mapping that covers the whole page answers for all of it */
+	if (!map || (map->start <= (addr & ~4095ull) && map->end >= (addr | 4095) + 1)) {
+		c->page[slot] = page;
+		c->map[slot] = map;
+	}
 	return map;
 }
 
 /* A code address of aspace: its module is hit, and the address (and the
  * byte before it, where a return address is looked up) a symbol hit. */
-static void note(struct process_table *pt, uint32_t aspace, uint64_t addr,
+static bool note(struct process_table *pt, uint32_t aspace, uint64_t addr,
 		 struct map_cache *c)
 {
 	const struct proc_map *map = find_map(pt, aspace, addr, c);
@@ -87,16 +95,17 @@ static void note(struct process_table *pt, uint32_t aspace, uint64_t addr,
 	struct module *mod;
 
 	if (!map || map->module == MODULE_NONE || map->module >= pt->modules.n)
-		return;
+		return false;
 	code_words++;
 	offset = addr - map->start + map->pgoff;
 	key = (uint64_t)map->module << 40 | (offset & ((1ull << 40) - 1));
 	if (u64_table_get(&seen, key) != U64_TABLE_EMPTY)
-		return;
+		return true;
 	mod = &pt->modules.mods[map->module];
 	if (u64_table_put(&seen, key, 1) || mark_module(map->module) ||
 	    addr_list_add(&mod->hits, offset) || (offset && addr_list_add(&mod->hits, offset - 1)))
 		out_of_memory++;
+	return true;
 }
 
 /* The address space of pid, or UINT32_MAX while its mappings are unknown. */
@@ -110,21 +119,59 @@ static uint32_t aspace_of(const struct process_table *pt, uint32_t pid)
 	return aspace;
 }
 
+/* Words already looked at, direct-mapped by value, across scans: the
+ * copies of a thread share most of their words (the frames below the one
+ * that blocked, the same pointers), and noting a word again adds nothing.
+ * An entry holds for the address space as it was when the word was noted
+ * (its pid, slot and number of mappings: the mappings only grow), so a
+ * re-read of the maps, an exec or a reused slot makes it miss. */
+#define WORD_CACHE_SLOTS 4096
+
+struct word_seen {
+	uint64_t word;
+	uint32_t pid, aspace, nmaps;
+	bool code;                /* it was a code word (counted again) */
+};
+
+static struct word_seen words_seen[WORD_CACHE_SLOTS];
+
+static struct word_seen *word_slot(uint64_t word)
+{
+	return &words_seen[(word * 0x9e3779b97f4a7c15ull) >> 52]; /* 12 bits */
+}
+
 static void scan_words(struct process_table *pt, uint32_t aspace, uint64_t ip,
 		       const uint8_t *data, uint32_t size)
 {
 	const struct address_space *as = &pt->aspaces[aspace];
 	uint64_t lo = as->maps[0].start;  /* sorted by start, not overlapping */
 	uint64_t hi = as->maps[as->nmaps - 1].end, word;
-	struct map_cache cache = { { NULL } };
+	struct word_seen now = { .pid = as->pid, .aspace = aspace, .nmaps = as->nmaps };
+	struct map_cache cache = { { 0 }, { NULL } };
 
 	scanned++;
 	note(pt, aspace, ip, &cache);
 	for (uint32_t i = 0; i + sizeof(word) <= size; i += sizeof(word)) {
+		struct word_seen *w;
+
 		memcpy(&word, data + i, sizeof(word));
-		if (word >= lo && word < hi)
-			note(pt, aspace, word, &cache);
+		if (word < lo || word >= hi)
+			continue;
+		w = word_slot(word);
+		if (w->word == word && w->pid == now.pid && w->aspace == now.aspace &&
+		    w->nmaps == now.nmaps) {
+			code_words += w->code;
+			continue;
+		}
+		now.code = note(pt, aspace, word, &cache);
+		now.word = word;
+		*w = now;
 	}
+}
+
+void ustack_scan_forget_words(void)
+{
+	memset(words_seen, 0, sizeof(words_seen));
 }
 
 /* Keeps a copy for a later scan; false when over the budget. */
@@ -219,6 +266,7 @@ void ustack_scan_free(void)
 	later = NULL;
 	nlater = later_cap = later_bytes = 0;
 	later_nprocs = 0;
+	ustack_scan_forget_words();
 	free(hit_modules);
 	hit_modules = NULL;
 	hit_cap = 0;

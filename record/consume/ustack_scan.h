@@ -30,6 +30,10 @@ void ustack_scan(struct process_table *pt, uint32_t pid, uint64_t ts, uint64_t i
  * unscanned. */
 void ustack_scan_retry(struct process_table *pt);
 
+/* Empties the cache of words already noted (ustack_scan.c): called when
+ * address spaces or modules were forgotten, whose slots may come back. */
+void ustack_scan_forget_words(void);
+
 /* Whether some copy may return into module (a module registry index). */
 bool ustack_scan_module_hit(uint32_t module);
 
