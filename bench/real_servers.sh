@@ -19,6 +19,7 @@
 # Needs root, perf, redis-server + redis-tools, nginx-light + wrk,
 # postgresql. Not a test: prints a table (also to $OUT, default
 # /tmp/real_servers.txt). State the load average with the numbers.
+# Env: MODES, a subset of the modes in that order (e.g. "none default").
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 build=$(realpath "${1:-build}")
@@ -195,8 +196,8 @@ summarize() {
 		}' "$file"
 }
 
-modes="none default nreq every perf"
-command -v perf > /dev/null || modes="none default nreq every"
+modes=${MODES:-none default nreq every perf}
+command -v perf > /dev/null || modes=${modes/ perf/}
 {
 	echo "# $(date -u +%FT%TZ) $(uname -r), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "# $rounds rounds x $secs s, modes ABBA; rate = requests/s (redis, nginx), tps (postgres);"

@@ -85,6 +85,7 @@ enum perfcap_event_type {
 	PERFCAP_EV_PROBE       = 42, /* probe: struct perfcap_probe */
 	PERFCAP_EV_REQUEST     = 43, /* req: struct perfcap_request */
 	PERFCAP_EV_REQUEST_BATCH = 44, /* req: struct perfcap_request_batch */
+	PERFCAP_EV_SCHED_BATCH = 45, /* sched: struct perfcap_sched_batch */
 	PERFCAP_EV_MAX    = 64,
 };
 
@@ -205,6 +206,32 @@ struct perfcap_wakeup {
 	char  comm[PERFCAP_COMM_LEN];
 	char  waker_comm[PERFCAP_COMM_LEN]; /* in interrupt context: irq_tid's */
 };
+
+/* A CPU's SWITCH and WAKEUP records, in the order they happened, sent as
+ * one ring record (one reservation and one wakeup check instead of one per
+ * record). Each entry is the record as it would have been sent alone.
+ * sched.bpf.c keeps one batch per CPU and sends it when full, when its
+ * first entry is PERFCAP_SCHED_BATCH_AGE_NS old at the next one, when the
+ * CPU goes idle, and when user space asks (flush_batch, run on each CPU
+ * by the recorder every PERFCAP_SCHED_BATCH_AGE_NS; after the programs are
+ * detached, user space reads what is left from the map). */
+#define PERFCAP_SCHED_BATCH_MAX 16
+#define PERFCAP_SCHED_BATCH_AGE_NS (100ull * 1000 * 1000)
+
+union perfcap_sched_entry {
+	struct perfcap_event_header h; /* PERFCAP_EV_SWITCH or PERFCAP_EV_WAKEUP */
+	struct perfcap_switch sw;
+	struct perfcap_wakeup wk;
+};
+
+struct perfcap_sched_batch {
+	struct perfcap_event_header h; /* PERFCAP_EV_SCHED_BATCH; ts: the first entry's */
+	__u32 n;                /* entries that follow, 1..PERFCAP_SCHED_BATCH_MAX */
+	__u32 reserved;
+	union perfcap_sched_entry e[PERFCAP_SCHED_BATCH_MAX];
+};
+
+#define PERFCAP_SCHED_BATCH_HEADER_SIZE 24 /* offsetof(struct perfcap_sched_batch, e) */
 
 /* perfcap_offcpu flags */
 #define PERFCAP_OFFCPU_F_KSTACK_ERR   0x1 /* bpf_get_task_stack() < 0 */

@@ -19,7 +19,11 @@
  * programs is loaded; if on_switch_ret fails to load, on_switch is tried.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "cli.h"
 #include "consume/consumer.h"
@@ -30,6 +34,8 @@
 #include "source.h"
 
 _Static_assert(PERFCAP_TASK_STATE_MASK == PC_TASK_STATE_MASK, "state bits as in the format");
+_Static_assert(PERFCAP_SCHED_BATCH_HEADER_SIZE == offsetof(struct perfcap_sched_batch, e),
+	       "the batch header is what precedes the records");
 _Static_assert(PERFCAP_OFFCPU_HEADER_SIZE == offsetof(struct perfcap_offcpu, kips),
 	       "the OFFCPU header is what precedes the stack");
 _Static_assert((PERFCAP_WAKE_HARDIRQ | PERFCAP_WAKE_SOFTIRQ | 0xf << PERFCAP_WAKE_VEC_SHIFT) ==
@@ -98,6 +104,7 @@ static int open_and_load(const struct source_env *env, char *why, size_t len)
 		return source_open_failed(why, len);
 	bpf_program__set_autoload(skel->progs.on_switch, !copy_at_return);
 	bpf_program__set_autoload(skel->progs.on_switch_ret, copy_at_return);
+	bpf_program__set_autoattach(skel->progs.flush_batch, false); /* run, not attached */
 	/* sched_switch(preempt, prev, next, prev_state) since Linux 5.18 */
 	prev_state_from_tracepoint = preflight_tracepoint_args("sched_switch") >= 4;
 	skel->rodata->pc_config = *env->config;
@@ -254,6 +261,79 @@ static void handle_fork(struct consumer *c, const struct perfcap_fork *e)
 		forks++;
 }
 
+/* The SWITCH and WAKEUP records of a batch, in order (bpf/perfcap_bpf.h,
+ * perfcap_sched_batch). A batch whose count does not fit its size is
+ * dropped whole, its records counted as lost in user space. */
+static void handle_batch(struct consumer *c, const struct perfcap_sched_batch *b, size_t size)
+{
+	if (b->n > PERFCAP_SCHED_BATCH_MAX ||
+	    size < PERFCAP_SCHED_BATCH_HEADER_SIZE + (size_t)b->n * sizeof(b->e[0])) {
+		consumer_drop(c, PERFCAP_SRC_SCHED);
+		return;
+	}
+	for (uint32_t i = 0; i < b->n; i++) {
+		switch (b->e[i].h.type) {
+		case PERFCAP_EV_SWITCH: handle_switch(c, &b->e[i].sw); break;
+		case PERFCAP_EV_WAKEUP: handle_wakeup(c, &b->e[i].wk); break;
+		default:                consumer_drop(c, PERFCAP_SRC_SCHED); break;
+		}
+	}
+}
+
+/* Every BATCH_FLUSH_NS, each CPU's batch is sent by flush_batch run on
+ * that CPU (BPF_PROG_TEST_RUN, an IPI): a CPU busy with one untraced task
+ * switches no more and would keep its records. After the programs are
+ * detached (final), what is left is read from the map instead: the ring
+ * has been drained by then. */
+#define BATCH_FLUSH_NS PERFCAP_SCHED_BATCH_AGE_NS
+
+static uint64_t batch_flushed_ns;
+static uint64_t batch_flush_errors;
+
+static void flush_cpu_batches(void)
+{
+	int fd = bpf_program__fd(skel->progs.flush_batch), ncpus = libbpf_num_possible_cpus();
+
+	for (int cpu = 0; cpu < ncpus; cpu++) {
+		LIBBPF_OPTS(bpf_test_run_opts, opts, .cpu = cpu, .flags = BPF_F_TEST_RUN_ON_CPU);
+
+		if (bpf_prog_test_run_opts(fd, &opts))
+			batch_flush_errors++;
+	}
+}
+
+static void read_left_batches(struct consumer *c)
+{
+	int fd = bpf_map__fd(skel->maps.sched_batch), ncpus = libbpf_num_possible_cpus();
+	struct perfcap_sched_batch *all;
+	__u32 zero = 0;
+
+	if (ncpus <= 0 || !(all = calloc((size_t)ncpus, sizeof(*all))))
+		return;
+	if (!bpf_map_lookup_elem(fd, &zero, all)) {
+		for (int cpu = 0; cpu < ncpus; cpu++)
+			if (all[cpu].n)
+				handle_batch(c, &all[cpu], sizeof(all[cpu]));
+	} else {
+		batch_flush_errors++;
+	}
+	free(all);
+}
+
+static void sched_tick(struct consumer *c, uint64_t now_ns, bool final)
+{
+	if (!skel)
+		return;
+	if (final) {
+		read_left_batches(c);
+		return;
+	}
+	if (now_ns - batch_flushed_ns >= BATCH_FLUSH_NS) {
+		batch_flushed_ns = now_ns;
+		flush_cpu_batches();
+	}
+}
+
 static size_t size_of_type(uint16_t type)
 {
 	switch (type) {
@@ -262,6 +342,7 @@ static size_t size_of_type(uint16_t type)
 	case PERFCAP_EV_OFFCPU: return PERFCAP_OFFCPU_HEADER_SIZE;
 	case PERFCAP_EV_FORK:   return sizeof(struct perfcap_fork);
 	case PERFCAP_EV_USTACK: return PERFCAP_USTACK_HEADER_SIZE;
+	case PERFCAP_EV_SCHED_BATCH: return PERFCAP_SCHED_BATCH_HEADER_SIZE;
 	default:                return SIZE_MAX;
 	}
 }
@@ -280,6 +361,7 @@ static void sched_handle(struct consumer *c, const void *rec, size_t size)
 	case PERFCAP_EV_OFFCPU: handle_offcpu(c, rec, size); break;
 	case PERFCAP_EV_FORK:   handle_fork(c, rec); break;
 	case PERFCAP_EV_USTACK: ustack_copy_handle(c, PERFCAP_SRC_SCHED, rec, size); break;
+	case PERFCAP_EV_SCHED_BATCH: handle_batch(c, rec, size); break;
 	}
 }
 
@@ -328,6 +410,7 @@ static int sched_stats(struct chunk_buffer *kv, const struct consumer *c)
 	err |= chunk_buffer_add_kv_u64(kv, "sched.wakeups", wakeups);
 	err |= chunk_buffer_add_kv_u64(kv, "sched.offcpu", offcpus);
 	err |= chunk_buffer_add_kv_u64(kv, "sched.forks", forks);
+	err |= chunk_buffer_add_kv_u64(kv, "sched.batch_flush_errors", batch_flush_errors);
 	if (skel && skel->rodata->ustack_window) {
 		const __u64 *n = skel->bss->ustash_counts;
 
@@ -344,7 +427,7 @@ static int sched_stats(struct chunk_buffer *kv, const struct consumer *c)
 
 static const uint16_t sched_event_types[] = {
 	PERFCAP_EV_SWITCH, PERFCAP_EV_WAKEUP, PERFCAP_EV_OFFCPU, PERFCAP_EV_FORK,
-	PERFCAP_EV_USTACK, 0
+	PERFCAP_EV_USTACK, PERFCAP_EV_SCHED_BATCH, 0
 };
 
 const struct source sched_source = {
@@ -360,4 +443,5 @@ const struct source sched_source = {
 	.handle = sched_handle,
 	.meta = sched_meta,
 	.stats = sched_stats,
+	.tick = sched_tick,
 };
