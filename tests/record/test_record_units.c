@@ -3,9 +3,12 @@
  * lists, stack deduplication, --max-size decisions, the flight ring, the
  * source registry (-e) and its user probes, syscall names and sets, the
  * writer thread's choice of spare buffers, the consumer's thread names
- * (one THREAD record per thread and name), and the shared number
+ * (one THREAD record per thread and name), the stack-copy scan's caches
+ * (a word seen before the library it points into was mapped is noted once
+ * the maps grow), and the shared number
  * parsing and formatting of common/units.c. */
 #include <criterion/criterion.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +20,7 @@
 #include "common/units.h"
 #include "output/writer_thread.h"
 #include "consume/consumer.h"
+#include "consume/ustack_scan.h"
 #include "consume/stack_table.h"
 #include "output/flight_ring.h"
 #include "output/size_limit.h"
@@ -560,4 +564,63 @@ Test(consumer, a_thread_name_is_noted_once_per_change)
 	consumer_thread_name(&c, 12, 11, other, 6);
 	cr_assert_eq(c.procs.count, 4, "stale bytes after the name made a record");
 	consumer_free(&c);
+}
+
+/* The module registry index of the first module whose path holds name. */
+static uint32_t module_named(const struct process_table *pt, const char *name)
+{
+	for (uint32_t i = 0; i < pt->modules.n; i++)
+		if (pt->modules.mods[i].path && strstr(pt->modules.mods[i].path, name))
+			return i;
+	return UINT32_MAX;
+}
+
+/* A copy (this process's own stack words) holding an address inside a
+ * library mapped after the process's maps were read: not a code word then;
+ * once the maps are read again (an ip outside them), the same word is a
+ * code word of that library, whatever the scans cached about it. */
+Test(ustack_scan, a_word_is_noted_again_when_the_maps_grow)
+{
+	static struct chunk_buffer procs;
+	static struct process_table pt;
+	uint32_t pid = (uint32_t)getpid(), aspace;
+	uint64_t here = (uint64_t)(uintptr_t)&module_named, words[4], code_before;
+	void *lib, *sym, *other, *other_sym;
+
+	processes_init(&pt, &procs);
+	aspace = processes_on_sample(&pt, pid, pid, "test", 1);
+	cr_assert_neq(aspace, UINT32_MAX);
+	cr_assert_eq(module_named(&pt, "libsqlite3"), UINT32_MAX, "already mapped");
+	lib = dlopen("libsqlite3.so.0", RTLD_NOW | RTLD_LOCAL);
+	cr_assert(lib, "dlopen: %s", dlerror());
+	sym = dlsym(lib, "sqlite3_libversion");
+	cr_assert(sym);
+	words[0] = (uint64_t)(uintptr_t)sym;
+	words[1] = here;
+	words[2] = 0;
+	words[3] = (uint64_t)(uintptr_t)sym;
+	ustack_scan(&pt, pid, 2, here, (const uint8_t *)words, sizeof(words));
+	cr_assert_eq(module_named(&pt, "libsqlite3"), UINT32_MAX, "maps re-read early");
+	code_before = pt.modules.n;
+	/* an ip in a second new library: the maps are read again (now, not
+	 * after the re-read interval) and both libraries' mappings added; the
+	 * first one is hit only through the words */
+	other = dlopen("libexpat.so.1", RTLD_NOW | RTLD_LOCAL);
+	cr_assert(other, "dlopen: %s", dlerror());
+	other_sym = dlsym(other, "XML_ExpatVersion");
+	cr_assert(other_sym);
+	pt.aspaces[aspace].last_read_ns = 0;
+	ustack_scan(&pt, pid, 3, (uint64_t)(uintptr_t)other_sym, (const uint8_t *)words,
+		    sizeof(words));
+	cr_assert_gt(pt.modules.n, code_before);
+	cr_assert_neq(module_named(&pt, "libsqlite3"), UINT32_MAX);
+	cr_assert(ustack_scan_module_hit(module_named(&pt, "libsqlite3")),
+		  "the library's word was not noted after the maps grew");
+	cr_assert(ustack_scan_module_hit(module_named(&pt, "libexpat")));
+	cr_assert(ustack_scan_module_hit(module_named(&pt, "test_record_units")));
+	ustack_scan_free();
+	processes_free(&pt);
+	chunk_buffer_free(&procs);
+	dlclose(other);
+	dlclose(lib);
 }
