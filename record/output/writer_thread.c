@@ -2,9 +2,11 @@
  *
  * The consumer fills chunk buffers and submits them; this thread takes them
  * from a bounded FIFO queue in order (so the file keeps the order in which
- * chunks were submitted), calls pc_writer_add_chunk, and puts the emptied
- * buffers on a spare list that submit hands back to the consumer, so steady
- * state recording does not allocate.
+ * chunks were submitted), calls pc_writer_add_chunk, and puts each emptied
+ * buffer in the spare pool of its chunk type, from which submit hands the
+ * consumer's stream of that type its next buffer: each stream gets back
+ * buffers of its own size, already faulted in, so steady state recording
+ * neither allocates nor touches fresh pages.
  *
  * Two policies apply here, where the chunks meet the file: --max-size
  * (size_limit.c admits or drops each chunk) and the flight recorder
@@ -25,7 +27,6 @@
 #include "writer_thread.h"
 
 #define QUEUE_SLOTS 8
-#define SPARE_SLOTS (QUEUE_SLOTS + 4)
 
 struct chunk_job {
 	uint16_t type;
@@ -45,8 +46,7 @@ struct writer_thread {
 	struct chunk_job queue[QUEUE_SLOTS];
 	unsigned head;    /* next job to write */
 	unsigned queued;  /* jobs waiting */
-	struct pc_buf spares[SPARE_SLOTS];
-	unsigned nspares;
+	struct spare_pool spares[SPARE_TYPES]; /* by chunk type */
 	bool stopping;
 	int error;        /* first write error */
 	uint64_t backpressure_waits;
@@ -59,16 +59,53 @@ struct writer_thread {
 	struct flight_ring ring;
 };
 
-static void recycle_buffer(struct writer_thread *wt, struct pc_buf *buf)
+void spare_pool_put(struct spare_pool *p, struct pc_buf *buf)
 {
+	unsigned smallest = 0;
+
 	pc_buf_reset(buf);
-	pthread_mutex_lock(&wt->lock);
-	if (wt->nspares < SPARE_SLOTS) {
-		wt->spares[wt->nspares++] = *buf;
+	if (p->n < SPARES_PER_TYPE) {
+		p->buf[p->n++] = *buf;
 		buf->data = NULL;
+		buf->cap = 0;
+		return;
 	}
+	for (unsigned i = 1; i < p->n; i++)
+		if (p->buf[i].cap < p->buf[smallest].cap)
+			smallest = i;
+	if (p->buf[smallest].cap < buf->cap) { /* keep the bigger */
+		struct pc_buf out = p->buf[smallest];
+
+		p->buf[smallest] = *buf;
+		*buf = out;
+	}
+}
+
+bool spare_pool_take(struct spare_pool *p, struct pc_buf *out)
+{
+	unsigned biggest = 0;
+
+	if (!p->n)
+		return false;
+	for (unsigned i = 1; i < p->n; i++)
+		if (p->buf[i].cap > p->buf[biggest].cap)
+			biggest = i;
+	*out = p->buf[biggest];
+	p->buf[biggest] = p->buf[--p->n];
+	return true;
+}
+
+static struct spare_pool *pool_of(struct writer_thread *wt, uint16_t type)
+{
+	return &wt->spares[type < SPARE_TYPES ? type : 0];
+}
+
+static void recycle_buffer(struct writer_thread *wt, uint16_t type, struct pc_buf *buf)
+{
+	pthread_mutex_lock(&wt->lock);
+	spare_pool_put(pool_of(wt, type), buf);
 	pthread_mutex_unlock(&wt->lock);
-	pc_buf_free(buf);
+	pc_buf_free(buf); /* what the pool did not keep */
 }
 
 /* Takes the next job, waiting for one. Returns false when stopping and the
@@ -199,7 +236,7 @@ static void *writer_main(void *arg)
 			if (err)
 				note_error(wt, err);
 		}
-		recycle_buffer(wt, &job.buf);
+		recycle_buffer(wt, job.type, &job.buf);
 	}
 	if (!writer_thread_error(wt)) {
 		err = write_flight_ring(wt);
@@ -259,50 +296,24 @@ int writer_thread_start(struct writer_thread **out, struct pc_writer *w,
 	return 0;
 }
 
-unsigned writer_thread_pick_spare(const struct pc_buf *spares, unsigned n, size_t used)
+/* Under the lock: the next buffer of a stream of this type, from the
+ * type's pool. Handing back whichever buffer came last (one list for all
+ * types) gave the events stream the stacks' small buffer, which then grew
+ * again by realloc; choosing by size still let the streams trade buffers,
+ * and an events stream that found none regrew into fresh pages at every
+ * flush (under nginx, page faults were a fifth of the recorder's CPU). A
+ * big stream that finds none gets a buffer of its last one's size at
+ * once, rather than growing one by doubling and copying. */
+static void take_spare(struct writer_thread *wt, uint16_t type, size_t used, size_t cap,
+		       struct pc_buf *out)
 {
-	unsigned i, best = 0;
-
-	if (!n)
-		return 0;
-	for (i = 1; i < n; i++) {
-		size_t c = spares[i].cap, b = spares[best].cap;
-
-		if (b >= used ? c >= used && c < b : c > b)
-			best = i;
-	}
-	if (spares[best].cap > SPARE_WASTE_MIN && spares[best].cap / SPARE_WASTE_FACTOR > used)
-		return n;
-	return best;
-}
-
-/* Under the lock: hands out the spare that suits a stream that filled
- * used bytes of its last buffer, so that each stream gets back a buffer of
- * its own size. Handing back whichever came last gave the events stream
- * the stacks' or processes' small buffer after every flush: it grew again
- * by realloc, page by page (a fifth of the recorder's CPU under a busy
- * server). Matching by capacity was not enough: once the stacks stream
- * (flushed first) had been handed the events' big buffer, its capacity
- * asked for a big one at every flush, and the events stream regrew from
- * nothing each time (3 reallocs of 1-8 MiB a second under pgbench). */
-static void take_spare(struct writer_thread *wt, size_t used, size_t cap, struct pc_buf *out)
-{
-	unsigned best = writer_thread_pick_spare(wt->spares, wt->nspares, used);
-
-	if (best < wt->nspares) {
-		*out = wt->spares[best];
-		wt->spares[best] = wt->spares[--wt->nspares];
-		if (out->cap >= used || used <= SPARE_WASTE_MIN)
-			return;
-		pc_buf_free(out);
-	}
-	/* none big enough (the writer still holds the others): a big stream
-	 * gets a buffer of its last one's size at once, rather than growing
-	 * one by doubling and copying */
-	if (used > SPARE_WASTE_MIN) {
-		out->data = malloc(cap);
-		out->cap = out->data ? cap : 0;
-	}
+	if (spare_pool_take(pool_of(wt, type), out) && out->cap >= used)
+		return;
+	if (used <= SPARE_FRESH_MIN)
+		return;
+	pc_buf_free(out);
+	out->data = malloc(cap);
+	out->cap = out->data ? cap : 0;
 }
 
 int writer_thread_submit(struct writer_thread *wt, uint16_t type, uint16_t version,
@@ -327,7 +338,7 @@ int writer_thread_submit(struct writer_thread *wt, uint16_t type, uint16_t versi
 	job->t_end = cb->t_end;
 	wt->queued++;
 	memset(&cb->buf, 0, sizeof(cb->buf));
-	take_spare(wt, job->buf.len, job->buf.cap, &cb->buf);
+	take_spare(wt, type, job->buf.len, job->buf.cap, &cb->buf);
 	err = wt->error;
 	pthread_cond_signal(&wt->not_empty);
 	pthread_mutex_unlock(&wt->lock);
@@ -377,8 +388,9 @@ int writer_thread_stop_counted(struct writer_thread *wt, struct writer_drops *dr
 	}
 	err = wt->error;
 	free_policy(wt);
-	for (unsigned i = 0; i < wt->nspares; i++)
-		pc_buf_free(&wt->spares[i]);
+	for (unsigned t = 0; t < SPARE_TYPES; t++)
+		for (unsigned i = 0; i < wt->spares[t].n; i++)
+			pc_buf_free(&wt->spares[t].buf[i]);
 	pthread_mutex_destroy(&wt->lock);
 	pthread_cond_destroy(&wt->not_empty);
 	pthread_cond_destroy(&wt->not_full);

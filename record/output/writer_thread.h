@@ -34,14 +34,21 @@ bool writer_thread_limit_hit(struct writer_thread *wt);
 int writer_thread_submit(struct writer_thread *wt, uint16_t type, uint16_t version,
 			 struct chunk_buffer *cb);
 
-/* Which of the n spare buffers submit hands back to a stream that filled
- * used bytes of its last buffer: the smallest at least that big, else the
- * biggest; n (none) when the smallest that fits is more than
- * SPARE_WASTE_FACTOR times too big (above SPARE_WASTE_MIN), so that a
- * small stream does not take the buffer a big one needs next. */
-#define SPARE_WASTE_FACTOR 4
-#define SPARE_WASTE_MIN (256u << 10)
-unsigned writer_thread_pick_spare(const struct pc_buf *spares, unsigned n, size_t used);
+/* The emptied buffers of one chunk type, kept for the consumer's stream of
+ * that type (writer_thread.c). put keeps the buffer (emptied) when there is
+ * room or it is bigger than the smallest kept, which is then handed back
+ * in *buf to be freed; take hands out the biggest. */
+#define SPARE_TYPES 8          /* chunk types (PC_CHUNK_*) with a pool */
+#define SPARES_PER_TYPE 3
+#define SPARE_FRESH_MIN (256u << 10) /* a stream that used more starts at its size */
+
+struct spare_pool {
+	struct pc_buf buf[SPARES_PER_TYPE];
+	unsigned n;
+};
+
+void spare_pool_put(struct spare_pool *p, struct pc_buf *buf);
+bool spare_pool_take(struct spare_pool *p, struct pc_buf *out);
 
 /* How many times submit had to wait for a free queue slot. */
 uint64_t writer_thread_backpressure_waits(struct writer_thread *wt);

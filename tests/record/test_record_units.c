@@ -2,7 +2,7 @@
  * linked against the record/ and common/ libraries: the u64 table, address
  * lists, stack deduplication, --max-size decisions, the flight ring, the
  * source registry (-e) and its user probes, syscall names and sets, the
- * writer thread's choice of spare buffers, the consumer's thread names
+ * writer thread's spare pools, the consumer's thread names
  * (one THREAD record per thread and name), the stack-copy scan's caches
  * (a word seen before the library it points into was mapped is noted once
  * the maps grow), and the shared number
@@ -518,23 +518,49 @@ Test(sockinfo, parses_tcp_and_tcp6_lines)
 /* The writer thread hands each stream back a buffer of its own size: the
  * smallest spare at least as big as the buffer submitted, else the
  * biggest. */
-Test(writer_thread, spare_of_the_streams_size)
+/* Each chunk type keeps its own emptied buffers: the biggest are kept and
+ * handed out first, what does not fit is handed back to be freed. */
+static struct pc_buf buf_of(size_t cap)
 {
-	struct pc_buf s[4] = { { .cap = 4096 }, { .cap = 8u << 20 }, { .cap = 65536 },
-			       { .cap = 16u << 20 } };
+	struct pc_buf b = { .data = malloc(cap), .len = cap / 2, .cap = cap };
 
-	cr_assert_eq(writer_thread_pick_spare(s, 4, 5u << 20), 1);   /* events: 5 MiB used */
-	cr_assert_eq(writer_thread_pick_spare(s, 4, 4096), 0);       /* stacks: 4 KiB */
-	cr_assert_eq(writer_thread_pick_spare(s, 4, 5000), 2);       /* 64 KiB fits best */
-	cr_assert_eq(writer_thread_pick_spare(s, 4, 32u << 20), 3);  /* none fits: biggest */
-	cr_assert_eq(writer_thread_pick_spare(s, 4, 0), 0);          /* a fresh stream */
-	cr_assert_eq(writer_thread_pick_spare(s, 1, 1u << 30), 0);
-	cr_assert_eq(writer_thread_pick_spare(s, 0, 4096), 0);       /* no spare: none (n) */
-	/* only big ones left: a stream that used 30 KiB takes none of them,
-	 * the events stream (flushed after it) gets one */
-	cr_assert_eq(writer_thread_pick_spare(s + 1, 1, 30u << 10), 1);
-	cr_assert_eq(writer_thread_pick_spare(s + 1, 1, 4u << 20), 0);
-	cr_assert_eq(writer_thread_pick_spare(s + 1, 1, (2u << 20) + 1), 0); /* within 4x */
+	cr_assert(b.data);
+	return b;
+}
+
+Test(writer_thread, spare_pools_keep_the_biggest_buffers)
+{
+	struct spare_pool p = { .n = 0 };
+	size_t caps[] = { 8u << 20, 4096, 65536, 16u << 20 };
+	struct pc_buf b, out;
+
+	cr_assert_not(spare_pool_take(&p, &out), "an empty pool handed a buffer");
+	for (unsigned i = 0; i < 4; i++) {
+		b = buf_of(caps[i]);
+		spare_pool_put(&p, &b);
+		if (i < SPARES_PER_TYPE) {
+			cr_assert_null(b.data, "a buffer was not kept while there was room");
+		} else {
+			cr_assert_eq(b.cap, 4096, "the smallest is the one given back");
+			pc_buf_free(&b);
+		}
+	}
+	cr_assert_eq(p.n, SPARES_PER_TYPE);
+	cr_assert(spare_pool_take(&p, &out));
+	cr_assert_eq(out.cap, 16u << 20);
+	cr_assert_eq(out.len, 0, "a kept buffer comes back emptied");
+	pc_buf_free(&out);
+	b = buf_of(1024); /* room again, but smaller than all: kept */
+	spare_pool_put(&p, &b);
+	cr_assert_null(b.data);
+	for (unsigned i = 0; i < 3; i++) {
+		size_t want[] = { 8u << 20, 65536, 1024 };
+
+		cr_assert(spare_pool_take(&p, &out));
+		cr_assert_eq(out.cap, want[i]);
+		pc_buf_free(&out);
+	}
+	cr_assert_not(spare_pool_take(&p, &out));
 }
 
 /* ---- consume/ ------------------------------------------------------------ */
