@@ -20,6 +20,12 @@
 
 #define REREAD_MIN_NS (100ull * 1000 * 1000)      /* 100 ms */
 #define REREAD_MAX_NS (5ull * 1000 * 1000 * 1000) /* 5 s */
+/* A young image (its first half second after exec or first sight) is
+ * still mapping its libraries: a JVM's launcher maps libjli, then a thread
+ * loads libjvm tens of milliseconds later, and `java -version` is gone
+ * within 200 ms. Its misses re-read at most every 10 ms, not 100. */
+#define YOUNG_NS        (500ull * 1000 * 1000)
+#define REREAD_YOUNG_NS (10ull * 1000 * 1000)
 #define EXE_PATH_MAX  4096
 
 void processes_init(struct process_table *pt, struct chunk_buffer *out)
@@ -128,6 +134,7 @@ static uint32_t new_address_space(struct process_table *pt, uint32_t pid)
 	memset(as, 0, sizeof(*as));
 	as->pid = pid;
 	as->reread_interval_ns = REREAD_MIN_NS;
+	as->born_ns = monotonic_ns();
 	return idx;
 }
 
@@ -478,7 +485,8 @@ void processes_check_user_ips(struct process_table *pt, uint32_t aspace,
 	if (aspace >= pt->naspaces)
 		return;
 	as = &pt->aspaces[aspace];
-	if (as->gone || now - as->last_read_ns < as->reread_interval_ns)
+	if (as->gone || now - as->last_read_ns < (now - as->born_ns < YOUNG_NS ? REREAD_YOUNG_NS
+									      : as->reread_interval_ns))
 		return;
 	for (uint32_t i = 0; i < nr && !miss; i++)
 		miss = processes_find_map(pt, aspace, ips[i]) == NULL;

@@ -38,6 +38,7 @@ struct address_space {
 	bool     gone;              /* /proc/PID vanished: stop re-reading */
 	uint64_t last_read_ns;
 	uint64_t reread_interval_ns;
+	uint64_t born_ns;           /* made (exec, first sight): young for YOUNG_NS */
 	struct proc_map *maps;      /* sorted by start; every mapping ever seen */
 	uint32_t nmaps;
 	uint32_t cap;
