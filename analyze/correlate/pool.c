@@ -116,18 +116,17 @@ int pool_add(struct pool *p, int64_t pid, int64_t tid, int64_t ready_ts, int64_t
 					       has_queue != 0 });
 }
 
-static int cmp_i64(const void *a, const void *b)
+/* The number of distinct pickup threads, or -1 when out of memory: the
+ * list holds a thread each time it differs from the previous request's,
+ * so nearly as many as the requests when workers take turns (2M
+ * requests of a 20 s default recording of redis, 50 workers: qsort took
+ * 0.15 s of its import); radix-sorted, a pass per varying byte. */
+static int64_t count_workers(struct pool *p)
 {
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	int64_t n = 0;
 
-	return (x > y) - (x < y);
-}
-
-static size_t count_workers(struct pool *p)
-{
-	size_t n = 0;
-
-	qsort(p->tids, p->ntids, sizeof(*p->tids), cmp_i64);
+	if (radix_sort_i64(p->tids, p->ntids, sizeof(*p->tids), 0) < 0)
+		return -1;
 	for (size_t i = 0; i < p->ntids; i++)
 		if (i == 0 || p->tids[i] != p->tids[i - 1])
 			n++;
@@ -321,8 +320,11 @@ int pool_flush(struct pool *p)
 
 	if (!p->nreq)
 		return 0;
-	workers = (int64_t)count_workers(p);
-	if (count_windows(p, &g) > 0) {
+	workers = count_workers(p);
+	if (workers < 0) {
+		fprintf(stderr, "perfcap-analyze: out of memory\n");
+		rc = -1;
+	} else if (count_windows(p, &g) > 0) {
 		if (grid_alloc(&g) < 0) {
 			fprintf(stderr, "perfcap-analyze: out of memory\n");
 			rc = -1;
