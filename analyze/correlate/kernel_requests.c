@@ -7,11 +7,11 @@
  * order as requests.c numbers them, the records are grouped by process
  * (a counting sort of their indexes, arrival order kept within a
  * process), and each request becomes one row and, for served
- * connections, three events of its process's pool sweep (pool.h); rows
- * go to SQLite on a second thread. Memory: per request its batch entry
- * and a 4-byte place in the arrival order (56 bytes, its batch's header
+ * connections, a part of its process's pool windows (pool.h); rows go
+ * to SQLite on a second thread. Memory: per request its batch entry and
+ * a 4-byte place in the arrival order (56 bytes, its batch's header
  * shared; a REQUEST record is kept whole, 128), a 4-byte index, and the
- * pool sweep's events of one process.
+ * pool's 16 bytes per request of one process.
  * The readiness rules, in the order they apply (ready_source):
  *   data_ready         the kernel saw the request's data arrive (flag READY);
  *   previous_response  else, for a keep-alive request, the previous

@@ -271,3 +271,34 @@ Test(kernel_requests, tids_text_and_workers_taking_turns)
 		sqlite3_close(db);
 	}
 }
+
+/* The pool is summed per window as the requests come, in their arrival
+ * order: a request earlier than every one before it adds windows in
+ * front. 10 ms windows; requests at 50-58 (ready 50), 12-15 (ready 11)
+ * and 33-34 (ready 30) ms arrive in that order. */
+Test(kernel_requests, pool_windows_added_in_front)
+{
+	static struct event_capture ev;
+	const uint64_t start[3] = { 55, 12, 33 }, end[3] = { 58, 15, 34 }, ready[3] = { 5, 1, 3 };
+	const uint32_t number[3] = { 3, 1, 2 };
+	char *dir = scratch_dir();
+	sqlite3 *db;
+
+	ev_init(&ev, T(0), T(100), "cpu,sched,block,waits,req");
+	for (int i = 0; i < 3; i++)
+		ev_request(&ev, &(struct ev_request){ .cookie = 0x6, .conn_ts = T(1), .pid = SERVER,
+						      .tid = SERVER_TID, .fd = 6,
+						      .origin = PC_REQUEST_ACCEPTED,
+						      .number = number[i], .start = T(start[i]),
+						      .end = T(end[i]), .ready_ns = ready[i] * MS,
+						      .lower_ns = 1 * MS, .lport = 8080 });
+	db = import_events(dir, "front", &ev, "--window", "10ms", NULL);
+	expect_text(db, "SELECT group_concat(((window_start - 1000000000) / 1000000) || ':' ||"
+		    " requests || ':' || busy_avg || ':' || queue_depth_avg || ':' ||"
+		    " queue_depth_max, ' ') FROM (SELECT * FROM pool_utilisation ORDER BY"
+		    " window_start)", "10:1:0.3:0.1:1 20:0:0.0:0.0:0 30:1:0.1:0.3:1 40:0:0.0:0.0:0"
+		    " 50:1:0.3:0.5:1");
+	sqlite3_close(db);
+	ev_free(&ev);
+	free(dir);
+}
