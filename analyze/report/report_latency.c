@@ -510,6 +510,9 @@ void report_latency_free(struct latency *l)
 static int load_requests(const struct report_context *ctx, struct latency *l)
 {
 	struct request_read *spans = NULL;
+	const struct slow_candidate *cands;
+	size_t ncands;
+	int rc;
 
 	l->queue_mean = queue_mean(ctx, &l->queued, &l->arrivals);
 	report_scope_sql(l->req_where, sizeof(l->req_where), "pid", "CAST(tids AS INTEGER)",
@@ -520,11 +523,12 @@ static int load_requests(const struct report_context *ctx, struct latency *l)
 	if (l->nreq > 0 && report_request_dominant(ctx, spans, l->req.total, l->req.dominant,
 						   sizeof(l->req.dominant)) < 0)
 		snprintf(l->req.dominant, sizeof(l->req.dominant), "unknown (no sched source)");
+	/* the slow requests are picked from the spans when there are some */
+	cands = report_requests_spans(spans, &ncands);
+	rc = l->nreq > 0 ? slow_path_load(ctx->db, ctx->scope, l->req_ns.v, l->req_ns.n, cands,
+					  ncands, &l->slow) : 0;
 	report_requests_read_free(spans);
-	if (l->nreq > 0 && slow_path_load(ctx->db, ctx->scope, l->req_ns.v, l->req_ns.n,
-					  &l->slow) < 0)
-		return -1;
-	return 0;
+	return rc < 0 ? -1 : 0;
 }
 
 struct latency *report_latency_load(const struct report_context *ctx)

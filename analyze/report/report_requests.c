@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "db/db.h"
+#include "query/slow_path.h"
 #include "util/hashmap.h"
 #include "report_sections.h"
 
@@ -24,18 +25,14 @@ enum { RC_RUNNING, RC_RUNNABLE, RC_BLOCK_IO, RC_FUTEX, RC_POLL, RC_SLEEP, RC_NET
 static const char *const component_names[RC_N] = { "running", "runnable", "block_io wait",
 	"futex wait", "poll wait", "sleep", "socket wait", "other wait" };
 
-/* A request span; conn and row order the spans of one thread and start
- * as request_spans does, so that the overlaps (which assume a thread's
- * spans sorted) do not depend on the order the rows were read in. */
-struct span {
-	int64_t tid, start, end;
-	uint64_t conn;            /* pid << 32 | fd + 2^31: (pid, fd) order */
-	int64_t row;              /* rowid */
-};
-
+/* A request span is a struct slow_candidate (query/slow_path.h: the slow
+ * path picks its requests from the same rows); conn and row order the
+ * spans of one thread and start as request_spans does, so that the
+ * overlaps (which assume a thread's spans sorted) do not depend on the
+ * order the rows were read in. */
 static int by_tid_start(const void *pa, const void *pb)
 {
-	const struct span *a = pa, *b = pb;
+	const struct slow_candidate *a = pa, *b = pb;
 
 	if (a->tid != b->tid)
 		return a->tid < b->tid ? -1 : 1;
@@ -47,27 +44,33 @@ static int by_tid_start(const void *pa, const void *pb)
 }
 
 struct request_read {
-	struct span *v;
+	struct slow_candidate *v;
 	size_t n, cap;
 };
 
-/* Appends the span of the current row of st (columns 0-5). 0 or -1. */
+/* Appends the span of the current row of st (columns 0-6). 0 or -1. */
 static int add_span(struct request_read *r, sqlite3_stmt *st)
 {
+	struct slow_candidate *c;
+
 	if (r->n == r->cap) {
-		size_t c = r->cap ? r->cap * 2 : 256;
-		struct span *grown = realloc(r->v, c * sizeof(*grown));
+		size_t cap = r->cap ? r->cap * 2 : 256;
+		struct slow_candidate *grown = realloc(r->v, cap * sizeof(*grown));
 
 		if (!grown)
 			return -1;
 		r->v = grown;
-		r->cap = c;
+		r->cap = cap;
 	}
-	r->v[r->n++] = (struct span){ sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-				      sqlite3_column_int64(st, 2),
-				      (uint64_t)(uint32_t)sqlite3_column_int64(st, 3) << 32 |
-				      ((uint32_t)sqlite3_column_int64(st, 4) ^ 0x80000000u),
-				      sqlite3_column_int64(st, 5) };
+	c = &r->v[r->n++];
+	c->tid = sqlite3_column_int64(st, 0);
+	c->start = sqlite3_column_int64(st, 1);
+	c->end = sqlite3_column_int64(st, 2);
+	c->conn = (uint64_t)(uint32_t)sqlite3_column_int64(st, 3) << 32 |
+		  ((uint32_t)sqlite3_column_int64(st, 4) ^ 0x80000000u);
+	c->row = sqlite3_column_int64(st, 5);
+	c->service = sqlite3_column_int64(st, 6);
+	c->service_set = sqlite3_column_type(st, 6) != SQLITE_NULL;
 	return 0;
 }
 
@@ -85,6 +88,12 @@ static int add_ns(int64_t **ns, size_t *n, size_t *cap, sqlite3_stmt *st)
 	}
 	(*ns)[(*n)++] = sqlite3_column_int64(st, 6);
 	return 0;
+}
+
+const struct slow_candidate *report_requests_spans(const struct request_read *r, size_t *n)
+{
+	*n = r ? r->n : 0;
+	return r ? r->v : NULL;
 }
 
 void report_requests_read_free(struct request_read *r)
@@ -142,7 +151,7 @@ static int component_of(int64_t state_code, int64_t wait_class_code)
 }
 
 /* Adds the overlap of [s, e) with the spans of its thread (first..last). */
-static void add_overlap(const struct span *v, size_t first, size_t last, int64_t s, int64_t e,
+static void add_overlap(const struct slow_candidate *v, size_t first, size_t last, int64_t s, int64_t e,
 			uint64_t *sum)
 {
 	size_t lo = first, hi = last;
@@ -161,7 +170,7 @@ static void add_overlap(const struct span *v, size_t first, size_t last, int64_t
 	}
 }
 
-static void stream_states(const struct report_context *ctx, const struct span *v, size_t n,
+static void stream_states(const struct report_context *ctx, const struct slow_candidate *v, size_t n,
 			  uint64_t sums[RC_N])
 {
 	struct hmap range;                    /* (tid, 0) -> first << 32 | count */

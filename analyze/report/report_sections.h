@@ -93,6 +93,11 @@ int report_requests_read(const struct report_context *ctx, const char *where, in
 			 size_t *n, struct request_read **spans);
 void report_requests_read_free(struct request_read *r);
 
+/* The spans read (each with its service time), for slow_path_load; NULL
+ * and 0 without them. */
+struct slow_candidate;
+const struct slow_candidate *report_requests_spans(const struct request_read *r, size_t *n);
+
 /* The dominant component of the requests read into spans into buf, e.g.
  * "socket wait 85% (unattributed 3%)"; total_ns: their service time. -1
  * if unknown (no spans: no sched source). */
