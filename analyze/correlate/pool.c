@@ -4,13 +4,19 @@
  * at each pickup), computed without sorting: a point x adds the part of
  * its window after x, and the whole width of every later window (counted
  * in a difference array); pickups and their queueing are counted in their
- * windows; only the most requests waiting at once needs times in order:
- * the readiness and the pickup times, each sorted, merged. A sweep over
- * all the events sorted by (time, kind) computed the same sums with three
- * times the sorting (a fifth of the request pass). */
+ * windows. All of it is summed as the requests come, into windows
+ * numbered from the capture's start (a window before the first one seen
+ * is added in front), so a request leaves only its readiness and pickup
+ * times behind: the most requests waiting at once needs them in order,
+ * each sorted, merged. (Keeping every request, 40 bytes, and its thread,
+ * 8, until the process ended cost a default recording of redis with 2M
+ * requests 0.35 s of page faults alone.) A sweep over all the events
+ * sorted by (time, kind) computed the same sums with three times the
+ * sorting (a fifth of the request pass). */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "db/db.h"
 #include "db/sql_writer.h"
@@ -48,6 +54,7 @@ static void load_windows(sqlite3 *db, struct pool_windows *w)
 int pool_init(struct pool *p, sqlite3 *db, struct sql_writer *writer)
 {
 	*p = (struct pool){ .db = db, .writer = writer };
+	hmap_init(&p->workers);
 	load_windows(db, &p->win);
 	p->insert = db_prepare(db, insert_sql);
 	return p->insert ? 0 : -1;
@@ -56,48 +63,136 @@ int pool_init(struct pool *p, sqlite3 *db, struct sql_writer *writer)
 void pool_free(struct pool *p)
 {
 	sqlite3_finalize(p->insert);
-	free(p->req);
-	free(p->tids);
+	free(p->w);
+	free(p->ready);
+	free(p->pickup);
+	hmap_free(&p->workers);
 	*p = (struct pool){ 0 };
 }
 
-static int push(struct pool *p, const struct pool_request *r)
+static int oom(struct pool *p)
 {
-	if (p->nreq == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 4096;
-		struct pool_request *req = realloc(p->req, cap * sizeof(*req));
+	fprintf(stderr, "perfcap-analyze: out of memory\n");
+	p->failed = 1;
+	return -1;
+}
 
-		if (!req) {
-			fprintf(stderr, "perfcap-analyze: out of memory\n");
-			return -1;
-		}
-		p->req = req;
-		p->cap = cap;
-	}
-	p->req[p->nreq++] = *r;
+/* The window holding ts: widths from the origin, rounded down. */
+static int64_t window_index(const struct pool *p, int64_t ts)
+{
+	int64_t d = ts - p->win.origin, w = p->win.width;
+
+	return d / w - (d % w < 0);
+}
+
+static int64_t window_start(const struct pool *p, int64_t k)
+{
+	return p->win.origin + k * p->win.width;
+}
+
+/* Room for wcap >= need windows. 0 or -1. */
+static int reserve_windows(struct pool *p, size_t need)
+{
+	size_t cap = p->wcap ? p->wcap : 64;
+	struct pool_window *w;
+
+	if (need <= p->wcap)
+		return 0;
+	while (cap < need)
+		cap *= 2;
+	w = realloc(p->w, cap * sizeof(*w));
+	if (!w)
+		return -1;
+	p->w = w;
+	p->wcap = cap;
 	return 0;
 }
 
-static int push_tid(struct pool *p, int64_t tid)
+/* Makes the windows lo .. hi (lo <= k0, k0 + nw - 1 <= hi) exist, new ones
+ * zero; past POOL_MAX_WINDOWS the process is left out (too_many). 0 or -1. */
+static int span_windows(struct pool *p, int64_t lo, int64_t hi)
 {
-	if (p->ntids == p->tids_cap) {
-		size_t cap = p->tids_cap ? p->tids_cap * 2 : 64;
-		int64_t *t = realloc(p->tids, cap * sizeof(*t));
+	uint64_t n = (uint64_t)hi - (uint64_t)lo + 1;
+	size_t front = p->nw ? (size_t)((uint64_t)p->k0 - (uint64_t)lo) : 0;
 
-		if (!t) {
-			fprintf(stderr, "perfcap-analyze: out of memory\n");
-			return -1;
-		}
-		p->tids = t;
-		p->tids_cap = cap;
+	if (n > POOL_MAX_WINDOWS) {
+		p->too_many = 1;
+		p->nw = 0;
+		return 0;
 	}
-	p->tids[p->ntids++] = tid;
+	if (reserve_windows(p, (size_t)n) < 0)
+		return oom(p);
+	memmove(p->w + front, p->w, p->nw * sizeof(*p->w));
+	memset(p->w, 0, front * sizeof(*p->w));
+	memset(p->w + front + p->nw, 0, ((size_t)n - front - p->nw) * sizeof(*p->w));
+	p->k0 = lo;
+	p->nw = (size_t)n;
 	return 0;
+}
+
+/* The window holding ts, made if needed; NULL when the process is left
+ * out or out of memory (p->failed). */
+static struct pool_window *window_of(struct pool *p, int64_t ts)
+{
+	int64_t k = window_index(p, ts), last = p->k0 + (int64_t)p->nw - 1;
+	int rc = 0;
+
+	if (p->too_many)
+		return NULL;
+	if (!p->nw)
+		rc = span_windows(p, k, k);
+	else if (k < p->k0 || k > last)
+		rc = span_windows(p, k < p->k0 ? k : p->k0, k > last ? k : last);
+	return rc < 0 || p->too_many ? NULL : &p->w[k - p->k0];
+}
+
+/* sign x a step of 1 from x on, into area a: the rest of x's window, and
+ * every later window whole. */
+static void add_step(struct pool *p, int a, int64_t x, int64_t sign)
+{
+	struct pool_window *w = window_of(p, x);
+	int64_t k = window_index(p, x);
+
+	if (!w)
+		return;
+	w->part[a] += sign * (window_start(p, k + 1) - x);
+	w->next[a] += sign;
+}
+
+static int push_times(struct pool *p, int64_t ready, int64_t pickup)
+{
+	if (p->ntimes == p->times_cap) {
+		size_t cap = p->times_cap ? p->times_cap * 2 : 4096;
+		int64_t *r = realloc(p->ready, cap * sizeof(*r)), *k;
+
+		if (!r)
+			return oom(p);
+		p->ready = r;
+		k = realloc(p->pickup, cap * sizeof(*k));
+		if (!k)
+			return oom(p);
+		p->pickup = k;
+		p->times_cap = cap;
+	}
+	p->ready[p->ntimes] = ready;
+	p->pickup[p->ntimes++] = pickup;
+	return 0;
+}
+
+/* Pickup threads repeat: only a thread other than the last is looked up. */
+static int add_worker(struct pool *p, int64_t tid)
+{
+	if (p->nreq > 1 && tid == p->last_tid)
+		return 0;
+	p->last_tid = tid;
+	return hmap_upsert(&p->workers, (uint64_t)tid, 0, 0, NULL) ? 0 : oom(p);
 }
 
 int pool_add(struct pool *p, int64_t pid, int64_t tid, int64_t ready_ts, int64_t pickup_ts,
 	     int64_t end_ts, int has_queue, int64_t queue_ns)
 {
+	struct pool_window *w;
+
 	if (p->nreq && pid != p->pid && pool_flush(p) < 0)
 		return -1;
 	if (!p->nreq) {
@@ -105,51 +200,27 @@ int pool_add(struct pool *p, int64_t pid, int64_t tid, int64_t ready_ts, int64_t
 		p->t0 = ready_ts;
 		p->t1 = end_ts;
 	}
+	p->nreq++;
 	if (ready_ts < p->t0)
 		p->t0 = ready_ts;
 	if (end_ts > p->t1)
 		p->t1 = end_ts;
-	/* only a new thread is kept: pickups repeat their threads */
-	if ((!p->ntids || p->tids[p->ntids - 1] != tid) && push_tid(p, tid) < 0)
+	if (add_worker(p, tid) < 0 || push_times(p, ready_ts, pickup_ts) < 0)
 		return -1;
-	return push(p, &(struct pool_request){ ready_ts, pickup_ts, end_ts, queue_ns,
-					       has_queue != 0 });
+	add_step(p, 0, pickup_ts, 1);
+	add_step(p, 0, end_ts, -1);
+	add_step(p, 1, ready_ts, 1);
+	add_step(p, 1, pickup_ts, -1);
+	w = window_of(p, pickup_ts);
+	if (w) {
+		w->requests++;
+		if (has_queue) {
+			w->queue_sum += queue_ns;
+			w->queue_count++;
+		}
+	}
+	return p->failed ? -1 : 0;
 }
-
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-static size_t count_workers(struct pool *p)
-{
-	size_t n = 0;
-
-	qsort(p->tids, p->ntids, sizeof(*p->tids), cmp_i64);
-	for (size_t i = 0; i < p->ntids; i++)
-		if (i == 0 || p->tids[i] != p->tids[i - 1])
-			n++;
-	return n;
-}
-
-/* One window's sums. */
-struct window_sums {
-	int64_t start;
-	int64_t busy_area, queue_area, depth_max;
-	int64_t requests, queue_sum, queue_count;
-};
-
-/* The process's windows: width-wide on the grid from origin, the first at
- * or before t0, up to the one holding t1; a step's integral per window is
- * its part of one window (part[]) plus whole windows from a window on
- * (later[], a difference array). */
-struct grid {
-	int64_t first, width, n;
-	struct window_sums *sums;
-	int64_t *part[2], *later[2];   /* [0]: busy, [1]: waiting */
-};
 
 static int64_t window_divisor(const struct pool_windows *w, int64_t start)
 {
@@ -160,12 +231,16 @@ static int64_t window_divisor(const struct pool_windows *w, int64_t start)
 	return hi - lo > 0 ? hi - lo : w->width;
 }
 
-static int write_window(struct pool *p, const struct window_sums *s, int64_t workers)
+/* One window's row; busy and waiting: the steps counted whole in it. */
+static int write_window(struct pool *p, size_t at, int64_t busy, int64_t waiting,
+			int64_t workers)
 {
+	const struct pool_window *s = &p->w[at];
+	int64_t start = window_start(p, p->k0 + (int64_t)at), width = p->win.width;
 	sqlite3_stmt *st = p->insert;
-	int64_t v[] = { p->pid, s->start, s->start + p->win.width, workers, s->requests,
-			s->busy_area, window_divisor(&p->win, s->start), s->queue_area,
-			s->depth_max, s->queue_sum, s->queue_count };
+	int64_t v[] = { p->pid, start, start + width, workers, s->requests,
+			s->part[0] + busy * width, window_divisor(&p->win, start),
+			s->part[1] + waiting * width, s->depth_max, s->queue_sum, s->queue_count };
 
 	if (p->writer)
 		sql_writer_drain(p->writer);
@@ -174,164 +249,78 @@ static int write_window(struct pool *p, const struct window_sums *s, int64_t wor
 	return db_run(st);
 }
 
-/* The number of windows (0 when there are too many, with a warning). */
-static int64_t count_windows(const struct pool *p, struct grid *g)
+/* The number of windows, with a warning when there are too many (the
+ * process is then left out). */
+static int too_many_windows(const struct pool *p)
 {
 	int64_t w = p->win.width;
+	int64_t first = p->t0 - (((p->t0 - p->win.origin) % w) + w) % w;
+	int64_t n = (p->t1 - first) / w + 1;
 
-	g->width = w;
-	g->first = p->t0 - (((p->t0 - p->win.origin) % w) + w) % w;
-	g->n = (p->t1 - g->first) / w + 1;
-	if (g->n > POOL_MAX_WINDOWS) {
-		fprintf(stderr, "perfcap-analyze: warning: process %lld: requests span %lld"
-			" windows; pool_utilisation left out for it\n",
-			(long long)p->pid, (long long)g->n);
+	if (!p->too_many && n <= POOL_MAX_WINDOWS)
 		return 0;
-	}
-	return g->n;
-}
-
-static int grid_alloc(struct grid *g)
-{
-	g->sums = calloc((size_t)g->n, sizeof(*g->sums));
-	for (int a = 0; a < 2; a++) {
-		g->part[a] = calloc((size_t)g->n, sizeof(int64_t));
-		g->later[a] = calloc((size_t)g->n + 1, sizeof(int64_t));
-	}
-	return g->sums && g->part[0] && g->part[1] && g->later[0] && g->later[1] ? 0 : -1;
-}
-
-static void grid_free(struct grid *g)
-{
-	free(g->sums);
-	for (int a = 0; a < 2; a++) {
-		free(g->part[a]);
-		free(g->later[a]);
-	}
-}
-
-static int64_t window_of(const struct grid *g, int64_t ts)
-{
-	return (ts - g->first) / g->width;
-}
-
-/* sign x a step of 1 from x on, into area a: the rest of x's window, and
- * every later window whole. */
-static void add_step(struct grid *g, int a, int64_t x, int64_t sign)
-{
-	int64_t k = window_of(g, x);
-
-	g->part[a][k] += sign * (g->first + (k + 1) * g->width - x);
-	g->later[a][k + 1] += sign;
-}
-
-/* The areas, the pickups and their queueing, per window. */
-static void add_areas(struct pool *p, struct grid *g)
-{
-	for (size_t i = 0; i < p->nreq; i++) {
-		const struct pool_request *r = &p->req[i];
-		struct window_sums *s = &g->sums[window_of(g, r->pickup)];
-
-		add_step(g, 0, r->pickup, 1);
-		add_step(g, 0, r->end, -1);
-		add_step(g, 1, r->ready, 1);
-		add_step(g, 1, r->pickup, -1);
-		s->requests++;
-		if (r->has_queue) {
-			s->queue_sum += r->queue_ns;
-			s->queue_count++;
-		}
-	}
-	for (int64_t k = 0, busy = 0, waiting = 0; k < g->n; k++) {
-		busy += g->later[0][k];
-		waiting += g->later[1][k];
-		g->sums[k].start = g->first + k * g->width;
-		g->sums[k].busy_area = g->part[0][k] + busy * g->width;
-		g->sums[k].queue_area = g->part[1][k] + waiting * g->width;
-	}
-}
-
-/* The readiness or (pickups) the pickup times, sorted; NULL if out of
- * memory. */
-static int64_t *sorted_times(const struct pool *p, int pickups)
-{
-	int64_t *t = malloc((p->nreq ? p->nreq : 1) * sizeof(*t));
-
-	if (!t)
-		return NULL;
-	for (size_t i = 0; i < p->nreq; i++)
-		t[i] = pickups ? p->req[i].pickup : p->req[i].ready;
-	if (radix_sort_i64(t, p->nreq, sizeof(*t), 0) < 0) {
-		free(t);
-		return NULL;
-	}
-	return t;
+	fprintf(stderr, "perfcap-analyze: warning: process %lld: requests span %lld"
+		" windows; pool_utilisation left out for it\n",
+		(long long)p->pid, (long long)n);
+	return 1;
 }
 
 /* The most requests waiting at once in each window: the count at its
  * start and after each change inside it; at one time pickups come before
  * readiness (a request picked up at the instant another became ready is
  * not counted twice). 0 or -1. */
-static int add_depth_max(struct pool *p, struct grid *g)
+static int add_depth_max(struct pool *p)
 {
-	int64_t *ready = sorted_times(p, 0), *pickup = sorted_times(p, 1);
-	int64_t depth = 0, k = 0;
-	size_t i = 0, j = 0;
+	const int64_t *ready = p->ready, *pickup = p->pickup;
+	size_t i = 0, j = 0, n = p->ntimes, k = 0;
+	int64_t depth = 0;
 
-	if (!ready || !pickup) {
-		free(ready);
-		free(pickup);
-		return -1;
-	}
-	while (i < p->nreq || j < p->nreq) {
-		int is_pickup = j < p->nreq && (i == p->nreq || pickup[j] <= ready[i]);
+	if (radix_sort_i64(p->ready, n, sizeof(int64_t), 0) < 0 ||
+	    radix_sort_i64(p->pickup, n, sizeof(int64_t), 0) < 0)
+		return oom(p);
+	while (i < n || j < n) {
+		int is_pickup = j < n && (i == n || pickup[j] <= ready[i]);
 		int64_t ts = is_pickup ? pickup[j++] : ready[i++];
 
-		for (; k + 1 < g->n && ts >= g->sums[k + 1].start; k++)
-			g->sums[k + 1].depth_max = depth;
+		for (; k + 1 < p->nw && ts >= window_start(p, p->k0 + (int64_t)k + 1); k++)
+			p->w[k + 1].depth_max = depth;
 		depth += is_pickup ? -1 : 1;
-		if (depth > g->sums[k].depth_max)
-			g->sums[k].depth_max = depth;
+		if (depth > p->w[k].depth_max)
+			p->w[k].depth_max = depth;
 	}
-	for (; k + 1 < g->n; k++)
-		g->sums[k + 1].depth_max = depth;
-	free(ready);
-	free(pickup);
+	for (; k + 1 < p->nw; k++)
+		p->w[k + 1].depth_max = depth;
 	return 0;
 }
 
-static int write_windows(struct pool *p, struct grid *g, int64_t workers)
+static int write_windows(struct pool *p)
 {
-	int rc;
+	int64_t busy = 0, waiting = 0, workers = (int64_t)p->workers.len;
+	int rc = add_depth_max(p);
 
-	add_areas(p, g);
-	rc = add_depth_max(p, g);
-	if (rc < 0)
-		fprintf(stderr, "perfcap-analyze: out of memory\n");
-	for (int64_t k = 0; rc == 0 && k < g->n; k++)
-		rc = write_window(p, &g->sums[k], workers);
+	for (size_t k = 0; rc == 0 && k < p->nw; k++) {
+		rc = write_window(p, k, busy, waiting, workers);
+		busy += p->w[k].next[0];
+		waiting += p->w[k].next[1];
+	}
 	return rc;
 }
 
 int pool_flush(struct pool *p)
 {
-	struct grid g = { 0 };
-	int64_t workers;
 	int rc = 0;
 
 	if (!p->nreq)
 		return 0;
-	workers = (int64_t)count_workers(p);
-	if (count_windows(p, &g) > 0) {
-		if (grid_alloc(&g) < 0) {
-			fprintf(stderr, "perfcap-analyze: out of memory\n");
-			rc = -1;
-		} else {
-			rc = write_windows(p, &g, workers);
-		}
-	}
-	grid_free(&g);
+	if (p->failed)
+		rc = -1;
+	else if (!too_many_windows(p))
+		rc = write_windows(p);
 	p->nreq = 0;
-	p->ntids = 0;
+	p->nw = 0;
+	p->ntimes = 0;
+	p->too_many = 0;
+	hmap_free(&p->workers);
+	hmap_init(&p->workers);
 	return rc;
 }

@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <sqlite3.h>
 
+#include "util/hashmap.h"
+
 /* How windows are cut: width, the origin they are aligned to (the
  * capture's start), and the capture's start and end when known (a window
  * that sticks out of the capture is averaged over its inside only). */
@@ -18,26 +20,34 @@ struct pool_windows {
 	int has_cap_start, has_cap_end;
 };
 
-/* One request as the pool needs it. */
-struct pool_request {
-	int64_t ready, pickup, end;
-	int64_t queue_ns;  /* when has_queue */
-	int64_t has_queue;
+/* One window's sums, kept while its process's requests come (pool.c). */
+struct pool_window {
+	int64_t part[2];           /* [0] busy, [1] waiting: steps' parts in it */
+	int64_t next[2];           /* steps counted whole from the next window on */
+	int64_t requests, queue_sum, queue_count, depth_max;
 };
 
 struct sql_writer;
 
+/* The process being collected is summed per window as its requests come
+ * (no request is kept but for its readiness and pickup times, 16 bytes,
+ * which the deepest queue needs in order). */
 struct pool {
 	sqlite3 *db;
 	sqlite3_stmt *insert;
 	struct sql_writer *writer; /* runs other batches on db: drained before a write */
 	struct pool_windows win;
 	int64_t pid;
-	struct pool_request *req;  /* of the process being collected */
-	size_t nreq, cap;
-	int64_t *tids;         /* pickup threads of the process (workers) */
-	size_t ntids, tids_cap;
+	size_t nreq;
 	int64_t t0, t1;
+	struct pool_window *w;     /* windows k0 .. k0 + nw - 1 (k: widths from origin) */
+	int64_t k0;
+	size_t nw, wcap;
+	int too_many;              /* more than POOL_MAX_WINDOWS: left out */
+	int64_t *ready, *pickup;   /* every request's, unordered until the flush */
+	size_t ntimes, times_cap;
+	struct hmap workers;       /* the distinct pickup threads */
+	int64_t last_tid;
 	int failed;
 };
 

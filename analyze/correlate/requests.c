@@ -4,7 +4,7 @@
  * small state machine per (pid, fd): connections open and close, requests
  * start at a read after a write; each finished request gets its readiness
  * from the poll returns (binary searches in two sorted arrays) and goes to
- * the table and to the pool sweep. */
+ * the table and to the pool's windows. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -26,8 +26,8 @@
  * of the import (request_feed.h) and, while they are ordered, a copy of
  * the kept ones; the
  * poll returns of the processes that have sockets twice, the live
- * connections of one (pid, fd) at a time, and three 16-byte events per
- * request of one process for the pool sweep. */
+ * connections of one (pid, fd) at a time, and the pool's 16 bytes per
+ * request of one process (its readiness and pickup times). */
 #ifndef ANALYZE_REQUESTS_H
 #define ANALYZE_REQUESTS_H
 

@@ -29,12 +29,26 @@ struct slow_path {
 	char class_names[SLOW_PATH_CLASSES][16]; /* the database's wait_classes */
 };
 
+/* A request of the scope as the caller read it already: its serving
+ * thread (CAST(tids AS INTEGER)), span, (pid, fd) as pid << 32 | fd +
+ * 2^31, rowid, and service time (service_set: not NULL). */
+struct slow_candidate {
+	int64_t tid, start, end;
+	uint64_t conn;
+	int64_t row;
+	int64_t service;
+	int64_t service_set;
+};
+
 /* Fills out from the scope's requests, whose service times the caller
  * read already: n of them, ascending in sorted_ns (a NULL read as 0; n
  * zero: none). They give the slowest tenth's threshold, so that only the
- * requests at or above it are read again. 0 or -1 (reported). */
+ * requests at or above it are read again; or, when the caller has them
+ * all as cands (ncands of them, any order), picked from those without
+ * reading the table again. 0 or -1 (reported). */
 int slow_path_load(sqlite3 *db, const struct report_scope *scope, const int64_t *sorted_ns,
-		   size_t n, struct slow_path *out);
+		   size_t n, const struct slow_candidate *cands, size_t ncands,
+		   struct slow_path *out);
 
 /* "block_io", "futex" ... for a wait_class_code (the database's own
  * wait_classes table); "other" if unknown. */

@@ -75,35 +75,24 @@ static int64_t nearest_rank(const int64_t *v, size_t n, int pct)
  * requests in scope. The values are read once and sorted here: the
  * window-function statement that did it (row_number over the sorted
  * durations) took 1.7 s of a 5 s report of a redis capture with 543k
- * requests. The sorted values stay in kept for the JSON histogram. 1 (a row), 0 (no requests) or -1. */
+ * requests. The same statement reads the spans the dominant component
+ * needs (with the sched source; *spans, else NULL). The sorted values
+ * stay in kept for the JSON histogram. 1 (a row), 0 (no requests) or -1. */
 static int request_row(const struct report_context *ctx, const char *where,
-		       struct latency_row *r, struct durations *kept)
+		       struct latency_row *r, struct durations *kept, struct request_read **spans)
 {
-	char sql[4096];
-	sqlite3_stmt *st;
-	int64_t *v = NULL, total = 0;
-	size_t n = 0, cap = 0;
-	int rc;
+	int64_t *v, total = 0;
+	size_t n;
 
-	snprintf(sql, sizeof(sql), "SELECT service_ns FROM %s WHERE %s",
-		 report_requests_from(ctx->scope, "request_spans"), where);
-	st = report_prepare(ctx, sql);
-	if (!st)
+	if (report_requests_read(ctx, where, &v, &n,
+				 report_source_on(ctx, "sched") ? spans : NULL) < 0)
 		return -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (n == cap) {
-			int64_t *grown = realloc(v, (cap = cap ? cap * 2 : 4096) * sizeof(*v));
-
-			if (!grown)
-				break;
-			v = grown;
-		}
-		v[n] = sqlite3_column_int64(st, 0);
-		total = (int64_t)((uint64_t)total + (uint64_t)v[n++]);  /* no UB on a wild value */
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE || radix_sort_i64(v, n, sizeof(*v), 0) < 0) {
+	for (size_t i = 0; i < n; i++)
+		total = (int64_t)((uint64_t)total + (uint64_t)v[i]);  /* no UB on a wild value */
+	if (radix_sort_i64(v, n, sizeof(*v), 0) < 0) {
 		free(v);
+		report_requests_read_free(*spans);
+		*spans = NULL;
 		return -1;
 	}
 	memset(r, 0, sizeof(*r));
@@ -520,19 +509,26 @@ void report_latency_free(struct latency *l)
  * path. 0 or -1. */
 static int load_requests(const struct report_context *ctx, struct latency *l)
 {
+	struct request_read *spans = NULL;
+	const struct slow_candidate *cands;
+	size_t ncands;
+	int rc;
+
 	l->queue_mean = queue_mean(ctx, &l->queued, &l->arrivals);
 	report_scope_sql(l->req_where, sizeof(l->req_where), "pid", "CAST(tids AS INTEGER)",
 			 "start_ts", "end_ts");
-	l->nreq = request_row(ctx, l->req_where, &l->req, &l->req_ns);
+	l->nreq = request_row(ctx, l->req_where, &l->req, &l->req_ns, &spans);
 	if (l->nreq < 0)
 		return -1;
-	if (l->nreq > 0 && report_request_dominant(ctx, l->req_where, l->req.total,
-						   l->req.dominant, sizeof(l->req.dominant)) < 0)
+	if (l->nreq > 0 && report_request_dominant(ctx, spans, l->req.total, l->req.dominant,
+						   sizeof(l->req.dominant)) < 0)
 		snprintf(l->req.dominant, sizeof(l->req.dominant), "unknown (no sched source)");
-	if (l->nreq > 0 && slow_path_load(ctx->db, ctx->scope, l->req_ns.v, l->req_ns.n,
-					  &l->slow) < 0)
-		return -1;
-	return 0;
+	/* the slow requests are picked from the spans when there are some */
+	cands = report_requests_spans(spans, &ncands);
+	rc = l->nreq > 0 ? slow_path_load(ctx->db, ctx->scope, l->req_ns.v, l->req_ns.n, cands,
+					  ncands, &l->slow) : 0;
+	report_requests_read_free(spans);
+	return rc < 0 ? -1 : 0;
 }
 
 struct latency *report_latency_load(const struct report_context *ctx)

@@ -83,10 +83,25 @@ int report_section_reproduce(const struct report_context *ctx);  /* report_repro
  * database's source capture if it is still there, same size (report_reproduce.c). */
 void report_capture_hash(struct report_context *ctx);
 
-/* The dominant component of the requests matching where (a
- * report_scope_sql condition over request_spans) into buf, e.g. "socket
- * wait 85% (unattributed 3%)". -1 if unknown (report_requests.c). */
-int report_request_dominant(const struct report_context *ctx, const char *where,
+/* The requests matching where (a report_scope_sql condition over the
+ * requests' columns), read in one statement: every service time (NULL as
+ * 0) into *ns (malloc'd, *n of them, in no particular order) and, when
+ * spans is not NULL, their spans for report_request_dominant into *spans
+ * (free with report_requests_read_free). 0 or -1 (report_requests.c). */
+struct request_read;
+int report_requests_read(const struct report_context *ctx, const char *where, int64_t **ns,
+			 size_t *n, struct request_read **spans);
+void report_requests_read_free(struct request_read *r);
+
+/* The spans read (each with its service time), for slow_path_load; NULL
+ * and 0 without them. */
+struct slow_candidate;
+const struct slow_candidate *report_requests_spans(const struct request_read *r, size_t *n);
+
+/* The dominant component of the requests read into spans into buf, e.g.
+ * "socket wait 85% (unattributed 3%)"; total_ns: their service time. -1
+ * if unknown (no spans: no sched source). */
+int report_request_dominant(const struct report_context *ctx, const struct request_read *spans,
 			    int64_t total_ns, char *buf, size_t len);
 
 #endif /* ANALYZE_REPORT_SECTIONS_H */

@@ -157,7 +157,8 @@ void ev_request(struct event_capture *c, const struct ev_request *q)
 	struct pc_rec_request r = {
 		.start_ts = q->start, .end_ts = q->end, .conn_ts = q->conn_ts, .cookie = q->cookie,
 		.first_write_ns = 1, .ready_ns = q->ready_ns, .lower_ns = q->lower_ns,
-		.bytes_in = 100, .bytes_out = 300, .pid = q->pid, .pickup_tid = q->tid, .fd = q->fd,
+		.bytes_in = 100, .bytes_out = 300, .pid = q->pid, .pickup_tid = q->tid,
+		.other_tid = q->other_tid, .fd = q->fd,
 		.number = q->number, .reads = 1, .writes = 1, .family = 2, .lport = q->lport,
 		.origin = q->origin,
 	};
@@ -185,7 +186,7 @@ void ev_request_batch(struct event_capture *c, const struct ev_request *q, uint8
 			.first_write_ns = 1, .end_ns = (uint32_t)(q[i].end - q[i].start),
 			.ready_ns = (uint32_t)q[i].ready_ns, .lower_ns = (uint32_t)q[i].lower_ns,
 			.bytes_in = 100, .bytes_out = 300, .pickup_tid = q[i].tid,
-			.reads = 1, .writes = 1,
+			.other_tid = q[i].other_tid, .reads = 1, .writes = 1,
 			.flags = (q[i].ready_ns ? PC_REQUEST_F_READY : 0) |
 				 (q[i].lower_ns ? PC_REQUEST_F_LOWER : 0),
 		};

@@ -64,6 +64,7 @@ void ev_socket_v4(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t t
 struct ev_request {
 	uint64_t cookie, conn_ts, start, end, ready_ns, lower_ns;
 	uint32_t pid, tid, number;
+	uint32_t other_tid;      /* another thread that served it, or 0 */
 	int32_t fd;
 	uint8_t origin;
 	uint16_t lport;

@@ -226,3 +226,79 @@ Test(kernel_requests, a_lying_batch_is_skipped_and_counted)
 	ev_free(&ev);
 	free(dir);
 }
+
+/* The tids column: the pickup thread, or both threads in ascending order
+ * ("%u" and "%u,%u"), at the bounds of a 32-bit tid; and the pool's
+ * workers, the distinct pickup threads, when they take turns. */
+static sqlite3 *import_turns(const char *name, bool batched)
+{
+	static struct event_capture ev;
+	const uint32_t pickup[5] = { 7, 4294967295u, 50, 7, 1000000 };
+	const uint32_t other[5] = { 0, 12, 9, 0, 1000001 };
+	struct ev_request q[5];
+	char *dir = scratch_dir();
+	sqlite3 *db;
+
+	for (int i = 0; i < 5; i++)
+		q[i] = (struct ev_request){ .cookie = 0x5, .conn_ts = T(1), .pid = SERVER,
+					    .tid = pickup[i], .other_tid = other[i], .fd = 4,
+					    .origin = PC_REQUEST_ACCEPTED, .number = (uint32_t)i + 1,
+					    .start = T(10 + 10 * i), .end = T(15 + 10 * i),
+					    .lower_ns = 1 * MS, .lport = 8080 };
+	ev_init(&ev, T(0), T(100), "cpu,sched,block,waits,req");
+	if (batched) {
+		ev_request_batch(&ev, q, 5, 5);
+	} else {
+		for (int i = 0; i < 5; i++)
+			ev_request(&ev, &q[i]);
+	}
+	db = import_events(dir, name, &ev, NULL);
+	ev_free(&ev);
+	free(dir);
+	return db;
+}
+
+Test(kernel_requests, tids_text_and_workers_taking_turns)
+{
+	const char *want = "7|12,4294967295|9,50|7|1000000,1000001";
+
+	for (int batched = 0; batched < 2; batched++) {
+		sqlite3 *db = import_turns(batched ? "turns_batched" : "turns", batched);
+
+		expect_text(db, "SELECT group_concat(tids, '|') FROM (SELECT tids FROM requests"
+			    " ORDER BY request)", want);
+		expect_int(db, "SELECT max(workers) FROM pool_utilisation", 4);
+		sqlite3_close(db);
+	}
+}
+
+/* The pool is summed per window as the requests come, in their arrival
+ * order: a request earlier than every one before it adds windows in
+ * front. 10 ms windows; requests at 50-58 (ready 50), 12-15 (ready 11)
+ * and 33-34 (ready 30) ms arrive in that order. */
+Test(kernel_requests, pool_windows_added_in_front)
+{
+	static struct event_capture ev;
+	const uint64_t start[3] = { 55, 12, 33 }, end[3] = { 58, 15, 34 }, ready[3] = { 5, 1, 3 };
+	const uint32_t number[3] = { 3, 1, 2 };
+	char *dir = scratch_dir();
+	sqlite3 *db;
+
+	ev_init(&ev, T(0), T(100), "cpu,sched,block,waits,req");
+	for (int i = 0; i < 3; i++)
+		ev_request(&ev, &(struct ev_request){ .cookie = 0x6, .conn_ts = T(1), .pid = SERVER,
+						      .tid = SERVER_TID, .fd = 6,
+						      .origin = PC_REQUEST_ACCEPTED,
+						      .number = number[i], .start = T(start[i]),
+						      .end = T(end[i]), .ready_ns = ready[i] * MS,
+						      .lower_ns = 1 * MS, .lport = 8080 });
+	db = import_events(dir, "front", &ev, "--window", "10ms", NULL);
+	expect_text(db, "SELECT group_concat(((window_start - 1000000000) / 1000000) || ':' ||"
+		    " requests || ':' || busy_avg || ':' || queue_depth_avg || ':' ||"
+		    " queue_depth_max, ' ') FROM (SELECT * FROM pool_utilisation ORDER BY"
+		    " window_start)", "10:1:0.3:0.1:1 20:0:0.0:0.0:0 30:1:0.1:0.3:1 40:0:0.0:0.0:0"
+		    " 50:1:0.3:0.5:1");
+	sqlite3_close(db);
+	ev_free(&ev);
+	free(dir);
+}
