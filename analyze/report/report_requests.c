@@ -16,6 +16,7 @@
 
 #include "db/db.h"
 #include "query/slow_path.h"
+#include "util/grow.h"
 #include "util/hashmap.h"
 #include "report_sections.h"
 
@@ -53,15 +54,8 @@ static int add_span(struct request_read *r, sqlite3_stmt *st)
 {
 	struct slow_candidate *c;
 
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 256;
-		struct slow_candidate *grown = realloc(r->v, cap * sizeof(*grown));
-
-		if (!grown)
-			return -1;
-		r->v = grown;
-		r->cap = cap;
-	}
+	if (array_grow((void **)&r->v, &r->cap, r->n, sizeof(*r->v), 256))
+		return -1;
 	c = &r->v[r->n++];
 	c->tid = sqlite3_column_int64(st, 0);
 	c->start = sqlite3_column_int64(st, 1);
