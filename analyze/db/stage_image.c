@@ -7,9 +7,11 @@
  * rows fill leaves from page 3 on; finish makes page 2 the root (the only
  * leaf, or an interior page over every leaf) and page 1 the schema. */
 #include <sqlite3.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "stage_image.h"
+#include "util/grow.h"
 
 #define P STAGE_PAGE_SIZE
 #define LEAF_HEADER     8
@@ -195,7 +197,7 @@ void stage_image_reset(struct stage_image *img)
 void stage_image_free(struct stage_image *img)
 {
 	sqlite3_free(img->buf);
-	sqlite3_free(img->leaf_max);
+	free(img->leaf_max);
 	stage_image_init(img);
 }
 
@@ -224,14 +226,9 @@ static int new_leaf(struct stage_image *img)
 
 	if (reserve_pages(img, img->npages + 1) < 0)
 		return -1;
-	if (leaves > img->leaf_cap) {
-		size_t cap = img->leaf_cap ? img->leaf_cap * 2 : 64;
-		int64_t *grown = sqlite3_realloc64(img->leaf_max, cap * sizeof(*grown));
-		if (!grown)
-			return -1;
-		img->leaf_max = grown;
-		img->leaf_cap = cap;
-	}
+	/* room for the largest rowid of every leaf before the new one */
+	if (array_grow((void **)&img->leaf_max, &img->leaf_cap, leaves, sizeof(*img->leaf_max), 64))
+		return -1;
 	img->npages++;
 	memset(page(img, img->npages), 0, LEAF_HEADER);
 	page(img, img->npages)[0] = 0x0d;
