@@ -62,6 +62,11 @@ void consumer_drop(struct consumer *c, int source)
 	c->lost_user[source]++;
 }
 
+void consumer_drop_n(struct consumer *c, int source, uint64_t n)
+{
+	c->lost_user[source] += n;
+}
+
 static void copy_comm(char out[17], const char in[16])
 {
 	memcpy(out, in, 16);

@@ -116,6 +116,9 @@ int consumer_add_events(struct consumer *c, int source, void *rec, size_t len,
 
 /* A kernel record of source that could not be used (malformed). */
 void consumer_drop(struct consumer *c, int source);
+/* The same for a record that carried n events (a batch whose count is
+ * believable but whose size is not): n lost. */
+void consumer_drop_n(struct consumer *c, int source, uint64_t n);
 
 /* A task of a traced process seen at ts: the process is described on
  * first sight, the thread name noted. Returns its address space (for user

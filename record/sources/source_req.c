@@ -181,6 +181,11 @@ static void req_handle(struct consumer *c, const void *data, size_t size)
 		write_request(c, data, h->flags);
 	else if (h->type == PERFCAP_EV_REQUEST_BATCH && batch_fits(data, size))
 		write_batch(c, data);
+	else if (h->type == PERFCAP_EV_REQUEST_BATCH && size >= PERFCAP_REQ_BATCH_HEADER_SIZE &&
+		 ((const struct perfcap_request_batch *)data)->n <= PERFCAP_REQ_BATCH_MAX)
+		/* a believable count, a short record: its requests are lost */
+		consumer_drop_n(c, PERFCAP_SRC_REQ,
+				((const struct perfcap_request_batch *)data)->n);
 	else
 		consumer_drop(c, PERFCAP_SRC_REQ);
 }

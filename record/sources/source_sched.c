@@ -263,12 +263,16 @@ static void handle_fork(struct consumer *c, const struct perfcap_fork *e)
 
 /* The SWITCH and WAKEUP records of a batch, in order (bpf/perfcap_bpf.h,
  * perfcap_sched_batch). A batch whose count does not fit its size is
- * dropped whole, its records counted as lost in user space. */
+ * dropped whole, its records counted as lost in user space (one when the
+ * count itself is impossible). */
 static void handle_batch(struct consumer *c, const struct perfcap_sched_batch *b, size_t size)
 {
-	if (b->n > PERFCAP_SCHED_BATCH_MAX ||
-	    size < PERFCAP_SCHED_BATCH_HEADER_SIZE + (size_t)b->n * sizeof(b->e[0])) {
+	if (b->n > PERFCAP_SCHED_BATCH_MAX) {
 		consumer_drop(c, PERFCAP_SRC_SCHED);
+		return;
+	}
+	if (size < PERFCAP_SCHED_BATCH_HEADER_SIZE + (size_t)b->n * sizeof(b->e[0])) {
+		consumer_drop_n(c, PERFCAP_SRC_SCHED, b->n);
 		return;
 	}
 	for (uint32_t i = 0; i < b->n; i++) {
