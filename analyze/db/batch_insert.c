@@ -37,27 +37,36 @@ static sqlite3_stmt *prepare_rows(struct batch_insert *b, int rows)
 	return st;
 }
 
+/* Makes slot the one being filled, allocating its values on first use
+ * (its text space waits for the first text copied). */
+static int use_slot(struct batch_insert *b, int slot)
+{
+	size_t n = (size_t)BATCH_ROWS * b->ncols;
+
+	if (!b->slot_values[slot]) {
+		b->slot_values[slot] = calloc(n, sizeof(int64_t));
+		b->slot_kinds[slot] = calloc(n, 1);
+		if (!b->slot_values[slot] || !b->slot_kinds[slot]) {
+			b->failed = 1;
+			return -1;
+		}
+	}
+	b->slot = slot;
+	b->values = b->slot_values[slot];
+	b->kinds = b->slot_kinds[slot];
+	b->text = b->slot_text[slot];
+	return 0;
+}
+
 int batch_init(struct batch_insert *b, sqlite3 *db, const char *table_and_columns,
 	       int ncols)
 {
-	size_t n = (size_t)BATCH_ROWS * ncols;
-
 	memset(b, 0, sizeof(*b));
 	b->db = db;
 	b->ncols = ncols;
 	b->table_and_columns = strdup(table_and_columns);
-	if (!b->table_and_columns)
+	if (!b->table_and_columns || use_slot(b, 0) < 0)
 		return -1;
-	for (int s = 0; s < BATCH_SLOTS; s++) {
-		b->slot_values[s] = calloc(n, sizeof(int64_t));
-		b->slot_kinds[s] = calloc(n, 1);
-		b->slot_text[s] = malloc((size_t)BATCH_ROWS * BATCH_TEXT_PER_ROW);
-		if (!b->slot_values[s] || !b->slot_kinds[s] || !b->slot_text[s])
-			return -1;
-	}
-	b->values = b->slot_values[0];
-	b->kinds = b->slot_kinds[0];
-	b->text = b->slot_text[0];
 	b->full = prepare_rows(b, BATCH_ROWS);
 	if (!b->full)
 		return -1;
@@ -89,6 +98,14 @@ void batch_text_copy(struct batch_insert *b, int64_t *row, uint8_t *kind, int co
 	if (!text) {
 		kind[col] = BATCH_NULL;
 		return;
+	}
+	if (!b->text) {
+		b->text = b->slot_text[b->slot] = malloc((size_t)BATCH_ROWS * BATCH_TEXT_PER_ROW);
+		if (!b->text) {
+			b->failed = 1;
+			kind[col] = BATCH_NULL;
+			return;
+		}
 	}
 	if (b->text_used < (size_t)b->pending * BATCH_TEXT_PER_ROW)
 		b->text_used = (size_t)b->pending * BATCH_TEXT_PER_ROW;
@@ -193,13 +210,11 @@ void batch_run_slot(struct batch_insert *b, int slot)
 /* Hands the full current slot to the writer and moves to the next one. */
 static int hand_over(struct batch_insert *b)
 {
+	int next = (b->slot + 1) % BATCH_SLOTS;
+
 	sql_writer_submit(b->writer, b, b->slot);
-	b->slot = (b->slot + 1) % BATCH_SLOTS;
-	sql_writer_wait_slots(b->writer, b, b->slot, BATCH_SLOTS / 2);
-	b->values = b->slot_values[b->slot];
-	b->kinds = b->slot_kinds[b->slot];
-	b->text = b->slot_text[b->slot];
-	return 0;
+	sql_writer_wait_slots(b->writer, b, next, BATCH_WAIT_AHEAD);
+	return use_slot(b, next);
 }
 
 int batch_commit_row(struct batch_insert *b)

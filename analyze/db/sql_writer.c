@@ -10,7 +10,7 @@
 #include "batch_insert.h"
 #include "sql_writer.h"
 
-#define QUEUE_CAP 64
+#define QUEUE_CAP 1024   /* a few tables' rings of BATCH_SLOTS may be queued at once */
 #define WAKE_AT   4   /* jobs queued before a sleeping thread is woken */
 
 struct sql_job {

@@ -3,10 +3,10 @@
  * records: SQLite work and the rest of the import overlap on two cores.
  * The connection is not serialized (no mutex per SQLite call): the loading
  * thread must call sql_writer_drain before it uses the database itself
- * (the loader does before every chunk that is not EVENTS; EVENTS go through
- * batches only). A batch keeps BATCH_SLOTS buffers: it fills one while the
- * writer empties others (batch_insert.c); rows of one table keep their
- * order. */
+ * (the loader does before key/value chunks and before the few records it
+ * stores with its own statements; the rest go through batches). A batch
+ * keeps a ring of up to BATCH_SLOTS buffers: it fills one while the writer
+ * empties others (batch_insert.c); rows of one table keep their order. */
 #ifndef ANALYZE_SQL_WRITER_H
 #define ANALYZE_SQL_WRITER_H
 

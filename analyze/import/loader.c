@@ -193,11 +193,11 @@ static void load_chunk(struct loader *L, const struct pc_chunk *c)
 
 	keep_chunk_header(L, c);
 	count_chunk(L, type);
-	if (type != PC_CHUNK_EVENTS && L->writer)
-		sql_writer_drain(L->writer);   /* this chunk uses the database directly */
-	if (type == PC_CHUNK_META || type == PC_CHUNK_STATS || type == PC_CHUNK_END)
+	if (type == PC_CHUNK_META || type == PC_CHUNK_STATS || type == PC_CHUNK_END) {
+		if (L->writer)
+			sql_writer_drain(L->writer);   /* its pairs use the database directly */
 		load_kv_chunk(L, c);
-	else if (is_record_chunk(type))
+	} else if (is_record_chunk(type))
 		load_record_chunk(L, c);
 }
 
