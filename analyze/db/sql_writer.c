@@ -1,5 +1,5 @@
 /* sql_writer.c - the INSERT thread (see sql_writer.h): a bounded FIFO of
- * (batch, slot) jobs under one mutex; the thread runs each job without the
+ * jobs ((batch, slot) or a call) under one mutex; the thread runs each job without the
  * lock, then marks the slot free. Each side is woken only when it sleeps,
  * so a busy pipeline costs no wakeups; a sleeping thread is woken once
  * WAKE_AT jobs wait (or when the loading thread itself must wait), not for
@@ -14,8 +14,10 @@
 #define WAKE_AT   4   /* jobs queued before a sleeping thread is woken */
 
 struct sql_job {
-	struct batch_insert *b;
+	struct batch_insert *b;   /* a batch's slot, or NULL: fn(arg) */
 	int slot;
+	void (*fn)(void *arg);
+	void *arg;
 };
 
 struct sql_writer {
@@ -68,9 +70,13 @@ static void *writer_main(void *arg)
 		w->count--;
 		w->running = 1;
 		pthread_mutex_unlock(&w->lock);
-		batch_run_slot(job.b, job.slot);
+		if (job.b)
+			batch_run_slot(job.b, job.slot);
+		else
+			job.fn(job.arg);
 		pthread_mutex_lock(&w->lock);
-		job.b->in_flight[job.slot] = 0;
+		if (job.b)
+			job.b->in_flight[job.slot] = 0;
 		w->running = 0;
 		if (w->loader_sleeps)
 			pthread_cond_signal(&w->done);
@@ -98,17 +104,28 @@ struct sql_writer *sql_writer_start(void)
 	return w;
 }
 
-void sql_writer_submit(struct sql_writer *w, struct batch_insert *b, int slot)
+static void enqueue(struct sql_writer *w, struct sql_job job)
 {
 	pthread_mutex_lock(&w->lock);
 	while (w->count == QUEUE_CAP)
 		wait_done(w);
-	b->in_flight[slot] = 1;
-	w->queue[(w->head + w->count) % QUEUE_CAP] = (struct sql_job){ b, slot };
+	if (job.b)
+		job.b->in_flight[job.slot] = 1;
+	w->queue[(w->head + w->count) % QUEUE_CAP] = job;
 	w->count++;
 	if (w->count >= WAKE_AT)
 		kick(w);
 	pthread_mutex_unlock(&w->lock);
+}
+
+void sql_writer_submit(struct sql_writer *w, struct batch_insert *b, int slot)
+{
+	enqueue(w, (struct sql_job){ .b = b, .slot = slot });
+}
+
+void sql_writer_call(struct sql_writer *w, void (*fn)(void *arg), void *arg)
+{
+	enqueue(w, (struct sql_job){ .fn = fn, .arg = arg });
 }
 
 void sql_writer_wait_slot(struct sql_writer *w, struct batch_insert *b, int slot)

@@ -3,8 +3,8 @@
  * records: SQLite work and the rest of the import overlap on two cores.
  * The connection is not serialized (no mutex per SQLite call): the loading
  * thread must call sql_writer_drain before it uses the database itself
- * (the loader does before key/value chunks and before the few records it
- * stores with its own statements; the rest go through batches). A batch
+ * (the loader does before key/value chunks; records go through batches,
+ * or as row jobs when they have statements of their own). A batch
  * keeps a ring of up to BATCH_SLOTS buffers: it fills one while the writer
  * empties others (batch_insert.c); rows of one table keep their order. */
 #ifndef ANALYZE_SQL_WRITER_H
@@ -19,6 +19,10 @@ struct sql_writer *sql_writer_start(void);
 /* Queues slot of b (BATCH_ROWS rows) and returns; blocks while the queue
  * is full. */
 void sql_writer_submit(struct sql_writer *w, struct batch_insert *b, int slot);
+
+/* Queues fn(arg), to run on the thread after the jobs queued before it
+ * (a row stored with a statement of its own: row_job.h). */
+void sql_writer_call(struct sql_writer *w, void (*fn)(void *arg), void *arg);
 
 /* Blocks until slot of b is no longer queued or being written. */
 void sql_writer_wait_slot(struct sql_writer *w, struct batch_insert *b, int slot);

@@ -13,6 +13,7 @@
 #include "db/db.h"
 #include "common/elf_module.h"
 #include "load_state.h"
+#include "db/row_job.h"
 #include "db/sql_writer.h"
 #include "symbolize/symbolize.h"
 #include "util/text.h"
@@ -60,10 +61,16 @@ void load_finalize_statements(struct loader *L)
 	memset(s, 0, sizeof(*s));
 }
 
-static void run_insert(struct loader *L, sqlite3_stmt *st)
+/* A row for one of the loader's own statements: a row job (row_job.h),
+ * run on the INSERT thread in order with the batches queued before it. */
+static struct row_job *row_for(struct loader *L, sqlite3_stmt *st)
 {
-	if (db_run(st) < 0)
-		L->failed = 1;
+	return row_job_new(st, sqlite3_bind_parameter_count(st), &L->row_jobs_failed);
+}
+
+static void run_row(struct loader *L, struct row_job *j)
+{
+	row_job_run(L->writer, j, &L->row_jobs_failed);
 }
 
 static void count_malformed(struct loader *L)
@@ -145,26 +152,28 @@ int decode_process(struct loader *L, const struct record_in *in)
 	const struct pc_rec_proc *p = in->body;
 	char comm[sizeof(p->comm) + 1];
 	char *exe, *cmdline;
-	sqlite3_stmt *st = L->st.process;
+	struct row_job *j;
 
 	if ((uint64_t)p->exe_len + p->cmdline_len > in->tail_len) {
 		count_malformed(L);
 		return 0;
 	}
+	j = row_for(L, L->st.process);
 	exe = text_dup_printable(in->tail, p->exe_len, '?');
 	cmdline = text_dup_printable(in->tail + p->exe_len, p->cmdline_len, ' ');
-	if (!exe || !cmdline) {
+	if (!exe || !cmdline || !j) {
 		L->failed = 1;
+		row_job_free(j);
 	} else {
-		db_bind_u64(st, 1, p->ts);
-		sqlite3_bind_int64(st, 2, p->pid);
-		sqlite3_bind_int64(st, 3, p->ppid);
-		db_bind_u64(st, 4, p->start_ns);
-		db_bind_text(st, 5, text_copy_printable(comm, sizeof(comm), p->comm,
-							sizeof(p->comm)));
-		db_bind_text(st, 6, exe);
-		db_bind_text(st, 7, cmdline);
-		run_insert(L, st);
+		row_job_int(j, 1, (int64_t)p->ts);
+		row_job_int(j, 2, p->pid);
+		row_job_int(j, 3, p->ppid);
+		row_job_int(j, 4, (int64_t)p->start_ns);
+		row_job_text(j, 5, text_copy_printable(comm, sizeof(comm), p->comm,
+						       sizeof(p->comm)));
+		row_job_text(j, 6, exe);
+		row_job_text(j, 7, cmdline);
+		run_row(L, j);
 	}
 	free(exe);
 	free(cmdline);
@@ -175,13 +184,16 @@ int decode_thread(struct loader *L, const struct record_in *in)
 {
 	const struct pc_rec_thread *t = in->body;
 	char comm[sizeof(t->comm) + 1];
-	sqlite3_stmt *st = L->st.thread;
+	struct row_job *j = row_for(L, L->st.thread);
 
-	db_bind_u64(st, 1, t->ts);
-	sqlite3_bind_int64(st, 2, t->pid);
-	sqlite3_bind_int64(st, 3, t->tid);
-	db_bind_text(st, 4, text_copy_printable(comm, sizeof(comm), t->comm, sizeof(t->comm)));
-	run_insert(L, st);
+	if (j) {
+		row_job_int(j, 1, (int64_t)t->ts);
+		row_job_int(j, 2, t->pid);
+		row_job_int(j, 3, t->tid);
+		row_job_text(j, 4, text_copy_printable(comm, sizeof(comm), t->comm,
+						       sizeof(t->comm)));
+	}
+	run_row(L, j);
 	return 0;
 }
 
@@ -220,22 +232,24 @@ static void insert_map_row(struct loader *L, int64_t map_id, const struct pc_rec
 			   const struct mapping *mapping)
 {
 	char build_id[2 * PC_BUILD_ID_MAX + 1];
-	sqlite3_stmt *st = L->st.map;
+	struct row_job *j = row_for(L, L->st.map);
 
 	hex_string(build_id, sizeof(build_id), mapping->build_id, mapping->build_id_len);
-	sqlite3_bind_int64(st, 1, map_id + 1);
-	db_bind_u64(st, 2, m->ts);
-	sqlite3_bind_int64(st, 3, m->pid);
-	db_bind_u64(st, 4, m->start);
-	db_bind_u64(st, 5, m->end);
-	db_bind_u64(st, 6, m->pgoff);
-	sqlite3_bind_int64(st, 7, m->prot);
-	db_bind_u64(st, 8, m->inode);
-	sqlite3_bind_int64(st, 9, m->dev_major);
-	sqlite3_bind_int64(st, 10, m->dev_minor);
-	db_bind_text(st, 11, mapping->build_id_len ? build_id : NULL);
-	db_bind_text(st, 12, mapping->path);
-	run_insert(L, st);
+	if (j) {
+		row_job_int(j, 1, map_id + 1);
+		row_job_int(j, 2, (int64_t)m->ts);
+		row_job_int(j, 3, m->pid);
+		row_job_int(j, 4, (int64_t)m->start);
+		row_job_int(j, 5, (int64_t)m->end);
+		row_job_int(j, 6, (int64_t)m->pgoff);
+		row_job_int(j, 7, m->prot);
+		row_job_int(j, 8, (int64_t)m->inode);
+		row_job_int(j, 9, m->dev_major);
+		row_job_int(j, 10, m->dev_minor);
+		row_job_text(j, 11, mapping->build_id_len ? build_id : NULL);
+		row_job_text(j, 12, mapping->path);
+	}
+	run_row(L, j);
 }
 
 int decode_map(struct loader *L, const struct record_in *in)
@@ -280,7 +294,7 @@ int decode_module(struct loader *L, const struct record_in *in)
 	struct pc_elf_module m;
 	char build_id[2 * PC_BUILD_ID_MAX + 1];
 	char *path;
-	sqlite3_stmt *st = L->st.module;
+	struct row_job *j;
 
 	memset(&m, 0, sizeof(m));
 	if (pc_elf_module_from_rec(&m, rec) < 0) {
@@ -294,14 +308,17 @@ int decode_module(struct loader *L, const struct record_in *in)
 	path = m.path ? text_dup_printable(m.path, strlen(m.path), '?') : NULL;
 	hex_string(build_id, sizeof(build_id), m.build_id,
 		   m.build_id_len <= PC_BUILD_ID_MAX ? m.build_id_len : 0);
-	db_bind_text(st, 1, m.kind == PC_MODULE_KERNEL ? "kernel" :
-			    m.kind == PC_MODULE_PERFMAP ? "perfmap" : "elf");
-	db_bind_text(st, 2, path);
-	db_bind_text(st, 3, m.build_id_len ? build_id : NULL);
-	sqlite3_bind_int64(st, 4, m.e_type);
-	sqlite3_bind_int64(st, 5, m.nsegs);
-	sqlite3_bind_int64(st, 6, m.nsyms);
-	run_insert(L, st);
+	j = row_for(L, L->st.module);
+	if (j) {
+		row_job_text(j, 1, m.kind == PC_MODULE_KERNEL ? "kernel" :
+				   m.kind == PC_MODULE_PERFMAP ? "perfmap" : "elf");
+		row_job_text(j, 2, path);
+		row_job_text(j, 3, m.build_id_len ? build_id : NULL);
+		row_job_int(j, 4, m.e_type);
+		row_job_int(j, 5, m.nsegs);
+		row_job_int(j, 6, m.nsyms);
+	}
+	run_row(L, j);
 	free(path);
 	pc_elf_module_free(&m);
 	return 0;
@@ -319,9 +336,7 @@ static void count_unknown_record(struct loader *L, uint16_t chunk_type, uint16_t
 }
 
 /* Copies the record into its type's struct, hands it to the decoder with
- * the next row of its table, and commits the row the decoder filled.
- * Records stored with the loader's own statements need the INSERT thread
- * idle (it is, except when a damaged capture puts them in EVENTS). */
+ * the next row of its table, and commits the row the decoder filled. */
 void load_record(struct loader *L, uint16_t chunk_type, const struct pc_rec *rec)
 {
 	const struct record_type *t = record_type_get(rec->type);
@@ -333,8 +348,6 @@ void load_record(struct loader *L, uint16_t chunk_type, const struct pc_rec *rec
 		return;
 	}
 	L->counts.records[rec->type]++;
-	if (L->writer && t->direct)
-		sql_writer_drain(L->writer);
 	in.tail = pc_rec_copy(rec, body, t->size, &in.tail_len);
 	in.batch = L->st.batch[rec->type];
 	if (in.batch)

@@ -100,6 +100,8 @@ struct loader {
 	uint64_t first_ts;
 	uint64_t last_ts;
 	int failed;                   /* database or memory error: stop */
+	int row_jobs_failed;          /* a row job failed (row_job.h): set on the
+					 INSERT thread, read once it is stopped */
 	int profile_phases;           /* PERFCAP_IMPORT_PROFILE: time each phase */
 	double phase_cpu[2];          /* CPU time of this thread, of the process at
 				       * the current phase's start (profiling) */
@@ -132,7 +134,6 @@ struct record_type {
 	const char *source;           /* record_type_source */
 	size_t size;                  /* its struct, copied to record_in.body */
 	record_decoder decode;
-	int direct;                   /* stored with the loader's own statements */
 	const char *table;            /* batched into this table, or NULL */
 	const char *columns;          /* the INSERT column list */
 	int ncols;

@@ -337,6 +337,8 @@ static int load_all_chunks(struct loader *L, struct pc_reader *reader, int progr
 			   load_flush_statements(L) < 0))
 		L->failed = 1;
 	stop_writer_thread(L);
+	if (L->row_jobs_failed)
+		L->failed = 1;
 	if (!L->failed && (correlator_finish(L->corr) < 0 || store_chunk_headers(L) < 0))
 		L->failed = 1;
 	return L->failed ? -1 : 0;
