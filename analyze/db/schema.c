@@ -170,7 +170,6 @@ static const char create_indexes_sql[] =
 	"CREATE INDEX maps_by_pid ON maps (pid, start_addr);"
 	"CREATE INDEX processes_by_pid ON processes (pid, ts);"
 	"CREATE INDEX threads_by_tid ON threads (tid, ts);"
-	"CREATE INDEX requests_by_start ON requests (start_ts, pid, fd);"
 	"CREATE INDEX sockets_by_fd ON sockets (pid, fd, ts);"
 	"CREATE INDEX gc_pauses_by_pid ON gc_pauses (pid, start_ts);";
 /* connections_by_pid (pid, lport) is made by import/connections.c, which
@@ -187,6 +186,11 @@ int schema_create_tables(sqlite3 *db)
 	    db_exec(db, version_sql) < 0)
 		return -1;
 	return 0;
+}
+
+int schema_index_requests(sqlite3 *db)
+{
+	return db_exec(db, "CREATE INDEX requests_by_start ON requests (start_ts, pid, fd)");
 }
 
 int schema_create_indexes(sqlite3 *db)

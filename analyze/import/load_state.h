@@ -4,6 +4,7 @@
 #ifndef ANALYZE_LOAD_STATE_H
 #define ANALYZE_LOAD_STATE_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sqlite3.h>
@@ -82,6 +83,8 @@ struct loader {
 	unsigned format_minor;        /* of the capture (PC_FORMAT_MINOR of its writer) */
 	struct sql_writer *writer;    /* runs the big tables' INSERTs; may be NULL */
 	struct ustack_state *ust;     /* user stack copies (ustack_unwind.h); NULL if none */
+	pthread_t prefetch_thread;    /* resolve.c: opens the modules' files ahead */
+	int prefetching;
 	uint64_t nsamples;
 	uint64_t nevents;             /* events of EVENTS chunks: records, a
 				       * REQUEST_BATCH counting its requests */
@@ -195,7 +198,12 @@ int load_flush_statements(struct loader *L);
 void load_finalize_statements(struct loader *L);
 
 /* resolve.c: resolves every defined stack into frames and stores stacks,
- * frames and stack_frames. 0 or -1. */
+ * frames and stack_frames. 0 or -1. resolve_prefetch_start opens the
+ * modules' files on a thread meanwhile (once the chunks are read and the
+ * used stacks marked; nothing may use the stacks, maps or symbolizer until
+ * resolve_stacks or resolve_prefetch_join, which loader_free calls). */
+int resolve_prefetch_start(struct loader *L);
+void resolve_prefetch_join(struct loader *L);
 int resolve_stacks(struct loader *L);
 
 /* quality_sources.c: the quality rows of the event sources. 0 or -1. */

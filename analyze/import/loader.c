@@ -288,6 +288,7 @@ static void loader_init(struct loader *L, sqlite3 *db)
 static void loader_free(struct loader *L)
 {
 	stop_writer_thread(L);
+	resolve_prefetch_join(L);
 	load_finalize_statements(L);
 	stack_store_free(&L->stacks);
 	map_index_free(&L->maps);
@@ -437,6 +438,7 @@ static int phase_end(struct loader *L, const char *name, double *since, int rc)
 
 static int pass_connection_roles(struct loader *L) { return connections_set_roles(L->db); }
 static int pass_probes(struct loader *L) { return probes_build(L->db); }
+static int pass_requests_index(struct loader *L) { return schema_index_requests(L->db); }
 static int pass_runtimes(struct loader *L) { return runtimes_build(L->db); }
 static int pass_wait_stacks(struct loader *L) { return wait_stacks_classify(L->db); }
 static int pass_gc_proxy(struct loader *L) { return gc_proxy_build(L->db); }
@@ -447,11 +449,13 @@ static const struct {
 	const char *name;
 	int (*run)(struct loader *L);
 } after_chunks[] = {
+	{ "used stacks", mark_used_stacks },
 	{ "requests", requests_pass },
+	{ "prefetch modules", resolve_prefetch_start },
+	{ "requests index", pass_requests_index },
 	{ "connection roles", pass_connection_roles },
 	{ "probes", pass_probes },
 	{ "gc pauses", gc_pauses_build },
-	{ "used stacks", mark_used_stacks },
 	{ "resolve stacks", resolve_stacks },
 	{ "user stacks", ustack_store },
 	{ "runtimes", pass_runtimes },

@@ -507,6 +507,16 @@ static int lookup_frames(struct symbolizer *s, struct module_state *st,
 	return n;
 }
 
+void symbolizer_prepare(struct symbolizer *s, const char *path,
+			const uint8_t *build_id, size_t build_id_len)
+{
+	if (path == NULL)
+		path = "";
+	if (build_id == NULL || build_id_len > PC_BUILD_ID_MAX)
+		build_id_len = 0;
+	get_state(s, path, build_id, build_id_len);
+}
+
 int symbolizer_resolve_user(struct symbolizer *s, const char *path,
 			    const uint8_t *build_id, size_t build_id_len,
 			    uint64_t file_offset, struct sym_frame *out, int max)

@@ -68,6 +68,14 @@ int symbolizer_resolve_user(struct symbolizer *s, const char *path,
 			    const uint8_t *build_id, size_t build_id_len,
 			    uint64_t file_offset, struct sym_frame *out, int max);
 
+/* Loads the local files of a module (what the first symbolizer_resolve_user
+ * of path and build-id would load) without resolving anything, so that
+ * reading them can overlap other work: a thread may call it while nothing
+ * else uses s. Resolutions and statistics are the same with or without
+ * it, given modules are prepared in the order they would be resolved. */
+void symbolizer_prepare(struct symbolizer *s, const char *path,
+			const uint8_t *build_id, size_t build_id_len);
+
 /* Resolves a kernel address. Always returns 1 frame (unresolved ones carry
  * "[kernel]" + address). */
 int symbolizer_resolve_kernel(struct symbolizer *s, uint64_t addr,
