@@ -57,8 +57,8 @@ void correlator_free(struct correlator *c)
 
 void correlator_use_writer(struct correlator *c, struct sql_writer *w)
 {
-	batch_use_writer(&c->state_rows, w);
-	batch_use_writer(&c->offcpu_rows, w);
+	batch_use_writer(&c->state_rows, w, BATCH_RING_CHUNK);
+	batch_use_writer(&c->offcpu_rows, w, BATCH_RING_CHUNK);
 }
 
 void correlator_set_start(struct correlator *c, uint64_t ns)

@@ -478,7 +478,7 @@ static int build_rows(sqlite3 *db, struct kernel_requests *k, const uint32_t *id
 	if (batch_init(&rows, db, REQUEST_COLUMNS, REQUEST_NCOLS) < 0)
 		goto out;
 	if (writer)
-		batch_use_writer(&rows, writer);
+		batch_use_writer(&rows, writer, BATCH_RING_STEADY);
 	for (size_t i = 0; i < k->n; i++) {
 		struct pc_rec_request req, *r = &req;
 

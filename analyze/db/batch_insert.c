@@ -64,6 +64,7 @@ int batch_init(struct batch_insert *b, sqlite3 *db, const char *table_and_column
 	memset(b, 0, sizeof(*b));
 	b->db = db;
 	b->ncols = ncols;
+	b->ring = BATCH_RING_STEADY;
 	b->table_and_columns = strdup(table_and_columns);
 	if (!b->table_and_columns || use_slot(b, 0) < 0)
 		return -1;
@@ -74,9 +75,11 @@ int batch_init(struct batch_insert *b, sqlite3 *db, const char *table_and_column
 	return 0;
 }
 
-void batch_use_writer(struct batch_insert *b, struct sql_writer *w)
+void batch_use_writer(struct batch_insert *b, struct sql_writer *w, int ring)
 {
 	b->writer = w;
+	if (w)
+		b->ring = ring < 2 ? 2 : ring > BATCH_SLOTS ? BATCH_SLOTS : ring;
 }
 
 int64_t *batch_row(struct batch_insert *b, uint8_t **kind)
@@ -210,10 +213,11 @@ void batch_run_slot(struct batch_insert *b, int slot)
 /* Hands the full current slot to the writer and moves to the next one. */
 static int hand_over(struct batch_insert *b)
 {
-	int next = (b->slot + 1) % BATCH_SLOTS;
+	int next = (b->slot + 1) % b->ring;
 
 	sql_writer_submit(b->writer, b, b->slot);
-	sql_writer_wait_slots(b->writer, b, next, BATCH_WAIT_AHEAD);
+	/* a quarter of a deep ring at once, half of a small one as before */
+	sql_writer_wait_slots(b->writer, b, next, b->ring >= 16 ? b->ring / 4 : b->ring / 2);
 	return use_slot(b, next);
 }
 

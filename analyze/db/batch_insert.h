@@ -17,15 +17,21 @@
 
 #define BATCH_ROWS  256
 /* A batch's ring of buffers: up to BATCH_SLOTS, each allocated when first
- * filled. Deep enough for a whole EVENTS chunk's rows of one table (a chunk
- * holds about 60k records): the loading thread then decodes and
- * correlates the next chunk while the INSERT thread writes this one's rows.
- * With a ring of 8 the two threads took turns instead (a chunk's decoding
- * produces no rows, its release produces them all at once), and a 1.4M
- * event import spent 0.29 s of its 0.68 s chunk phase with each thread
- * waiting for the other. */
+ * filled, as deep as its producer is bursty (batch_use_writer).
+ * BATCH_RING_CHUNK holds a whole EVENTS chunk's rows of one table (a
+ * chunk holds about 60k records): the loading thread then decodes and
+ * correlates the next chunk while the INSERT thread writes this one's.
+ * With a ring of 8 the two threads took turns instead (decoding a chunk
+ * produces no rows, releasing it produces them all at once): a 1.4M-event
+ * import spent 0.29 s of its 0.68 s chunk phase with each thread waiting
+ * for the other. A producer of steady rows (the request passes) gains
+ * nothing from depth and loses to it: the INSERT thread then reads rows
+ * written long before, out of the cache (the request pass of a 60 s
+ * default recording: 1.74 s with a ring of 8, 1.80 with 16, 1.86 with
+ * 32, 2.03 with 256). */
 #define BATCH_SLOTS 256
-#define BATCH_WAIT_AHEAD (BATCH_SLOTS / 4)  /* slots the loader waits for at once */
+#define BATCH_RING_CHUNK BATCH_SLOTS
+#define BATCH_RING_STEADY 8
 #define BATCH_TEXT_PER_ROW 128    /* bytes of copied text a row may hold */
 
 /* Kinds of a buffered value. */
@@ -45,6 +51,7 @@ struct batch_insert {
 	int64_t *values;          /* the current slot's BATCH_ROWS * ncols values */
 	uint8_t *kinds;           /* BATCH_* of each value */
 	int slot;                 /* the slot being filled */
+	int ring;                 /* slots in use, <= BATCH_SLOTS (batch_use_writer) */
 	int64_t *slot_values[BATCH_SLOTS];    /* NULL until the slot is first used */
 	uint8_t *slot_kinds[BATCH_SLOTS];
 	char *slot_text[BATCH_SLOTS]; /* copied text of each slot, NULL until copied */
@@ -60,8 +67,10 @@ struct batch_insert {
 int batch_init(struct batch_insert *b, sqlite3 *db, const char *table_and_columns,
 	       int ncols);
 
-/* Hands full batches to w from now on (the database must be serialized). */
-void batch_use_writer(struct batch_insert *b, struct sql_writer *w);
+/* Hands full batches to w from now on (NULL: inline again), filling a ring
+ * of ring buffers (BATCH_RING_CHUNK or BATCH_RING_STEADY; 2..BATCH_SLOTS).
+ * Called before the first row, or with NULL once the writer is drained. */
+void batch_use_writer(struct batch_insert *b, struct sql_writer *w, int ring);
 
 /* Values of the next row, all integers: set row[i] (and kind[i] =
  * BATCH_NULL for SQL NULL, or use batch_text), then call batch_commit_row. */

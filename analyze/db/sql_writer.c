@@ -140,7 +140,7 @@ void sql_writer_wait_slot(struct sql_writer *w, struct batch_insert *b, int slot
 static int any_in_flight(const struct batch_insert *b, int slot, int ahead)
 {
 	for (int i = 0; i < ahead; i++)
-		if (b->in_flight[(slot + i) % BATCH_SLOTS])
+		if (b->in_flight[(slot + i) % b->ring])
 			return 1;
 	return 0;
 }

@@ -160,8 +160,8 @@ void record_batches_use_writer(struct loader *L, struct sql_writer *w)
 {
 	for (uint16_t t = 1; t <= RECORD_TYPE_MAX; t++)
 		if (owns_batch(&L->st, t))
-			batch_use_writer(L->st.batch[t], w);
-	batch_use_writer(&L->st.connections, w);
+			batch_use_writer(L->st.batch[t], w, BATCH_RING_CHUNK);
+	batch_use_writer(&L->st.connections, w, BATCH_RING_CHUNK);
 }
 
 void record_batches_free(struct loader *L)

@@ -39,18 +39,18 @@ static void add_batch_row(struct batch_insert *b, int64_t seq)
 
 /* Rows 0..n through the batch, a row job into the same table after every
  * full batch: rowid order must be seq order. */
-Test(sql_writer, order_across_ring_wraps)
+static void check_order(int ring)
 {
 	sqlite3 *db = open_db();
 	struct sql_writer *w = sql_writer_start();
 	sqlite3_stmt *st = db_prepare(db, "INSERT INTO t (seq, src) VALUES (?,?)");
 	struct batch_insert b;
 	int failed = 0;
-	int64_t seq = 0, batches = 3 * BATCH_SLOTS + 5;
+	int64_t seq = 0, batches = 3 * ring + 5;
 
 	cr_assert(w && st);
 	cr_assert_eq(batch_init(&b, db, "t (seq, src)", 2), 0);
-	batch_use_writer(&b, w);
+	batch_use_writer(&b, w, ring);
 	for (int64_t k = 0; k < batches; k++) {
 		for (int r = 0; r < BATCH_ROWS; r++)
 			add_batch_row(&b, seq++);
@@ -73,6 +73,9 @@ Test(sql_writer, order_across_ring_wraps)
 	sqlite3_finalize(st);
 	sqlite3_close(db);
 }
+
+Test(sql_writer, order_across_chunk_ring_wraps) { check_order(BATCH_RING_CHUNK); }
+Test(sql_writer, order_across_steady_ring_wraps) { check_order(BATCH_RING_STEADY); }
 
 /* A job's values, run on the thread and without one. */
 static void check_values(int threaded)
