@@ -1,7 +1,8 @@
 /* test_timeline.c - unit tests of the reorder buffer (timeline.c) and of
  * duration parsing: events come out in key order whatever small reversals
- * they arrived with, ties keep their arrival order, nothing is lost, and
- * events later than the window are handed over flagged. */
+ * they arrived with, ties keep their arrival order (a heap merge of a
+ * chunk's ascending runs, or the merge sort past its limit), nothing is
+ * lost, and events later than the window are handed over flagged. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
@@ -105,3 +106,43 @@ Test(durations, units_and_bounds)
 	cr_expect_eq(parse_window("", &ns), -1);
 	cr_expect_eq(parse_window("86401", &ns), -1, "above 1 day");
 }
+
+/* A chunk as the recorder writes it: one ascending run per ring, the runs
+ * one after the other, with keys tied across runs. Events come out in key
+ * order, ties in arrival order, for few runs (the heap merge) and for more
+ * than the heap takes (the merge sort). */
+static void runs_in_order(int runs)
+{
+	struct timeline t;
+	struct seen s = { 0 };
+	uint64_t id = 0;
+
+	timeline_init(&t);
+	for (int chunk = 0; chunk < 6; chunk++) {
+		uint64_t base = 1000000000ull + (uint64_t)chunk * 50000000ull;
+
+		for (int r = 0; r < runs; r++)
+			for (int j = 0; j < 300; j++) {
+				struct tl_event ev = {
+					/* every third key tied across runs */
+					.key = base + (uint64_t)j * 100000 + (j % 3 ? (uint64_t)r : 0),
+					.id = ++id,
+				};
+				cr_assert_eq(timeline_add(&t, &ev, check_order, &s), 0);
+			}
+		cr_assert_eq(timeline_advance(&t, check_order, &s), 0);
+	}
+	cr_assert_eq(timeline_finish(&t, check_order, &s), 0);
+	cr_expect_eq(s.n, id, "every event released once");
+	cr_expect_eq(s.disorder, 0, "%d runs: %llu out of order", runs,
+		     (unsigned long long)s.disorder);
+	cr_expect_eq(s.late, 0);
+	timeline_free(&t);
+}
+
+Test(timeline, runs_merged_one) { runs_in_order(1); }
+Test(timeline, runs_merged_two) { runs_in_order(2); }
+Test(timeline, runs_merged_seventeen) { runs_in_order(17); }
+Test(timeline, runs_merged_at_heap_limit) { runs_in_order(65); }  /* 64 wait */
+Test(timeline, runs_merged_past_heap_limit) { runs_in_order(66); }
+Test(timeline, runs_merged_many) { runs_in_order(300); }
