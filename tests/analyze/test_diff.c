@@ -432,6 +432,11 @@ Test(diff, bad_input_exits_2)
 	cr_expect_eq(r.status, 2);
 	cr_expect(strstr(r.err, "not a perfcap capture"), "%s", r.err);
 	tool_result_free(&r);
+	/* the runs are read on threads once opened: a bad one among them */
+	run_analyze(&r, "diff", "--base", pa, pa, pa, "--new", pa, junk, pa, NULL);
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.err, "not a perfcap capture"), "%s", r.err);
+	tool_result_free(&r);
 	run_analyze(&r, "diff", pa, NULL);
 	cr_expect_eq(r.status, 2, "one file only");
 	tool_result_free(&r);
