@@ -257,6 +257,56 @@ Test(diagnose, cpu_contention_splits_an_unseen_stretch_between_its_ends)
 	scratch_remove(dir);
 }
 
+/* The relay on each of ncpus CPUs at once, with a thread of pid 100 and
+ * its own three competitors (300 + c, 400 + c, 500 + c) on CPU c. With 6
+ * CPUs the switches of the waits' CPUs are read sorted by (cpu, ts), with
+ * 1 by one scan per CPU (diagnose_runq.c, scan_per_cpu): each CPU's waits
+ * are split among its own tasks either way. */
+static char *relay_capture_cpus(const char *dir, int ncpus)
+{
+	struct event_capture ev;
+
+	ev_init(&ev, T(0), T(1000), "cpu,sched");
+	for (int c = 0; c < ncpus; c++)
+		ev_switch(&ev, T(0), (uint32_t)c, 0, 0, 0, 100, 101 + (uint32_t)c);
+	for (int k = 0; k < 50; k++) {
+		int s = k * 19;
+
+		for (uint32_t c = 0; c < (uint32_t)ncpus; c++) {
+			ev_switch(&ev, T(s + 10), c, 100, 101 + c, PC_TASK_RUNNING, 300 + c, 300 + c);
+			ev_switch(&ev, T(s + 12), c, 300 + c, 300 + c, PC_TASK_RUNNING, 400 + c,
+				  400 + c);
+			ev_switch(&ev, T(s + 18), c, 400 + c, 400 + c, PC_TASK_RUNNING, 500 + c,
+				  500 + c);
+			ev_switch(&ev, T(s + 19), c, 500 + c, 500 + c, PC_TASK_RUNNING, 100, 101 + c);
+		}
+	}
+	return write_capture(dir, "relay-cpus.perfcap", &ev);
+}
+
+static void check_relay_cpus(int ncpus)
+{
+	char *dir = scratch_dir();
+	char *cap = relay_capture_cpus(dir, ncpus);
+	char *json = report_json(cap, "--pid", "100");
+	char want[64], expr[256];
+
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['kind']", "cpu_contention");
+	snprintf(want, sizeof(want), "%lld", ncpus * 450000000ll);
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['key_number']['value']", want);
+	/* every competitor has the share of its own CPU's waits */
+	snprintf(expr, sizeof(expr), "all(r['cpu_ns'] == {3: 100000000, 4: 300000000,"
+		 " 5: 50000000}[r['tid'] // 100] for r in"
+		 " d['diagnosis']['causes'][0]['subject']['competitors'])");
+	expect_json(dir, json, expr, "True");
+	free(json);
+	free(cap);
+	scratch_remove(dir);
+}
+
+Test(diagnose, cpu_contention_per_cpu_scans) { check_relay_cpus(1); }
+Test(diagnose, cpu_contention_sorted_switches) { check_relay_cpus(6); }
+
 Test(diagnose, cpu_contention_names_the_competitor)
 {
 	char *dir = scratch_dir();
