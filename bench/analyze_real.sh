@@ -9,8 +9,8 @@
 #    syscalls, epoll returns and request traffic on sockets) of EVENTS events
 #    (0: none).
 # 2. Debian's servers on loopback, started and stopped here by pid, under
-#    their load generators for SECONDS, recorded with every source by
-#    perfcap-record and by perf at the same time:
+#    their load generators for SECONDS, recorded with every source (or
+#    SOURCES) by perfcap-record and by perf at the same time:
 #      redis-server + redis-benchmark, nginx + wrk, postgres + pgbench.
 # Each measurement runs ROUNDS times, the tools interleaved round by round
 # (perfcap's steps, then perf's, then perf's, then perfcap's ...): mean +- sd,
@@ -29,6 +29,11 @@
 #                   recording (SECONDS picks them)
 #   PERF_ROUNDS=N   run perf report/script in the first N rounds only (perf
 #                   on a 60 s recording takes minutes and GiBs)
+#   SOURCES=LIST    what perfcap records: -e LIST (default every source,
+#                   cpu,sched,syscall,mux,block,net,lock,mem), or "default"
+#                   for the recording users get without -e (cpu, sched,
+#                   block, waits, req: mostly REQUEST_BATCH records);
+#                   kept recordings are then named NAME-SECONDS-default
 # A 60 s recording of redis every source is about 50 MB (6M events), its
 # perf.data about 2 GB: SECONDS=60 needs that much room in /tmp (or KEEP).
 # Needs root, perf, redis-server, redis-tools, nginx-light, wrk, postgresql.
@@ -42,6 +47,14 @@ events=${4:-30000000}
 servers=${5:-redis nginx postgres}
 base=${BASE:+$(realpath "$BASE/analyze/perfcap-analyze")}
 perf_rounds=${PERF_ROUNDS:-$rounds}
+sources=${SOURCES:-cpu,sched,syscall,mux,block,net,lock,mem}
+if [ "$sources" = default ]; then
+	source_args=(); keep_suffix=-default; what="default recording"
+else
+	source_args=(-e "$sources"); keep_suffix=
+	what=$([ "$sources" = cpu,sched,syscall,mux,block,net,lock,mem ] && echo "every source" ||
+	       echo "-e $sources")
+fi
 ana=$(realpath "$build/analyze/perfcap-analyze")
 rec=$(realpath "$build/record/perfcap-record")
 gen=$(realpath "$build/tests/analyze/gen_capture")
@@ -147,8 +160,8 @@ measure() {
 keep_or_drop() {
 	if [ -n "${KEEP:-}" ]; then
 		mkdir -p "$KEEP"
-		mv "$tmp/$1.perfcap" "$KEEP/$1-$secs.perfcap"
-		mv "$tmp/$1.perf.data" "$KEEP/$1-$secs.perf.data"
+		mv "$tmp/$1.perfcap" "$KEEP/$1-$secs$keep_suffix.perfcap"
+		mv "$tmp/$1.perf.data" "$KEEP/$1-$secs$keep_suffix.perf.data"
 	else
 		rm -f "$tmp/$1.perfcap" "$tmp/$1.perf.data"
 	fi
@@ -156,17 +169,18 @@ keep_or_drop() {
 
 # kept NAME TITLE: measures the recordings CAPTURES holds for NAME.
 kept() {
-	local cap=$CAPTURES/$1-$secs.perfcap pdata=$CAPTURES/$1-$secs.perf.data
+	local cap=$CAPTURES/$1-$secs$keep_suffix.perfcap
+	local pdata=$CAPTURES/$1-$secs$keep_suffix.perf.data
 	[ -f "$cap" ] || { echo "$1: no $cap"; return; }
 	[ -f "$pdata" ] || pdata=
 	measure "$2 (kept recording)" "$cap" "$pdata"
 }
 
-# record_both PIDS CAP PERFDATA: SECONDS of every perfcap source and of
+# record_both PIDS CAP PERFDATA: SECONDS of perfcap's SOURCES and of
 # perf's tracepoints on the same processes, at the same time.
 record_both() {
 	local pids_csv=$1 cap=$2 pdata=$3
-	"$rec" -e cpu,sched,syscall,mux,block,net,lock,mem -p "$pids_csv" -d "$secs" -f \
+	"$rec" "${source_args[@]}" -p "$pids_csv" -d "$secs" -f \
 		-o "$cap" > "$tmp/rec.out" 2>&1 &
 	local rp=$!
 	perf record -e 'raw_syscalls:*,sched:sched_switch,sched:sched_wakeup' -g \
@@ -192,7 +206,7 @@ run_redis() {
 	sleep 1
 	record_both "$srv" "$tmp/redis.perfcap" "$tmp/redis.perf.data"
 	kill $load $srv 2> /dev/null; wait $load $srv 2> /dev/null
-	measure "redis-server + redis-benchmark, ${secs} s, every source" \
+	measure "redis-server + redis-benchmark, ${secs} s, $what" \
 		"$tmp/redis.perfcap" "$tmp/redis.perf.data"
 	keep_or_drop redis
 }
@@ -221,7 +235,7 @@ run_nginx() {
 	sleep 1
 	record_both "$all" "$tmp/nginx.perfcap" "$tmp/nginx.perf.data"
 	kill $load $srv 2> /dev/null; wait $load $srv 2> /dev/null
-	measure "nginx + wrk, ${secs} s, every source" "$tmp/nginx.perfcap" "$tmp/nginx.perf.data"
+	measure "nginx + wrk, ${secs} s, $what" "$tmp/nginx.perfcap" "$tmp/nginx.perf.data"
 	keep_or_drop nginx
 }
 
@@ -250,7 +264,7 @@ run_postgres() {
 	record_both "${pg}$pm" "$tmp/pg.perfcap" "$tmp/pg.perf.data"
 	wait $load 2> /dev/null
 	kill -INT "$pm" 2> /dev/null; wait $srv 2> /dev/null   # runuser does not forward it
-	measure "postgres + pgbench (8 clients), ${secs} s, every source" \
+	measure "postgres + pgbench (8 clients), ${secs} s, $what" \
 		"$tmp/pg.perfcap" "$tmp/pg.perf.data"
 	keep_or_drop pg
 }
@@ -266,9 +280,9 @@ for s in $servers; do
 	echo
 	if [ -n "${CAPTURES:-}" ]; then
 		case $s in
-		redis) kept redis "redis-server + redis-benchmark, ${secs} s, every source" ;;
-		nginx) kept nginx "nginx + wrk, ${secs} s, every source" ;;
-		postgres) kept pg "postgres + pgbench (8 clients), ${secs} s, every source" ;;
+		redis) kept redis "redis-server + redis-benchmark, ${secs} s, $what" ;;
+		nginx) kept nginx "nginx + wrk, ${secs} s, $what" ;;
+		postgres) kept pg "postgres + pgbench (8 clients), ${secs} s, $what" ;;
 		esac
 		continue
 	fi

@@ -22,7 +22,9 @@
  * client (connected) connections have none. A connection the kernel first
  * saw at a read or write (discovered: open before the recording) is a
  * client one when the recorder's /proc snapshots (the connections table)
- * show its process listening, but not on its local port. */
+ * show its process, and no recorded process listening on its local port
+ * (a pre-forking server's child serves on the port its parent listens
+ * on; see import/connections.c). */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -189,8 +191,8 @@ static const char *origin_name(uint8_t origin)
 	}
 }
 
-/* The (pid, lport) pairs of listening TCP sockets in the snapshots, and
- * the pids the snapshots saw, as sorted keys pid << 16 | port and pid. */
+/* The local ports of listening TCP sockets in the snapshots (any
+ * process), and the pids the snapshots saw, as sorted keys. */
 struct listeners {
 	int64_t *ports, *pids;
 	size_t nports, npids;
@@ -233,7 +235,7 @@ static int cmp_i64(const void *pa, const void *pb)
 
 static int load_listeners(sqlite3 *db, struct listeners *l)
 {
-	return load_keys(db, "SELECT DISTINCT pid * 65536 + lport FROM connections"
+	return load_keys(db, "SELECT DISTINCT lport FROM connections"
 			 " WHERE protocol = 6 AND state = 10 ORDER BY 1", &l->ports, &l->nports) |
 	       load_keys(db, "SELECT DISTINCT pid FROM connections ORDER BY 1", &l->pids, &l->npids);
 }
@@ -257,7 +259,7 @@ static int has_key(const int64_t *v, size_t n, int64_t key)
 static int outbound(const struct listeners *l, const struct pc_rec_request *r)
 {
 	return r->origin == PC_REQUEST_SEEN && has_key(l->pids, l->npids, r->pid) &&
-	       !has_key(l->ports, l->nports, (int64_t)r->pid * 65536 + r->lport);
+	       !has_key(l->ports, l->nports, (int64_t)r->lport);
 }
 
 /* Readiness of r, whose lower bound is lower (the previous request's

@@ -3,9 +3,13 @@
  * in, since a process's listening socket may come after its connections:
  *   listen    a TCP socket in LISTEN
  *   bound     a UDP socket with no remote end
- *   inbound   its local port is one a socket of the same process listens
- *             on (TCP LISTEN, or bound UDP), in any snapshot: a client
- *             connected to it
+ *   inbound   its local port is one a recorded process listens on (TCP
+ *             LISTEN, or bound UDP), in any snapshot: a client connected
+ *             to it. Any process, not only its own: a pre-forking server
+ *             (postgres, Apache's prefork) accepts in one process and
+ *             serves in a child that has closed the listening socket; an
+ *             outbound connection's local port is an ephemeral one, which
+ *             the kernel does not hand out while a socket listens on it
  *   outbound  otherwise: the process connected out
  * query/connections.c reads the table. */
 #include "db/db.h"
@@ -16,9 +20,8 @@ static const char roles_sql[] =
 	"UPDATE connections SET role = CASE"
 	"  WHEN protocol = 6 AND state = 10 THEN 'listen'"
 	"  WHEN protocol = 17 AND rport = 0 THEN 'bound'"
-	"  WHEN EXISTS (SELECT 1 FROM connections l WHERE l.pid = connections.pid"
-	"    AND l.lport = connections.lport AND l.protocol = connections.protocol"
-	"    AND ((l.protocol = 6 AND l.state = 10) OR (l.protocol = 17 AND l.rport = 0)))"
+	"  WHEN (protocol, lport) IN (SELECT protocol, lport FROM connections"
+	"    WHERE (protocol = 6 AND state = 10) OR (protocol = 17 AND rport = 0))"
 	"    THEN 'inbound'"
 	"  ELSE 'outbound' END;";
 

@@ -145,6 +145,49 @@ Test(kernel_requests, discovered_outbound_is_a_client)
 	sqlite3_close(db);
 }
 
+/* A pre-forking server (postgres): the parent (POSTMASTER) listens on
+ * 5432, a child (BACKEND) serves a connection it inherited on port 5432
+ * with no listening socket of its own, and makes one connection out. The
+ * served one is a request served, the other a client's. */
+enum { POSTMASTER = 500, BACKEND = 501 };
+
+static sqlite3 *import_prefork(void)
+{
+	static struct event_capture ev;
+	struct ev_request q = { .cookie = 0xf, .conn_ts = T(3), .pid = BACKEND, .tid = BACKEND,
+				.fd = 9, .origin = PC_REQUEST_SEEN, .number = 2, .start = T(60),
+				.end = T(61), .ready_ns = 1 * MS, .lower_ns = 20 * MS,
+				.lport = 5432 };
+	char *dir = scratch_dir();
+	sqlite3 *db;
+
+	ev_init(&ev, T(0), T(100), "cpu,sched,block,waits,req");
+	ev_request(&ev, &q);
+	q.cookie = 0x10, q.fd = 10, q.lport = 45000;
+	ev_request(&ev, &q);
+	ev_socket_snapshot(&ev, T(0), POSTMASTER, 5, PC_SOCK_F_SNAPSHOT, "0.0.0.0", 5432,
+			   "0.0.0.0", 0, LISTEN, 41);
+	ev_socket_snapshot(&ev, T(0), BACKEND, 9, PC_SOCK_F_SNAPSHOT, "127.0.0.1", 5432,
+			   "127.0.0.1", 41000, 1, 42);
+	ev_socket_snapshot(&ev, T(0), BACKEND, 10, PC_SOCK_F_SNAPSHOT, "127.0.0.1", 45000,
+			   "127.0.0.1", 6379, 1, 43);
+	db = import_events(dir, "prefork", &ev, NULL);
+	ev_free(&ev);
+	free(dir);
+	return db;
+}
+
+Test(kernel_requests, prefork_child_serves_its_parents_port)
+{
+	sqlite3 *db = import_prefork();
+
+	expect_text(db, "SELECT group_concat(fd || ':' || origin, ' ') FROM (SELECT * FROM"
+		    " requests WHERE pid = 501 ORDER BY fd)", "9:discovered 10:connected");
+	expect_text(db, "SELECT group_concat(fd || ':' || role, ' ') FROM (SELECT * FROM"
+		    " connections WHERE pid = 501 ORDER BY fd)", "9:inbound 10:outbound");
+	sqlite3_close(db);
+}
+
 Test(kernel_requests, pool_leaves_clients_out)
 {
 	sqlite3 *db = import_requests("pool", NULL);
