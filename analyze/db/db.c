@@ -24,13 +24,18 @@ struct sql_trace {
 
 static struct sql_trace sql_trace = { -1, NULL };
 
+/* One line per statement, whole even when several threads run
+ * statements (diff reads its runs on threads): the line is written under
+ * the stream's lock. */
 static void log_statement(FILE *f, sqlite3_int64 ns, const char *sql)
 {
+	flockfile(f);
 	fprintf(f, "%lld\t", (long long)ns);
 	for (const char *p = sql; *p; p++)
-		fputc(*p == '\n' || *p == '\t' ? ' ' : *p, f);
-	fputc('\n', f);
+		putc_unlocked(*p == '\n' || *p == '\t' ? ' ' : *p, f);
+	putc_unlocked('\n', f);
 	fflush(f);
+	funlockfile(f);
 }
 
 static int trace_statement(unsigned type, void *ctx, void *p, void *x)
