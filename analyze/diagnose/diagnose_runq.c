@@ -25,6 +25,7 @@
 #include "db/db.h"
 #include "diagnose.h"
 #include "util/fmt.h"
+#include "util/grow.h"
 #include "util/hashmap.h"
 
 #define VICTIM_SHARE 0.05
@@ -56,14 +57,8 @@ static int charge(struct competitors *cs, uint32_t pid, uint32_t tid, uint64_t n
 	if (!slot)
 		return -1;
 	if (created) {
-		if (cs->len == cs->cap) {
-			size_t n = cs->cap ? cs->cap * 2 : 32;
-			struct competitor *grown = realloc(cs->v, n * sizeof(*grown));
-			if (!grown)
-				return -1;
-			cs->v = grown;
-			cs->cap = n;
-		}
+		if (array_grow((void **)&cs->v, &cs->cap, cs->len, sizeof(*cs->v), 32) < 0)
+			return -1;
 		cs->v[cs->len++] = (struct competitor){ .pid = pid, .tid = tid };
 	}
 	cs->v[*slot].ns += ns;
@@ -115,14 +110,8 @@ static int load_cpu(sqlite3_stmt *s, int *srow, int64_t cpu, struct cpu_switches
 	while (*srow == SQLITE_ROW && sqlite3_column_int64(s, 0) < cpu)
 		*srow = sqlite3_step(s);
 	for (; *srow == SQLITE_ROW && sqlite3_column_int64(s, 0) == cpu; *srow = sqlite3_step(s)) {
-		if (sw->len == sw->cap) {
-			size_t n = sw->cap ? sw->cap * 2 : 1024;
-			struct cpu_switch *grown = realloc(sw->v, n * sizeof(*grown));
-			if (!grown)
-				return -1;
-			sw->v = grown;
-			sw->cap = n;
-		}
+		if (array_grow((void **)&sw->v, &sw->cap, sw->len, sizeof(*sw->v), 1024) < 0)
+			return -1;
 		sw->v[sw->len++] = (struct cpu_switch){ .ts = sqlite3_column_int64(s, 1),
 			.pid = (uint32_t)sqlite3_column_int64(s, 2),
 			.tid = (uint32_t)sqlite3_column_int64(s, 3),
@@ -220,14 +209,8 @@ static int collect_waits(sqlite3_stmt *w, struct waits *ws)
 
 		if (x.to <= x.from)
 			continue;
-		if (ws->len == ws->cap) {
-			size_t n = ws->cap ? ws->cap * 2 : 256;
-			struct wait *grown = realloc(ws->v, n * sizeof(*grown));
-			if (!grown)
-				return -1;
-			ws->v = grown;
-			ws->cap = n;
-		}
+		if (array_grow((void **)&ws->v, &ws->cap, ws->len, sizeof(*ws->v), 256) < 0)
+			return -1;
 		ws->ncpus += ws->len == 0 || ws->v[ws->len - 1].cpu != x.cpu;
 		ws->v[ws->len++] = x;
 	}
