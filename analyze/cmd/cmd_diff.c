@@ -191,7 +191,6 @@ static error_t parse_diff(int key, char *arg, struct argp_state *state)
 	}
 }
 
-/* Opens and loads every input of a side; 0 or -1 (reported). */
 /* ---- reading the runs ----------------------------------------------------
  *
  * Reading a run's database into its series (diff_run_load) is most of a

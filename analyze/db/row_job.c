@@ -1,4 +1,5 @@
 /* row_job.c - rows kept as values and run later (see row_job.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,9 +78,8 @@ void row_job_free(struct row_job *j)
 static void run(void *arg)
 {
 	struct row_job *j = arg;
-	int rc = j->broken ? -1 : 0;
 
-	for (int i = 0; rc == 0 && i < j->ncols; i++) {
+	for (int i = 0; i < j->ncols; i++) {
 		if (j->kind[i] == COL_INT)
 			sqlite3_bind_int64(j->st, i + 1, j->value[i]);
 		else if (j->kind[i] == COL_TEXT)
@@ -87,18 +87,22 @@ static void run(void *arg)
 		else
 			sqlite3_bind_null(j->st, i + 1);
 	}
-	if (rc == 0)
-		rc = db_run(j->st);
-	if (rc < 0)
+	if (j->broken) {
+		fprintf(stderr, "perfcap-analyze: out of memory\n");
+		sqlite3_clear_bindings(j->st);
 		*j->failed = 1;
+	} else if (db_run(j->st) < 0) {
+		*j->failed = 1;
+	}
 	row_job_free(j);
 }
 
 void row_job_run(struct sql_writer *w, struct row_job *j, int *failed)
 {
-	if (!j)
+	if (!j) {
+		fprintf(stderr, "perfcap-analyze: out of memory\n");
 		*failed = 1;
-	else if (w)
+	} else if (w)
 		sql_writer_call(w, run, j);
 	else
 		run(j);

@@ -1,6 +1,6 @@
 /* sql_writer.c - the INSERT thread (see sql_writer.h): a bounded FIFO of
- * jobs ((batch, slot) or a call) under one mutex; the thread runs each job without the
- * lock, then marks the slot free. Each side is woken only when it sleeps,
+ * jobs, a batch's slot or a call, under one mutex; the thread runs each
+ * job without the lock, then marks the slot free. Each side is woken only when it sleeps,
  * so a busy pipeline costs no wakeups; a sleeping thread is woken once
  * WAKE_AT jobs wait (or when the loading thread itself must wait), not for
  * every job: each wakeup is a pair of context switches. */

@@ -262,8 +262,7 @@ static sqlite3_stmt *switches_statement(const struct diag_input *in, const struc
 /* Loads the switches of cpu with the per-CPU statement s. */
 static int load_cpu_scan(sqlite3_stmt *s, int64_t cpu, struct cpu_switches *sw)
 {
-	int row = SQLITE_ROW;
-	int rc;
+	int row, rc;
 
 	sqlite3_bind_int64(s, sqlite3_bind_parameter_index(s, ":cpu"), cpu);
 	row = sqlite3_step(s);

@@ -279,13 +279,27 @@ static int resolve_mapped_ip(struct resolver *R, const struct mapping *m, uint64
 	return insert_frames(R, &row, frames, count, first);
 }
 
+static uint32_t stack_pid(const struct stack_entry *e)
+{
+	return e->pid ? e->pid : e->first_pid;
+}
+
+/* The mapping (index in L->maps, -1: none) holding the user ip at index
+ * of e: the one current at the stack's first sample. resolve_stacks and
+ * the prefetch (below) must agree on it. */
+static int64_t ip_mapping(const struct loader *L, const struct stack_entry *e,
+			  uint32_t index)
+{
+	return map_index_lookup(&L->maps, stack_pid(e), e->ips[index], e->first_ts);
+}
+
 /* Frames of one ip, from the cache or freshly resolved. */
 static int frames_of_ip(struct resolver *R, const struct stack_entry *e, uint32_t index,
 			uint32_t *first, uint32_t *n)
 {
 	uint64_t ip = e->ips[index];
 	int is_return = index > 0;
-	uint32_t pid = e->pid ? e->pid : e->first_pid;
+	uint32_t pid = stack_pid(e);
 	int64_t map = -1;
 	uint64_t key;
 	uint64_t *cached;
@@ -294,7 +308,7 @@ static int frames_of_ip(struct resolver *R, const struct stack_entry *e, uint32_
 	if (e->kind == PC_STACK_KERNEL) {
 		key = KEY_KERNEL;
 	} else {
-		map = map_index_lookup(&R->L->maps, pid, ip, e->first_ts);
+		map = ip_mapping(R->L, e, index);
 		key = map >= 0 ? KEY_MAPPED | (uint64_t)map : KEY_UNMAPPED | pid;
 	}
 	if (is_return)
@@ -394,18 +408,18 @@ static void resolver_free(struct resolver *R)
 	free(R->frame_flags);
 }
 
-static const struct stack_store *sort_store;
-
-static int compare_stack_ids(const void *pa, const void *pb)
+static int compare_stack_ids(const void *pa, const void *pb, void *ctx)
 {
-	uint32_t a = sort_store->entries[*(const uint32_t *)pa].id;
-	uint32_t b = sort_store->entries[*(const uint32_t *)pb].id;
+	const struct stack_store *store = ctx;
+	uint32_t a = store->entries[*(const uint32_t *)pa].id;
+	uint32_t b = store->entries[*(const uint32_t *)pb].id;
 
 	return a < b ? -1 : a > b;
 }
 
 /* Indices of the stacks ordered by id, so stack_frames (clustered by
- * stack id) is filled in key order. NULL on out-of-memory. */
+ * stack id) is filled in key order. NULL on out-of-memory. Called by the
+ * prefetch thread too: no shared state. */
 static uint32_t *stacks_by_id(const struct stack_store *store)
 {
 	uint32_t *order = malloc(((size_t)store->len + 1) * sizeof(uint32_t));
@@ -414,9 +428,7 @@ static uint32_t *stacks_by_id(const struct stack_store *store)
 		return NULL;
 	for (uint32_t i = 0; i < store->len; i++)
 		order[i] = i;
-	sort_store = store;
-	qsort(order, store->len, sizeof(uint32_t), compare_stack_ids);
-	sort_store = NULL;
+	qsort_r(order, store->len, sizeof(uint32_t), compare_stack_ids, (void *)store);
 	return order;
 }
 
@@ -443,12 +455,11 @@ static void *prefetch_main(void *arg)
 	hmap_init(&seen);
 	for (uint32_t i = 0; i < L->stacks.len; i++) {
 		const struct stack_entry *e = &L->stacks.entries[order[i]];
-		uint32_t pid = e->pid ? e->pid : e->first_pid;
 
 		if (!e->present || e->kind != PC_STACK_USER)
 			continue;
 		for (uint32_t k = 0; k < e->nr; k++) {
-			int64_t map = map_index_lookup(&L->maps, pid, e->ips[k], e->first_ts);
+			int64_t map = ip_mapping(L, e, k);
 			const struct mapping *m;
 			int added = 0;
 

@@ -507,14 +507,22 @@ static int lookup_frames(struct symbolizer *s, struct module_state *st,
 	return n;
 }
 
+/* The state of a user module as the capture names it (a missing path is
+ * "", an absent or oversized build-id none). */
+static struct module_state *user_state(struct symbolizer *s, const char **path,
+				       const uint8_t *build_id, size_t build_id_len)
+{
+	if (*path == NULL)
+		*path = "";
+	if (build_id == NULL || build_id_len > PC_BUILD_ID_MAX)
+		build_id_len = 0;
+	return get_state(s, *path, build_id, build_id_len);
+}
+
 void symbolizer_prepare(struct symbolizer *s, const char *path,
 			const uint8_t *build_id, size_t build_id_len)
 {
-	if (path == NULL)
-		path = "";
-	if (build_id == NULL || build_id_len > PC_BUILD_ID_MAX)
-		build_id_len = 0;
-	get_state(s, path, build_id, build_id_len);
+	user_state(s, &path, build_id, build_id_len);
 }
 
 int symbolizer_resolve_user(struct symbolizer *s, const char *path,
@@ -529,12 +537,8 @@ int symbolizer_resolve_user(struct symbolizer *s, const char *path,
 	if (out == NULL || max < 1)
 		return 0;
 	s->stats.lookups++;
-	if (path == NULL)
-		path = "";
-	if (build_id == NULL || build_id_len > PC_BUILD_ID_MAX)
-		build_id_len = 0;
 	set_unresolved(&unresolved);
-	st = get_state(s, path, build_id, build_id_len);
+	st = user_state(s, &path, build_id, build_id_len);
 	if (st != NULL)
 		n = lookup_frames(s, st, file_offset, &frames, scratch);
 	n = emit_frames(s, frames, n, out, max);
