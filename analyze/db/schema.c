@@ -61,9 +61,18 @@ static const char create_event_tables_sql[] =
 	"  wait_class TEXT, class_source TEXT, syscall_id INTEGER, syscall_nr INTEGER,"
 	"  waker_pid INTEGER, waker_context INTEGER, waker_softirq INTEGER,"
 	"  irq_pid INTEGER, irq_tid INTEGER);"
-	"CREATE TABLE syscalls (syscall_id INTEGER PRIMARY KEY, ts INTEGER,"
+	/* syscalls: the rows are stored without an INTEGER PRIMARY KEY and
+	 * the view names their rowid syscall_id. The staged copy into a
+	 * table with one probes the b-tree for the key before each row
+	 * (SQLite's transfer checks uniqueness when the table is not empty):
+	 * 0.27 s of the INSERT thread for 1.3M rows, against 0.10 s for
+	 * rowids it appends. Rows come in id order, so the appended rowid is
+	 * the loader's syscall_id; lookups by syscall_id are rowid lookups. */
+	"CREATE TABLE syscall_rows (ts INTEGER,"
 	"  duration INTEGER, pid INTEGER, tid INTEGER, nr INTEGER, ret INTEGER,"
 	"  arg0 INTEGER, arg1 INTEGER, arg2 INTEGER, ustack_id INTEGER);"
+	"CREATE VIEW syscalls AS SELECT rowid AS syscall_id, ts, duration, pid, tid,"
+	"  nr, ret, arg0, arg1, arg2, ustack_id FROM syscall_rows;"
 	"CREATE TABLE syscall_names (nr INTEGER PRIMARY KEY, name TEXT,"
 	"  family TEXT, fd_arg INTEGER, count_arg INTEGER, io TEXT);"
 	"CREATE TABLE block_io (ts INTEGER, pid INTEGER, tid INTEGER, dev INTEGER,"

@@ -48,10 +48,10 @@ static const struct record_type types[RECORD_TYPE_MAX + 1] = {
 	TYPE(PC_REC_FORK, "fork", "sched", struct pc_rec_fork, decode_fork),
 	  .table = "forks", .columns = "ts, parent_pid, parent_tid, child_pid, child_tid,"
 	  " is_thread", .ncols = 6 },
-	/* syscall_id is left to SQLite: rows come in id order, and an appended
-	 * rowid needs no uniqueness probe (much faster than binding it) */
+	/* syscall_id is the rowid SQLite appends (rows come in id order; the
+	 * view syscalls names it, db/schema.c) */
 	TYPE(PC_REC_SYSCALL, "syscall", "syscall", struct pc_rec_syscall, decode_syscall),
-	  .table = "syscalls", .columns = "ts, duration, pid, tid, nr, ret, arg0, arg1, arg2,"
+	  .table = "syscall_rows", .columns = "ts, duration, pid, tid, nr, ret, arg0, arg1, arg2,"
 	  " ustack_id", .ncols = 10 },
 	TYPE(PC_REC_BLOCK, "block", "block", struct pc_rec_block, decode_block),
 	  .table = "block_io", .columns = "ts, pid, tid, dev, op, sector, bytes, queue_ns,"

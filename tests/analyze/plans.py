@@ -16,7 +16,7 @@ import sys
 import tempfile
 
 # Tables that grow with the capture (rows per event, sample or request).
-BIG = {"samples", "syscalls", "requests", "thread_state_rows", "switches", "wakeups",
+BIG = {"samples", "syscalls", "syscall_rows", "requests", "thread_state_rows", "switches", "wakeups",
        "stack_frames", "frames", "offcpu", "block_io", "page_faults", "kernel_locks",
        "user_mutexes", "forks", "process_events", "tcp_states", "tcp_retransmits",
        "sample_counts", "thread_time_shares", "user_stack_unwinds", "sockets"}
