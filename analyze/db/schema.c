@@ -182,7 +182,15 @@ static const char create_indexes_sql[] =
 	"CREATE INDEX sockets_by_fd ON sockets (pid, fd, ts);"
 	"CREATE INDEX gc_pauses_by_pid ON gc_pauses (pid, start_ts);";
 /* connections_by_pid (pid, lport) is made by import/connections.c, which
- * needs it to set the roles. */
+ * needs it to set the roles. requests has no index: one by start (built
+ * by earlier imports) took the import 0.15 s for 543k requests and 1.9 s for a
+ * 60 s default recording's 4.8M, and bought nothing the readers use.
+ * Their aggregates scan the table; a --from/--to report's statements ran
+ * faster scanning it than walking the index and looking each row up (0.66
+ * against 0.80 s on the redis capture, 3.6 against 4.2 s on the 60 s
+ * one); only a query of the request views in their start order pays a
+ * sort instead (SELECT * FROM request_spans of 4.8M rows: 9.7 against
+ * 7.8 s). docs/perfcap-analyze.md, PERFORMANCE. */
 
 int schema_create_tables(sqlite3 *db)
 {
@@ -195,11 +203,6 @@ int schema_create_tables(sqlite3 *db)
 	    db_exec(db, version_sql) < 0)
 		return -1;
 	return 0;
-}
-
-int schema_index_requests(sqlite3 *db)
-{
-	return db_exec(db, "CREATE INDEX requests_by_start ON requests (start_ts, pid, fd)");
 }
 
 int schema_create_indexes(sqlite3 *db)

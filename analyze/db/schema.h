@@ -19,10 +19,6 @@ int schema_create_views(sqlite3 *db);
 /* Creates the indexes (after the bulk insert). 0 or -1 (reported). */
 int schema_create_indexes(sqlite3 *db);
 
-/* Creates requests_by_start, once the request pass has written every
- * request (the import builds it apart from the others: see loader.c). */
-int schema_index_requests(sqlite3 *db);
-
 /* Checks that db was made by a compatible perfcap-analyze. 0, or -1 with
  * a one-line reason in errbuf. */
 int schema_check(sqlite3 *db, char *errbuf, size_t errlen);

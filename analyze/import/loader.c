@@ -438,7 +438,6 @@ static int phase_end(struct loader *L, const char *name, double *since, int rc)
 
 static int pass_connection_roles(struct loader *L) { return connections_set_roles(L->db); }
 static int pass_probes(struct loader *L) { return probes_build(L->db); }
-static int pass_requests_index(struct loader *L) { return schema_index_requests(L->db); }
 static int pass_runtimes(struct loader *L) { return runtimes_build(L->db); }
 static int pass_wait_stacks(struct loader *L) { return wait_stacks_classify(L->db); }
 static int pass_gc_proxy(struct loader *L) { return gc_proxy_build(L->db); }
@@ -452,7 +451,6 @@ static const struct {
 	{ "used stacks", mark_used_stacks },
 	{ "requests", requests_pass },
 	{ "prefetch modules", resolve_prefetch_start },
-	{ "requests index", pass_requests_index },
 	{ "connection roles", pass_connection_roles },
 	{ "probes", pass_probes },
 	{ "gc pauses", gc_pauses_build },
