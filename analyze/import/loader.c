@@ -449,8 +449,8 @@ static const struct {
 	int (*run)(struct loader *L);
 } after_chunks[] = {
 	{ "used stacks", mark_used_stacks },
-	{ "requests", requests_pass },
 	{ "prefetch modules", resolve_prefetch_start },
+	{ "requests", requests_pass },
 	{ "connection roles", pass_connection_roles },
 	{ "probes", pass_probes },
 	{ "gc pauses", gc_pauses_build },

@@ -439,10 +439,12 @@ static uint32_t *stacks_by_id(const struct stack_store *store)
  * most of resolve_stacks: 0.07 s of a 1 s import of a redis capture, on
  * the loading thread, after the request pass. The stacks, the maps and
  * the symbolizer are final once the chunks are read and the used stacks
- * marked, and nothing else touches them until resolve_stacks, so a thread
- * opens the files meanwhile, in the order resolve_stacks will first need
- * them (stacks by id, frames in order): the symbolizer then holds the same
- * module states, in the same order, as without it. */
+ * marked, and nothing else touches them until resolve_stacks (the request
+ * pass reads only the socket calls and REQUEST records, and the database),
+ * so a thread opens the files meanwhile, during the request pass, in the
+ * order resolve_stacks will first need them (stacks by id, frames in
+ * order): the symbolizer then holds the same module states, in the same
+ * order, as without it. */
 
 static void *prefetch_main(void *arg)
 {
