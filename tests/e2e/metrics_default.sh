@@ -16,7 +16,11 @@
 #          first ready when its data arrived (data_ready), never after its
 #          pickup; the client's side is its own ("connected": the 199
 #          responses it read then answered with its next request), without
-#          readiness and outside the pool.
+#          readiness and outside the pool;
+#   queueing  tcp_echo 0 50 3000: the server reads each request 3 ms after
+#          its first byte is there (poll, then a 3 ms sleep), so each of its
+#          69 requests with a readiness queued 3 ms or more, and not much
+#          more on average (under 10 ms).
 set -eu
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/metrics_lib.sh"
@@ -112,4 +116,17 @@ echo "client side: count, with readiness, origins: $row"
 [ "$row" = "199|0|connected" ] || fail "client requests: $row, expected 199|0|connected"
 [ "$(q "$DB" "SELECT count(*) FROM pool_utilisation WHERE pid = $client")" = 0 ] ||
 	fail "the client's connections are in pool_utilisation"
+
+# ---- queueing: a known wait between a request's arrival and its read ---------
+record queue "$TCP_ECHO" 0 50 3000
+DB="$TMP/queue.perfcap.db"
+server=$(awk '/^server/ { print $2 }' "$TMP/queue.out")
+row=$(qrow "$DB" "SELECT count(*), min(queue_ns) >= 3000000, avg(queue_ns) < 10000000,
+	CAST(avg(queue_ns) AS INTEGER) FROM requests WHERE pid = $server AND origin <> 'connected'
+	AND (request > 1 OR origin = 'accepted') AND queue_ns IS NOT NULL")
+echo "server requests read 3 ms after their data: count, all >= 3 ms, mean < 10 ms, mean: $row"
+case "$row" in
+69\|1\|1\|*) ;;
+*) fail "queueing: $row, expected 69 requests, each queued >= 3 ms, mean < 10 ms" ;;
+esac
 echo "PASS"

@@ -11,14 +11,18 @@
  * the keep-alive connection), and at the end "requests N seconds S rate
  * R/s" for the keep-alive phase; exits when the client is done.
  *
- * Usage: tcp_echo [PAUSE_MS | wait] [REQUESTS]
+ * Usage: tcp_echo [PAUSE_MS | wait] [REQUESTS] [DELAY_US]
  * After the keep-alive connection is established and before its first
  * byte, the client waits PAUSE_MS (default 0), or until it gets SIGUSR1
  * ("wait"), so a recorder attached meanwhile (-p) sees an already open
- * connection ("discovered").
+ * connection ("discovered"). With DELAY_US, the server waits until each
+ * request's first byte is there (poll), then DELAY_US more before reading
+ * it: every request is queued at least that long after its data arrived,
+ * a known answer for the readiness of requests.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +91,22 @@ static int io_full(int fd, char *buf, size_t len, int writing)
 
 /* ---- server ------------------------------------------------------------ */
 
+static long delay_us; /* before reading a request whose data is there */
+
+/* Returns once fd has data (or EOF), delay_us after it had. */
+static void delay_read(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct timespec ts = { delay_us / 1000000, (delay_us % 1000000) * 1000L };
+
+	if (!delay_us)
+		return;
+	while (poll(&p, 1, -1) < 0)
+		;
+	while (nanosleep(&ts, &ts))
+		;
+}
+
 /* Answers every request of one connection until the peer closes. */
 static int serve(int fd)
 {
@@ -94,7 +114,7 @@ static int serve(int fd)
 	int r;
 
 	memset(resp, 'r', sizeof(resp));
-	while ((r = io_full(fd, req, sizeof(req), 0)) == 0) {
+	while (delay_read(fd), (r = io_full(fd, req, sizeof(req), 0)) == 0) {
 		if (io_full(fd, resp, sizeof(resp), 1))
 			return -1;
 	}
@@ -201,13 +221,15 @@ int main(int argc, char **argv)
 	long pause_ms = argc < 2 ? 0 : strcmp(argv[1], "wait") ? atol(argv[1]) : PAUSE_SIGNAL;
 	long requests = argc > 2 ? atol(argv[2]) : KEEPALIVE_REQS;
 	struct sockaddr_in addr;
-	int lfd = listen_loopback(&addr), status = 0, err;
+	int lfd, status = 0, err;
 	pid_t client;
 
-	if (pause_ms < PAUSE_SIGNAL || requests < 0) {
-		fprintf(stderr, "usage: tcp_echo [PAUSE_MS | wait] [REQUESTS]\n");
+	delay_us = argc > 3 ? atol(argv[3]) : 0;
+	if (pause_ms < PAUSE_SIGNAL || requests < 0 || delay_us < 0 || delay_us > 10000000) {
+		fprintf(stderr, "usage: tcp_echo [PAUSE_MS | wait] [REQUESTS] [DELAY_US]\n");
 		return 2;
 	}
+	lfd = listen_loopback(&addr);
 
 	block_usr1(); /* inherited by the client: no signal lost before sigwait */
 	printf("server %d\nport %u\n", getpid(), ntohs(addr.sin_port));
