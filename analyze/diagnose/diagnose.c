@@ -281,6 +281,7 @@ int diagnose_run(sqlite3 *db, const struct report_scope *scope, double freq_hz,
 	int rc = 0;
 
 	memset(d, 0, sizeof(*d));
+	d->queued = -1;
 	d->blocked_by_nr = calloc(CALLS_MAX_NR, sizeof(*d->blocked_by_nr));
 	if (!d->blocked_by_nr)
 		return -1;

@@ -193,29 +193,40 @@ static int add_row(struct pid_totals *t, sqlite3_stmt *st)
 /* The process whose requests queued longest (the smallest pid on a tie),
  * its totals and its workers, in one pass over the requests in storage
  * order (GROUP BY pid sorted every request, and the workers took a second
- * pass: seconds on a busy server's capture). 0 or -1. */
-static int load_requests(const struct diag_input *in, struct pool_stats *p)
+ * pass: seconds on a busy server's capture); the same pass counts every
+ * process's requests for the report's queueing line (d->queued). 0 or -1. */
+static int load_requests(const struct diag_input *in, struct pool_stats *p, struct diagnosis *d)
 {
 	char where[1024], sql[2048];
 	struct pid_totals *v = NULL, *t, *best = NULL;
 	size_t n = 0, cap = 0;
 	sqlite3_stmt *st;
 	int step = SQLITE_DONE, rc = 0;
+	int64_t queued = 0, queued_ns = 0, on_arrival = 0;
 
 	snprintf(sql, sizeof(sql),
-		 "SELECT pid, queue_ns, service_ns, pickup_tid, start_ts, fd, rowid"
+		 "SELECT pid, queue_ns, service_ns, pickup_tid, start_ts, fd, rowid,"
+		 " ready_source = 'data_ready'"
 		 " FROM requests NOT INDEXED WHERE queue_ns IS NOT NULL AND %s",
 		 report_scope_sql(where, sizeof(where), "pid", "pickup_tid", "ready_ts", "ready_ts"));
 	st = diag_prepare(in, sql);
 	if (!st)
 		return -1;
 	while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+		queued++;
+		queued_ns += sqlite3_column_int64(st, 1);
+		on_arrival += sqlite3_column_int64(st, 7);
 		t = totals_of(&v, &n, &cap, sqlite3_column_int64(st, 0));
 		rc = t ? add_row(t, st) : -1;
 	}
 	if (rc == 0 && step != SQLITE_DONE)
 		rc = -1;
 	sqlite3_finalize(st);
+	if (rc == 0) {
+		d->queued = queued;
+		d->queued_ns = queued_ns;
+		d->queued_on_arrival = on_arrival;
+	}
 	for (size_t i = 0; rc == 0 && i < n; i++)
 		if (!best || v[i].queue > best->queue)
 			best = &v[i];
@@ -440,7 +451,7 @@ int diagnose_pool(const struct diag_input *in, struct diagnosis *d)
 
 	if (!report_has_object(in->db, "request_queueing"))
 		return in->has_sched ? default_pool(in, d) : 0;
-	if (load_requests(in, &p) < 0) {
+	if (load_requests(in, &p, d) < 0) {
 		diag_caveat(d, "request_queueing could not be read: thread pools not checked");
 		return 0;
 	}

@@ -220,7 +220,8 @@ static void print_row(FILE *out, const struct latency_row *r)
 
 /* Mean queueing of the requests, from request_queueing (-1: no view);
  * *arrivals: how many of them were ready when their data arrived (the req
- * source) rather than at a poll return. */
+ * source) rather than at a poll return. Counted by the diagnosis's pass
+ * over the requests when it made one (struct diagnosis, queued). */
 static double queue_mean(const struct report_context *ctx, int64_t *n, int64_t *arrivals)
 {
 	char where[1024], sql[1400];
@@ -230,6 +231,13 @@ static double queue_mean(const struct report_context *ctx, int64_t *n, int64_t *
 	*n = *arrivals = 0;
 	if (!report_has_object(ctx->db, "request_queueing"))
 		return -1;
+	if (ctx->diag && ctx->diag->queued >= 0) {
+		if (ctx->diag->queued == 0)
+			return -1;
+		*n = ctx->diag->queued;
+		*arrivals = ctx->diag->queued_on_arrival;
+		return (double)ctx->diag->queued_ns / (double)ctx->diag->queued;
+	}
 	snprintf(sql, sizeof(sql), "SELECT count(*), avg(queue_ns),"
 		 " sum(ready_source = 'data_ready') FROM %s WHERE %s",
 		 report_requests_from(ctx->scope, "request_queueing"),
