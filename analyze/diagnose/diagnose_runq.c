@@ -280,11 +280,16 @@ static int charge_waits(const struct diag_input *in, const char *victims,
 	sqlite3_stmt *w, *s = NULL;
 	int rc, srow = SQLITE_DONE, per_cpu = 0;
 
-	snprintf(sql, sizeof(sql), "SELECT cpu, tid, max(ready_ts, :from),"
-		 " min(switch_in_ts, :to) FROM runq_latency WHERE tid IN (%s) AND %s"
-		 " ORDER BY cpu, ready_ts", victims,
-		 report_scope_sql(where, sizeof(where), "pid", "tid", "ready_ts",
-				  "switch_in_ts"));
+	/* runq_latency's rows (runnable, state_code 1 of enum state_kind, and
+	 * not cut by the capture's edges) read from thread_state_rows itself:
+	 * through the views, every row of the table was joined with the three
+	 * lookup tables before the filter (0.15 of a 0.9 s report) */
+	snprintf(sql, sizeof(sql), "SELECT cpu, tid, max(start_ts, :from),"
+		 " min(start_ts + duration, :to) FROM thread_state_rows"
+		 " WHERE state_code = 1 AND partial = 0 AND tid IN (%s) AND %s"
+		 " ORDER BY cpu, start_ts", victims,
+		 report_scope_sql(where, sizeof(where), "pid", "tid", "start_ts",
+				  "start_ts + duration"));
 	w = diag_prepare(in, sql);
 	rc = w ? collect_waits(w, &ws) : -1;
 	sqlite3_finalize(w);
