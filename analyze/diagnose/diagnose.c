@@ -269,11 +269,12 @@ static void write_summary(const struct diag_input *in, struct diagnosis *d)
 
 int diagnose_run(sqlite3 *db, const struct report_scope *scope, double freq_hz,
 		 const struct selection *sel, const struct callchains *cc,
-		 const struct names *names, const struct calls *calls, struct diagnosis *d)
+		 const struct names *names, const struct calls *calls,
+		 const struct request_windows *req_windows, struct diagnosis *d)
 {
 	struct diag_input in = { .db = db, .scope = scope, .freq_hz = freq_hz,
 				 .samples = sel->samples, .sel = sel, .cc = cc, .names = names,
-				 .calls = calls };
+				 .calls = calls, .req_windows = req_windows };
 	int (*const rules[])(const struct diag_input *, struct diagnosis *) = {
 		diagnose_cpu_bound, diagnose_cpu_contention, diagnose_locks, diagnose_waits,
 		diagnose_pool, diagnose_memory, diagnose_spike, diagnose_wakers, diagnose_gc,

@@ -127,6 +127,19 @@ struct diag_thread {
 	uint64_t runq_max;         /* the longest */
 };
 
+/* The scope's requests started in each window k of [base + k * width,
+ * base + (k + 1) * width), k < n: how many and their service_ns summed (a
+ * NULL as 0). The report reads them in its one pass over the requests
+ * (report_requests.c) before the diagnosis runs; the spike rule takes
+ * them when its windows are these, else reads them itself. */
+struct request_windows {
+	uint64_t base, width;
+	size_t n;
+	uint64_t *count;
+	int64_t *sum;
+	int valid;
+};
+
 /* What every rule gets: the database, the scope and a few facts. */
 struct diag_input {
 	struct diag_thread *threads;
@@ -142,16 +155,18 @@ struct diag_input {
 	uint64_t window_ns;        /* thread_time_shares window */
 	const struct selection *sel;   /* the scope's CPU samples */
 	const struct calls *calls;     /* the scope's system calls */
+	const struct request_windows *req_windows; /* or NULL */
 	uint64_t (*blocked_by_nr)[DC_N_CLASSES];
 	const struct callchains *cc;
 	const struct names *names;
 };
 
 /* Runs every rule, ranks, and writes the summary. 0 or -1 (reported).
- * Call diagnose_free afterwards either way. */
+ * Call diagnose_free afterwards either way. req_windows may be NULL. */
 int diagnose_run(sqlite3 *db, const struct report_scope *scope, double freq_hz,
 		 const struct selection *sel, const struct callchains *cc,
-		 const struct names *names, const struct calls *calls, struct diagnosis *d);
+		 const struct names *names, const struct calls *calls,
+		 const struct request_windows *req_windows, struct diagnosis *d);
 
 void diagnose_free(struct diagnosis *d);
 

@@ -83,10 +83,19 @@ static int request_row(const struct report_context *ctx, const char *where,
 {
 	int64_t *v, total = 0;
 	size_t n;
+	struct request_preload *pre = ctx->reqs;
 
-	if (report_requests_read(ctx, where, &v, &n,
-				 report_source_on(ctx, "sched") ? spans : NULL) < 0)
+	if (pre && pre->valid) {          /* read before the diagnosis: taken over */
+		v = pre->ns;
+		n = pre->n;
+		*spans = pre->spans;
+		pre->ns = NULL;
+		pre->n = 0;
+		pre->spans = NULL;
+	} else if (report_requests_read(ctx, where, &v, &n,
+					report_source_on(ctx, "sched") ? spans : NULL) < 0) {
 		return -1;
+	}
 	for (size_t i = 0; i < n; i++)
 		total = (int64_t)((uint64_t)total + (uint64_t)v[i]);  /* no UB on a wild value */
 	if (radix_sort_i64(v, n, sizeof(*v), 0) < 0) {

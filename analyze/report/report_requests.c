@@ -134,6 +134,81 @@ int report_requests_read(const struct report_context *ctx, const char *where, in
 	return 0;
 }
 
+/* Adds the current row of st (columns as report_requests_read's) to the
+ * window its start falls in, when it starts in the scope's window, as
+ * diagnose_spike.c's statement counts it ((start_ts - base) / width,
+ * truncated; service_ns NULL as 0). */
+static void add_window(struct request_windows *w, sqlite3_stmt *st, int64_t from, int64_t to)
+{
+	int64_t start = sqlite3_column_int64(st, 1), k;
+
+	if (!w->n || start < from || start >= to)
+		return;
+	k = (start - (int64_t)w->base) / (int64_t)w->width;
+	if (k < 0 || (uint64_t)k >= w->n)
+		return;
+	w->count[k]++;
+	w->sum[k] += sqlite3_column_int64(st, 6);
+}
+
+int report_requests_preload(const struct report_context *ctx, int want_spans,
+			    struct request_preload *p)
+{
+	char overlap[1024], started[1024], sql[3000];
+	struct request_windows *w = &p->windows;
+	int64_t from = (int64_t)ctx->scope->from;
+	int64_t to = ctx->scope->to > INT64_MAX ? INT64_MAX : (int64_t)ctx->scope->to;
+	size_t cap = 0;
+	sqlite3_stmt *st;
+	int rc = SQLITE_NOMEM;
+
+	p->valid = 0;
+	w->valid = 0;
+	if (w->n && (!(w->count = calloc(w->n, sizeof(*w->count))) ||
+		     !(w->sum = calloc(w->n, sizeof(*w->sum)))))
+		return -1;
+	if (want_spans && !(p->spans = calloc(1, sizeof(*p->spans))))
+		return -1;
+	/* the rows report_requests_read takes (overlapping the window) and
+	 * those the spike rule takes (started in it), told apart below */
+	snprintf(sql, sizeof(sql), "SELECT CAST(tids AS INTEGER), start_ts, end_ts, pid, fd, rowid,"
+		 " service_ns FROM %s WHERE (%s) OR (%s)",
+		 report_requests_from(ctx->scope, "requests"),
+		 report_scope_sql(overlap, sizeof(overlap), "pid", "CAST(tids AS INTEGER)",
+				  "start_ts", "end_ts"),
+		 report_scope_sql(started, sizeof(started), "pid", "CAST(tids AS INTEGER)",
+				  "start_ts", "start_ts"));
+	st = report_prepare(ctx, sql);
+	while (st && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t start = sqlite3_column_int64(st, 1), end = sqlite3_column_int64(st, 2);
+
+		add_window(w, st, from, to);
+		if (!(start < to && end > from))
+			continue;
+		if (add_ns(&p->ns, &p->n, &cap, st) < 0 || (p->spans && add_span(p->spans, st) < 0)) {
+			rc = SQLITE_NOMEM;
+			break;
+		}
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return -1;
+	if (p->spans && p->spans->n > 0)
+		qsort(p->spans->v, p->spans->n, sizeof(*p->spans->v), by_tid_start);
+	w->valid = w->n > 0;
+	p->valid = 1;
+	return 0;
+}
+
+void report_requests_preload_free(struct request_preload *p)
+{
+	free(p->ns);
+	report_requests_read_free(p->spans);
+	free(p->windows.count);
+	free(p->windows.sum);
+	memset(p, 0, sizeof(*p));
+}
+
 static int component_of(int64_t state_code, int64_t wait_class_code)
 {
 	static const int by_class[7] = { RC_OTHER, RC_BLOCK_IO, RC_FUTEX, RC_POLL, RC_SLEEP,

@@ -111,9 +111,32 @@ struct report_model {
 	struct callchains cc;
 	struct names names;
 	struct calls calls;
+	struct request_preload reqs;
 	struct latency *latency;
 	int ok;                        /* 0: the load or the diagnosis failed */
 };
+
+/* The scope's requests read once, before the diagnosis (report_requests.c):
+ * for the latency section and, per spike window (the grid and count
+ * diagnose_spike.c makes: from base to the window's or the capture's end,
+ * 2 to 100,000 windows), for the spike rule. Without it each reads them. */
+static void preload_requests(struct report_context *ctx, struct request_preload *p,
+			     uint64_t base, uint64_t width)
+{
+	const struct report_scope *s = ctx->scope;
+	uint64_t end = s->to < s->capture_end ? s->to : s->capture_end;
+	size_t n = width && end > base ? (size_t)((end - base) / width + 1) : 0;
+
+	if (!report_has_object(ctx->db, "requests"))
+		return;
+	p->windows.base = base;
+	p->windows.width = width;
+	p->windows.n = n >= 2 && n <= 100000 ? n : 0;
+	if (report_requests_preload(ctx, report_source_on(ctx, "sched"), p) < 0)
+		report_requests_preload_free(p);  /* the readers read them themselves */
+	else
+		ctx->reqs = p;
+}
 
 static void model_load(struct report_model *m, sqlite3 *db)
 {
@@ -137,8 +160,9 @@ static void model_load(struct report_model *m, sqlite3 *db)
 	ctx->diag = m->diag;
 	ctx->calls = &m->calls;
 	report_capture_hash(ctx);
+	preload_requests(ctx, &m->reqs, base, width);
 	if (diagnose_run(db, &m->scope, ctx->freq_hz, &m->sel, &m->cc, &m->names, &m->calls,
-			 m->diag) < 0)
+			 &m->reqs.windows, m->diag) < 0)
 		return;
 	/* NULL on failure: the latency section then fails in its turn */
 	m->latency = report_latency_load(ctx);
@@ -165,6 +189,7 @@ void report_model_free(struct report_model *m)
 	if (!m)
 		return;
 	report_latency_free(m->latency);
+	report_requests_preload_free(&m->reqs);
 	free(m->ctx.sources);
 	if (m->diag)
 		diagnose_free(m->diag);

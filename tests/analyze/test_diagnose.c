@@ -451,6 +451,46 @@ Test(diagnose, spike_window_from_waits_sums)
 	scratch_remove(dir);
 }
 
+/* The req source without waits: four 1 s windows, thread 101 serves a
+ * request every 100 ms, in 1 ms except in the last window, where each
+ * takes 40 ms. The spike is measured by the requests' mean service time
+ * per window, which the report reads in its one pass over the requests
+ * (report_requests_preload) and the spike rule takes from it; with
+ * --from 1500ms the scope's first window starts mid-window, and the
+ * requests that started before the scope are not counted in it. */
+Test(diagnose, spike_window_from_requests)
+{
+	char *dir = scratch_dir();
+	struct event_capture ev;
+	char *cap, *json;
+
+	ev_init(&ev, T(0), T(4000), "cpu,sched,req");
+	ev_switch(&ev, T(0), 0, 0, 0, 0, 100, 101);
+	for (int i = 0; i < 40; i++) {
+		uint64_t t = T(i * 100 + 10), service = i < 30 ? MS : 40 * MS;
+		ev_request(&ev, &(struct ev_request){ .cookie = 0x77, .conn_ts = T(1),
+			.start = t, .end = t + service, .pid = 100, .tid = 101,
+			.number = (uint32_t)i + 1, .fd = 7, .origin = PC_REQUEST_ACCEPTED,
+			.lport = 6379 });
+	}
+	cap = write_capture(dir, "spike-requests.perfcap", &ev);
+	for (int windowed = 0; windowed < 2; windowed++) {
+		json = report_json(cap, windowed ? "--from" : NULL, windowed ? "1500ms" : NULL);
+		expect_json(dir, json, "d['diagnosis']['spike']['latency_measure']",
+			    "mean request service time");
+		expect_json(dir, json, "d['diagnosis']['spike']['window_start_ns'] - 1000000000",
+			    "3000000000");
+		expect_json(dir, json, "d['diagnosis']['spike']['baseline_start_ns'] - 1000000000",
+			    "2000000000");
+		expect_json(dir, json, "round(d['diagnosis']['spike']['latency_ns'])", "40000000");
+		expect_json(dir, json, "round(d['diagnosis']['spike']['baseline_latency_ns'])",
+			    "1000000");
+		free(json);
+	}
+	free(cap);
+	scratch_remove(dir);
+}
+
 /* The same capture, with the window cut before the spike: no spike, no
  * disk cause; with --tid of another thread: nothing at all. */
 Test(diagnose, window_and_tid_filters_change_the_verdict)
