@@ -132,6 +132,8 @@ struct diag_thread {
  * NULL as 0). The report reads them in its one pass over the requests
  * (report_requests.c) before the diagnosis runs; the spike rule takes
  * them when its windows are these, else reads them itself. */
+#define DIAG_SPIKE_MAX_WINDOWS 100000 /* more windows than this: no spike rule */
+
 struct request_windows {
 	uint64_t base, width;
 	size_t n;

@@ -33,7 +33,7 @@
 #include "diagnose.h"
 #include "util/fmt.h"
 
-#define MAX_WINDOWS 100000
+#define MAX_WINDOWS DIAG_SPIKE_MAX_WINDOWS
 #define RISE 1.5
 #define MIN_REQUESTS 10
 #define RATIO_CAP 1000.0

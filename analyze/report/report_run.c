@@ -119,7 +119,8 @@ struct report_model {
 /* The scope's requests read once, before the diagnosis (report_requests.c):
  * for the latency section and, per spike window (the grid and count
  * diagnose_spike.c makes: from base to the window's or the capture's end,
- * 2 to 100,000 windows), for the spike rule. Without it each reads them. */
+ * 2 to DIAG_SPIKE_MAX_WINDOWS windows), for the spike rule. Without it each
+ * reads them. */
 static void preload_requests(struct report_context *ctx, struct request_preload *p,
 			     uint64_t base, uint64_t width)
 {
@@ -131,7 +132,7 @@ static void preload_requests(struct report_context *ctx, struct request_preload 
 		return;
 	p->windows.base = base;
 	p->windows.width = width;
-	p->windows.n = n >= 2 && n <= 100000 ? n : 0;
+	p->windows.n = n >= 2 && n <= DIAG_SPIKE_MAX_WINDOWS ? n : 0;
 	if (report_requests_preload(ctx, report_source_on(ctx, "sched"), p) < 0)
 		report_requests_preload_free(p);  /* the readers read them themselves */
 	else
