@@ -76,26 +76,31 @@ static int64_t nearest_rank(const int64_t *v, size_t n, int pct)
  * window-function statement that did it (row_number over the sorted
  * durations) took 1.7 s of a 5 s report of a redis capture with 543k
  * requests. The same statement reads the spans the dominant component
- * needs (with the sched source; *spans, else NULL). The sorted values
- * stay in kept for the JSON histogram. 1 (a row), 0 (no requests) or -1. */
-static int request_row(const struct report_context *ctx, const char *where,
-		       struct latency_row *r, struct durations *kept, struct request_read **spans)
+ * needs (with the sched source; *spans, else NULL): the report's one read
+ * of the requests (report_requests_preload), made before the diagnosis or,
+ * when it was not, here. The sorted values stay in kept for the JSON
+ * histogram. 1 (a row), 0 (no requests) or -1. */
+static int request_row(const struct report_context *ctx, struct latency_row *r,
+		       struct durations *kept, struct request_read **spans)
 {
 	int64_t *v, total = 0;
 	size_t n;
-	struct request_preload *pre = ctx->reqs;
+	struct request_preload own = { 0 }, *pre = ctx->reqs;
 
-	if (pre && pre->valid) {          /* read before the diagnosis: taken over */
-		v = pre->ns;
-		n = pre->n;
-		*spans = pre->spans;
-		pre->ns = NULL;
-		pre->n = 0;
-		pre->spans = NULL;
-	} else if (report_requests_read(ctx, where, &v, &n,
-					report_source_on(ctx, "sched") ? spans : NULL) < 0) {
-		return -1;
+	if (!pre || !pre->valid) {        /* not read before the diagnosis: now */
+		pre = &own;
+		if (report_requests_preload(ctx, report_source_on(ctx, "sched"), pre) < 0) {
+			report_requests_preload_free(pre);
+			return -1;
+		}
 	}
+	v = pre->ns;                      /* taken over */
+	n = pre->n;
+	*spans = pre->spans;
+	pre->ns = NULL;
+	pre->n = 0;
+	pre->spans = NULL;
+	report_requests_preload_free(&own);
 	for (size_t i = 0; i < n; i++)
 		total = (int64_t)((uint64_t)total + (uint64_t)v[i]);  /* no UB on a wild value */
 	if (radix_sort_i64(v, n, sizeof(*v), 0) < 0) {
@@ -366,7 +371,6 @@ struct latency {
 	int64_t queued;           /* requests in request_queueing */
 	int64_t arrivals;         /* ... of them ready at their data's arrival */
 	double queue_mean;        /* their mean queueing, -1 without the view */
-	char req_where[1024];
 	struct durations req_ns;  /* every request's service_ns, ascending */
 };
 
@@ -532,9 +536,7 @@ static int load_requests(const struct report_context *ctx, struct latency *l)
 	int rc;
 
 	l->queue_mean = queue_mean(ctx, &l->queued, &l->arrivals);
-	report_scope_sql(l->req_where, sizeof(l->req_where), "pid", "CAST(tids AS INTEGER)",
-			 "start_ts", "end_ts");
-	l->nreq = request_row(ctx, l->req_where, &l->req, &l->req_ns, &spans);
+	l->nreq = request_row(ctx, &l->req, &l->req_ns, &spans);
 	if (l->nreq < 0)
 		return -1;
 	if (l->nreq > 0 && report_request_dominant(ctx, spans, l->req.total, l->req.dominant,

@@ -8,7 +8,7 @@
  * sorted). The part no state covers is "unattributed", not zero.
  *
  * The spans are read in the same statement as every request's service
- * time (report_requests_read), which the latency row needs: one scan of
+ * time (report_requests_preload), which the latency row needs: one scan of
  * the requests table instead of two (0.5-0.8 s each on 2M requests). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,44 +97,7 @@ void report_requests_read_free(struct request_read *r)
 	free(r);
 }
 
-int report_requests_read(const struct report_context *ctx, const char *where, int64_t **ns,
-			 size_t *n, struct request_read **spans)
-{
-	struct request_read *r = spans ? calloc(1, sizeof(*r)) : NULL;
-	size_t cap = 0;
-	char sql[1600];
-	sqlite3_stmt *st;
-	int rc = SQLITE_NOMEM;
-
-	*ns = NULL;
-	*n = 0;
-	if (spans)
-		*spans = NULL;
-	/* the table in storage order for the whole capture (the view's
-	 * index order cost a rowid lookup per row), sorted here into the
-	 * view's order per thread */
-	snprintf(sql, sizeof(sql), "SELECT CAST(tids AS INTEGER), start_ts, end_ts, pid, fd, rowid,"
-		 " service_ns FROM %s WHERE %s", report_requests_from(ctx->scope, "requests"), where);
-	st = (!spans || r) ? report_prepare(ctx, sql) : NULL;
-	while (st && (rc = sqlite3_step(st)) == SQLITE_ROW)
-		if (add_ns(ns, n, &cap, st) < 0 || (r && add_span(r, st) < 0))
-			break;
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		free(*ns);
-		*ns = NULL;
-		*n = 0;
-		report_requests_read_free(r);
-		return -1;
-	}
-	if (r && r->n > 0)
-		qsort(r->v, r->n, sizeof(*r->v), by_tid_start);
-	if (spans)
-		*spans = r;
-	return 0;
-}
-
-/* Adds the current row of st (columns as report_requests_read's) to the
+/* Adds the current row of st (report_requests_preload's columns) to the
  * window its start falls in, when it starts in the scope's window, as
  * diagnose_spike.c's statement counts it ((start_ts - base) / width,
  * truncated; service_ns NULL as 0). */
@@ -169,7 +132,7 @@ int report_requests_preload(const struct report_context *ctx, int want_spans,
 		return -1;
 	if (want_spans && !(p->spans = calloc(1, sizeof(*p->spans))))
 		return -1;
-	/* the rows report_requests_read takes (overlapping the window) and
+	/* the rows the latency section takes (overlapping the window) and
 	 * those the spike rule takes (started in it), told apart below */
 	snprintf(sql, sizeof(sql), "SELECT CAST(tids AS INTEGER), start_ts, end_ts, pid, fd, rowid,"
 		 " service_ns FROM %s WHERE (%s) OR (%s)",

@@ -84,23 +84,20 @@ int report_section_reproduce(const struct report_context *ctx);  /* report_repro
  * database's source capture if it is still there, same size (report_reproduce.c). */
 void report_capture_hash(struct report_context *ctx);
 
-/* The requests matching where (a report_scope_sql condition over the
- * requests' columns), read in one statement: every service time (NULL as
- * 0) into *ns (malloc'd, *n of them, in no particular order) and, when
- * spans is not NULL, their spans for report_request_dominant into *spans
- * (free with report_requests_read_free). 0 or -1 (report_requests.c). */
+/* The spans of requests read, for report_request_dominant (free with
+ * report_requests_read_free). */
 struct request_read;
-int report_requests_read(const struct report_context *ctx, const char *where, int64_t **ns,
-			 size_t *n, struct request_read **spans);
 void report_requests_read_free(struct request_read *r);
 
 /* The report's one read of the scope's requests, made before the
  * diagnosis (a scan of the requests table is 0.7-1.4 s for the 4.8M of a
- * 60 s default recording): what report_requests_read gives for the
- * requests overlapping the scope's window, and the requests started in
- * each window of windows (its base, width and n set by the caller; n 0:
- * none), which the spike rule sums. The latency section takes ns and
- * spans over (report_latency.c). */
+ * 60 s default recording): of the requests overlapping the scope's
+ * window, every service time (NULL as 0) into ns (malloc'd, n of them, in
+ * no particular order) and, with want_spans, their spans; and the
+ * requests started in each window of windows (its base, width and n set
+ * by the caller; n 0: none), which the spike rule sums. The latency
+ * section takes ns and spans over (report_latency.c). 0 or -1 (free p
+ * with report_requests_preload_free either way). */
 struct request_preload {
 	int valid;
 	int64_t *ns;
