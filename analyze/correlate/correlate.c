@@ -52,6 +52,7 @@ void correlator_free(struct correlator *c)
 	hmap_free(&c->socket_fds);
 	batch_free(&c->state_rows);
 	batch_free(&c->offcpu_rows);
+	free(c->links);
 	free(c);
 }
 

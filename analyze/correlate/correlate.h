@@ -49,8 +49,10 @@ struct correlator;
 struct correlator *correlator_new(sqlite3 *db, uint64_t window_ns);
 
 /* After import, once stacks have names: waits classified by task state
- * alone get the class their kernel stack tells (wait_stacks.c). */
-int wait_stacks_classify(sqlite3 *db);
+ * alone get the class their kernel stack tells (wait_stacks.c). c: the
+ * correlator that wrote the rows (its pairs of rows and records), or
+ * NULL to find them by a join. */
+int wait_stacks_classify(sqlite3 *db, const struct correlator *c);
 
 /* The capture's format minor version (what its records can carry). */
 void correlator_set_format_minor(struct correlator *c, unsigned minor);

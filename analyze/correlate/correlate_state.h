@@ -41,6 +41,16 @@ struct state_interval {
 	uint32_t waker_tid, waker_pid;
 };
 
+/* A blocked thread_state_rows row written without a system call and the
+ * kernel stack of the OFFCPU record of the same switch-out: what
+ * wait_stacks.c classifies it by, found without a join over every row. */
+struct wait_link {
+	int64_t  rowid;           /* of the thread_state_rows row */
+	uint64_t start;           /* its start_ts and tid, checked at the update */
+	uint32_t tid;
+	uint32_t kstack;          /* the OFFCPU record's kernel stack id */
+};
+
 #define CORRELATE_MAX_CPUS 4096   /* CPUs whose running thread is tracked */
 
 struct correlator {
@@ -65,6 +75,9 @@ struct correlator {
 	int wait_for_syscalls;         /* syscall records may attribute waits */
 	int summed_syscalls;           /* agg or waits sums fill the shares (metric_shares.c) */
 	int summed_calls;              /* ... and agg's calls win over waits' */
+	struct wait_link *links;       /* waits.c, for wait_stacks.c */
+	size_t nlinks, links_cap;
+	int links_lost;                /* out of memory: wait_stacks.c joins instead */
 	int failed;
 };
 

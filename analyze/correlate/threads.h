@@ -51,6 +51,12 @@ struct thread {
 	int      has_block;
 	struct pending_wait *waits;   /* oldest first */
 	uint32_t nwaits, waits_cap;
+	/* waits.c pairs a blocked interval written without a system call
+	 * with the OFFCPU record of the same switch-out (wait_stacks.c):
+	 * the first of the two waits here for the other */
+	uint64_t unpaired_start;
+	uint64_t unpaired_ref;    /* the row's rowid, or the record's kernel stack */
+	uint8_t  unpaired;        /* enum wait_what of the one waiting, 0: none */
 };
 
 struct thread_table {

@@ -10,6 +10,8 @@
  * them); the oldest are then written without a call and counted as
  * expired. When the capture has no syscall source, waits are written at
  * once. */
+#include <stdlib.h>
+
 #include "correlate_state.h"
 #include "perfcap_format.h"
 #include "util/syscalls.h"
@@ -88,7 +90,41 @@ static int write_offcpu(struct correlator *c, const struct pending_wait *w,
 	return batch_commit_row(&c->offcpu_rows);
 }
 
-static int finish_wait(struct correlator *c, const struct pending_wait *w,
+/* Pairs a blocked interval written without a system call (its rowid) with
+ * the OFFCPU record of the same switch-out that no call classified (its
+ * kernel stack): a thread's two come one after the other, in either
+ * order. what: enum wait_what. */
+static void pair_wait(struct correlator *c, struct thread *t, uint8_t what, uint64_t start,
+		      uint64_t ref)
+{
+	struct wait_link *l;
+
+	if (!t->unpaired || t->unpaired == what || t->unpaired_start != start) {
+		t->unpaired = what;
+		t->unpaired_start = start;
+		t->unpaired_ref = ref;
+		return;
+	}
+	t->unpaired = 0;
+	if (c->nlinks == c->links_cap) {
+		size_t cap = c->links_cap ? 2 * c->links_cap : 1024;
+		struct wait_link *grown = realloc(c->links, cap * sizeof(*grown));
+
+		if (!grown) {
+			c->links_lost = 1;
+			return;
+		}
+		c->links = grown;
+		c->links_cap = cap;
+	}
+	l = &c->links[c->nlinks++];
+	l->rowid = (int64_t)(what == WAIT_STATE ? ref : t->unpaired_ref);
+	l->kstack = (uint32_t)(what == WAIT_STATE ? t->unpaired_ref : ref);
+	l->start = start;
+	l->tid = t->tid;
+}
+
+static int finish_wait(struct correlator *c, struct thread *t, const struct pending_wait *w,
 		       const struct wait_call *call)
 {
 	struct wait_facts f = {
@@ -101,24 +137,31 @@ static int finish_wait(struct correlator *c, const struct pending_wait *w,
 	enum wait_class wc = wait_classify(&f);
 	struct state_interval iv;
 
-	if (w->what == WAIT_OFFCPU)
+	if (w->what == WAIT_OFFCPU) {
+		if (!call && (uint32_t)w->stacks != PC_STACK_NONE)
+			pair_wait(c, t, WAIT_OFFCPU, w->start, (uint32_t)w->stacks);
 		return write_offcpu(c, w, wc, call);
+	}
 	iv = (struct state_interval){
 		.tid = w->tid, .pid = w->pid, .state = w->kind, .partial = w->partial,
 		.has_waker = w->has_waker, .start = w->start, .end = w->end,
 		.cpu = w->cpu, .waker_tid = w->waker_tid, .waker_pid = w->waker_pid,
 	};
-	return state_row_write(c, &iv, (int)wc,
-			       call ? (int64_t)call->ev->u1 : -1,
-			       call ? (int64_t)call->ev->id : -1);
+	if (state_row_write(c, &iv, (int)wc, call ? (int64_t)call->ev->u1 : -1,
+			    call ? (int64_t)call->ev->id : -1) < 0)
+		return -1;
+	/* rows are numbered as written: this one's rowid is their count */
+	if (!call && w->kind >= ST_IO)
+		pair_wait(c, t, WAIT_STATE, w->start, c->counts.intervals);
+	return 0;
 }
 
 static int add_wait(struct correlator *c, struct thread *t, const struct pending_wait *w)
 {
 	if (!c->wait_for_syscalls)
-		return finish_wait(c, w, NULL);
+		return finish_wait(c, t, w, NULL);
 	if (t->nwaits >= WAITS_MAX_PER_THREAD) {
-		if (finish_wait(c, &t->waits[0], NULL) < 0)
+		if (finish_wait(c, t, &t->waits[0], NULL) < 0)
 			return -1;
 		thread_drop_waits(t, 1);
 		c->counts.waits_expired++;
@@ -154,7 +197,7 @@ int waits_add_offcpu(struct correlator *c, const struct tl_event *ev)
 	if (!t)
 		return -1;
 	if (ev->flags & TL_F_LATE)
-		return finish_wait(c, &w, NULL);
+		return finish_wait(c, t, &w, NULL);
 	return add_wait(c, t, &w);
 }
 
@@ -175,7 +218,7 @@ int waits_on_syscall(struct correlator *c, const struct tl_event *ev)
 			     t->last_block_done <= ev->key;
 	for (; n < t->nwaits && t->waits[n].end <= ev->key; n++) {
 		const struct pending_wait *w = &t->waits[n];
-		if (finish_wait(c, w, w->start >= ev->start ? &call : NULL) < 0)
+		if (finish_wait(c, t, w, w->start >= ev->start ? &call : NULL) < 0)
 			return -1;
 	}
 	thread_drop_waits(t, n);
@@ -185,7 +228,7 @@ int waits_on_syscall(struct correlator *c, const struct tl_event *ev)
 int waits_flush_thread(struct correlator *c, struct thread *t)
 {
 	for (uint32_t i = 0; i < t->nwaits; i++)
-		if (finish_wait(c, &t->waits[i], NULL) < 0)
+		if (finish_wait(c, t, &t->waits[i], NULL) < 0)
 			return -1;
 	t->nwaits = 0;
 	return 0;

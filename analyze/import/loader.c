@@ -439,7 +439,7 @@ static int phase_end(struct loader *L, const char *name, double *since, int rc)
 static int pass_connection_roles(struct loader *L) { return connections_set_roles(L->db); }
 static int pass_probes(struct loader *L) { return probes_build(L->db); }
 static int pass_runtimes(struct loader *L) { return runtimes_build(L->db); }
-static int pass_wait_stacks(struct loader *L) { return wait_stacks_classify(L->db); }
+static int pass_wait_stacks(struct loader *L) { return wait_stacks_classify(L->db, L->corr); }
 static int pass_gc_proxy(struct loader *L) { return gc_proxy_build(L->db); }
 
 /* The passes after the last chunk, in order: each may read what the ones

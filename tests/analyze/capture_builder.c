@@ -15,6 +15,7 @@
 #define APP_SYM_B      0x1400
 #define KSYM_SYSCALL   0xffffffff81000000ull
 #define KSYM_READ      0xffffffff81001000ull
+#define KSYM_PIPE      0xffffffff81002000ull
 #define TS_BASE        1000000000ull   /* 1 s */
 #define TS_STEP        10000000ull     /* 10 ms: 100 Hz */
 
@@ -116,7 +117,8 @@ static void add_stack(struct builder *b, uint32_t id, uint32_t pid, uint16_t kin
 	pc_buf_add_rec(&b->buf, &s, sizeof(s), ips, nr * sizeof(uint64_t), NULL, 0);
 }
 
-static void add_stacks(struct builder *b, int with_junk)
+/* with_junk: STACK_JUNK too; events: STACK_KPIPE too (event captures). */
+static void add_stacks(struct builder *b, int with_junk, int events)
 {
 	const uint64_t app = APP_BASE, other = OTHER_BASE;
 	uint64_t a[] = { app + APP_SYM_A + 0x10, app + APP_SYM_CALLER + 0x50,
@@ -124,6 +126,7 @@ static void add_stacks(struct builder *b, int with_junk)
 	uint64_t bb[] = { app + APP_SYM_B + 0x20, app + APP_SYM_CALLER + 0x60,
 			  app + APP_SYM_MAIN + 0x50, app + APP_SYM_START + 0x10 };
 	uint64_t k[] = { KSYM_READ + 0x10, KSYM_SYSCALL + 0x40 };
+	uint64_t kpipe[] = { KSYM_PIPE + 0x30, KSYM_SYSCALL + 0x40 };
 	uint64_t unmapped[] = { 0x7000000000ull, app + APP_SYM_CALLER + 0x50,
 				app + APP_SYM_MAIN + 0x50, app + APP_SYM_START + 0x10 };
 	uint64_t nosyms[] = { NOSYMS_BASE + 0x100, app + APP_SYM_CALLER + 0x50,
@@ -143,7 +146,9 @@ static void add_stacks(struct builder *b, int with_junk)
 	add_stack(b, STACK_SHORT, 100, PC_STACK_USER, 0, a, 2);
 	if (with_junk)
 		add_stack(b, STACK_JUNK, 100, PC_STACK_USER, 0, junk, 5);
-	add_chunk(b, PC_CHUNK_STACKS, with_junk ? 9 : 8, 0, 0);
+	if (events)
+		add_stack(b, STACK_KPIPE, 0, PC_STACK_KERNEL, 0, kpipe, 2);
+	add_chunk(b, PC_CHUNK_STACKS, 8 + (with_junk != 0) + (events != 0), 0, 0);
 }
 
 /* Appends n samples; returns how many were added. */
@@ -218,13 +223,15 @@ static void add_app_module(struct builder *b)
 	pc_buf_add_module(&b->buf, &m, NULL, 0);
 }
 
-static void add_kernel_module(struct builder *b)
+/* events: pipe_read too (STACK_KPIPE of event captures). */
+static void add_kernel_module(struct builder *b, int events)
 {
-	static const char strtab[] = "do_syscall_64\0ksys_read";
-	struct pc_symbol syms[] = { { KSYM_SYSCALL, 0x200, 0 }, { KSYM_READ, 0x100, 14 } };
+	static const char strtab[] = "do_syscall_64\0ksys_read\0pipe_read";
+	struct pc_symbol syms[] = { { KSYM_SYSCALL, 0x200, 0 }, { KSYM_READ, 0x100, 14 },
+				    { KSYM_PIPE, 0x100, 24 } };
 	struct pc_elf_module m = {
 		.kind = PC_MODULE_KERNEL, .path = (char *)"[kernel]", .syms = syms,
-		.nsyms = 2, .strtab = (char *)strtab, .strtab_len = sizeof(strtab),
+		.nsyms = events ? 3 : 2, .strtab = (char *)strtab, .strtab_len = sizeof(strtab),
 	};
 
 	pc_buf_add_module(&b->buf, &m, NULL, 0);
@@ -239,7 +246,7 @@ static void add_tail(struct builder *b, const struct capture_spec *spec)
 		add_chunk(b, 99, 1, 0, 0);
 	}
 	add_app_module(b);
-	add_kernel_module(b);
+	add_kernel_module(b, 0);
 	add_chunk(b, PC_CHUNK_SYMBOLS, 2, 0, 0);
 	pc_buf_add_kv_u64(&b->buf, "cpu.lost.kernel", spec->lost_kernel);
 	pc_buf_add_kv_u64(&b->buf, "cpu.lost.user", spec->lost_user);
@@ -261,7 +268,7 @@ int build_capture(const char *path, const struct capture_spec *spec,
 		return err;
 	add_meta(&b);
 	add_procs(&b);
-	add_stacks(&b, spec->junk > 0);
+	add_stacks(&b, spec->junk > 0, 0);
 	add_events(&b, spec);
 	add_tail(&b, spec);
 	if (b.err || spec->no_end) {
@@ -338,10 +345,10 @@ int build_event_capture(const char *path, const struct event_capture *ev)
 		return err;
 	add_event_meta(&b, ev);
 	add_procs(&b);
-	add_stacks(&b, 0);
+	add_stacks(&b, 0, 1);
 	add_event_chunks(&b, ev);
 	add_app_module(&b);
-	add_kernel_module(&b);
+	add_kernel_module(&b, 1);
 	add_chunk(&b, PC_CHUNK_SYMBOLS, 2, 0, 0);
 	add_event_stats(&b, ev);
 	if (b.err)

@@ -4,7 +4,8 @@
  * Process 100 "app" (threads 100 "app", 101 "worker") maps /usr/bin/app at
  * APP_BASE; process 200 "other" maps the same binary at OTHER_BASE. The
  * capture embeds the app's symbols (_start, main, caller, A, B) and kernel
- * symbols (do_syscall_64, ksys_read). Stacks, innermost first:
+ * symbols (do_syscall_64, ksys_read; pipe_read in event captures). Stacks,
+ * innermost first:
  *   STACK_A        pid 100: A <- caller <- main <- _start
  *   STACK_B        pid 100: B <- caller <- main <- _start
  *   STACK_KERNEL   kernel:  ksys_read <- do_syscall_64
@@ -15,6 +16,8 @@
  *   STACK_SHORT    pid 100: A <- caller, not flagged (probably truncated)
  *   STACK_JUNK     pid 100: A <- 0x7000000000 (no map: a frame-pointer walk
  *                  gone astray) <- caller <- main <- _start (only when used)
+ *   STACK_KPIPE    kernel:  pipe_read <- do_syscall_64 (event captures only:
+ *                  a kernel stack that tells a wait, wait_stacks.c)
  * Chunk order: META PROCS STACKS EVENTS(A samples) EVENTS(the rest)
  * [unknown chunk] SYMBOLS STATS END. */
 #ifndef TESTS_CAPTURE_BUILDER_H
@@ -28,7 +31,7 @@
 
 enum {
 	STACK_A = 0, STACK_B, STACK_KERNEL, STACK_UNMAPPED, STACK_NOSYMS,
-	STACK_OTHER, STACK_TRUNC, STACK_SHORT, STACK_JUNK,
+	STACK_OTHER, STACK_TRUNC, STACK_SHORT, STACK_JUNK, STACK_KPIPE,
 };
 
 struct capture_spec {

@@ -170,3 +170,60 @@ Test(offcpu, without_a_syscall_source_waits_are_classified_at_once)
 	ev_free(&ev);
 	scratch_remove(dir);
 }
+
+/* Thread tid runs on CPU 0 from at, blocks (state) at at+10 ms, is woken
+ * at at+20 and runs again at at+21; the OFFCPU record of that interval
+ * carries kernel stack kstack. */
+static void block_once(struct event_capture *ev, uint32_t tid, uint64_t at, uint32_t state,
+		       uint32_t kstack)
+{
+	ev_switch(ev, T(at), 0, 0, 0, 0, PID, tid);
+	ev_switch(ev, T(at + 10), 0, PID, tid, state, 0, 0);
+	ev_wakeup(ev, T(at + 20), PID, tid, 0, 0, 0, 0);
+	ev_switch(ev, T(at + 21), 0, 0, 0, 0, PID, tid);
+	ev_offcpu(ev, T(at + 21), 11 * MS, PID, tid, state, PC_STACK_NONE, kstack, 0);
+	ev_switch(ev, T(at + 22), 0, PID, tid, PC_TASK_RUNNING, 0, 0);
+}
+
+/* A wait no system call explains takes the class its kernel stack tells
+ * (pipe_read: pipe), on the OFFCPU row and on the blocked thread_states
+ * row of the same switch-out, with or without a syscall source; a stack
+ * that tells nothing leaves the class the task state gave (unknown for
+ * an interruptible sleep). */
+static void kernel_stack_classes(const char *sources, const char *name)
+{
+	char *dir = scratch_dir();
+	struct event_capture ev;
+	sqlite3 *db;
+
+	ev_init(&ev, T(0), T(1000), sources);
+	block_once(&ev, 301, 100, S, STACK_KPIPE);
+	block_once(&ev, 302, 200, S, STACK_KERNEL);
+	block_once(&ev, 303, 300, D, STACK_KPIPE);
+	block_once(&ev, 301, 400, S, STACK_KPIPE);
+	db = import_events(dir, name, &ev, NULL);
+	expect_class(db, 302, "unknown/state");
+	expect_int(db, "SELECT count(*) FROM offcpu WHERE tid IN (301, 303)"
+		   " AND wait_class = 'pipe' AND class_source = 'kstack'", 3);
+	expect_int(db, "SELECT count(*) FROM thread_states WHERE state NOT IN"
+		   " ('running', 'runnable') AND tid IN (301, 303) AND wait_class = 'pipe'", 3);
+	expect_int(db, "SELECT count(*) FROM thread_states WHERE state NOT IN"
+		   " ('running', 'runnable') AND tid = 302 AND wait_class = 'unknown'", 1);
+	/* the blocked row is the one that began at the switch-out */
+	expect_int(db, "SELECT count(*) FROM thread_states t JOIN offcpu o"
+		   " ON o.tid = t.tid AND o.ts - o.duration = t.start_ts"
+		   " WHERE t.wait_class = 'pipe'", 3);
+	sqlite3_close(db);
+	ev_free(&ev);
+	scratch_remove(dir);
+}
+
+Test(offcpu, kernel_stack_classes_without_a_syscall_source)
+{
+	kernel_stack_classes("cpu,sched", "kstack");
+}
+
+Test(offcpu, kernel_stack_classes_with_a_syscall_source)
+{
+	kernel_stack_classes("sched,syscall", "kstack_sys");
+}
