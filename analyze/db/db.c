@@ -70,6 +70,21 @@ static void maybe_profile(sqlite3 *db)
 		sqlite3_trace_v2(db, SQLITE_TRACE_PROFILE, trace_statement, &sql_trace);
 }
 
+/* The import's page cache: the interior pages of the tables it appends
+ * to and the pages being filled; what is written goes to the file (the
+ * kernel's page cache) as it comes. A larger one only held pages in
+ * SQLite's own memory until the commit, each page first-touched there
+ * and copied again at the commit: 64 MiB made the import of a real
+ * capture 4-6% slower than 4 MiB (16 MiB was between; 1-2 MiB the same
+ * as 4). Readers get READER_CACHE_KIB: their scans and sorts reuse it. */
+#define LOAD_CACHE_KIB   "4096"
+#define READER_CACHE_KIB "65536"
+
+void db_use_reader_cache(sqlite3 *db)
+{
+	db_exec(db, "PRAGMA cache_size=-" READER_CACHE_KIB ";");
+}
+
 sqlite3 *db_open_for_load(const char *path)
 {
 	sqlite3 *db = NULL;
@@ -85,7 +100,7 @@ sqlite3 *db_open_for_load(const char *path)
 			"PRAGMA synchronous=OFF;"
 			"PRAGMA locking_mode=EXCLUSIVE;"
 			"PRAGMA temp_store=FILE;"
-			"PRAGMA cache_size=-65536;") < 0) {
+			"PRAGMA cache_size=-" LOAD_CACHE_KIB ";") < 0) {
 		sqlite3_close(db);
 		return NULL;
 	}
@@ -118,7 +133,8 @@ sqlite3 *db_open_readonly(const char *path)
 		sqlite3_close(db);
 		return NULL;
 	}
-	db_exec(db, "PRAGMA temp_store=FILE; PRAGMA cache_size=-65536;");
+	db_exec(db, "PRAGMA temp_store=FILE;");
+	db_use_reader_cache(db);
 	maybe_profile(db);
 	return db;
 }

@@ -8,9 +8,12 @@
 #include <sqlite3.h>
 
 /* Opens (creating) a database to load into; path ":memory:" for an
- * in-memory one. 64 KiB pages and the bulk-load pragmas. NULL on error
- * (reported). */
+ * in-memory one. 64 KiB pages, the bulk-load pragmas and a small page
+ * cache. NULL on error (reported). */
 sqlite3 *db_open_for_load(const char *path);
+
+/* Gives a loaded database the readers' page cache (reports run on it). */
+void db_use_reader_cache(sqlite3 *db);
 
 /* Whether path starts with the SQLite file header (a database, not a
  * capture). */

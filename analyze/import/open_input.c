@@ -47,8 +47,10 @@ static sqlite3 *import_to_temporary(const char *path, const struct load_options 
 		return NULL;
 	}
 	rc = load_capture(db, path, load, &sum, why, sizeof(why));
-	if (rc == LOAD_OK)
+	if (rc == LOAD_OK) {
+		db_use_reader_cache(db);
 		return db;
+	}
 	*status = fail_file(path, rc == LOAD_NOT_CAPTURE ? why : "import failed");
 	sqlite3_close(db);
 	return NULL;
