@@ -144,22 +144,33 @@ static int load_requests(sqlite3 *db, const struct report_scope *scope, const in
 	return 0;
 }
 
-/* Adds one state row's overlap with each slow request of its thread:
- * requests [first, last) of that thread, sorted by start; maxlen their
- * longest span. */
-static void add_row(struct slow_path *out, const struct slow_req *r, size_t first, size_t last,
-		    int64_t maxlen, sqlite3_stmt *st)
-{
-	int64_t s = sqlite3_column_int64(st, 1), e = s + sqlite3_column_int64(st, 2);
-	int64_t state = sqlite3_column_int64(st, 3), cls = sqlite3_column_int64(st, 4);
-	int has_waker = sqlite3_column_type(st, 5) != SQLITE_NULL;
-	int64_t waker_tid = sqlite3_column_int64(st, 5), waker_pid = sqlite3_column_int64(st, 6);
-	int64_t pid = sqlite3_column_int64(st, 7);
-	size_t lo = first, hi = last;
+/* The slow requests being walked: sorted by thread and start, each
+ * thread's [first, last) in ranges, maxlen their longest span, [from, to)
+ * the time they cover. */
+struct slow_walk {
+	struct slow_path *out;
+	struct slow_req *r;
+	size_t n;
+	struct hmap ranges;          /* tid -> first << 32 | last */
+	int64_t from, to, maxlen;
+};
 
+/* Adds one state row's overlap with each slow request of its thread. */
+void slow_path_add_state(struct slow_walk *w, const struct slow_state_row *row)
+{
+	const uint64_t *slot = hmap_find(&w->ranges, (uint64_t)row->tid, 0);
+	const struct slow_req *r = w->r;
+	struct slow_path *out = w->out;
+	int64_t s = row->start, e = row->start + row->duration;
+	size_t lo, hi, last;
+
+	if (!slot)
+		return;
+	lo = (size_t)(*slot >> 32);
+	hi = last = (size_t)(*slot & 0xffffffffu);
 	while (lo < hi) { /* the first request that may still overlap */
 		size_t mid = lo + (hi - lo) / 2;
-		if (r[mid].start + maxlen <= s)
+		if (r[mid].start + w->maxlen <= s)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -171,61 +182,72 @@ static void add_row(struct slow_path *out, const struct slow_req *r, size_t firs
 			continue;
 		ns = (uint64_t)(b - a);
 		out->covered += ns;
-		if (state == 0) {
+		if (row->state == 0) {
 			out->running += ns;
-		} else if (state == 1) {
+		} else if (row->state == 1) {
 			out->runnable += ns;
 		} else {
 			out->blocked += ns;
-			out->by_class[cls >= 0 && cls < SLOW_PATH_CLASSES ? cls : 6] += ns;
-			out->woken_by[!has_waker ? SW_NONE : waker_tid == 0 ? SW_INTERRUPT :
-				      waker_pid == pid ? SW_THREAD : SW_PROCESS] += ns;
+			out->by_class[row->cls >= 0 && row->cls < SLOW_PATH_CLASSES ? row->cls : 6] += ns;
+			out->woken_by[!row->has_waker ? SW_NONE : row->waker_tid == 0 ? SW_INTERRUPT :
+				      row->waker_pid == row->pid ? SW_THREAD : SW_PROCESS] += ns;
 		}
 	}
 }
 
-static int walk_states(sqlite3 *db, struct slow_path *out, const struct slow_req *r, size_t n)
+void slow_path_state_of(sqlite3_stmt *st, int col, struct slow_state_row *row)
 {
-	struct hmap ranges;          /* tid -> first << 32 | last */
-	int64_t from = INT64_MAX, to = 0, maxlen = 0;
-	sqlite3_stmt *st;
-	int rc = 0, step;
+	row->tid = sqlite3_column_int64(st, col);
+	row->start = sqlite3_column_int64(st, col + 1);
+	row->duration = sqlite3_column_int64(st, col + 2);
+	row->state = sqlite3_column_int64(st, col + 3);
+	row->cls = sqlite3_column_int64(st, col + 4);
+	row->has_waker = sqlite3_column_type(st, col + 5) != SQLITE_NULL;
+	row->waker_tid = sqlite3_column_int64(st, col + 5);
+	row->waker_pid = sqlite3_column_int64(st, col + 6);
+	row->pid = sqlite3_column_int64(st, col + 7);
+}
 
-	hmap_init(&ranges);
-	for (size_t i = 0; i < n; i++) {
-		int created = 0;
-		uint64_t *slot = hmap_upsert(&ranges, r[i].tid, 0, (uint64_t)i << 32, &created);
-		if (!slot) {
-			hmap_free(&ranges);
-			return -1;
-		}
-		*slot = (*slot & ~0xffffffffull) | (uint64_t)(i + 1);
-		from = r[i].start < from ? r[i].start : from;
-		to = r[i].end > to ? r[i].end : to;
-		maxlen = r[i].end - r[i].start > maxlen ? r[i].end - r[i].start : maxlen;
-	}
-	st = db_prepare(db, "SELECT tid, start_ts, duration, state_code, wait_class_code,"
-			" waker_tid, waker_pid, pid FROM thread_state_rows"
-			" WHERE start_ts < ?2 AND start_ts + duration > ?1");
-	if (!st) {
-		hmap_free(&ranges);
+/* The rows of the slow requests' time range, from the table. */
+int slow_path_walk(struct slow_walk *w, sqlite3 *db)
+{
+	struct slow_state_row row;
+	sqlite3_stmt *st = db_prepare(db, "SELECT " SLOW_PATH_STATE_COLUMNS
+				      " FROM thread_state_rows"
+				      " WHERE start_ts < ?2 AND start_ts + duration > ?1");
+	int step;
+
+	if (!st)
 		return -1;
-	}
-	sqlite3_bind_int64(st, 1, from);
-	sqlite3_bind_int64(st, 2, to);
+	sqlite3_bind_int64(st, 1, w->from);
+	sqlite3_bind_int64(st, 2, w->to);
 	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		uint64_t *slot = hmap_find(&ranges, (uint64_t)sqlite3_column_int64(st, 0), 0);
-		if (slot)
-			add_row(out, r, (size_t)(*slot >> 32), (size_t)(*slot & 0xffffffffu), maxlen,
-				st);
-	}
-	if (step != SQLITE_DONE) {
-		db_report_error(db, "thread_state_rows");
-		rc = -1;
+		slow_path_state_of(st, 0, &row);
+		slow_path_add_state(w, &row);
 	}
 	sqlite3_finalize(st);
-	hmap_free(&ranges);
-	return rc;
+	if (step != SQLITE_DONE) {
+		db_report_error(db, "thread_state_rows");
+		return -1;
+	}
+	return 0;
+}
+
+static int index_requests(struct slow_walk *w)
+{
+	w->from = INT64_MAX;
+	for (size_t i = 0; i < w->n; i++) {
+		const struct slow_req *r = &w->r[i];
+		int created = 0;
+		uint64_t *slot = hmap_upsert(&w->ranges, r->tid, 0, (uint64_t)i << 32, &created);
+		if (!slot)
+			return -1;
+		*slot = (*slot & ~0xffffffffull) | (uint64_t)(i + 1);
+		w->from = r->start < w->from ? r->start : w->from;
+		w->to = r->end > w->to ? r->end : w->to;
+		w->maxlen = r->end - r->start > w->maxlen ? r->end - r->start : w->maxlen;
+	}
+	return 0;
 }
 
 /* The names of the wait class codes, as the import wrote them. */
@@ -244,26 +266,57 @@ static void load_class_names(sqlite3 *db, struct slow_path *out)
 	sqlite3_finalize(st);
 }
 
-int slow_path_load(sqlite3 *db, const struct report_scope *scope, const int64_t *sorted_ns,
-		   size_t requests, const struct slow_candidate *cands, size_t ncands,
-		   struct slow_path *out)
+void slow_path_end(struct slow_walk *w)
 {
-	struct slow_req *reqs = NULL;
-	size_t n = 0;
+	if (!w)
+		return;
+	hmap_free(&w->ranges);
+	free(w->r);
+	free(w);
+}
+
+int slow_path_begin(sqlite3 *db, const struct report_scope *scope, const int64_t *sorted_ns,
+		    size_t requests, const struct slow_candidate *cands, size_t ncands,
+		    struct slow_path *out, struct slow_walk **walk)
+{
+	struct slow_walk *w;
 	int rc;
 
+	*walk = NULL;
 	memset(out, 0, sizeof(*out));
 	out->all = requests;
 	load_class_names(db, out);
 	if (!report_has_object(db, "request_spans"))
 		return 0;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -1;
+	w->out = out;
+	hmap_init(&w->ranges);
 	if (cands && requests > 0)
-		rc = pick_requests(cands, ncands, sorted_ns, out, &reqs, &n);
+		rc = pick_requests(cands, ncands, sorted_ns, out, &w->r, &w->n);
 	else
-		rc = load_requests(db, scope, sorted_ns, out, &reqs, &n);
-	if (rc == 0 && n > 0)
-		rc = walk_states(db, out, reqs, n);
-	free(reqs);
+		rc = load_requests(db, scope, sorted_ns, out, &w->r, &w->n);
+	if (rc == 0)
+		rc = index_requests(w);
+	if (rc < 0 || w->n == 0) {
+		slow_path_end(w);
+		return rc;
+	}
+	*walk = w;
+	return 0;
+}
+
+int slow_path_load(sqlite3 *db, const struct report_scope *scope, const int64_t *sorted_ns,
+		   size_t requests, const struct slow_candidate *cands, size_t ncands,
+		   struct slow_path *out)
+{
+	struct slow_walk *w;
+	int rc = slow_path_begin(db, scope, sorted_ns, requests, cands, ncands, out, &w);
+
+	if (rc == 0 && w)
+		rc = slow_path_walk(w, db);
+	slow_path_end(w);
 	return rc;
 }
 

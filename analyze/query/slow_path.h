@@ -50,6 +50,33 @@ int slow_path_load(sqlite3 *db, const struct report_scope *scope, const int64_t 
 		   size_t n, const struct slow_candidate *cands, size_t ncands,
 		   struct slow_path *out);
 
+/* slow_path_load in steps, for a caller that reads thread_state_rows for
+ * other ends too, in one pass instead of two: slow_path_begin picks the
+ * slow requests (*walk NULL when there are none: out is complete);
+ * slow_path_add_state adds one row (any row: one of another thread or
+ * outside their spans adds nothing); slow_path_walk reads the rows of
+ * their time range itself; slow_path_end frees the walk (NULL is
+ * accepted). A row is read with SLOW_PATH_STATE_COLUMNS from column col
+ * by slow_path_state_of. */
+struct slow_walk;
+
+struct slow_state_row {
+	int64_t tid, start, duration, state, cls;
+	int has_waker;
+	int64_t waker_tid, waker_pid, pid;
+};
+
+#define SLOW_PATH_STATE_COLUMNS "tid, start_ts, duration, state_code, wait_class_code," \
+				" waker_tid, waker_pid, pid"
+
+int slow_path_begin(sqlite3 *db, const struct report_scope *scope, const int64_t *sorted_ns,
+		    size_t n, const struct slow_candidate *cands, size_t ncands,
+		    struct slow_path *out, struct slow_walk **walk);
+void slow_path_state_of(sqlite3_stmt *st, int col, struct slow_state_row *row);
+void slow_path_add_state(struct slow_walk *w, const struct slow_state_row *row);
+int slow_path_walk(struct slow_walk *w, sqlite3 *db);
+void slow_path_end(struct slow_walk *w);
+
 /* "block_io", "futex" ... for a wait_class_code (the database's own
  * wait_classes table); "other" if unknown. */
 const char *slow_path_class_name(const struct slow_path *s, int code);

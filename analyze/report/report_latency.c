@@ -527,25 +527,36 @@ void report_latency_free(struct latency *l)
 }
 
 /* The requests' row, its dominant component and the slowest requests'
- * path. 0 or -1. */
+ * path: one pass over thread_state_rows serves the two when there are
+ * spans. 0 or -1. */
 static int load_requests(const struct report_context *ctx, struct latency *l)
 {
 	struct request_read *spans = NULL;
 	const struct slow_candidate *cands;
+	struct slow_walk *walk = NULL;
 	size_t ncands;
-	int rc;
+	int rc = 0, walked = 0, dominant;
 
 	l->queue_mean = queue_mean(ctx, &l->queued, &l->arrivals);
 	l->nreq = request_row(ctx, &l->req, &l->req_ns, &spans);
 	if (l->nreq < 0)
 		return -1;
-	if (l->nreq > 0 && report_request_dominant(ctx, spans, l->req.total, l->req.dominant,
-						   sizeof(l->req.dominant)) < 0)
-		snprintf(l->req.dominant, sizeof(l->req.dominant), "unknown (no sched source)");
 	/* the slow requests are picked from the spans when there are some */
 	cands = report_requests_spans(spans, &ncands);
-	rc = l->nreq > 0 ? slow_path_load(ctx->db, ctx->scope, l->req_ns.v, l->req_ns.n, cands,
-					  ncands, &l->slow) : 0;
+	if (l->nreq > 0)
+		rc = slow_path_begin(ctx->db, ctx->scope, l->req_ns.v, l->req_ns.n, cands, ncands,
+				     &l->slow, &walk);
+	if (rc == 0 && l->nreq > 0) {
+		dominant = report_request_dominant(ctx, spans, l->req.total, walk, &walked,
+						   l->req.dominant, sizeof(l->req.dominant));
+		if (dominant == -2)
+			rc = -1;
+		else if (dominant < 0)
+			snprintf(l->req.dominant, sizeof(l->req.dominant), "unknown (no sched source)");
+	}
+	if (rc == 0 && walk && !walked)
+		rc = slow_path_walk(walk, ctx->db);
+	slow_path_end(walk);
 	report_requests_read_free(spans);
 	return rc < 0 ? -1 : 0;
 }

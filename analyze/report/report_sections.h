@@ -115,9 +115,13 @@ struct slow_candidate;
 const struct slow_candidate *report_requests_spans(const struct request_read *r, size_t *n);
 
 /* The dominant component of the requests read into spans into buf, e.g.
- * "socket wait 85% (unattributed 3%)"; total_ns: their service time. -1
- * if unknown (no spans: no sched source). */
+ * "socket wait 85% (unattributed 3%)"; total_ns: their service time. The
+ * rows it reads go to the slow path's walk too (NULL: none); *walked says
+ * whether they did. -1 if unknown (no spans: no sched source), -2 on a
+ * database error (reported). */
+struct slow_walk;
 int report_request_dominant(const struct report_context *ctx, const struct request_read *spans,
-			    int64_t total_ns, char *buf, size_t len);
+			    int64_t total_ns, struct slow_walk *walk, int *walked,
+			    char *buf, size_t len);
 
 #endif /* ANALYZE_REPORT_SECTIONS_H */

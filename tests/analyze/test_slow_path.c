@@ -117,3 +117,41 @@ Test(slow_path, ties_broken_by_start_then_rowid)
 	cr_assert_eq(picked.blocked, 0);
 	cr_assert_eq(memcmp(&picked, &from_sql, sizeof(picked)), 0);
 }
+
+/* The walk fed every row of the table by a caller (the report's one pass
+ * over thread_state_rows), rows of other threads and times among them,
+ * sums what its own statement over the requests' time range sums. */
+Test(slow_path, a_walk_fed_every_row_sums_what_its_own_pass_sums)
+{
+	struct slow_candidate c[NREQ];
+	int64_t ns[NREQ];
+	struct slow_path own, fed;
+	struct slow_walk *w;
+	struct slow_state_row row;
+	sqlite3_stmt *st;
+	size_t n = read_rows(c, ns);
+
+	/* a row of request 0's thread long after it, a blocked one of
+	 * request 1's thread during it (woken by an interrupt) */
+	cr_assert_eq(db_exec(db, "INSERT INTO thread_state_rows (tid, pid, state_code, start_ts,"
+			     " duration, wait_class_code) VALUES (100, 7, 0, 900000, 50, NULL);"
+			     "INSERT INTO thread_state_rows (tid, pid, state_code, start_ts, duration,"
+			     " wait_class_code, waker_tid, waker_pid) VALUES"
+			     " (101, 7, 3, 15100, 100, 2, 0, 0)"), 0);
+	cr_assert_eq(slow_path_load(db, &scope, ns, n, c, n, &own), 0);
+	cr_assert_eq(slow_path_begin(db, &scope, ns, n, c, n, &fed, &w), 0);
+	cr_assert_not_null(w);
+	st = db_prepare(db, "SELECT " SLOW_PATH_STATE_COLUMNS " FROM thread_state_rows");
+	cr_assert(st);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		slow_path_state_of(st, 0, &row);
+		slow_path_add_state(w, &row);
+	}
+	sqlite3_finalize(st);
+	slow_path_end(w);
+	cr_assert_eq(own.requests, 2);
+	cr_assert_eq(own.blocked, 100);
+	cr_assert_eq(own.by_class[2], 100);
+	cr_assert_eq(own.woken_by[SW_INTERRUPT], 100);
+	cr_assert_eq(memcmp(&own, &fed, sizeof(own)), 0);
+}
