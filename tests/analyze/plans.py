@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """plans.py - pins the shape of the analyzer's query plans: no full scan
-of a big table inside a loop or inside a correlated subquery, in any
-statement that report (text, --json, --html) and diff run on a server
-capture (bench/gen_capture --requests) and on a small real recording.
-A full scan of millions of rows once is fine; once per row of another
-table, or per row of the result, is the minutes-long report of a busy
-server (docs/perfcap-analyze.md, PERFORMANCE).
+of a big table inside a loop or inside a correlated subquery, and no
+automatic index built over a big table, in any statement that import,
+report (text, --json, --html) and diff run on a server capture
+(bench/gen_capture --requests) and on a small real recording. A full
+scan of millions of rows once is fine; once per row of another table, or
+per row of the result, is the minutes-long report of a busy server; an
+automatic index sorts every row of the table each time the statement
+runs (an import's UPDATE joined on (tid, start_ts) built one over 2.2M
+thread states to change 4,056: docs/perfcap-analyze.md, PERFORMANCE).
 
 usage: plans.py PERFCAP_ANALYZE GEN_CAPTURE FIXTURES_DIR"""
 import os
@@ -24,7 +27,9 @@ BIG = {"samples", "syscalls", "syscall_rows", "requests", "thread_state_rows", "
 # The checker must see what it is for: a per-row subquery over samples and
 # a join whose inner loop scans syscalls.
 KNOWN_BAD = ["SELECT (SELECT count(*) FROM samples s2 WHERE s2.cpu + 0 = s.cpu) FROM samples s",
-             "SELECT count(*) FROM samples s, syscalls c WHERE c.ret + s.cpu = 5"]
+             "SELECT count(*) FROM samples s, syscalls c WHERE c.ret + s.cpu = 5",
+             "UPDATE thread_state_rows SET wait_class_code = o.state FROM offcpu o"
+             " WHERE thread_state_rows.tid = o.tid AND thread_state_rows.start_ts = o.ts"]
 KEYWORDS = {"WHERE", "JOIN", "ON", "USING", "LEFT", "INNER", "CROSS", "GROUP", "ORDER",
             "LIMIT", "UNION", "WINDOW", "NATURAL", "HAVING", "AND", "OR"}
 
@@ -38,14 +43,18 @@ def aliases(sql):
                 names[m.group(1)] = t
     return names
 SCAN = re.compile(r"^SCAN (\w+)")
+AUTO = re.compile(r"^(?:SEARCH|SCAN) (\w+) USING AUTOMATIC")
 
 
-def statements(log):
-    """The distinct SELECT statements of a PERFCAP_SQL_LOG file."""
+def statements(log, writes=False):
+    """The distinct SELECT statements of a PERFCAP_SQL_LOG file (writes:
+    UPDATE and DELETE too, and INSERT ... SELECT)."""
     seen = []
+    kinds = r"(?i)^(SELECT|WITH|UPDATE|DELETE|INSERT\b.*\bSELECT)\b" if writes else \
+        r"(?i)^(SELECT|WITH)\b"
     for line in open(log, encoding="utf-8", errors="replace"):
         sql = line.rstrip("\n").split("\t", 1)[1].strip()
-        if re.match(r"(?i)^(SELECT|WITH)\b", sql) and sql not in seen:
+        if re.match(kinds, sql) and sql not in seen:
             seen.append(sql)
     return seen
 
@@ -60,6 +69,10 @@ def violations(db, sql):
     bad = []
     names = aliases(sql)
     for node_id, (parent, detail) in nodes.items():
+        a = AUTO.match(detail)
+        if a and a.group(1) in names:
+            bad.append(f"{detail} (an index built over the table each time)")
+            continue
         m = SCAN.match(detail)
         if not m or m.group(1) not in names:
             continue
@@ -106,7 +119,8 @@ def main():
     for cap in inputs:
         db_path = os.path.join(tmp, os.path.basename(cap) + ".db")
         log = db_path + ".sql"
-        run(ana, ["import", "--no-local-files", cap, "-o", db_path], os.devnull)
+        import_log = db_path + ".import.sql"
+        run(ana, ["import", "--no-local-files", cap, "-o", db_path], import_log)
         for args in (["report", db_path], ["report", "--json", db_path],
                      ["report", "--html", os.path.join(tmp, "page.html"), db_path],
                      ["diff", db_path, db_path]):
@@ -115,6 +129,24 @@ def main():
         for sql in KNOWN_BAD:
             if not violations(db, sql):
                 sys.exit(f"plans.py: the checker missed a known full scan in a loop: {sql}")
+        # the import's statements, explained on the database it wrote with
+        # its temporary tables made again (empty)
+        for line in open(import_log, encoding="utf-8", errors="replace"):
+            sql = line.rstrip("\n").split("\t", 1)[1].strip()
+            if re.match(r"(?i)^CREATE TEMP TABLE\b", sql):
+                try:
+                    db.execute(sql)
+                except sqlite3.Error:
+                    pass
+        for sql in statements(import_log, writes=True):
+            try:
+                bad = violations(db, sql)
+            except sqlite3.Error:
+                continue
+            checked += 1
+            for v in bad:
+                failed += 1
+                print(f"FAIL: {os.path.basename(cap)}: import: {v}\n  in: {sql[:400]}")
         wakeups = 0
         for sql in statements(log):
             checked += 1
@@ -132,7 +164,8 @@ def main():
             failed += 1
             print(f"FAIL: {os.path.basename(cap)}: the report ran {wakeups} wakeup_edges statements")
         db.close()
-    print(f"plans.py: {checked} statements checked, {failed} full scans in loops")
+    print(f"plans.py: {checked} statements checked, {failed} full scans in loops"
+          " or automatic indexes over big tables")
     sys.exit(1 if failed else 0)
 
 
