@@ -10,10 +10,9 @@
  * them); the oldest are then written without a call and counted as
  * expired. When the capture has no syscall source, waits are written at
  * once. */
-#include <stdlib.h>
-
 #include "correlate_state.h"
 #include "perfcap_format.h"
+#include "util/grow.h"
 #include "util/syscalls.h"
 #include "wait_class.h"
 
@@ -106,16 +105,9 @@ static void pair_wait(struct correlator *c, struct thread *t, uint8_t what, uint
 		return;
 	}
 	t->unpaired = 0;
-	if (c->nlinks == c->links_cap) {
-		size_t cap = c->links_cap ? 2 * c->links_cap : 1024;
-		struct wait_link *grown = realloc(c->links, cap * sizeof(*grown));
-
-		if (!grown) {
-			c->links_lost = 1;
-			return;
-		}
-		c->links = grown;
-		c->links_cap = cap;
+	if (array_grow((void **)&c->links, &c->links_cap, c->nlinks, sizeof(*c->links), 1024) < 0) {
+		c->links_lost = 1;     /* wait_stacks.c joins instead */
+		return;
 	}
 	l = &c->links[c->nlinks++];
 	l->rowid = (int64_t)(what == WAIT_STATE ? ref : t->unpaired_ref);
