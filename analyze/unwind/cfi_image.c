@@ -122,8 +122,11 @@ void unwind_cfi_chain(struct unwind_cfi *c, struct unwind_cfi *next)
 {
 	if (!c || !next)
 		return;
-	while (c->next)
+	frame_rows_free(c);              /* rows made without next: forget them */
+	while (c->next) {
 		c = c->next;
+		frame_rows_free(c);
+	}
 	c->next = next;
 }
 
@@ -132,6 +135,7 @@ void unwind_cfi_free(struct unwind_cfi *c)
 	if (!c)
 		return;
 	unwind_cfi_free(c->next);
+	frame_rows_free(c);              /* before the CFI their rules point into */
 	if (c->dwarf)
 		dwarf_end(c->dwarf);           /* and the CFI it owns */
 	else if (c->cfi)

@@ -9,9 +9,10 @@
  * steps to [rbp + 8] with the caller's rbp at [rbp], if rbp lies in the
  * window above sp; the walk then goes on with CFI in the caller. Such
  * steps are counted (fp_steps); when rbp is not usable the walk stops
- * with the original reason (no_module, no_cfi). */
-#include <stdlib.h>
-
+ * with the original reason (no_module, no_cfi).
+ *
+ * A pc's row is compiled once and kept with its module's CFI
+ * (frame_rows.c): the walk itself only computes. */
 #include "unwind_internal.h"
 
 static const char *const stop_names[UNWIND_STOP_COUNT] = {
@@ -30,9 +31,6 @@ const char *unwind_stop_name(enum unwind_stop stop)
 	return (unsigned)stop < UNWIND_STOP_COUNT ? stop_names[stop] : "?";
 }
 
-/* Registers a caller may need from its callee: rbx, rbp, r12-r15. */
-static const unsigned callee_saved[] = { DWREG_RBX, DWREG_RBP, 12, 13, 14, 15 };
-
 static void regs_from_capture(struct regfile *r, const uint64_t regs[PC_UREG_NR])
 {
 	static const unsigned dw[PC_UREG_NR] = {
@@ -48,31 +46,64 @@ static void regs_from_capture(struct regfile *r, const uint64_t regs[PC_UREG_NR]
 	}
 }
 
-enum reg_rule { RULE_VALUE, RULE_UNDEFINED, RULE_SAME, RULE_WINDOW, RULE_BAD };
+enum reg_rule { RULE_VALUE, RULE_UNDEF, RULE_SAME_VALUE, RULE_WINDOW, RULE_REFUSED };
 
-/* The caller's value of reg under frame f. */
-static enum reg_rule recover(Dwarf_Frame *f, unsigned reg, const struct regfile *r,
+/* The result of a compiled rule, as expr_eval would give it for the
+ * expression the rule was compiled from. */
+static enum expr_status eval_rule(const struct frame_rule *rule, const struct regfile *r,
+				  uint64_t cfa, bool has_cfa, const struct unwind_memory *mem,
+				  uint64_t *out, bool *is_value)
+{
+	*is_value = false;
+	switch (rule->kind) {
+	case RULE_REG_OFFSET:
+		if (!reg_known(r, rule->reg))
+			return EXPR_BAD;
+		*out = r->v[rule->reg] + rule->off;
+		return EXPR_OK;
+	case RULE_REG_VALUE:
+		if (!reg_known(r, rule->reg))
+			return EXPR_BAD;
+		*out = r->v[rule->reg];
+		*is_value = true;
+		return EXPR_OK;
+	case RULE_AT_CFA:
+	case RULE_CFA_VALUE:
+		if (!has_cfa)
+			return EXPR_BAD;
+		*out = cfa + rule->off;
+		*is_value = rule->kind == RULE_CFA_VALUE;
+		return EXPR_OK;
+	case RULE_EXPR:
+		return expr_eval(rule->ops, rule->nops, r, cfa, has_cfa, mem, out, is_value);
+	default:
+		return EXPR_BAD;
+	}
+}
+
+/* The caller's value of reg under a rule of its frame. */
+static enum reg_rule recover(const struct frame_rule *rule, unsigned reg, const struct regfile *r,
 			     uint64_t cfa, const struct unwind_memory *mem, uint64_t *out)
 {
-	Dwarf_Op ops_mem[3], *ops = NULL;
-	size_t nops = 0;
 	bool is_value;
 	uint64_t v;
 	enum expr_status st;
 
-	if (dwarf_frame_register(f, (int)reg, ops_mem, &ops, &nops) != 0)
-		return RULE_BAD;
-	if (nops == 0) /* libdw: ops == ops_mem is "undefined", NULL "same value" */
-		return ops ? RULE_UNDEFINED : RULE_SAME;
-	st = expr_eval(ops, nops, r, cfa, true, mem, &v, &is_value);
+	if (rule->kind == RULE_BAD)
+		return RULE_REFUSED;
+	if (rule->kind == RULE_UNDEFINED)
+		return RULE_UNDEF;
+	if (rule->kind == RULE_SAME)
+		return RULE_SAME_VALUE;
+	st = eval_rule(rule, r, cfa, true, mem, &v, &is_value);
 	if (st != EXPR_OK)
-		return st == EXPR_WINDOW ? RULE_WINDOW : RULE_BAD;
+		return st == EXPR_WINDOW ? RULE_WINDOW : RULE_REFUSED;
 	/* a save slot below the frame's sp was popped already: in an epilogue
 	 * after `leave` or `pop`, GCC's CFI still says "saved at CFA - 16"
 	 * while the register holds the caller's value again (and the slot lies
 	 * outside the copy, which starts at sp) */
 	if (!is_value && reg != DWREG_RA && reg_known(r, DWREG_RSP) && v < r->v[DWREG_RSP])
-		return RULE_SAME;
+		return RULE_SAME_VALUE;
 	if (!is_value && !window_read(mem, v, &v))
 		return RULE_WINDOW;
 	*out = v;
@@ -82,42 +113,40 @@ static enum reg_rule recover(Dwarf_Frame *f, unsigned reg, const struct regfile 
 static enum unwind_stop stop_of_rule(enum reg_rule rule)
 {
 	switch (rule) {
-	case RULE_UNDEFINED: return UNWIND_END;
-	case RULE_WINDOW:    return UNWIND_WINDOW;
-	default:             return UNWIND_BAD_RULE;
+	case RULE_UNDEF:  return UNWIND_END;
+	case RULE_WINDOW: return UNWIND_WINDOW;
+	default:          return UNWIND_BAD_RULE;
 	}
 }
 
-/* Moves r from the frame described by f to its caller. Returns
+/* Moves r from the frame described by row to its caller. Returns
  * UNWIND_STOP_COUNT to go on, else why to stop. */
-static enum unwind_stop step_frame(Dwarf_Frame *f, struct regfile *r,
+static enum unwind_stop step_frame(const struct frame_row *row, struct regfile *r,
 				   const struct unwind_memory *mem)
 {
-	Dwarf_Op *ops = NULL;
-	size_t nops = 0;
 	uint64_t cfa, ra = 0, v;
 	bool is_value;
 	enum expr_status st;
 	enum reg_rule rule;
 	struct regfile caller = *r;
 
-	if (dwarf_frame_cfa(f, &ops, &nops) != 0)
+	if (row->cfa.kind == RULE_BAD)
 		return UNWIND_BAD_RULE;
-	st = expr_eval(ops, nops, r, 0, false, mem, &cfa, &is_value);
+	st = eval_rule(&row->cfa, r, 0, false, mem, &cfa, &is_value);
 	if (st != EXPR_OK)
 		return st == EXPR_WINDOW ? UNWIND_WINDOW : UNWIND_BAD_RULE;
 	if (!reg_known(r, DWREG_RSP) || cfa <= r->v[DWREG_RSP])
 		return UNWIND_LOOP;
-	rule = recover(f, DWREG_RA, r, cfa, mem, &ra);
+	rule = recover(&row->ra, DWREG_RA, r, cfa, mem, &ra);
 	if (rule != RULE_VALUE)
-		return rule == RULE_SAME ? UNWIND_LOOP : stop_of_rule(rule);
-	for (size_t i = 0; i < sizeof(callee_saved) / sizeof(callee_saved[0]); i++) {
-		unsigned reg = callee_saved[i];
+		return rule == RULE_SAME_VALUE ? UNWIND_LOOP : stop_of_rule(rule);
+	for (unsigned i = 0; i < FRAME_ROW_SAVED; i++) {
+		unsigned reg = frame_row_saved_regs[i];
 
-		rule = recover(f, reg, r, cfa, mem, &v);
+		rule = recover(&row->saved[i], reg, r, cfa, mem, &v);
 		if (rule == RULE_VALUE)
 			caller.v[reg] = v;
-		else if (rule != RULE_SAME)
+		else if (rule != RULE_SAME_VALUE)
 			caller.known &= ~(1u << reg);
 	}
 	caller.v[DWREG_RSP] = cfa;
@@ -153,25 +182,25 @@ static enum unwind_stop unwind_frame(struct regfile *r, int caller_frame,
 {
 	uint64_t pc = r->v[DWREG_RA], lookup = caller_frame && pc ? pc - 1 : pc, vaddr = 0;
 	struct unwind_cfi *cfi = NULL;
-	Dwarf_Frame *f = NULL;
+	struct frame_row scratch;
+	const struct frame_row *row = NULL;
 	enum unwind_stop stop;
 
 	if (find(ctx, lookup, &cfi, &vaddr) < 0 || !cfi) {
 		stop = UNWIND_NO_MODULE;
 	} else {
-		stop = UNWIND_NO_CFI;
-		for (; cfi && stop == UNWIND_NO_CFI; cfi = cfi->next)
-			if (dwarf_cfi_addrframe(cfi->cfi, vaddr, &f) == 0 && f)
-				stop = UNWIND_STOP_COUNT;
+		row = frame_row_get(cfi, vaddr, &scratch);
+		stop = row->found ? UNWIND_STOP_COUNT : UNWIND_NO_CFI;
 	}
 	if (stop != UNWIND_STOP_COUNT) {
-		free(f);
+		if (row)
+			frame_row_release(row, &scratch);
 		stop = fp_step(r, mem, stop);
 		*fp_steps += stop == UNWIND_STOP_COUNT || stop == UNWIND_END;
 		return stop;
 	}
-	stop = step_frame(f, r, mem);
-	free(f);
+	stop = step_frame(row, r, mem);
+	frame_row_release(row, &scratch);
 	return stop;
 }
 

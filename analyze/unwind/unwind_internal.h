@@ -53,6 +53,48 @@ struct unwind_cfi {
 	Dwarf *dwarf;             /* a .debug_frame's: owns cfi */
 	struct unwind_cfi *next;  /* asked where this one has no row (owned) */
 	int uses_header;          /* .eh_frame_hdr in the image */
+	struct row_cache *rows;   /* the chain's rows by pc (frame_rows.c); NULL: none yet */
 };
+
+/* ---- compiled CFI rows (frame_rows.c) ---- */
+
+/* How a rule gives its result (an address to read, or a value). */
+enum frame_rule_kind {
+	RULE_BAD = 0,       /* libdw refused it */
+	RULE_UNDEFINED,     /* register rules only */
+	RULE_SAME,          /* register rules only */
+	RULE_REG_OFFSET,    /* reg + off, an address (the CFA: its value) */
+	RULE_REG_VALUE,     /* the value of reg (DW_CFA_register) */
+	RULE_AT_CFA,        /* CFA + off, an address */
+	RULE_CFA_VALUE,     /* CFA + off, a value */
+	RULE_EXPR,          /* ops, evaluated by expr_eval */
+};
+
+struct frame_rule {
+	enum frame_rule_kind kind;
+	unsigned reg;
+	uint64_t off;
+	const Dwarf_Op *ops;
+	size_t nops;
+	Dwarf_Op mem[3];          /* ops, when libdw wrote them in the caller's storage */
+};
+
+#define FRAME_ROW_SAVED 6
+/* rbx, rbp, r12-r15: the registers a caller may need from its callee */
+extern const unsigned frame_row_saved_regs[FRAME_ROW_SAVED];
+
+struct frame_row {
+	uint64_t vaddr;
+	int found;                /* a table of the chain has a row for vaddr */
+	Dwarf_Frame *f;           /* owns the CFA's expression */
+	struct frame_rule cfa, ra, saved[FRAME_ROW_SAVED];
+};
+
+/* The row of vaddr in cfi's chain: kept with cfi, or made in *scratch
+ * when it cannot be kept. Give it back with frame_row_release. */
+const struct frame_row *frame_row_get(struct unwind_cfi *cfi, uint64_t vaddr,
+				      struct frame_row *scratch);
+void frame_row_release(const struct frame_row *row, const struct frame_row *scratch);
+void frame_rows_free(struct unwind_cfi *cfi);
 
 #endif /* ANALYZE_UNWIND_INTERNAL_H */

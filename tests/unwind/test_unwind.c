@@ -225,6 +225,47 @@ Test(unwind, popped_save_slot_is_same_value)
 	unwind_cfi_free(c);
 }
 
+/* Rows are compiled once per pc and kept with the module (frame_rows.c):
+ * a walk answers the same from kept rows as from new ones, for each form
+ * of rule. F: CFA = rsp + 16; the caller's rbx is the value CFA - 16
+ * (val_offset); the caller's rbp is in F's rbx (DW_CFA_register: a
+ * register location, whose value is the register's - the walk used to
+ * read memory at it). G: CFA = rbx + 32, rbp the same value. K: CFA =
+ * rbp + 32, its return address 0. A rule that went wrong would send a
+ * later CFA, and the walk, elsewhere. */
+Test(unwind, kept_rows_walk_as_new_ones)
+{
+	static const uint8_t f_ins[] = { 0x0e, 16, 0x14, 3, 2, 0x09, 6, 3 };
+	static const uint8_t g_ins[] = { 0x0c, 3, 32, 0x08, 6 };
+	static const uint8_t k_ins[] = { 0x0c, 6, 32 };
+	struct eh e = { .n = 0 };
+	struct pc_unwind_table t;
+	struct unwind_cfi *c;
+	uint64_t stack[6] = { 0, 0x2010, 0, 0x2810, 0, 0 };
+	uint64_t regs[PC_UREG_NR] = { [PC_UREG_IP] = 0x1010, [PC_UREG_SP] = SP,
+				      [PC_UREG_BX] = SP + 16 };
+	struct unwind_memory mem = { SP, (const uint8_t *)stack, sizeof(stack) };
+
+	cie(&e);
+	fde(&e, 0x1000, 0x1100, f_ins, sizeof(f_ins));
+	fde(&e, 0x2000, 0x2100, g_ins, sizeof(g_ins));
+	fde(&e, 0x2800, 0x2900, k_ins, sizeof(k_ins));
+	c = cfi_of(&e, &t);
+	cr_assert_not_null(c);
+	for (int round = 0; round < 3; round++) {
+		uint64_t ips[8] = { 0 };
+		struct unwind_result r;
+
+		unwind_stack(regs, &mem, find, c, ips, 8, &r);
+		cr_assert_eq(r.stop, UNWIND_END, "round %d: stop %s", round,
+			     unwind_stop_name(r.stop));
+		cr_assert_eq(r.n, 3, "round %d: %u frames", round, r.n);
+		cr_expect_eq(ips[1], 0x2010);
+		cr_expect_eq(ips[2], 0x2810);
+	}
+	unwind_cfi_free(c);
+}
+
 /* A copy that holds something but not the return address is cut. */
 Test(unwind, cut_window)
 {
