@@ -1,6 +1,6 @@
 /* exe_alias.c - the path a process was started with, for naming its main
- * executable (see exe_alias.h). Read once per pid from the processes
- * table (its last row), cached. */
+ * executable (see exe_alias.h). Read for every pid at once from the
+ * processes table (each pid's last row). */
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
@@ -42,18 +42,8 @@ int exe_alias_of(const char *exe, const char *argv0, const char *comm, char *out
 	return 1;
 }
 
-int exe_aliases_init(struct exe_aliases *a, sqlite3 *db)
-{
-	memset(a, 0, sizeof(*a));
-	hmap_init(&a->by_pid);
-	a->lookup = db_prepare(db, "SELECT exe, cmdline, comm FROM processes WHERE pid = ?"
-			       " ORDER BY ts DESC LIMIT 1");
-	return a->lookup ? 0 : -1;
-}
-
 void exe_aliases_free(struct exe_aliases *a)
 {
-	sqlite3_finalize(a->lookup);
 	for (uint32_t i = 0; i < a->len; i++) {
 		free(a->entries[i].exe);
 		free(a->entries[i].alias);
@@ -70,18 +60,15 @@ static const char *text_col(sqlite3_stmt *st, int col)
 	return t ? (const char *)t : "";
 }
 
-/* Index of pid's entry (its last processes row), UINT64_MAX if it has no
- * alias (or on out-of-memory: then frames keep the resolved name). */
-static uint64_t compute(struct exe_aliases *a, uint32_t pid)
+/* The entry of a processes row (exe, cmdline, comm in columns 1-3): its
+ * index, or UINT64_MAX if it has no alias (or on out-of-memory: then
+ * frames keep the resolved name). */
+static uint64_t entry_of(struct exe_aliases *a, sqlite3_stmt *row)
 {
 	struct exe_alias_entry e = { 0 };
 	char buf[4096];
 
-	sqlite3_reset(a->lookup);
-	sqlite3_bind_int64(a->lookup, 1, pid);
-	if (sqlite3_step(a->lookup) != SQLITE_ROW ||
-	    !exe_alias_of(text_col(a->lookup, 0), text_col(a->lookup, 1),
-			  text_col(a->lookup, 2), buf, sizeof(buf)))
+	if (!exe_alias_of(text_col(row, 1), text_col(row, 2), text_col(row, 3), buf, sizeof(buf)))
 		return UINT64_MAX;
 	if (a->len == a->cap) {
 		uint32_t cap = a->cap ? 2 * a->cap : 16;
@@ -92,7 +79,7 @@ static uint64_t compute(struct exe_aliases *a, uint32_t pid)
 		a->entries = grown;
 		a->cap = cap;
 	}
-	e.exe = strdup(text_col(a->lookup, 0));
+	e.exe = strdup(text_col(row, 1));
 	e.alias = strdup(buf);
 	if (!e.exe || !e.alias) {
 		free(e.exe);
@@ -103,12 +90,37 @@ static uint64_t compute(struct exe_aliases *a, uint32_t pid)
 	return a->len++;
 }
 
+/* Every process's alias from its last processes row, in one pass: the
+ * table has no index yet while an import resolves its stacks, and a
+ * lookup per pid scanned it for each (a run of 1,355 short-lived
+ * postgres backends: 0.09 s). */
+int exe_aliases_init(struct exe_aliases *a, sqlite3 *db)
+{
+	sqlite3_stmt *rows;
+	int rc;
+
+	memset(a, 0, sizeof(*a));
+	hmap_init(&a->by_pid);
+	rows = db_prepare(db, "SELECT pid, exe, cmdline, comm FROM processes ORDER BY pid, ts");
+	if (!rows)
+		return -1;
+	while ((rc = sqlite3_step(rows)) == SQLITE_ROW) {
+		uint64_t entry = entry_of(a, rows);
+		uint64_t *slot = hmap_upsert(&a->by_pid, (uint64_t)sqlite3_column_int64(rows, 0), 0,
+					     entry, NULL);
+
+		if (!slot)
+			break;
+		*slot = entry; /* a later row of the pid replaces an earlier one */
+	}
+	sqlite3_finalize(rows);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
 const char *exe_alias(struct exe_aliases *a, uint32_t pid, const char *path)
 {
 	uint64_t *slot = hmap_find(&a->by_pid, pid, 0);
 
-	if (!slot)
-		slot = hmap_upsert(&a->by_pid, pid, 0, compute(a, pid), NULL);
 	if (!slot || *slot == UINT64_MAX || strcmp(a->entries[*slot].exe, path) != 0)
 		return NULL;
 	return a->entries[*slot].alias;

@@ -18,12 +18,12 @@ struct exe_alias_entry {
 };
 
 struct exe_aliases {
-	sqlite3_stmt *lookup;
 	struct hmap by_pid;       /* pid -> index in entries, UINT64_MAX: none */
 	struct exe_alias_entry *entries;
 	uint32_t len, cap;
 };
 
+/* Reads every process's alias from db's processes table. */
 int exe_aliases_init(struct exe_aliases *a, sqlite3 *db);
 void exe_aliases_free(struct exe_aliases *a);
 
