@@ -46,7 +46,8 @@ static void regs_from_capture(struct regfile *r, const uint64_t regs[PC_UREG_NR]
 	}
 }
 
-enum reg_rule { RULE_VALUE, RULE_UNDEF, RULE_SAME_VALUE, RULE_WINDOW, RULE_REFUSED };
+/* What recover found for a register of the caller. */
+enum recovered { RECOVER_VALUE, RECOVER_UNDEFINED, RECOVER_SAME, RECOVER_WINDOW, RECOVER_BAD };
 
 /* The result of a compiled rule, as expr_eval would give it for the
  * expression the rule was compiled from. */
@@ -82,7 +83,7 @@ static enum expr_status eval_rule(const struct frame_rule *rule, const struct re
 }
 
 /* The caller's value of reg under a rule of its frame. */
-static enum reg_rule recover(const struct frame_rule *rule, unsigned reg, const struct regfile *r,
+static enum recovered recover(const struct frame_rule *rule, unsigned reg, const struct regfile *r,
 			     uint64_t cfa, const struct unwind_memory *mem, uint64_t *out)
 {
 	bool is_value;
@@ -90,32 +91,32 @@ static enum reg_rule recover(const struct frame_rule *rule, unsigned reg, const 
 	enum expr_status st;
 
 	if (rule->kind == RULE_BAD)
-		return RULE_REFUSED;
+		return RECOVER_BAD;
 	if (rule->kind == RULE_UNDEFINED)
-		return RULE_UNDEF;
+		return RECOVER_UNDEFINED;
 	if (rule->kind == RULE_SAME)
-		return RULE_SAME_VALUE;
+		return RECOVER_SAME;
 	st = eval_rule(rule, r, cfa, true, mem, &v, &is_value);
 	if (st != EXPR_OK)
-		return st == EXPR_WINDOW ? RULE_WINDOW : RULE_REFUSED;
+		return st == EXPR_WINDOW ? RECOVER_WINDOW : RECOVER_BAD;
 	/* a save slot below the frame's sp was popped already: in an epilogue
 	 * after `leave` or `pop`, GCC's CFI still says "saved at CFA - 16"
 	 * while the register holds the caller's value again (and the slot lies
 	 * outside the copy, which starts at sp) */
 	if (!is_value && reg != DWREG_RA && reg_known(r, DWREG_RSP) && v < r->v[DWREG_RSP])
-		return RULE_SAME_VALUE;
+		return RECOVER_SAME;
 	if (!is_value && !window_read(mem, v, &v))
-		return RULE_WINDOW;
+		return RECOVER_WINDOW;
 	*out = v;
-	return RULE_VALUE;
+	return RECOVER_VALUE;
 }
 
-static enum unwind_stop stop_of_rule(enum reg_rule rule)
+static enum unwind_stop stop_of_rule(enum recovered rule)
 {
 	switch (rule) {
-	case RULE_UNDEF:  return UNWIND_END;
-	case RULE_WINDOW: return UNWIND_WINDOW;
-	default:          return UNWIND_BAD_RULE;
+	case RECOVER_UNDEFINED: return UNWIND_END;
+	case RECOVER_WINDOW:    return UNWIND_WINDOW;
+	default:                return UNWIND_BAD_RULE;
 	}
 }
 
@@ -127,7 +128,7 @@ static enum unwind_stop step_frame(const struct frame_row *row, struct regfile *
 	uint64_t cfa, ra = 0, v;
 	bool is_value;
 	enum expr_status st;
-	enum reg_rule rule;
+	enum recovered rule;
 	struct regfile caller = *r;
 
 	if (row->cfa.kind == RULE_BAD)
@@ -138,15 +139,15 @@ static enum unwind_stop step_frame(const struct frame_row *row, struct regfile *
 	if (!reg_known(r, DWREG_RSP) || cfa <= r->v[DWREG_RSP])
 		return UNWIND_LOOP;
 	rule = recover(&row->ra, DWREG_RA, r, cfa, mem, &ra);
-	if (rule != RULE_VALUE)
-		return rule == RULE_SAME_VALUE ? UNWIND_LOOP : stop_of_rule(rule);
+	if (rule != RECOVER_VALUE)
+		return rule == RECOVER_SAME ? UNWIND_LOOP : stop_of_rule(rule);
 	for (unsigned i = 0; i < FRAME_ROW_SAVED; i++) {
 		unsigned reg = frame_row_saved_regs[i];
 
 		rule = recover(&row->saved[i], reg, r, cfa, mem, &v);
-		if (rule == RULE_VALUE)
+		if (rule == RECOVER_VALUE)
 			caller.v[reg] = v;
-		else if (rule != RULE_SAME_VALUE)
+		else if (rule != RECOVER_SAME)
 			caller.known &= ~(1u << reg);
 	}
 	caller.v[DWREG_RSP] = cfa;
