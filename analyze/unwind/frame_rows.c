@@ -16,23 +16,20 @@
  * offset - are kept as (register, offset) and computed directly; every
  * other expression is kept as libdw gave it and evaluated by expr_eval, as
  * before - except a register location (DW_CFA_register: the value is in
- * that register), which the walk used to read as an address. A pc with no row in any table of the chain is kept too (found
- * 0). Lookups are by pc in an open-addressing table that doubles; after
- * ROWS_MAX rows a module's new pcs are compiled into the caller's storage
- * each time and not kept, so hostile copies with random pcs cannot grow
- * memory without bound. */
+ * that register), which the walk used to read as an address. A pc with no
+ * row in any table of the chain is kept too (found 0). Rows are found by pc
+ * in the project's hash table (util/hashmap.h); after ROWS_MAX rows a
+ * module's new pcs are compiled into the caller's storage each time and
+ * not kept, so hostile copies with random pcs cannot grow memory without
+ * bound. */
 #include <dwarf.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "unwind_internal.h"
+#include "util/hashmap.h"
 
 #define ROWS_MAX (1u << 16)
-
-struct row_cache {
-	struct frame_row **slots; /* by hash of vaddr; NULL: empty */
-	uint32_t cap, n;          /* cap a power of two, n <= cap / 2 */
-};
 
 /* Registers a caller may need from its callee: rbx, rbp, r12-r15. */
 const unsigned frame_row_saved_regs[FRAME_ROW_SAVED] = { DWREG_RBX, DWREG_RBP, 12, 13, 14, 15 };
@@ -132,58 +129,28 @@ static void make_row(struct unwind_cfi *cfi, uint64_t vaddr, struct frame_row *r
 	}
 }
 
-static uint32_t slot_of(uint64_t vaddr, uint32_t cap)
-{
-	return (uint32_t)((vaddr * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
-}
-
-static int grow(struct row_cache *c)
-{
-	uint32_t cap = c->cap ? 2 * c->cap : 256;
-	struct frame_row **slots = calloc(cap, sizeof(*slots));
-
-	if (!slots)
-		return -1;
-	for (uint32_t i = 0; i < c->cap; i++) {
-		struct frame_row *r = c->slots[i];
-		uint32_t s;
-
-		if (!r)
-			continue;
-		for (s = slot_of(r->vaddr, cap); slots[s]; s = (s + 1) & (cap - 1))
-			;
-		slots[s] = r;
-	}
-	free(c->slots);
-	c->slots = slots;
-	c->cap = cap;
-	return 0;
-}
-
+/* The row of vaddr in cfi's chain, kept in cfi->rows (vaddr -> the row's
+ * pointer) unless the module has ROWS_MAX or memory runs out; then made
+ * in scratch. */
 const struct frame_row *frame_row_get(struct unwind_cfi *cfi, uint64_t vaddr,
 				      struct frame_row *scratch)
 {
-	struct row_cache *c = cfi->rows;
+	uint64_t *kept = cfi->rows ? hmap_find(cfi->rows, vaddr, 0) : NULL;
 	struct frame_row *row;
-	uint32_t s = 0;
 
-	if (!c && (c = cfi->rows = calloc(1, sizeof(*c))) == NULL)
-		goto uncached;
-	if (c->cap) {
-		for (s = slot_of(vaddr, c->cap); c->slots[s]; s = (s + 1) & (c->cap - 1))
-			if (c->slots[s]->vaddr == vaddr)
-				return c->slots[s];
+	if (kept)
+		return (const struct frame_row *)(uintptr_t)*kept;
+	if (!cfi->rows && (cfi->rows = calloc(1, sizeof(*cfi->rows))) != NULL)
+		hmap_init(cfi->rows);
+	if (!cfi->rows || cfi->rows->len >= ROWS_MAX || !(row = malloc(sizeof(*row)))) {
+		make_row(cfi, vaddr, scratch);
+		return scratch;
 	}
-	if (c->n >= ROWS_MAX || ((c->n + 1) * 2 > c->cap && grow(c) < 0) ||
-	    !(row = malloc(sizeof(*row))))
-		goto uncached;
 	make_row(cfi, vaddr, row);
-	for (s = slot_of(vaddr, c->cap); c->slots[s]; s = (s + 1) & (c->cap - 1))
-		;
-	c->slots[s] = row;
-	c->n++;
-	return row;
-uncached:
+	if (hmap_upsert(cfi->rows, vaddr, 0, (uint64_t)(uintptr_t)row, NULL))
+		return row;
+	free(row->f);             /* no room to keep it: made again in scratch */
+	free(row);
 	make_row(cfi, vaddr, scratch);
 	return scratch;
 }
@@ -196,16 +163,17 @@ void frame_row_release(const struct frame_row *row, const struct frame_row *scra
 
 void frame_rows_free(struct unwind_cfi *cfi)
 {
-	struct row_cache *c = cfi->rows;
+	const struct hmap_slot *slot;
 
-	if (!c)
+	if (!cfi->rows)
 		return;
-	for (uint32_t i = 0; i < c->cap; i++)
-		if (c->slots[i]) {
-			free(c->slots[i]->f);
-			free(c->slots[i]);
-		}
-	free(c->slots);
-	free(c);
+	for (size_t i = 0; hmap_next(cfi->rows, &i, &slot);) {
+		struct frame_row *row = (struct frame_row *)(uintptr_t)slot->value;
+
+		free(row->f);
+		free(row);
+	}
+	hmap_free(cfi->rows);
+	free(cfi->rows);
 	cfi->rows = NULL;
 }

@@ -45,6 +45,8 @@ enum expr_status expr_eval(const Dwarf_Op *ops, size_t nops, const struct regfil
 			   uint64_t cfa, bool has_cfa, const struct unwind_memory *mem,
 			   uint64_t *out, bool *is_value);
 
+struct hmap;
+
 struct unwind_cfi {
 	void *image;              /* the in-memory ELF (cfi_image.c) */
 	size_t image_len;
@@ -53,7 +55,7 @@ struct unwind_cfi {
 	Dwarf *dwarf;             /* a .debug_frame's: owns cfi */
 	struct unwind_cfi *next;  /* asked where this one has no row (owned) */
 	int uses_header;          /* .eh_frame_hdr in the image */
-	struct row_cache *rows;   /* the chain's rows by pc (frame_rows.c); NULL: none yet */
+	struct hmap *rows;        /* the chain's rows by pc (frame_rows.c); NULL: none yet */
 };
 
 /* ---- compiled CFI rows (frame_rows.c) ---- */
