@@ -13,6 +13,7 @@ thread states to change 4,056: docs/perfcap-analyze.md, PERFORMANCE).
 usage: plans.py PERFCAP_ANALYZE GEN_CAPTURE FIXTURES_DIR"""
 import os
 import re
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -110,6 +111,13 @@ def run(ana, args, log):
 def main():
     ana, gen, fixtures = sys.argv[1:4]
     tmp = tempfile.mkdtemp(prefix="perfcap-plans.")
+    try:
+        check(ana, gen, fixtures, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def check(ana, gen, fixtures, tmp):
     server = os.path.join(tmp, "server.perfcap")
     subprocess.run([gen, "--requests", server, "200000"], check=True,
                    stdout=subprocess.DEVNULL)

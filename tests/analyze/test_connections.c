@@ -74,7 +74,7 @@ static sqlite3 *import_topology(void)
 	pc_buf_add_kv_u64(&ev.stats, "proc.events", 2 * RECORDS_PER_SNAPSHOT);
 	db = import_events(dir, "topology", &ev, NULL);
 	ev_free(&ev);
-	free(dir);
+	scratch_remove(dir);	/* the open database stays readable */
 	return db;
 }
 

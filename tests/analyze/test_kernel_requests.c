@@ -86,7 +86,7 @@ static sqlite3 *import_requests_as(const char *name, const char *from, bool batc
 	requests(&ev, batched);
 	db = import_events(dir, name, &ev, from ? "--requests-from" : NULL, from, NULL);
 	ev_free(&ev);
-	free(dir);
+	scratch_remove(dir);	/* the open database stays readable */
 	return db;
 }
 
@@ -173,7 +173,7 @@ static sqlite3 *import_prefork(void)
 			   "127.0.0.1", 6379, 1, 43);
 	db = import_events(dir, "prefork", &ev, NULL);
 	ev_free(&ev);
-	free(dir);
+	scratch_remove(dir);	/* the open database stays readable */
 	return db;
 }
 
@@ -267,7 +267,7 @@ Test(kernel_requests, a_lying_batch_is_skipped_and_counted)
 		   " key = 'records.malformed'", 3);
 	sqlite3_close(db);
 	ev_free(&ev);
-	free(dir);
+	scratch_remove(dir);
 }
 
 /* The tids column: the pickup thread, or both threads in ascending order
@@ -297,7 +297,7 @@ static sqlite3 *import_turns(const char *name, bool batched)
 	}
 	db = import_events(dir, name, &ev, NULL);
 	ev_free(&ev);
-	free(dir);
+	scratch_remove(dir);	/* the open database stays readable */
 	return db;
 }
 
@@ -343,5 +343,5 @@ Test(kernel_requests, pool_windows_added_in_front)
 		    " 50:1:0.3:0.5:1");
 	sqlite3_close(db);
 	ev_free(&ev);
-	free(dir);
+	scratch_remove(dir);
 }
