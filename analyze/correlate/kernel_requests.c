@@ -8,10 +8,10 @@
  * (a counting sort of their indexes, arrival order kept within a
  * process), and each request becomes one row and, for served
  * connections, a part of its process's pool windows (pool.h); rows go
- * to SQLite on a second thread. Memory: per request its batch entry and
- * a 4-byte place in the arrival order (56 bytes, its batch's header
- * shared; a REQUEST record is kept whole, 128), a 4-byte index, and the
- * pool's 16 bytes per request of one process.
+ * to SQLite on a second thread. Memory: the records are kept, and read
+ * back grouped by process, by kernel_request_store.c (bounded: past 64
+ * MiB they go to disk in sorted runs); the connections, and the pool's
+ * 16 bytes per request of the process being summed.
  * The readiness rules, in the order they apply (ready_source):
  *   data_ready         the kernel saw the request's data arrive (flag READY);
  *   previous_response  else, for a keep-alive request, the previous
@@ -32,6 +32,7 @@
 
 #include "db/batch_insert.h"
 #include "db/db.h"
+#include "kernel_request_store.h"
 #include "kernel_requests.h"
 #include "pool.h"
 #include "requests.h"
@@ -43,54 +44,6 @@ static int oom(void)
 {
 	fprintf(stderr, "perfcap-analyze: out of memory\n");
 	return -1;
-}
-
-/* Room for element n of *v. 0 or -1 (out of memory, reported). */
-static int grow(void **v, size_t *cap, size_t n, size_t size)
-{
-	return array_grow(v, cap, n, size, 1024) < 0 ? oom() : 0;
-}
-
-static int add_order(struct kernel_requests *k, uint32_t ref)
-{
-	if (k->n >= KREQ_SINGLE - 1) {
-		fprintf(stderr, "perfcap-analyze: more than 2^31 kernel requests\n");
-		return -1;
-	}
-	if (grow((void **)&k->order, &k->cap, k->n, sizeof(*k->order)) < 0)
-		return -1;
-	k->order[k->n++] = ref;
-	return 0;
-}
-
-int kernel_requests_add(struct kernel_requests *k, const struct pc_rec_request *r)
-{
-	if (grow((void **)&k->singles, &k->singles_cap, k->nsingles, sizeof(*r)) < 0 ||
-	    add_order(k, KREQ_SINGLE | (uint32_t)k->nsingles) < 0)
-		return -1;
-	k->singles[k->nsingles++] = *r;
-	return 0;
-}
-
-int kernel_requests_add_batch(struct kernel_requests *k, const struct pc_rec_request_batch *b,
-			      const uint8_t *entries)
-{
-	struct kreq_entry *e;
-
-	if (grow((void **)&k->batches, &k->batches_cap, k->nbatches, sizeof(*b)) < 0)
-		return -1;
-	k->batches[k->nbatches] = *b;
-	for (uint32_t i = 0; i < b->n; i++) {
-		if (grow((void **)&k->entries, &k->entries_cap, k->nentries, sizeof(*e)) < 0 ||
-		    add_order(k, (uint32_t)k->nentries) < 0)
-			return -1;
-		e = &k->entries[k->nentries++];
-		e->batch = (uint32_t)k->nbatches;
-		e->i = i;
-		memcpy(&e->e, entries + i * sizeof(e->e), sizeof(e->e));
-	}
-	k->nbatches++;
-	return 0;
 }
 
 /* A batch's i-th request as the REQUEST record it stands for. */
@@ -120,66 +73,6 @@ static void batch_entry(const struct pc_rec_request_batch *b, const struct pc_re
 	r->family = b->family;
 	r->lport = b->lport;
 	r->origin = b->origin;
-}
-
-void kernel_requests_get(const struct kernel_requests *k, size_t i, struct pc_rec_request *r)
-{
-	uint32_t ref = k->order[i];
-	const struct kreq_entry *e;
-
-	if (ref & KREQ_SINGLE) {
-		*r = k->singles[ref & ~KREQ_SINGLE];
-		return;
-	}
-	e = &k->entries[ref];
-	batch_entry(&k->batches[e->batch], &e->e, e->i, r);
-}
-
-/* The connections of the records: (conn_ts, cookie) names one (a socket
- * address is reused only after its connection closed). */
-struct conn {
-	int64_t pid, fd, conn_ts, cookie;
-};
-
-/* The connection of the i-th request, from its batch's header without
- * building the request (the pass reads millions of them). */
-static struct conn conn_at(const struct kernel_requests *k, size_t i)
-{
-	uint32_t ref = k->order[i];
-	const struct pc_rec_request *r;
-	const struct pc_rec_request_batch *b;
-
-	if (ref & KREQ_SINGLE) {
-		r = &k->singles[ref & ~KREQ_SINGLE];
-		return (struct conn){ r->pid, r->fd, (int64_t)r->conn_ts, (int64_t)r->cookie };
-	}
-	b = &k->batches[k->entries[ref].batch];
-	return (struct conn){ b->pid, b->fd, (int64_t)b->conn_ts, (int64_t)b->cookie };
-}
-
-static void free_records(struct kernel_requests *k)
-{
-	free(k->order);
-	free(k->batches);
-	free(k->entries);
-	free(k->singles);
-	k->order = NULL;
-	k->batches = NULL;
-	k->entries = NULL;
-	k->singles = NULL;
-	k->cap = k->batches_cap = k->entries_cap = k->singles_cap = 0;
-	k->nbatches = k->nentries = k->nsingles = 0;
-}
-
-void kernel_requests_release(struct kernel_requests *k)
-{
-	free_records(k);
-}
-
-void kernel_requests_free(struct kernel_requests *k)
-{
-	free_records(k);
-	k->n = 0;
 }
 
 static const char *origin_name(uint8_t origin)
@@ -224,13 +117,6 @@ static int load_keys(sqlite3 *db, const char *sql, int64_t **v, size_t *n)
 	}
 	sqlite3_finalize(st);
 	return rc;
-}
-
-static int cmp_i64(const void *pa, const void *pb)
-{
-	int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
-
-	return (a > b) - (a < b);
 }
 
 static int load_listeners(sqlite3 *db, struct listeners *l)
@@ -376,7 +262,7 @@ static int add_request(struct batch_insert *rows, struct pool *pool,
 
 static int conn_cmp(const void *pa, const void *pb)
 {
-	const struct conn *a = pa, *b = pb;
+	const struct kreq_conn *a = pa, *b = pb;
 
 	if (a->pid != b->pid)
 		return a->pid < b->pid ? -1 : 1;
@@ -387,93 +273,68 @@ static int conn_cmp(const void *pa, const void *pb)
 	return a->cookie < b->cookie ? -1 : a->cookie > b->cookie;
 }
 
-/* numbers: (conn_ts, cookie) -> the connection's number on its (pid, fd),
- * 1, 2 ... in time order. 0 or -1 (out of memory, reported). */
-static int number_connections(const struct kernel_requests *k, struct hmap *numbers)
+/* Each connection's number on its (pid, fd), 1, 2 ... in time order, as
+ * the value of k->conn_ids. 0 or -1 (out of memory, reported). */
+static int number_connections(struct kernel_requests *k)
 {
-	struct conn *v = NULL;
-	size_t n = 0, cap = 0;
-	int created, rc = -1;
+	struct kreq_conn *v = malloc((k->nconns ? k->nconns : 1) * sizeof(*v));
 
-	for (size_t i = 0; i < k->n; i++) {
-		struct conn c = conn_at(k, i);
-
-		if (!hmap_upsert(numbers, (uint64_t)c.conn_ts, (uint64_t)c.cookie, 0, &created))
-			goto out;
-		if (!created)
-			continue;
-		if (array_grow((void **)&v, &cap, n, sizeof(*v), 256) < 0)
-			goto out;
-		v[n++] = c;
-	}
-	qsort(v, n, sizeof(*v), conn_cmp);
-	for (size_t i = 0, number = 0; i < n; i++) {
+	if (!v)
+		return oom();
+	memcpy(v, k->conns, k->nconns * sizeof(*v));
+	qsort(v, k->nconns, sizeof(*v), conn_cmp);
+	for (size_t i = 0, number = 0; i < k->nconns; i++) {
 		number = i && v[i].pid == v[i - 1].pid && v[i].fd == v[i - 1].fd ? number + 1 : 1;
-		*hmap_find(numbers, (uint64_t)v[i].conn_ts, (uint64_t)v[i].cookie) = number;
+		*hmap_find(&k->conn_ids, (uint64_t)v[i].conn_ts, (uint64_t)v[i].cookie) = number;
 	}
-	rc = 0;
-out:
 	free(v);
-	return rc < 0 ? oom() : 0;
+	return 0;
 }
 
-/* The records' indexes grouped by pid (ascending), arrival order kept
- * within a pid: a counting sort. NULL when out of memory. */
-static uint32_t *by_process(const struct kernel_requests *k)
+/* One request of a kept record: its row and pool events, unless its
+ * process is skipped. */
+static int one_request(struct batch_insert *rows, struct pool *pool, struct kernel_requests *k,
+		       struct pc_rec_request *r, const struct listeners *l)
 {
-	struct hmap groups;              /* pid -> its first index in the result */
-	int64_t *pids = NULL;
-	size_t npids = 0, cap = 0;
-	uint32_t *idx = malloc(k->n * sizeof(*idx));
-	int created;
-
-	hmap_init(&groups);
-	for (size_t i = 0; idx && i < k->n; i++) {
-		uint64_t *count = hmap_upsert(&groups, (uint64_t)conn_at(k, i).pid, 0, 0, &created);
-
-		if (!count)
-			goto fail;
-		if (created) {
-			if (npids == cap) {
-				int64_t *w = realloc(pids, (cap = cap ? cap * 2 : 16) * sizeof(*w));
-
-				if (!w)
-					goto fail;
-				pids = w;
-			}
-			pids[npids++] = (uint64_t)conn_at(k, i).pid;
-		}
-		(*count)++;
-	}
-	if (!idx)
-		goto fail;
-	qsort(pids, npids, sizeof(*pids), cmp_i64);
-	for (size_t i = 0, at = 0; i < npids; i++) {      /* counts -> first indexes */
-		uint64_t *slot = hmap_find(&groups, (uint64_t)pids[i], 0), count = *slot;
-
-		*slot = at;
-		at += count;
-	}
-	for (size_t i = 0; i < k->n; i++)
-		idx[(*hmap_find(&groups, (uint64_t)conn_at(k, i).pid, 0))++] = (uint32_t)i;
-	hmap_free(&groups);
-	free(pids);
-	return idx;
-fail:
-	hmap_free(&groups);
-	free(pids);
-	free(idx);
-	return NULL;
+	if (outbound(l, r))
+		r->origin = PC_REQUEST_CONNECTED;
+	return add_request(rows, pool, r,
+			   (int64_t)*hmap_find(&k->conn_ids, r->conn_ts, r->cookie));
 }
 
-static int build_rows(sqlite3 *db, struct kernel_requests *k, const uint32_t *idx,
-		      const struct hmap *numbers, const int64_t *skip, size_t nskip,
-		      const struct listeners *l)
+/* The requests of one kept record, in their order. */
+static int record_requests(struct batch_insert *rows, struct pool *pool,
+			   struct kernel_requests *k, const struct kreq_head *h,
+			   const struct listeners *l)
+{
+	const unsigned char *rec = (const unsigned char *)(h + 1);
+	struct pc_rec_request r;
+	struct pc_rec_request_batch b;
+	struct pc_request_entry e;
+
+	if (!h->n) {
+		memcpy(&r, rec, sizeof(r));
+		return one_request(rows, pool, k, &r, l);
+	}
+	memcpy(&b, rec, sizeof(b));
+	for (uint32_t i = 0; i < h->n; i++) {
+		memcpy(&e, rec + sizeof(b) + i * sizeof(e), sizeof(e));
+		batch_entry(&b, &e, i, &r);
+		if (one_request(rows, pool, k, &r, l) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int build_rows(sqlite3 *db, struct kernel_requests *k, const int64_t *skip,
+		      size_t nskip, const struct listeners *l)
 {
 	struct sql_writer *writer = sql_writer_start();
 	struct batch_insert rows = { 0 };
+	struct kreq_cursor cursor = { 0 };
+	const struct kreq_head *h;
 	struct pool pool;
-	int rc = -1;
+	int rc = -1, more;
 
 	if (pool_init(&pool, db, writer) < 0)
 		goto out;
@@ -481,23 +342,18 @@ static int build_rows(sqlite3 *db, struct kernel_requests *k, const uint32_t *id
 		goto out;
 	if (writer)
 		batch_use_writer(&rows, writer, BATCH_RING_STEADY);
-	for (size_t i = 0; i < k->n; i++) {
-		struct pc_rec_request req, *r = &req;
-
-		kernel_requests_get(k, idx[i], r);
-		if (nskip && has_key(skip, nskip, r->pid)) {
-			k->skipped++;
-			continue;
-		}
-		if (outbound(l, r))
-			r->origin = PC_REQUEST_CONNECTED;
-		if (add_request(&rows, &pool, r,
-				(int64_t)*hmap_find(numbers, r->conn_ts, r->cookie)) < 0)
+	if (kreq_cursor_start(&cursor, k) < 0)
+		goto out;
+	while ((more = kreq_cursor_next(&cursor, &h)) > 0) {
+		if (nskip && has_key(skip, nskip, h->pid))
+			k->skipped += h->n ? h->n : 1;
+		else if (record_requests(&rows, &pool, k, h, l) < 0)
 			goto out;
 	}
-	if (batch_flush(&rows) == 0 && pool_flush(&pool) == 0)
+	if (more == 0 && batch_flush(&rows) == 0 && pool_flush(&pool) == 0)
 		rc = 0;
 out:
+	kreq_cursor_end(&cursor);
 	batch_free(&rows);
 	sql_writer_stop(writer);
 	pool_free(&pool);
@@ -507,33 +363,18 @@ out:
 int kernel_requests_build(sqlite3 *db, struct kernel_requests *k, int skip_pids_with_rows)
 {
 	struct listeners l = { 0 };
-	struct hmap numbers;
 	int64_t *skip = NULL;
 	size_t nskip = 0;
-	uint32_t *idx = NULL;
 	int rc = -1;
 
 	if (!k->n)
 		return 0;
-	if (k->n > UINT32_MAX) {
-		fprintf(stderr, "perfcap-analyze: %zu REQUEST records: more than this version handles\n",
-			k->n);
-		return -1;
-	}
-	hmap_init(&numbers);
 	if ((skip_pids_with_rows &&
 	     load_keys(db, "SELECT DISTINCT pid FROM requests ORDER BY 1", &skip, &nskip) < 0) ||
-	    load_listeners(db, &l) < 0 || number_connections(k, &numbers) < 0)
+	    load_listeners(db, &l) < 0 || number_connections(k) < 0)
 		goto out;
-	idx = by_process(k);
-	if (!idx) {
-		oom();
-		goto out;
-	}
-	rc = build_rows(db, k, idx, &numbers, skip, nskip, &l);
+	rc = build_rows(db, k, skip, nskip, &l);
 out:
-	hmap_free(&numbers);
-	free(idx);
 	free(skip);
 	free(l.ports);
 	free(l.pids);

@@ -19,42 +19,51 @@
 #include <sqlite3.h>
 
 #include "perfcap_format.h"
+#include "util/hashmap.h"
 
-/* A request of a REQUEST_BATCH, as kept: its batch and its entry. */
-struct kreq_entry {
-	uint32_t batch;             /* index in kernel_requests.batches */
-	uint32_t i;                 /* its place in the batch (number = batch number + i) */
-	struct pc_request_entry e;
+struct kreq_runs;           /* kernel_request_store.c: the records on disk */
+
+/* A connection of the records: (conn_ts, cookie) names one (a socket
+ * address is reused only after its connection closed). */
+struct kreq_conn {
+	int64_t pid, fd, conn_ts, cookie;
 };
 
-#define KREQ_SINGLE 0x80000000u /* order[]: an index in singles, not entries */
-
-/* The requests of a capture's REQUEST and REQUEST_BATCH records, as
- * decoded, in arrival order. A batch's requests stay as its entries (52
- * bytes each, and its header once): a REQUEST record is 128 bytes, and a
- * default recording of a busy server holds millions of requests. */
+/* The requests of a capture's REQUEST and REQUEST_BATCH records, kept as
+ * decoded (kernel_request_store.c): each record once, after an 8-byte
+ * head, so a batch's requests cost their entries (52 bytes each) and
+ * their header once; a REQUEST record is 128 bytes. A default recording
+ * of a busy server holds millions of requests: past run_bytes the
+ * buffer is sorted by process and written to an unlinked temporary file
+ * as a run, and the runs are merged when the pass reads them back, so
+ * memory does not grow with the recording's length. The connections
+ * stay in memory (32 bytes and a hash slot each). */
 struct kernel_requests {
-	uint32_t *order;            /* entry index, or KREQ_SINGLE | single index */
-	size_t n, cap;              /* requests (n stays after release) */
-	struct pc_rec_request_batch *batches;
-	size_t nbatches, batches_cap;
-	struct kreq_entry *entries;
-	size_t nentries, entries_cap;
-	struct pc_rec_request *singles;
-	size_t nsingles, singles_cap;
+	unsigned char *buf;         /* the records since the last run */
+	size_t len, cap;
+	size_t run_bytes;           /* a run past this many bytes; 0: never */
+	struct kreq_runs *runs;     /* NULL until the first run */
+	struct hmap conn_ids;       /* (conn_ts, cookie) -> its place in conns + 1 */
+	struct kreq_conn *conns;    /* each connection once, as first seen */
+	size_t nconns, conns_cap;
+	size_t n;                   /* requests (n stays after release) */
+	size_t nruns;               /* runs written to disk (stays too) */
 	uint64_t skipped;    /* left out: their process's requests came from calls */
 };
 
-/* Keeps one REQUEST. 0 or -1 (out of memory, reported). */
+/* The loader's run size: 64 MiB of records, about 1.2M requests. */
+#define KREQ_RUN_BYTES ((size_t)64 << 20)
+
+/* An empty set; run_bytes as in struct kernel_requests. */
+void kernel_requests_init(struct kernel_requests *k, size_t run_bytes);
+
+/* Keeps one REQUEST. 0 or -1 (out of memory or a write error, reported). */
 int kernel_requests_add(struct kernel_requests *k, const struct pc_rec_request *r);
 
 /* Keeps the b->n requests of a REQUEST_BATCH (checked by the caller:
  * 1..PC_REQUEST_BATCH_MAX entries at `entries`, unaligned). 0 or -1. */
 int kernel_requests_add_batch(struct kernel_requests *k, const struct pc_rec_request_batch *b,
 			      const uint8_t *entries);
-
-/* The i-th request in arrival order, as its REQUEST record would be. */
-void kernel_requests_get(const struct kernel_requests *k, size_t i, struct pc_rec_request *r);
 
 /* Writes requests rows and pool_utilisation windows for the kept records:
  * all of them (skip_pids_with_rows 0), or those of processes without
@@ -63,8 +72,8 @@ void kernel_requests_get(const struct kernel_requests *k, size_t i, struct pc_re
  * -1 (reported). */
 int kernel_requests_build(sqlite3 *db, struct kernel_requests *k, int skip_pids_with_rows);
 
-/* Frees the records, keeping the counts n and skipped (for the quality
- * table, after the requests are built). */
+/* Frees the records, keeping the counts n, nruns and skipped (for the
+ * quality table, after the requests are built). */
 void kernel_requests_release(struct kernel_requests *k);
 
 void kernel_requests_free(struct kernel_requests *k);

@@ -14,6 +14,7 @@
 
 #include "request_runs_internal.h"
 #include "util/hashmap.h"
+#include "util/temp_file.h"
 
 static int cmp_int64(int64_t x, int64_t y)
 {
@@ -155,31 +156,12 @@ static int add_run(struct request_runs *R, off_t start, off_t end)
 	return 0;
 }
 
-/* An unlinked file in TMPDIR (else /tmp), as SQLite's temporary files. */
-static FILE *temporary_file(void)
-{
-	const char *dir = getenv("TMPDIR");
-	char path[4096];
-	FILE *file;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/perfcap-requests-XXXXXX", dir && *dir ? dir : "/tmp");
-	fd = mkstemp(path);
-	if (fd < 0)
-		return NULL;
-	unlink(path);
-	file = fdopen(fd, "w+b");
-	if (!file)
-		close(fd);
-	return file;
-}
-
 int request_runs_write(struct request_runs *R, struct request_call *v, size_t n)
 {
 	off_t start = R->size;
 	int rc;
 
-	if (!R->file && !(R->file = temporary_file()))
+	if (!R->file && !(R->file = temp_file_open("perfcap-requests")))
 		return fail("temporary file");
 	if (sort_run(R, v, n) < 0) {
 		free(R->sorted);

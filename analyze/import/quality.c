@@ -240,15 +240,17 @@ static void put_format(struct quality_writer *w, struct loader *L)
 	}
 }
 
-/* REQUEST records (the req source): how many became requests rows, and
- * how many were left out because their process's rows came from its
- * socket calls (import --requests-from). */
+/* REQUEST records (the req source): how many became requests rows, how
+ * many were left out because their process's rows came from its socket
+ * calls (import --requests-from), and how many sorted runs the import
+ * wrote to disk to keep them (0: they fitted in memory). */
 static void put_requests(struct quality_writer *w, struct loader *L)
 {
 	if (!L->kreqs.n)
 		return;
 	quality_put_u64(w, "req", "requests.rows", L->kreqs.n - L->kreqs.skipped);
 	quality_put_u64(w, "req", "requests.left_to_calls", L->kreqs.skipped);
+	quality_put_u64(w, "req", "requests.runs_on_disk", L->kreqs.nruns);
 }
 
 static void put_file(struct quality_writer *w, const struct pc_reader_status *s,

@@ -345,3 +345,84 @@ Test(kernel_requests, pool_windows_added_in_front)
 	ev_free(&ev);
 	scratch_remove(dir);
 }
+
+/* Three servers' requests interleaved as the kernel would send them: on
+ * each of 12 connections, 3 REQUEST_BATCHes of 1..8 requests and a
+ * REQUEST, the connections' records mixed, and a connection on a reused
+ * fd. */
+static void interleaved(struct event_capture *ev)
+{
+	static const uint32_t pids[3] = { 700, 300, 500 };
+
+	for (int round = 0; round < 4; round++)
+		for (int c = 0; c < 12; c++) {
+			uint32_t pid = pids[c % 3], n = round < 3 ? 1 + (c + round * 5) % 8 : 1;
+			struct ev_request q[8];
+
+			for (uint32_t i = 0; i < n; i++)
+				q[i] = (struct ev_request){
+					.cookie = 0x100u + (unsigned)c, .conn_ts = T(1 + c),
+					.pid = pid, .tid = pid + 1 + (unsigned)(c + i) % 3,
+					.fd = 10 + c / 6, .origin = c % 2 ? PC_REQUEST_ACCEPTED
+									  : PC_REQUEST_SEEN,
+					.number = (uint32_t)round * 8 + 1 + i,
+					.start = T(100 * round + 8 * c + i), .end = T(100 * round + 8 * c + i) + 300000,
+					.ready_ns = i % 2 ? 50000 : 0, .lower_ns = 2 * MS,
+					.lport = 8080 };
+			if (round < 3)
+				ev_request_batch(ev, q, (uint8_t)n, (uint8_t)n);
+			else
+				ev_request(ev, q);
+		}
+}
+
+/* The rows in the order they were written, every column, and the pool. */
+static char *rows_of(sqlite3 *db)
+{
+	char *rows = query_text(db, "SELECT group_concat(r, char(10)) FROM (SELECT"
+				" quote(pid) || quote(fd) || quote(conn) || quote(tids) || quote(request)"
+				" || quote(pickup_tid) || quote(start_ts) || quote(end_ts) || quote(lower_ts)"
+				" || quote(ready_ts) || quote(origin) || quote(ready_source) || quote(queue_ns)"
+				" AS r FROM requests ORDER BY rowid)");
+	char *pool = query_text(db, "SELECT group_concat(quote(pid) || quote(window_start) ||"
+				" quote(requests) || quote(busy_avg) || quote(queue_depth_max), ' ')"
+				" FROM (SELECT * FROM pool_utilisation ORDER BY rowid)");
+	char *both = NULL;
+
+	cr_assert(rows && pool && asprintf(&both, "%s\n%s", rows, pool) > 0);
+	free(rows);
+	free(pool);
+	return both;
+}
+
+/* Past its memory the import sorts the records by process into runs on
+ * disk and merges them: the rows come out as from memory, in the same
+ * order, and the quality table says how many runs there were. */
+Test(kernel_requests, runs_on_disk_merge_as_memory_does)
+{
+	static struct event_capture ev;
+	char *dir = scratch_dir(), *mem, *runs;
+	sqlite3 *a, *b;
+
+	ev_init(&ev, T(0), T(1000), "cpu,sched,block,waits,req");
+	interleaved(&ev);
+	a = import_events(dir, "memory", &ev, "--window", "100ms", NULL);
+	setenv("PERFCAP_KREQ_RUN_BYTES", "600", 1);     /* one or two records a run */
+	b = import_events(dir, "runs", &ev, "--window", "100ms", NULL);
+	unsetenv("PERFCAP_KREQ_RUN_BYTES");
+	expect_int(a, "SELECT count(*) FROM requests", 170);
+	expect_int(b, "SELECT count(*) FROM requests", 170);
+	expect_int(a, "SELECT value FROM quality WHERE key = 'requests.runs_on_disk'", 0);
+	cr_expect_gt(query_int(b, "SELECT value FROM quality WHERE key = 'requests.runs_on_disk'"),
+		     10);
+	mem = rows_of(a);
+	runs = rows_of(b);
+	cr_expect_str_eq(runs, mem);
+	cr_expect_gt(count_lines_with(mem, "'data_ready'"), 10);
+	free(mem);
+	free(runs);
+	sqlite3_close(a);
+	sqlite3_close(b);
+	ev_free(&ev);
+	scratch_remove(dir);
+}
