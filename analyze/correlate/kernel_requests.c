@@ -341,7 +341,7 @@ static int build_rows(sqlite3 *db, struct kernel_requests *k, const int64_t *ski
 	if (batch_init(&rows, db, REQUEST_COLUMNS, REQUEST_NCOLS) < 0)
 		goto out;
 	if (writer)
-		batch_use_writer(&rows, writer, BATCH_RING_STEADY);
+		batch_encode_here(&rows, writer);
 	if (kreq_cursor_start(&cursor, k) < 0)
 		goto out;
 	while ((more = kreq_cursor_next(&cursor, &h)) > 0) {

@@ -475,7 +475,7 @@ int requests_build(sqlite3 *db, struct request_feed *f)
 	    batch_init(&P.rows, db, REQUEST_COLUMNS, REQUEST_NCOLS) < 0)
 		goto out;
 	if (writer)
-		batch_use_writer(&P.rows, writer, BATCH_RING_STEADY);
+		batch_encode_here(&P.rows, writer);
 	if (run_calls(&P, f) == 0 && batch_flush(&P.rows) == 0 && pool_flush(&P.pool) == 0)
 		rc = 0;
 out:

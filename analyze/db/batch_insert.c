@@ -82,6 +82,17 @@ void batch_use_writer(struct batch_insert *b, struct sql_writer *w, int ring)
 		b->ring = ring < 2 ? 2 : ring > BATCH_SLOTS ? BATCH_SLOTS : ring;
 }
 
+void batch_encode_here(struct batch_insert *b, struct sql_writer *w)
+{
+	batch_use_writer(b, w, BATCH_RING_STEADY);
+	if (!w || !b->stage)
+		return;
+	b->encode_here = 1;
+	stage_image_init(&b->img[0]);
+	stage_image_init(&b->img[1]);
+	b->img_cur = 0;
+}
+
 int64_t *batch_row(struct batch_insert *b, uint8_t **kind)
 {
 	size_t first = (size_t)b->pending * b->ncols;
@@ -207,7 +218,56 @@ static int write_rows(struct batch_insert *b, int rows, const int64_t *values,
 
 void batch_run_slot(struct batch_insert *b, int slot)
 {
+	if (b->encode_here) {
+		if (stage_flush_image(b->stage, &b->img[slot]) < 0)
+			b->failed = 1;
+		return;
+	}
 	write_rows(b, BATCH_ROWS, b->slot_values[slot], b->slot_kinds[slot]);
+}
+
+/* Leaves the encoding mode (a row that cannot be staged, or the end):
+ * the writer drained, the images copied in their order; rows after it
+ * go through the slots. 0 or -1. */
+static int stop_encoding(struct batch_insert *b)
+{
+	int rc;
+
+	sql_writer_drain(b->writer);
+	rc = stage_flush_image(b->stage, &b->img[b->img_cur]);
+	stage_image_free(&b->img[0]);
+	stage_image_free(&b->img[1]);
+	b->encode_here = 0;
+	if (rc < 0 || b->failed) {
+		b->failed = 1;
+		return -1;
+	}
+	return 0;
+}
+
+/* Encodes the row just committed (the slot's first: rows do not pile up
+ * in this mode); a full image goes to the writer, and the other one is
+ * filled once the writer is done with it. */
+static int encode_row(struct batch_insert *b)
+{
+	int rc = stage_row_into(b->stage, &b->img[b->img_cur], b->values, b->kinds);
+
+	b->text_used = 0;
+	if (rc == 1) {   /* cannot be staged: this row and the rest are INSERTed */
+		if (stop_encoding(b) < 0 || leave_stage(b) < 0)
+			return -1;
+		return insert_rows(b, 1, b->values, b->kinds);
+	}
+	if (rc < 0 || b->failed) {
+		b->failed = 1;
+		return -1;
+	}
+	if (stage_image_full(&b->img[b->img_cur])) {
+		sql_writer_submit(b->writer, b, b->img_cur);
+		b->img_cur ^= 1;
+		sql_writer_wait_slot(b->writer, b, b->img_cur);
+	}
+	return 0;
 }
 
 /* Hands the full current slot to the writer and moves to the next one. */
@@ -223,6 +283,8 @@ static int hand_over(struct batch_insert *b)
 
 int batch_commit_row(struct batch_insert *b)
 {
+	if (b->encode_here)
+		return encode_row(b);
 	if (++b->pending < BATCH_ROWS)
 		return 0;
 	b->pending = 0;
@@ -242,6 +304,8 @@ int batch_flush(struct batch_insert *b)
 {
 	int rc;
 
+	if (b->encode_here && stop_encoding(b) < 0)
+		return -1;
 	if (b->writer)    /* the connection is ours alone only once it is idle */
 		sql_writer_drain(b->writer);
 	rc = write_rows(b, b->pending, b->values, b->kinds);
@@ -259,6 +323,8 @@ int batch_flush(struct batch_insert *b)
 void batch_free(struct batch_insert *b)
 {
 	wait_all_slots(b);
+	stage_image_free(&b->img[0]);
+	stage_image_free(&b->img[1]);
 	stage_close(b->stage);
 	sqlite3_finalize(b->full);
 	free(b->table_and_columns);

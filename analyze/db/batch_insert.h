@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <sqlite3.h>
 
+#include "stage_image.h"
+
 #define BATCH_ROWS  256
 /* A batch's ring of buffers: up to BATCH_SLOTS, each allocated when first
  * filled, as deep as its producer is bursty (batch_use_writer).
@@ -60,6 +62,9 @@ struct batch_insert {
 	int in_flight[BATCH_SLOTS];   /* queued or being written (writer's lock) */
 	struct sql_writer *writer;    /* NULL: insert inline */
 	struct stage *stage;          /* the table's rows are staged (stage.h), or NULL */
+	int encode_here;              /* batch_encode_here: rows go to img[img_cur] */
+	struct stage_image img[2];    /* slots 0 and 1 of the writer's jobs then */
+	int img_cur;
 	int failed;
 };
 
@@ -71,6 +76,16 @@ int batch_init(struct batch_insert *b, sqlite3 *db, const char *table_and_column
  * of ring buffers (BATCH_RING_CHUNK or BATCH_RING_STEADY; 2..BATCH_SLOTS).
  * Called before the first row, or with NULL once the writer is drained. */
 void batch_use_writer(struct batch_insert *b, struct sql_writer *w, int ring);
+
+/* For a producer that makes rows steadily and has time to spare while the
+ * writer copies them (the request passes): each row is encoded as a
+ * record on the producer's thread as it is committed, into one of two
+ * database images, and w only copies a full image into the table while
+ * the next one fills. The INSERT thread did both before, and the request
+ * pass waited for it (encoding was half of its work). Only for a staged
+ * table (else as batch_use_writer with BATCH_RING_STEADY); called before
+ * the first row. */
+void batch_encode_here(struct batch_insert *b, struct sql_writer *w);
 
 /* Values of the next row, all integers: set row[i] (and kind[i] =
  * BATCH_NULL for SQL NULL, or use batch_text), then call batch_commit_row. */

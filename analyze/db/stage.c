@@ -247,22 +247,36 @@ static struct stage_row row_of(struct stage *s, const int64_t *values, const uin
 	return (struct stage_row){ 0, s->tcols, s->kinds, s->values, s->refuse };
 }
 
+int stage_row_into(struct stage *s, struct stage_image *img, const int64_t *values,
+		   const uint8_t *kinds)
+{
+	struct stage_row row = row_of(s, values, kinds);
+	int rc = stage_image_add(img, s->rowid + 1, &row);
+
+	if (rc < 0)
+		db_report_error(NULL, s->table);
+	if (rc == 0)
+		s->rowid++;
+	return rc;
+}
+
+int stage_image_full(const struct stage_image *img)
+{
+	return stage_image_pages(img) >= STAGE_FLUSH_PAGES;
+}
+
 int stage_rows(struct stage *s, const int64_t *values, const uint8_t *kinds, int rows,
 	       int *done)
 {
 	for (int r = 0; r < rows; r++) {
-		size_t at = (size_t)r * (size_t)s->ncols;
-		struct stage_row row = row_of(s, values + at, kinds + at);
-		int rc = stage_image_add(&s->img, s->rowid + 1, &row);
+		int rc = stage_row_into(s, &s->img, values + (size_t)r * (size_t)s->ncols,
+					kinds + (size_t)r * (size_t)s->ncols);
 
 		if (rc != 0) {
 			*done = r;
-			if (rc < 0)
-				db_report_error(NULL, s->table);
 			return rc;
 		}
-		s->rowid++;
-		if (stage_image_pages(&s->img) >= STAGE_FLUSH_PAGES && stage_flush(s) < 0) {
+		if (stage_image_full(&s->img) && stage_flush(s) < 0) {
 			*done = r + 1;
 			return -1;
 		}
@@ -285,20 +299,20 @@ static int deserialize(sqlite3 *db, const unsigned char *data, size_t size)
 /* The image is copied, then the stage database is pointed at an empty
  * static one: SQLite never holds the image's buffer, which the next rows
  * reuse (no fresh memory to fault in for every copy). */
-int stage_flush(struct stage *s)
+int stage_flush_image(struct stage *s, struct stage_image *img)
 {
 	char sql[2 * NAME_MAX_LEN + 64];
 	const unsigned char *empty;
 	size_t size, empty_size;
 	int rc;
 
-	if (s->img.rows == 0)
+	if (img->rows == 0)
 		return 0;
-	if (stage_image_finish(&s->img, s->table, s->sql, &size) < 0) {
+	if (stage_image_finish(img, s->table, s->sql, &size) < 0) {
 		db_report_error(NULL, s->table);
 		return -1;
 	}
-	if (deserialize(s->db, s->img.buf, size) < 0)
+	if (deserialize(s->db, img->buf, size) < 0)
 		return -1;
 	snprintf(sql, sizeof(sql), "INSERT INTO main.\"%s\" SELECT * FROM " STAGE_SCHEMA ".\"%s\"",
 		 s->table, s->table);
@@ -306,8 +320,13 @@ int stage_flush(struct stage *s)
 	empty = stage_image_empty(&empty_size);
 	if (deserialize(s->db, empty, empty_size) < 0)
 		rc = -1;
-	stage_image_reset(&s->img);
+	stage_image_reset(img);
 	return rc;
+}
+
+int stage_flush(struct stage *s)
+{
+	return stage_flush_image(s, &s->img);
 }
 
 void stage_release(struct stage *s)

@@ -24,6 +24,8 @@
 #include <stdint.h>
 #include <sqlite3.h>
 
+#include "stage_image.h"
+
 #define STAGE_SCHEMA "perfcap_stage"
 
 struct stage;
@@ -49,6 +51,20 @@ int stage_rows(struct stage *s, const int64_t *values, const uint8_t *kinds, int
 
 /* Copies the staged rows into the table. 0 or -1 (reported). */
 int stage_flush(struct stage *s);
+
+/* The same, split between two threads (batch_insert's encoding mode):
+ * the producer encodes each row into an image of its own, and once the
+ * image is full another thread copies it into the table while the
+ * producer fills a second one. Rows get their rowids as they are
+ * encoded, so the images must be copied in the order they were filled.
+ * stage_row_into: 0; 1 when the row cannot be staged (nothing appended);
+ * -1 on an error (reported). stage_flush_image copies img's rows into the
+ * table and empties img (0 or -1, reported); it reads only the table's
+ * name and definition from s, which the producer does not change. */
+int stage_row_into(struct stage *s, struct stage_image *img, const int64_t *values,
+		   const uint8_t *kinds);
+int stage_image_full(const struct stage_image *img);
+int stage_flush_image(struct stage *s, struct stage_image *img);
 
 /* Frees the image's memory after a flush (more rows allocate it again). */
 void stage_release(struct stage *s);

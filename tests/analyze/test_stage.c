@@ -4,7 +4,9 @@
  * rowid order: integers at every serial type's bounds, NULL, text (empty,
  * long), enough rows for many leaves, an interior root and several copies.
  * A value SQLite would convert ends the staging and the rows stay right;
- * a table with an index or a generated column is never staged. */
+ * a table with an index or a generated column is never staged. The same
+ * with the rows encoded on the producer's thread and copied on a writer
+ * thread (batch_encode_here), over several images. */
 #include <criterion/criterion.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -12,6 +14,7 @@
 
 #include "db/batch_insert.h"
 #include "db/db.h"
+#include "db/sql_writer.h"
 #include "db/stage.h"
 
 static const int64_t bounds[] = {
@@ -56,9 +59,12 @@ static void row_values(int64_t i, char *text, size_t len, int64_t *a, const char
 	*c_text = i % 7 == 0 ? "seven" : NULL;
 }
 
+/* Rows 0..rows into the batch, then flushed; and the same rows bound one
+ * by one into ref, afterwards: the batch's writer thread may be using
+ * the connection until the flush. */
 static void fill(sqlite3 *db, struct batch_insert *b, int64_t rows)
 {
-	sqlite3_stmt *ref = db_prepare(db, "INSERT INTO ref (a, b, c, d) VALUES (?,?,?,NULL)");
+	sqlite3_stmt *ref;
 	char text[200];
 
 	for (int64_t i = 0; i < rows; i++) {
@@ -77,6 +83,15 @@ static void fill(sqlite3 *db, struct batch_insert *b, int64_t rows)
 			row[2] = c;
 		kind[3] = BATCH_NULL;
 		cr_assert_eq(batch_commit_row(b), 0);
+	}
+	cr_assert_eq(batch_flush(b), 0);
+	ref = db_prepare(db, "INSERT INTO ref (a, b, c, d) VALUES (?,?,?,NULL)");
+	for (int64_t i = 0; i < rows; i++) {
+		int64_t a, c;
+		const char *t, *c_text;
+		int b_null;
+
+		row_values(i, text, sizeof(text), &a, &t, &b_null, &c, &c_text);
 		sqlite3_bind_int64(ref, 1, a);
 		db_bind_text(ref, 2, b_null ? NULL : t);
 		if (c_text)
@@ -86,7 +101,6 @@ static void fill(sqlite3 *db, struct batch_insert *b, int64_t rows)
 		cr_assert_eq(db_run(ref), 0);
 	}
 	sqlite3_finalize(ref);
-	cr_assert_eq(batch_flush(b), 0);
 }
 
 static void assert_same(sqlite3 *db, const char *table, int64_t rows)
@@ -105,59 +119,86 @@ static void assert_same(sqlite3 *db, const char *table, int64_t rows)
 				  " WHERE integrity_check <> 'ok'", -1), 0);
 }
 
-static void check_rows(int64_t rows)
+/* encode: the rows encoded on this thread and copied on a writer thread
+ * (batch_encode_here), two images taking turns. */
+static void check_rows_as(int64_t rows, int encode)
 {
 	sqlite3 *db = open_db();
+	struct sql_writer *w = encode ? sql_writer_start() : NULL;
 	struct batch_insert b;
 
 	cr_assert_eq(batch_init(&b, db, "t (a, b, c, d)", 4), 0);
 	cr_assert(b.stage, "t is staged");
+	if (encode) {
+		cr_assert(w);
+		batch_encode_here(&b, w);
+		cr_assert(b.encode_here);
+	}
 	fill(db, &b, rows);
 	cr_assert(b.stage, "t stayed staged");
 	batch_free(&b);
+	sql_writer_stop(w);
 	assert_same(db, "t", rows);
 	cr_assert_eq(db_exec(db, "COMMIT"), 0);
 	stage_detach(db);
 	sqlite3_close(db);
 }
 
+static void check_rows(int64_t rows) { check_rows_as(rows, 0); }
+
 Test(stage, no_rows) { check_rows(0); }
 Test(stage, one_leaf) { check_rows(100); }
 Test(stage, many_leaves_and_copies) { check_rows(400000); }
+Test(stage, encoded_here_no_rows) { check_rows_as(0, 1); }
+Test(stage, encoded_here_many_images) { check_rows_as(400000, 1); }
 
 /* Text into an INTEGER column: SQLite converts '12' to 12, so the table
- * leaves the stage at that row and the rest is INSERTed, in order. */
-Test(stage, converting_value_ends_staging)
+ * leaves the stage at that row and the rest is INSERTed, in order; rows
+ * encoded on this thread too, the conversion after several images. */
+static void converting_value_at(int n, int at, int encode)
 {
 	sqlite3 *db = open_db();
+	struct sql_writer *w = encode ? sql_writer_start() : NULL;
 	struct batch_insert b;
-	sqlite3_stmt *ref = db_prepare(db, "INSERT INTO ref (a) VALUES (?)");
+	sqlite3_stmt *ref;
+	char sql[128];
 
 	cr_assert_eq(batch_init(&b, db, "t (a)", 1), 0);
 	cr_assert(b.stage);
-	for (int i = 0; i < 1000; i++) {
+	if (encode)
+		batch_encode_here(&b, w);
+	for (int i = 0; i < n; i++) {
 		uint8_t *kind;
 		int64_t *row = batch_row(&b, &kind);
 
-		if (i == 700) {
+		if (i == at)
 			batch_text(row, kind, 0, "12");
-			db_bind_text(ref, 1, "12");
-		} else {
+		else
 			row[0] = i;
-			sqlite3_bind_int64(ref, 1, i);
-		}
 		cr_assert_eq(batch_commit_row(&b), 0);
-		cr_assert_eq(db_run(ref), 0);
 	}
 	cr_assert_eq(batch_flush(&b), 0);
 	cr_assert_null(b.stage, "staging ended");
 	batch_free(&b);
+	sql_writer_stop(w);
+	ref = db_prepare(db, "INSERT INTO ref (a) VALUES (?)");
+	for (int i = 0; i < n; i++) {
+		if (i == at)
+			db_bind_text(ref, 1, "12");
+		else
+			sqlite3_bind_int64(ref, 1, i);
+		cr_assert_eq(db_run(ref), 0);
+	}
 	sqlite3_finalize(ref);
 	cr_assert_eq(db_query_int(db, "SELECT count(*) FROM t JOIN ref r USING (id)"
-				  " WHERE t.a IS r.a AND typeof(t.a) = typeof(r.a)", -1), 1000);
-	cr_assert_eq(db_query_int(db, "SELECT a FROM t WHERE id = 701", -1), 12);
+				  " WHERE t.a IS r.a AND typeof(t.a) = typeof(r.a)", -1), n);
+	snprintf(sql, sizeof(sql), "SELECT a FROM t WHERE id = %d", at + 1);
+	cr_assert_eq(db_query_int(db, sql, -1), 12);
 	sqlite3_close(db);
 }
+
+Test(stage, converting_value_ends_staging) { converting_value_at(1000, 700, 0); }
+Test(stage, converting_value_ends_encoding) { converting_value_at(1000000, 700000, 1); }
 
 Test(stage, refused_tables)
 {
