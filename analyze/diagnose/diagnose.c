@@ -291,6 +291,8 @@ int diagnose_run(sqlite3 *db, const struct report_scope *scope, double freq_hz,
 	set_sources(&in);
 	in.window_ns = (uint64_t)db_query_int(db,
 		"SELECT value FROM schema_info WHERE key = 'window_ns'", 1000000000);
+	in.recorder_pid = (uint32_t)db_query_int(db, "SELECT CAST(value AS INTEGER) FROM meta"
+						 " WHERE key = 'record.pid'", 0);
 	if (diag_threads_load(&in, sel) < 0)
 		rc = -1;
 	for (size_t i = 0; rc == 0 && i < sizeof(rules) / sizeof(rules[0]); i++)

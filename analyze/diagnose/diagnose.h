@@ -154,6 +154,7 @@ struct diag_input {
 	int has_sched, has_syscall, has_block, has_net, has_lock, has_mem, has_cpu;
 	int has_waits;             /* kernel sums of waits (thread_metrics kind 'waits') */
 	int has_req;               /* requests inferred in the kernel (the req source) */
+	uint32_t recorder_pid;     /* META record.pid, 0 if not recorded */
 	uint64_t window_ns;        /* thread_time_shares window */
 	const struct selection *sel;   /* the scope's CPU samples */
 	const struct calls *calls;     /* the scope's system calls */

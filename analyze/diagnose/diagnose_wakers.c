@@ -49,7 +49,7 @@
 #define MAX_GROUPS      4096
 
 enum ended_by { EB_TIMER, EB_DEVICE, EB_THREAD, EB_SERVICE, EB_CLIENT, EB_UPSTREAM, EB_PEER,
-		EB_NETWORK, EB_KERNEL, EB_UNKNOWN };
+		EB_NETWORK, EB_KERNEL, EB_UNKNOWN, EB_RECORDER };
 
 /* Kernel threads by name: their wakeups are the kernel's own work
  * (workqueues completing I/O, RCU, writeback), not a peer's. */
@@ -219,6 +219,8 @@ static enum ended_by classify(const struct diag_input *in, struct wake_group *g)
 		if (!g->peer_pid || g->peer_pid == g->pid)
 			return EB_NETWORK;
 	} else if (strcmp(g->kind, "process") == 0) {
+		if (in->recorder_pid && g->peer_pid == in->recorder_pid)
+			return EB_RECORDER;  /* the observer: not the workload's */
 		diag_comm(in, g->peer_pid, g->peer_tid, comm, sizeof(comm));
 		if (strncmp(comm, "ksoftirqd", 9) == 0)
 			return EB_NETWORK;
@@ -439,11 +441,12 @@ static void idle(const struct diag_input *in, struct diagnosis *d, const struct 
 }
 
 /* What the waits could not be charged to: peers of unknown role and
- * waits with no wakeup seen, as caveats that lower the confidence. */
+ * waits with no wakeup seen, as caveats that lower the confidence; and
+ * the waits the recorder itself ended, as a caveat that names it. */
 static void unexplained(const struct diag_input *in, struct diagnosis *d,
 			const struct wake_groups *w)
 {
-	uint64_t observed = 0, peer = 0, none = 0;
+	uint64_t observed = 0, peer = 0, none = 0, recorder = 0;
 	struct charge all = { 0 };
 	uint32_t peers[4] = { 0 };
 	char names[128] = "", comm[64], pct[FMT_BUF];
@@ -454,6 +457,8 @@ static void unexplained(const struct diag_input *in, struct diagnosis *d,
 		add_thread(in, &all, g->tid);
 		if (g->by == EB_UNKNOWN && strcmp(g->wait_class, "unknown") == 0)
 			none += g->ns;
+		if (g->by == EB_RECORDER)
+			recorder += g->ns;
 		if (g->by != EB_PEER)
 			continue;
 		peer += g->ns;
@@ -479,6 +484,11 @@ static void unexplained(const struct diag_input *in, struct diagnosis *d,
 		if (d->unexplained < 1)
 			d->unexplained = 1;
 	}
+	if (observed && recorder * 20 >= observed)
+		diag_caveat(d, "%s of the waiting threads' time was ended by the recorder itself"
+			    " (pid %u, META record.pid), which reads the traced processes' memory"
+			    " maps in /proc: the observer's effect, not the workload's",
+			    fmt_percent(pct, sizeof(pct), recorder, observed), in->recorder_pid);
 }
 
 int diagnose_wakers(const struct diag_input *in, struct diagnosis *d)

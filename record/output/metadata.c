@@ -126,6 +126,9 @@ static int add_recording(struct chunk_buffer *cb, const struct record_options *o
 	err |= add_u64(cb, "clock.realtime_ns", run->start_realtime_ns);
 	err |= chunk_buffer_add_kv(cb, "record.cmdline", cmdline.s ? cmdline.s : "");
 	err |= add_u64(cb, "record.start_ns", run->start_monotonic_ns);
+	/* the recorder itself: it wakes traced threads too (its /proc reads
+	 * take their memory-map lock), and the analyzer names it as such */
+	err |= add_u64(cb, "record.pid", (uint64_t)getpid());
 	err |= chunk_buffer_add_kv(cb, "record.output", o->output);
 	err |= add_u64(cb, "record.duration_limit_ns", o->duration_ns);
 	err |= chunk_buffer_add_kv(cb, "record.mode", o->flight_size ? "flight-recorder" : "normal");

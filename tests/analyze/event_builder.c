@@ -79,6 +79,18 @@ void ev_offcpu(struct event_capture *c, uint64_t end, uint64_t duration, uint32_
 	add(c, &r, sizeof(r), PC_REC_OFFCPU, 0, end);
 }
 
+void ev_offcpu_woken(struct event_capture *c, uint64_t end, uint64_t duration, uint32_t pid,
+		     uint32_t tid, uint32_t state, uint32_t waker_pid, uint32_t waker_tid)
+{
+	struct pc_rec_offcpu r = {
+		.ts = end, .duration = duration, .pid = pid, .tid = tid, .state = state,
+		.ustack = PC_STACK_NONE, .kstack = PC_STACK_NONE, .waker_tid = waker_tid,
+		.waker_pid = waker_pid,
+	};
+
+	add(c, &r, sizeof(r), PC_REC_OFFCPU, 0, end);
+}
+
 void ev_fork(struct event_capture *c, uint64_t ts, uint32_t parent_pid,
 	     uint32_t parent_tid, uint32_t child_pid, uint32_t child_tid, int thread)
 {

@@ -39,6 +39,10 @@ void ev_wakeup(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid,
 void ev_offcpu(struct event_capture *c, uint64_t end, uint64_t duration, uint32_t pid,
 	       uint32_t tid, uint32_t state, uint32_t ustack, uint32_t kstack,
 	       uint32_t waker_tid);
+/* An OFFCPU record without stacks ended by a task's wakeup (format 1.4:
+ * the waker's pid too, in task context). */
+void ev_offcpu_woken(struct event_capture *c, uint64_t end, uint64_t duration, uint32_t pid,
+		     uint32_t tid, uint32_t state, uint32_t waker_pid, uint32_t waker_tid);
 void ev_fork(struct event_capture *c, uint64_t ts, uint32_t parent_pid,
 	     uint32_t parent_tid, uint32_t child_pid, uint32_t child_tid, int thread);
 void ev_syscall(struct event_capture *c, uint64_t ts, uint64_t duration, uint32_t pid,

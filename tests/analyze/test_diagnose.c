@@ -154,7 +154,7 @@ Test(diagnose, disk_io_with_queue_and_service)
 	ev_switch(&ev, T(0), 0, 0, 0, 0, 100, 101);
 	for (int i = 0; i < 2; i++) {
 		uint64_t t = T(100 + i * 400);
-		ev_switch(&ev, t, 0, 100, 101, PC_TASK_UNINTERRUPTIBLE, 0, 0);
+		ev_switch(&ev, t, 0, 100, 101, PC_TASK_INTERRUPTIBLE, 0, 0);
 		ev_block(&ev, t + 150 * MS, 50 * MS, 100 * MS, 100, 101, DEV_8_0, 1, 8, 4096);
 		ev_block(&ev, t + 290 * MS, 50 * MS, 100 * MS, 100, 101, DEV_8_0, 1, 16, 4096);
 		ev_wakeup(&ev, t + 300 * MS, 100, 101, 0, 0, 0, 0);
@@ -766,5 +766,48 @@ Test(diagnose, gc_pauses_explain_the_time_and_rank_above_compute)
 	free(json);
 	free(db_path);
 	free(cap);
+	scratch_remove(dir);
+}
+
+/* Thread 101 blocks five times 100 ms, each wait ended by process 300:
+ * with META record.pid 300 that is the recorder itself (its /proc reads),
+ * named as the observer and not left as a peer of unknown role. */
+static char *woken_by_300(const char *dir, const char *name, int recorder)
+{
+	struct event_capture ev;
+
+	ev_init(&ev, T(0), T(1000), "sched");
+	if (recorder)
+		pc_buf_add_kv(&ev.meta, "record.pid", "300");
+	ev_switch(&ev, T(0), 0, 0, 0, 0, 100, 101);
+	for (int i = 0; i < 5; i++) {
+		uint64_t t = T(100 + 150 * i);
+
+		ev_switch(&ev, t, 0, 100, 101, PC_TASK_INTERRUPTIBLE, 0, 0);
+		ev_wakeup(&ev, t + 100 * MS, 100, 101, 300, 300, 1, 0);
+		ev_switch(&ev, t + 100 * MS, 0, 0, 0, 0, 100, 101);
+		ev_offcpu_woken(&ev, t + 100 * MS, 100 * MS, 100, 101, PC_TASK_INTERRUPTIBLE,
+				300, 300);
+	}
+	return write_capture(dir, name, &ev);
+}
+
+Test(diagnose, the_recorder_as_waker_is_named)
+{
+	char *dir = scratch_dir();
+	char *with = woken_by_300(dir, "recorder.perfcap", 1);
+	char *without = woken_by_300(dir, "peer.perfcap", 0);
+	char *a = report_json(with, NULL, NULL), *b = report_json(without, NULL, NULL);
+
+	expect_json(dir, a, "sum('the recorder itself (pid 300' in c for c in"
+		    " d['diagnosis']['caveats'])", "1");
+	expect_json(dir, a, "sum('whose role' in c for c in d['diagnosis']['caveats'])", "0");
+	expect_json(dir, b, "sum('the recorder itself' in c for c in d['diagnosis']['caveats'])",
+		    "0");
+	expect_json(dir, b, "sum('whose role' in c for c in d['diagnosis']['caveats'])", "1");
+	free(a);
+	free(b);
+	free(with);
+	free(without);
 	scratch_remove(dir);
 }
