@@ -8,7 +8,8 @@
  * numbered from the capture's start (a window before the first one seen
  * is added in front), so a request leaves only its readiness and pickup
  * times behind: the most requests waiting at once needs them in order,
- * each sorted, merged. (Keeping every request, 40 bytes, and its thread,
+ * each sorted, merged (pool_times.h: past 4M requests of a process they
+ * go to disk in sorted runs, so memory stays bounded). (Keeping every request, 40 bytes, and its thread,
  * 8, until the process ended cost a default recording of redis with 2M
  * requests 0.35 s of page faults alone.) A sweep over all the events
  * sorted by (time, kind) computed the same sums with three times the
@@ -21,7 +22,6 @@
 #include "db/db.h"
 #include "db/sql_writer.h"
 #include "pool.h"
-#include "util/radix_sort.h"
 
 /* Windows per process at most: a damaged capture whose requests span
  * years must not fill the disk with empty windows. */
@@ -55,6 +55,7 @@ int pool_init(struct pool *p, sqlite3 *db, struct sql_writer *writer)
 {
 	*p = (struct pool){ .db = db, .writer = writer };
 	hmap_init(&p->workers);
+	pool_times_init(&p->times);
 	load_windows(db, &p->win);
 	p->insert = db_prepare(db, insert_sql);
 	return p->insert ? 0 : -1;
@@ -64,8 +65,7 @@ void pool_free(struct pool *p)
 {
 	sqlite3_finalize(p->insert);
 	free(p->w);
-	free(p->ready);
-	free(p->pickup);
+	pool_times_free(&p->times);
 	hmap_free(&p->workers);
 	*p = (struct pool){ 0 };
 }
@@ -159,26 +159,6 @@ static void add_step(struct pool *p, int a, int64_t x, int64_t sign)
 	w->next[a] += sign;
 }
 
-static int push_times(struct pool *p, int64_t ready, int64_t pickup)
-{
-	if (p->ntimes == p->times_cap) {
-		size_t cap = p->times_cap ? p->times_cap * 2 : 4096;
-		int64_t *r = realloc(p->ready, cap * sizeof(*r)), *k;
-
-		if (!r)
-			return oom(p);
-		p->ready = r;
-		k = realloc(p->pickup, cap * sizeof(*k));
-		if (!k)
-			return oom(p);
-		p->pickup = k;
-		p->times_cap = cap;
-	}
-	p->ready[p->ntimes] = ready;
-	p->pickup[p->ntimes++] = pickup;
-	return 0;
-}
-
 /* Pickup threads repeat: only a thread other than the last is looked up. */
 static int add_worker(struct pool *p, int64_t tid)
 {
@@ -205,7 +185,7 @@ int pool_add(struct pool *p, int64_t pid, int64_t tid, int64_t ready_ts, int64_t
 		p->t0 = ready_ts;
 	if (end_ts > p->t1)
 		p->t1 = end_ts;
-	if (add_worker(p, tid) < 0 || push_times(p, ready_ts, pickup_ts) < 0)
+	if (add_worker(p, tid) < 0 || pool_times_add(&p->times, ready_ts, pickup_ts) < 0)
 		return -1;
 	add_step(p, 0, pickup_ts, 1);
 	add_step(p, 0, end_ts, -1);
@@ -271,26 +251,39 @@ static int too_many_windows(const struct pool *p)
  * not counted twice). 0 or -1. */
 static int add_depth_max(struct pool *p)
 {
-	const int64_t *ready = p->ready, *pickup = p->pickup;
-	size_t i = 0, j = 0, n = p->ntimes, k = 0;
-	int64_t depth = 0;
+	struct pool_times_read r[2];
+	int64_t depth = 0, ready = 0, pickup = 0;
+	int has_ready, has_pickup, rc = -1;
+	size_t k = 0;
 
-	if (radix_sort_i64(p->ready, n, sizeof(int64_t), 0) < 0 ||
-	    radix_sort_i64(p->pickup, n, sizeof(int64_t), 0) < 0)
-		return oom(p);
-	while (i < n || j < n) {
-		int is_pickup = j < n && (i == n || pickup[j] <= ready[i]);
-		int64_t ts = is_pickup ? pickup[j++] : ready[i++];
+	if (pool_times_start(&p->times, r) < 0 ||
+	    (has_ready = pool_times_next(&r[0], &ready)) < 0 ||
+	    (has_pickup = pool_times_next(&r[1], &pickup)) < 0)
+		goto out;
+	while (has_ready || has_pickup) {
+		int is_pickup = has_pickup && (!has_ready || pickup <= ready);
+		int64_t ts = is_pickup ? pickup : ready;
 
 		for (; k + 1 < p->nw && ts >= window_start(p, p->k0 + (int64_t)k + 1); k++)
 			p->w[k + 1].depth_max = depth;
 		depth += is_pickup ? -1 : 1;
 		if (depth > p->w[k].depth_max)
 			p->w[k].depth_max = depth;
+		if (is_pickup)
+			has_pickup = pool_times_next(&r[1], &pickup);
+		else
+			has_ready = pool_times_next(&r[0], &ready);
+		if (has_pickup < 0 || has_ready < 0)
+			goto out;
 	}
 	for (; k + 1 < p->nw; k++)
 		p->w[k + 1].depth_max = depth;
-	return 0;
+	rc = 0;
+out:
+	pool_times_read_end(r);
+	if (rc < 0)
+		p->failed = 1;
+	return rc;
 }
 
 static int write_windows(struct pool *p)
@@ -318,7 +311,7 @@ int pool_flush(struct pool *p)
 		rc = write_windows(p);
 	p->nreq = 0;
 	p->nw = 0;
-	p->ntimes = 0;
+	pool_times_reset(&p->times);
 	p->too_many = 0;
 	hmap_free(&p->workers);
 	hmap_init(&p->workers);

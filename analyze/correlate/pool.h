@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sqlite3.h>
 
+#include "pool_times.h"
 #include "util/hashmap.h"
 
 /* How windows are cut: width, the origin they are aligned to (the
@@ -44,8 +45,7 @@ struct pool {
 	int64_t k0;
 	size_t nw, wcap;
 	int too_many;              /* more than POOL_MAX_WINDOWS: left out */
-	int64_t *ready, *pickup;   /* every request's, unordered until the flush */
-	size_t ntimes, times_cap;
+	struct pool_times times;   /* every request's readiness and pickup */
 	struct hmap workers;       /* the distinct pickup threads */
 	int64_t last_tid;
 	int failed;

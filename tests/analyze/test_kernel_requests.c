@@ -367,7 +367,7 @@ static void interleaved(struct event_capture *ev)
 									  : PC_REQUEST_SEEN,
 					.number = (uint32_t)round * 8 + 1 + i,
 					.start = T(100 * round + 8 * c + i), .end = T(100 * round + 8 * c + i) + 300000,
-					.ready_ns = i % 2 ? 50000 : 0, .lower_ns = 2 * MS,
+					.ready_ns = i % 2 ? 30 * MS : 0, .lower_ns = 2 * MS,
 					.lport = 8080 };
 			if (round < 3)
 				ev_request_batch(ev, q, (uint8_t)n, (uint8_t)n);
@@ -396,8 +396,9 @@ static char *rows_of(sqlite3 *db)
 }
 
 /* Past its memory the import sorts the records by process into runs on
- * disk and merges them: the rows come out as from memory, in the same
- * order, and the quality table says how many runs there were. */
+ * disk and merges them, and the pool its readiness and pickup times: the
+ * rows come out as from memory, in the same order, and the quality table
+ * says how many runs there were. */
 Test(kernel_requests, runs_on_disk_merge_as_memory_does)
 {
 	static struct event_capture ev;
@@ -408,8 +409,10 @@ Test(kernel_requests, runs_on_disk_merge_as_memory_does)
 	interleaved(&ev);
 	a = import_events(dir, "memory", &ev, "--window", "100ms", NULL);
 	setenv("PERFCAP_KREQ_RUN_BYTES", "600", 1);     /* one or two records a run */
+	setenv("PERFCAP_POOL_RUN_TIMES", "8", 1);       /* the pool's times too */
 	b = import_events(dir, "runs", &ev, "--window", "100ms", NULL);
 	unsetenv("PERFCAP_KREQ_RUN_BYTES");
+	unsetenv("PERFCAP_POOL_RUN_TIMES");
 	expect_int(a, "SELECT count(*) FROM requests", 170);
 	expect_int(b, "SELECT count(*) FROM requests", 170);
 	expect_int(a, "SELECT value FROM quality WHERE key = 'requests.runs_on_disk'", 0);
@@ -419,6 +422,8 @@ Test(kernel_requests, runs_on_disk_merge_as_memory_does)
 	runs = rows_of(b);
 	cr_expect_str_eq(runs, mem);
 	cr_expect_gt(count_lines_with(mem, "'data_ready'"), 10);
+	/* requests queue behind each other: the deepest queue needs the order */
+	cr_expect_gt(query_int(a, "SELECT max(queue_depth_max) FROM pool_utilisation"), 1);
 	free(mem);
 	free(runs);
 	sqlite3_close(a);
