@@ -1,6 +1,7 @@
 /* fuzz_analyze.c - running perfcap-analyze's main() in-process for the
  * fuzz targets that drive its commands (see fuzz_common.h). */
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,14 +40,31 @@ int fuzz_analyze(const char *arg, ...)
 	return perfcap_analyze_main(argc, argv);
 }
 
+static char scratch[64];
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+/* The scratch directory goes when the fuzzer exits (libFuzzer ends its
+ * -max_total_time with exit()): each run left one behind in /tmp. */
+static void remove_scratch(void)
+{
+	if (scratch[0])
+		nftw(scratch, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 const char *fuzz_scratch_dir(void)
 {
-	static char dir[64];
-
-	if (!dir[0]) {
-		snprintf(dir, sizeof(dir), "/tmp/perfcap-fuzz.XXXXXX");
-		if (!mkdtemp(dir))
+	if (!scratch[0]) {
+		snprintf(scratch, sizeof(scratch), "/tmp/perfcap-fuzz.XXXXXX");
+		if (!mkdtemp(scratch))
 			abort();
+		atexit(remove_scratch);
 	}
-	return dir;
+	return scratch;
 }
