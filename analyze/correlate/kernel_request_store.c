@@ -140,6 +140,7 @@ static int spill(struct kernel_requests *k)
 	if (sorted_refs(k, &refs, &n) < 0)
 		return oom();
 	start = R->size;
+	errno = 0;
 	for (size_t i = 0; i < n && !bad; i++) {
 		const struct kreq_head *h = (const void *)(k->buf + refs[i].off);
 		size_t bytes = sizeof(*h) + kreq_record_size(h);
@@ -148,7 +149,6 @@ static int spill(struct kernel_requests *k)
 		R->size += (off_t)bytes;
 	}
 	free(refs);
-	errno = 0;
 	if (bad || fflush(R->file) != 0)
 		return fail("writing a temporary file");
 	k->len = 0;

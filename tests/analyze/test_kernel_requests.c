@@ -8,12 +8,15 @@
  * leaving clients out, and --requests-from choosing between the records
  * and the socket calls (what is left out counted in the quality table);
  * a REQUEST_BATCH reads as the REQUESTs it stands for, and one that lies
- * about its length is skipped and counted. */
+ * about its length is skipped and counted; records (and the pool's times)
+ * kept in sorted runs on disk give the rows memory gives, and runs that
+ * cannot be written fail the import with the reason. */
 #include <criterion/criterion.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "capture_builder.h"
 #include "db_check.h"
@@ -429,5 +432,33 @@ Test(kernel_requests, runs_on_disk_merge_as_memory_does)
 	sqlite3_close(a);
 	sqlite3_close(b);
 	ev_free(&ev);
+	scratch_remove(dir);
+}
+
+/* Runs that cannot be written (no temporary directory) fail the import
+ * with the reason, and leave no database behind. */
+Test(kernel_requests, runs_that_cannot_be_written_fail_the_import)
+{
+	static struct event_capture ev;
+	char *dir = scratch_dir();
+	char *cap = scratch_path(dir, "runs.perfcap"), *db = scratch_path(dir, "runs.db");
+	struct tool_result r;
+
+	ev_init(&ev, T(0), T(1000), "cpu,sched,block,waits,req");
+	interleaved(&ev);
+	cr_assert_eq(build_event_capture(cap, &ev), 0);
+	setenv("PERFCAP_KREQ_RUN_BYTES", "600", 1);
+	setenv("TMPDIR", "/nonexistent/perfcap", 1);
+	run_analyze(&r, "import", "--no-local-files", cap, "-o", db, NULL);
+	unsetenv("TMPDIR");
+	unsetenv("PERFCAP_KREQ_RUN_BYTES");
+	cr_expect_neq(r.status, 0, "the import succeeded without its runs");
+	cr_expect(strstr(r.err, "kernel requests: temporary file: No such file or directory"),
+		  "stderr: %s", r.err);
+	cr_expect_neq(access(db, F_OK), 0, "a database was left behind");
+	tool_result_free(&r);
+	ev_free(&ev);
+	free(cap);
+	free(db);
 	scratch_remove(dir);
 }
