@@ -20,7 +20,8 @@
  * Verdict, from the ratios worst / baseline of I/O time (uninterruptible
  * waits and socket calls; file read/write time without the sched
  * source) and CPU time (running, else samples): "io" when I/O rose
- * (>= 1.5x) and CPU did not, "cpu" the reverse, "both", or "none". As
+ * (>= 1.5x, and by a fifth or more of what the two added together) and
+ * CPU did not, "cpu" the reverse, "both", or "none". As
  * the book compares each thread with itself, the ratios sum only the
  * threads active in both windows: a process that appears with the spike
  * (a competitor's burst) is counted apart, not taken for the victims'
@@ -35,6 +36,7 @@
 
 #define MAX_WINDOWS DIAG_SPIKE_MAX_WINDOWS
 #define RISE 1.5
+#define SHARE_OF_RISE 0.2 /* of the time I/O and CPU added together */
 #define MIN_REQUESTS 10
 #define RATIO_CAP 1000.0
 
@@ -283,12 +285,11 @@ static struct thread_pair *pair_of(struct thread_pair **v, size_t *n, size_t *ca
  * spike window are counted in s->new_threads. 0, or -1 if no thread was
  * in both (the window totals then stand). */
 static int compare_threads(const struct diag_input *in, const struct grid *g, size_t worst,
-			   size_t before, struct diag_spike *s)
+			   size_t before, struct diag_spike *s, double io[2], double cpu[2])
 {
 	char where[1024], k[256], sql[2048];
 	struct thread_pair *v = NULL;
 	size_t n = 0, cap = 0;
-	double io[2] = { 0 }, cpu[2] = { 0 };
 	sqlite3_stmt *st;
 
 	window_of(k, sizeof(k), g, "window_start", "window_end");
@@ -326,6 +327,25 @@ static int compare_threads(const struct diag_input *in, const struct grid *g, si
 	s->io_ratio = ratio(io[1], io[0]);
 	s->cpu_ratio = ratio(cpu[1], cpu[0]);
 	return 0;
+}
+
+/* Which of I/O and CPU made the spike: each rose by RISE or more and
+ * added at least SHARE_OF_RISE of the time the two added together. A
+ * ratio alone misleads when one side is small: a victim's CPU going from
+ * 10 to 16 ms beside 1.2 s more of I/O wait did not make its spike. */
+static const char *verdict_of(const struct diag_input *in, const struct diag_spike *s,
+			      const double io[2], const double cpu[2])
+{
+	/* CPU is running time with the sched source, else samples: as ns
+	 * when the sampling rate says how; without it only the ratios */
+	double to_ns = in->has_sched ? 1 : in->freq_hz > 0 ? 1e9 / in->freq_hz : 0;
+	double io_added = io[1] > io[0] ? io[1] - io[0] : 0;
+	double cpu_added = cpu[1] > cpu[0] ? (cpu[1] - cpu[0]) * to_ns : 0;
+	double added = io_added + cpu_added;
+	int io_up = s->io_ratio >= RISE && (!to_ns || io_added >= SHARE_OF_RISE * added);
+	int cpu_up = s->cpu_ratio >= RISE && (!to_ns || cpu_added >= SHARE_OF_RISE * added);
+
+	return io_up && cpu_up ? "both" : io_up ? "io" : cpu_up ? "cpu" : "none";
 }
 
 int diagnose_spike(const struct diag_input *in, struct diagnosis *d)
@@ -366,7 +386,8 @@ int diagnose_spike(const struct diag_input *in, struct diagnosis *d)
 		m = BY_REQUESTS;
 	find_spike(w, n, m, s, &worst, &before);
 	if (s->found) {
-		int io_up, cpu_up;
+		double io[2] = { 0 }, cpu[2] = { 0 };
+
 		s->window_start = g.base + worst * g.width;
 		s->window_end = s->window_start + g.width;
 		s->baseline_start = g.base + before * g.width;
@@ -374,13 +395,13 @@ int diagnose_spike(const struct diag_input *in, struct diagnosis *d)
 		s->latency_ns = latency_of(&w[worst], m);
 		s->baseline_latency_ns = latency_of(&w[before], m);
 		s->latency_measure = measure_names[m];
-		if (compare_threads(in, &g, worst, before, s) < 0) {
-			s->io_ratio = ratio(w[worst].io, w[before].io);
-			s->cpu_ratio = ratio(w[worst].cpu, w[before].cpu);
+		if (compare_threads(in, &g, worst, before, s, io, cpu) < 0) {
+			io[0] = w[before].io, io[1] = w[worst].io;
+			cpu[0] = w[before].cpu, cpu[1] = w[worst].cpu;
+			s->io_ratio = ratio(io[1], io[0]);
+			s->cpu_ratio = ratio(cpu[1], cpu[0]);
 		}
-		io_up = s->io_ratio >= RISE;
-		cpu_up = s->cpu_ratio >= RISE;
-		s->verdict = io_up && cpu_up ? "both" : io_up ? "io" : cpu_up ? "cpu" : "none";
+		s->verdict = verdict_of(in, s, io, cpu);
 	}
 	free(w);
 	return 0;

@@ -811,3 +811,55 @@ Test(diagnose, the_recorder_as_waker_is_named)
 	free(without);
 	scratch_remove(dir);
 }
+
+/* Four 1 s windows: every 100 ms thread 101 wakes (a timer), runs
+ * base_us, writes (1 ms) and sleeps; in the last window it runs spike_us,
+ * and its write then blocks 40 ms on the disk. */
+static char *spike_with_cpu(const char *dir, const char *name, uint64_t base_us,
+			    uint64_t spike_us)
+{
+	struct event_capture ev;
+
+	ev_init(&ev, T(0), T(4000), "sched,syscall,block");
+	for (int i = 0; i < 40; i++) {
+		uint64_t t = T(i * 100 + 10), run = (i < 30 ? base_us : spike_us) * 1000;
+
+		ev_wakeup(&ev, t, 100, 101, 0, 0, 0, 0);
+		ev_switch(&ev, t, 0, 0, 0, 0, 100, 101);
+		if (i < 30) {
+			ev_syscall(&ev, t + run - MS, MS, 100, 101, NR_PWRITE64, 4096, 3, 0, 4096);
+			ev_switch(&ev, t + run, 0, 100, 101, PC_TASK_INTERRUPTIBLE, 0, 0);
+			continue;
+		}
+		ev_switch(&ev, t + run, 0, 100, 101, PC_TASK_UNINTERRUPTIBLE, 0, 0);
+		ev_block(&ev, t + run + 40 * MS, 0, 38 * MS, 100, 101, DEV_8_0, 1, 8, 4096);
+		ev_wakeup(&ev, t + run + 40 * MS, 100, 101, 0, 0, 0, 0);
+		ev_switch(&ev, t + run + 40 * MS, 0, 0, 0, 0, 100, 101);
+		ev_syscall(&ev, t + run - MS, 42 * MS, 100, 101, NR_PWRITE64, 4096, 3, 0, 4096);
+		ev_switch(&ev, t + run + 41 * MS, 0, 100, 101, PC_TASK_INTERRUPTIBLE, 0, 0);
+	}
+	return write_capture(dir, name, &ev);
+}
+
+/* A ratio alone does not make a verdict: the victim's CPU doubling from
+ * 20 to 42 ms a window beside 400 ms more of I/O wait is "io"; from 200
+ * to 410 ms, a third of what the spike added, it is "both". */
+Test(diagnose, spike_verdict_weighs_what_each_side_added)
+{
+	char *dir = scratch_dir();
+	char *small = spike_with_cpu(dir, "small.perfcap", 2000, 3200);
+	char *large = spike_with_cpu(dir, "large.perfcap", 20000, 40000);
+	char *a = report_json(small, NULL, NULL), *b = report_json(large, NULL, NULL);
+
+	expect_json(dir, a, "d['diagnosis']['spike']['window_start_ns'] - 1000000000",
+		    "3000000000");
+	expect_json(dir, a, "d['diagnosis']['spike']['cpu_ratio'] >= 1.5", "True");
+	expect_json(dir, a, "d['diagnosis']['spike']['verdict']", "io");
+	expect_json(dir, b, "d['diagnosis']['spike']['cpu_ratio'] >= 1.5", "True");
+	expect_json(dir, b, "d['diagnosis']['spike']['verdict']", "both");
+	free(a);
+	free(b);
+	free(small);
+	free(large);
+	scratch_remove(dir);
+}
