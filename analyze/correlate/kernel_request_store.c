@@ -24,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
-#include <unistd.h>
 
 #include "kernel_request_store.h"
 #include "util/grow.h"
@@ -60,9 +59,7 @@ struct kreq_runs {
 
 static int fail(const char *what)
 {
-	fprintf(stderr, "perfcap-analyze: kernel requests: %s: %s\n", what,
-		errno ? strerror(errno) : "short read");
-	return -1;
+	return temp_file_fail("kernel requests", what);
 }
 
 static int oom(void)
@@ -241,22 +238,16 @@ int kernel_requests_add_batch(struct kernel_requests *k, const struct pc_rec_req
  * in it. 0 or -1 (reported). */
 static int refill(struct kreq_runs *R, struct kreq_run *r)
 {
-	size_t keep = r->len - r->pos, want = RUN_READ - keep;
-	ssize_t got;
+	size_t keep = r->len - r->pos, got;
 
 	if (keep >= ITEM_MAX || r->next == r->end)
 		return 0;
 	memmove(r->buf, r->buf + r->pos, keep);
 	r->pos = 0;
 	r->len = keep;
-	if ((off_t)want > r->end - r->next)
-		want = (size_t)(r->end - r->next);
-	errno = 0;
-	got = pread(fileno(R->file), r->buf + keep, want, r->next);
-	if (got != (ssize_t)want)
+	if (temp_file_read(R->file, r->buf + keep, RUN_READ - keep, &r->next, r->end, &got) < 0)
 		return fail("reading a temporary file");
-	r->next += got;
-	r->len += (size_t)got;
+	r->len += got;
 	return 0;
 }
 

@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "pool_times.h"
 #include "util/grow.h"
@@ -18,9 +17,7 @@
 
 static int fail(const char *what)
 {
-	fprintf(stderr, "perfcap-analyze: pool times: %s: %s\n", what,
-		errno ? strerror(errno) : "short read");
-	return -1;
+	return temp_file_fail("pool times", what);
 }
 
 static int oom(void)
@@ -31,12 +28,8 @@ static int oom(void)
 
 void pool_times_init(struct pool_times *t)
 {
-	const char *env = getenv("PERFCAP_POOL_RUN_TIMES");
-	char *end;
-	unsigned long long n = env && *env ? strtoull(env, &end, 10) : 0;
-
 	memset(t, 0, sizeof(*t));
-	t->run_max = env && *env && !*end && n ? (size_t)n : POOL_TIMES_RUN;
+	t->run_max = temp_file_run_size("PERFCAP_POOL_RUN_TIMES", POOL_TIMES_RUN);
 }
 
 static int sort_times(struct pool_times *t)
@@ -99,20 +92,14 @@ int pool_times_add(struct pool_times *t, int64_t ready, int64_t pickup)
 /* Refills c from the file when its buffer is used up. */
 static int refill(FILE *file, struct pool_times_cursor *c)
 {
-	size_t want = (size_t)(c->end - c->next) / sizeof(int64_t);
-	ssize_t got;
+	size_t got;
 
-	if (c->pos < c->len || want == 0)
+	if (c->pos < c->len || c->next == c->end)
 		return 0;
-	if (want > POOL_TIMES_BUF)
-		want = POOL_TIMES_BUF;
-	errno = 0;
-	got = pread(fileno(file), c->buf, want * sizeof(int64_t), c->next);
-	if (got != (ssize_t)(want * sizeof(int64_t)))
+	if (temp_file_read(file, c->buf, sizeof(c->buf), &c->next, c->end, &got) < 0)
 		return fail("reading a temporary file");
-	c->next += got;
 	c->pos = 0;
-	c->len = want;
+	c->len = got / sizeof(int64_t);
 	return 0;
 }
 

@@ -1,7 +1,7 @@
 /* request_runs.c - sorted runs of socket calls in a temporary file and
  * their merge (see request_runs_internal.h). A run is the raw structs in
  * order at its offset of the one file, read back RUN_BUFFER_CALLS at a
- * time with pread; the merge picks the smallest head by a linear look
+ * time (temp_file_read); the merge picks the smallest head by a linear look
  * over the runs (a few per ten million calls, so a heap would not pay).
  * The order is total, so the merge gives the one sequence an in-memory
  * sort of every call would. A run is sorted by stream with a counting
@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "request_runs_internal.h"
 #include "util/hashmap.h"
@@ -136,9 +135,7 @@ static int sort_run(struct request_runs *R, const struct request_call *v, size_t
 
 static int fail(const char *what)
 {
-	fprintf(stderr, "perfcap-analyze: request calls: %s: %s\n", what,
-		errno ? strerror(errno) : "short read");
-	return -1;
+	return temp_file_fail("request calls", what);
 }
 
 static int add_run(struct request_runs *R, off_t start, off_t end)
@@ -181,20 +178,13 @@ int request_runs_write(struct request_runs *R, struct request_call *v, size_t n)
 /* Refills r's buffer from the file; r->len is 0 at the run's end. */
 static int refill(struct request_runs *R, struct request_run *r)
 {
-	size_t want = (size_t)(r->end - r->next) / sizeof(*r->buf);
-	ssize_t got;
+	size_t got;
 
-	if (want > RUN_BUFFER_CALLS)
-		want = RUN_BUFFER_CALLS;
 	r->pos = r->len = 0;
-	if (want == 0)
-		return 0;
-	errno = 0;
-	got = pread(fileno(R->file), r->buf, want * sizeof(*r->buf), r->next);
-	if (got != (ssize_t)(want * sizeof(*r->buf)))
+	if (temp_file_read(R->file, r->buf, RUN_BUFFER_CALLS * sizeof(*r->buf), &r->next, r->end,
+			   &got) < 0)
 		return fail("reading a temporary file");
-	r->next += got;
-	r->len = want;
+	r->len = got / sizeof(*r->buf);
 	return 0;
 }
 

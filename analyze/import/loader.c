@@ -26,6 +26,7 @@
 #include "db/stage.h"
 #include "symbolize/symbolize.h"
 #include "db/syscall_names.h"
+#include "util/temp_file.h"
 #include "util/text.h"
 #include "ustack_unwind.h"
 
@@ -271,21 +272,6 @@ static void stop_writer_thread(struct loader *L)
 	attach_writer(L, NULL);
 }
 
-/* The req source's records kept in memory before a run goes to disk:
- * KREQ_RUN_BYTES, or PERFCAP_KREQ_RUN_BYTES (the tests make runs of a few
- * records with it, so that the merge is what they check). */
-static size_t kreq_run_bytes(void)
-{
-	const char *v = getenv("PERFCAP_KREQ_RUN_BYTES");
-	char *end;
-	unsigned long long n;
-
-	if (!v || !*v)
-		return KREQ_RUN_BYTES;
-	n = strtoull(v, &end, 10);
-	return *end || !n ? KREQ_RUN_BYTES : (size_t)n;
-}
-
 static void loader_init(struct loader *L, sqlite3 *db)
 {
 	memset(L, 0, sizeof(*L));
@@ -293,7 +279,10 @@ static void loader_init(struct loader *L, sqlite3 *db)
 	stack_store_init(&L->stacks);
 	map_index_init(&L->maps);
 	request_feed_init(&L->requests, REQUEST_FEED_RUN_CALLS);
-	kernel_requests_init(&L->kreqs, kreq_run_bytes());
+	/* 64 MiB of the req source's records before a run goes to disk, or a
+	 * test's PERFCAP_KREQ_RUN_BYTES */
+	kernel_requests_init(&L->kreqs,
+			     temp_file_run_size("PERFCAP_KREQ_RUN_BYTES", KREQ_RUN_BYTES));
 	sample_groups_init(&L->groups);
 	hmap_init(&L->counts.unknown_chunk_types);
 	hmap_init(&L->counts.unknown_record_types);
