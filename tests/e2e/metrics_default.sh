@@ -5,7 +5,7 @@
 #   futex  lock_convoy: each waiter's futex_wait_ns is the wait time it
 #          measured itself (within 20% + 10 ms), its futex_waits at least its
 #          own count of waits, and the waiters woke each other (futex_wakes);
-#   poll   epoll_waits 10 x 20 ms: 10 poll waits on the epoll fd, 150-300 ms;
+#   poll   epoll_waits 10 x 20 ms: 10 poll waits on the epoll fd, 180 ms to what it measured;
 #   block  fsync_writes 40: >= 40 block requests of the writer, and its
 #          blocked time in file writes (vfs_write, keyed by inode) > 0;
 #   net    tcp_echo: the server's threads blocked in socket receives;
@@ -71,7 +71,10 @@ ns=$(num "$(q "$DB" "SELECT sum(poll_wait_ns) FROM thread_time_shares WHERE tid 
 key=$(q "$DB" "SELECT group_concat(DISTINCT key) FROM thread_metrics WHERE tid = $tid AND class = 'poll'")
 echo "poll: $waits waits, $ns ns, epoll fd $key (workload: 10 x 20 ms on fd $epfd)"
 [ "$waits" -eq 10 ] || fail "expected 10 poll waits, got $waits"
-within "$ns" 150000000 300000000 || fail "poll_wait_ns $ns not within 150-300 ms"
+# at least 90% of the timeouts, at most what the workload measured (a busy
+# host wakes the thread after the timeout, never before)
+measured=$(awk '/^call / { s += $3 } END { print s + 0 }' "$TMP/poll.out")
+within "$ns" 180000000 "$measured" || fail "poll_wait_ns $ns not within 180 ms to the measured $measured ns"
 [ "$key" = "$epfd" ] || fail "poll key $key, expected the epoll fd $epfd"
 
 # ---- block I/O and file writes ---------------------------------------------
