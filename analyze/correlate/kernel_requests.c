@@ -35,6 +35,7 @@
 #include "kernel_request_store.h"
 #include "kernel_requests.h"
 #include "pool.h"
+#include "request_totals.h"
 #include "requests.h"
 #include "db/sql_writer.h"
 #include "util/grow.h"
@@ -243,7 +244,8 @@ static int insert_row(struct batch_insert *rows, const struct pc_rec_request *r,
 
 /* One request: its row, and its pool events when it was served here. */
 static int add_request(struct batch_insert *rows, struct pool *pool,
-		       const struct pc_rec_request *r, int64_t conn)
+		       struct request_totals *totals, const struct pc_rec_request *r,
+		       int64_t conn)
 {
 	int64_t lower = r->h.flags & PC_REQUEST_F_LOWER ? (int64_t)(r->start_ts - r->lower_ns)
 							: (int64_t)r->conn_ts;
@@ -251,7 +253,11 @@ static int add_request(struct batch_insert *rows, struct pool *pool,
 	int64_t ready = readiness(r, lower, &source), start = (int64_t)r->start_ts;
 	int64_t queue = source && start - ready > 0 ? start - ready : 0;
 
-	if (insert_row(rows, r, conn, lower, ready, source) < 0)
+	if (insert_row(rows, r, conn, lower, ready, source) < 0 ||
+	    request_totals_add(totals, r->pid, r->fd, r->pickup_tid, start,
+			       (int64_t)r->end_ts - start, source != NULL, ready,
+			       source && start - ready > 0 ? start - ready : 0,
+			       source && strcmp(source, "data_ready") == 0) < 0)
 		return -1;
 	if (r->origin == PC_REQUEST_CONNECTED)
 		return 0;
@@ -298,7 +304,7 @@ static int one_request(struct batch_insert *rows, struct pool *pool, struct kern
 {
 	if (outbound(l, r))
 		r->origin = PC_REQUEST_CONNECTED;
-	return add_request(rows, pool, r,
+	return add_request(rows, pool, k->totals, r,
 			   (int64_t)*hmap_find(&k->conn_ids, r->conn_ts, r->cookie));
 }
 
@@ -360,13 +366,15 @@ out:
 	return rc;
 }
 
-int kernel_requests_build(sqlite3 *db, struct kernel_requests *k, int skip_pids_with_rows)
+int kernel_requests_build(sqlite3 *db, struct kernel_requests *k, int skip_pids_with_rows,
+			  struct request_totals *totals)
 {
 	struct listeners l = { 0 };
 	int64_t *skip = NULL;
 	size_t nskip = 0;
 	int rc = -1;
 
+	k->totals = totals;
 	if (!k->n)
 		return 0;
 	if ((skip_pids_with_rows &&

@@ -38,6 +38,8 @@ struct kreq_conn {
  * as a run, and the runs are merged when the pass reads them back, so
  * memory does not grow with the recording's length. The connections
  * stay in memory (32 bytes and a hash slot each). */
+struct request_totals;
+
 struct kernel_requests {
 	unsigned char *buf;         /* the records since the last run */
 	size_t len, cap;
@@ -49,6 +51,7 @@ struct kernel_requests {
 	size_t n;                   /* requests (n stays after release) */
 	size_t nruns;               /* runs written to disk (stays too) */
 	uint64_t skipped;    /* left out: their process's requests came from calls */
+	struct request_totals *totals; /* kernel_requests_build's: each row added */
 };
 
 /* The loader's run size: 64 MiB of records, about 1.2M requests. */
@@ -68,9 +71,10 @@ int kernel_requests_add_batch(struct kernel_requests *k, const struct pc_rec_req
 /* Writes requests rows and pool_utilisation windows for the kept records:
  * all of them (skip_pids_with_rows 0), or those of processes without
  * requests rows yet (1; the others are counted in k->skipped). Requests
- * are numbered per (pid, fd) connection as requests.c numbers them. 0 or
- * -1 (reported). */
-int kernel_requests_build(sqlite3 *db, struct kernel_requests *k, int skip_pids_with_rows);
+ * are numbered per (pid, fd) connection as requests.c numbers them. Each
+ * row is also added to totals (request_totals.h). 0 or -1 (reported). */
+int kernel_requests_build(sqlite3 *db, struct kernel_requests *k, int skip_pids_with_rows,
+			  struct request_totals *totals);
 
 /* Frees the records, keeping the counts n, nruns and skipped (for the
  * quality table, after the requests are built). */

@@ -14,6 +14,7 @@
 #include "db/db.h"
 #include "db/sql_writer.h"
 #include "pool.h"
+#include "request_totals.h"
 #include "requests.h"
 #include "util/radix_sort.h"
 
@@ -55,6 +56,7 @@ struct requests_pass {
 	struct batch_insert rows;
 	struct pool pool;
 	struct stream s;
+	struct request_totals *totals;
 	int started;
 };
 
@@ -300,7 +302,11 @@ static int insert_request(struct requests_pass *P, const struct request *r,
 	batch_text(row, kind, 19, q->source);
 	set_opt(row, kind, 20, queue);
 	set_opt(row, kind, 21, sojourn);
-	return batch_commit_row(&P->rows);
+	if (batch_commit_row(&P->rows) < 0)
+		return -1;
+	return request_totals_add(P->totals, s->pid, s->fd, r->pickup_tid, r->start_ts,
+				  r->end_ts - r->start_ts, q->ready.set, q->ready.v, queue.v,
+				  q->source && strcmp(q->source, "data_ready") == 0);
 }
 
 /* A request is kept when it wrote a response (a request with no write
@@ -457,9 +463,9 @@ static int run_calls(struct requests_pass *P, struct request_feed *f)
 	return rc;
 }
 
-int requests_build(sqlite3 *db, struct request_feed *f)
+int requests_build(sqlite3 *db, struct request_feed *f, struct request_totals *totals)
 {
-	struct requests_pass P = { .db = db };
+	struct requests_pass P = { .db = db, .totals = totals };
 	struct sql_writer *writer = NULL;
 	int rc = -1;
 

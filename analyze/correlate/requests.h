@@ -38,6 +38,8 @@
 
 /* The table's columns in the order both builders (requests.c and
  * kernel_requests.c) fill them. */
+struct request_totals;
+
 #define REQUEST_COLUMNS \
 	"requests (pid, fd, conn, cookie, origin, conn_ts, request, tids, pickup_tid," \
 	" start_ts, first_write_ts, end_ts, service_ns, bytes_in, bytes_out, reads, writes," \
@@ -47,7 +49,8 @@
 /* Fills requests and pool_utilisation from the socket calls and poll
  * returns the decoder fed to f (every syscalls and sockets row, which
  * must be complete); the pool windows are schema_info's window_ns.
- * Consumes f's calls order and poll returns. 0 or -1 (reported). */
-int requests_build(sqlite3 *db, struct request_feed *f);
+ * Consumes f's calls order and poll returns. Each row is also added to
+ * totals (request_totals.h). 0 or -1 (reported). */
+int requests_build(sqlite3 *db, struct request_feed *f, struct request_totals *totals);
 
 #endif /* ANALYZE_REQUESTS_H */

@@ -162,6 +162,12 @@ static const char create_derived_tables_sql[] =
 	"  bytes_in INTEGER, bytes_out INTEGER, reads INTEGER, writes INTEGER,"
 	"  lower_ts INTEGER, ready_ts INTEGER, ready_source TEXT, queue_ns INTEGER,"
 	"  sojourn_ns INTEGER);"
+	/* the request passes' per-process sums (correlate/request_totals.h) */
+	"CREATE TABLE request_totals (pid INTEGER, queued INTEGER, queue_ns INTEGER,"
+	"  service_ns INTEGER, services INTEGER, on_arrival INTEGER, min_ready_ts INTEGER,"
+	"  max_ready_ts INTEGER, requests_rows INTEGER);"
+	"CREATE TABLE request_workers (pid INTEGER, tid INTEGER, first_start_ts INTEGER,"
+	"  first_fd INTEGER, first_seq INTEGER);"
 	/* pauses of runtimes' collectors from their GC begin/end probes
 	 * (import/load_gc.c) */
 	"CREATE TABLE gc_pauses (pid INTEGER, tid INTEGER, start_ts INTEGER, end_ts INTEGER,"

@@ -247,6 +247,87 @@ static int load_requests(const struct diag_input *in, struct pool_stats *p, stru
 	return rc;
 }
 
+/* The workers of pid from request_workers, in the order set_workers
+ * gives. 0 or -1. */
+static int load_workers(const struct diag_input *in, struct pool_stats *p)
+{
+	struct pickups w = { .v = NULL };
+	sqlite3_stmt *st = diag_prepare(in, "SELECT tid FROM request_workers WHERE pid = :which"
+					" ORDER BY first_start_ts, first_fd, first_seq");
+	int step = SQLITE_ERROR;
+
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, sqlite3_bind_parameter_index(st, ":which"), p->pid);
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		if (array_grow((void **)&w.v, &w.cap, w.n, sizeof(*w.v), 64) < 0)
+			break;
+		w.v[w.n++] = (struct first_pickup){ .tid = sqlite3_column_int64(st, 0) };
+	}
+	sqlite3_finalize(st);
+	p->workers = (int64_t)w.n;
+	if (step == SQLITE_DONE && w.n)
+		join_tids(w.v, w.n, p->worker_tids, sizeof(p->worker_tids));
+	free(w.v);
+	return step == SQLITE_DONE ? 0 : -1;
+}
+
+/* load_requests from the import's per-process sums (request_totals, see
+ * correlate/request_totals.h), when they are what the scan would sum: no
+ * pid, tid or comm filter, every readiness inside the scope's window, and
+ * summed over the table as it is (as many rows; none: scan, as before).
+ * 1 when used, 0 when not (scan then), -1 on error. */
+static int load_totals(const struct diag_input *in, struct pool_stats *p, struct diagnosis *d)
+{
+	sqlite3_stmt *st;
+	int step, outside;
+	int64_t queued = 0, queued_ns = 0, on_arrival = 0, best_queue = 0;
+
+	if (in->scope->filtered || !report_has_object(in->db, "request_totals"))
+		return 0;
+	st = diag_prepare(in, "SELECT (SELECT count(*) = 0 FROM request_totals) +"
+			  " (SELECT count(*) FROM request_totals WHERE min_ready_ts < :from"
+			  " OR max_ready_ts >= :to OR requests_rows IS NOT"
+			  " (SELECT max(rowid) FROM requests))");
+	if (!st)
+		return -1;
+	step = sqlite3_step(st);
+	outside = step == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
+	sqlite3_finalize(st);
+	if (outside != 0)
+		return outside < 0 ? -1 : 0;
+	st = diag_prepare(in, "SELECT pid, queued, queue_ns, service_ns, services, on_arrival"
+			  " FROM request_totals ORDER BY pid");
+	if (!st)
+		return -1;
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t n = sqlite3_column_int64(st, 1), q = sqlite3_column_int64(st, 2);
+		int64_t services = sqlite3_column_int64(st, 4);
+
+		queued += n;
+		queued_ns += q;
+		on_arrival += sqlite3_column_int64(st, 5);
+		if (n > 0 && (!p->requests || q > best_queue)) { /* the smallest pid on a tie */
+			best_queue = q;
+			p->pid = sqlite3_column_int64(st, 0);
+			p->requests = n;
+			p->queue_mean = (double)q / (double)n;
+			p->queue_total = (double)q;
+			p->service_total = (double)sqlite3_column_int64(st, 3);
+			p->service_mean = services ? p->service_total / (double)services : 0;
+		}
+	}
+	sqlite3_finalize(st);
+	if (step != SQLITE_DONE)
+		return -1;
+	d->queued = queued;
+	d->queued_ns = queued_ns;
+	d->queued_on_arrival = on_arrival;
+	if (p->requests && load_workers(in, p) < 0)
+		return -1;
+	return 1;
+}
+
 static void load_utilisation(const struct diag_input *in, struct pool_stats *p)
 {
 	char sql[512];
@@ -448,10 +529,12 @@ int diagnose_pool(const struct diag_input *in, struct diagnosis *d)
 	struct diag_cause *c;
 	double share, busy_ratio, cpu_wait;
 	char a[FMT_BUF], b[FMT_BUF];
+	int from_totals;
 
 	if (!report_has_object(in->db, "request_queueing"))
 		return in->has_sched ? default_pool(in, d) : 0;
-	if (load_requests(in, &p, d) < 0) {
+	from_totals = load_totals(in, &p, d);
+	if (from_totals < 0 || (from_totals == 0 && load_requests(in, &p, d) < 0)) {
 		diag_caveat(d, "request_queueing could not be read: thread pools not checked");
 		return 0;
 	}

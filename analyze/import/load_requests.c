@@ -6,6 +6,7 @@
  * or kernel. REQUEST records are kept as they are decoded, and each
  * request of a REQUEST_BATCH as the REQUEST record it stands for. */
 #include "correlate/kernel_requests.h"
+#include "correlate/request_totals.h"
 #include "correlate/requests.h"
 #include "load_state.h"
 #include "loader.h"
@@ -35,16 +36,21 @@ int decode_request_batch(struct loader *L, const struct record_in *in)
 
 int requests_pass(struct loader *L)
 {
-	int rc;
+	struct request_totals totals;
+	int rc = 0;
 
-	if (L->requests_from != LOAD_REQUESTS_KERNEL && requests_build(L->db, &L->requests) < 0)
-		return -1;
-	if (L->requests_from == LOAD_REQUESTS_CALLS) {
+	request_totals_init(&totals);
+	if (L->requests_from != LOAD_REQUESTS_KERNEL &&
+	    requests_build(L->db, &L->requests, &totals) < 0)
+		rc = -1;
+	if (rc == 0 && L->requests_from == LOAD_REQUESTS_CALLS)
 		L->kreqs.skipped = L->kreqs.n;
-		rc = 0;
-	} else {
-		rc = kernel_requests_build(L->db, &L->kreqs, L->requests_from == LOAD_REQUESTS_AUTO);
-	}
+	else if (rc == 0)
+		rc = kernel_requests_build(L->db, &L->kreqs, L->requests_from == LOAD_REQUESTS_AUTO,
+					   &totals);
 	kernel_requests_release(&L->kreqs);  /* the counts stay for the quality table */
+	if (rc == 0)
+		rc = request_totals_write(L->db, &totals);
+	request_totals_free(&totals);
 	return rc;
 }

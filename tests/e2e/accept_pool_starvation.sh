@@ -8,7 +8,9 @@
 # sources (the req source: requests inferred in the kernel) or with system
 # calls, its queue_mean within 20% of the measured mean; recorded without
 # any request source (-e cpu,sched,block,waits), its utilisation within 20%
-# of the workers' own.
+# of the workers' own. With requests, the report of the whole capture reads
+# the import's per-process sums (request_totals): the same report as the
+# scan of every request it replaces, and a changed sum changes the report.
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/accept_lib.sh"
@@ -44,12 +46,40 @@ run_pool() {
 	cat "$TMP/$name.out"
 }
 
+# same_without_totals NAME: report --json of the capture's database with
+# request_totals, and of copies without it (the pool rule scans requests)
+# and with its queue sums doubled: the first two are identical but for the
+# command line, the third differs.
+same_without_totals() {
+	local db="$TMP/$1.db"
+	"$PERFCAP_ANALYZE" import -f "$TMP/$1.perfcap" -o "$db" > /dev/null || fail "$1: import failed"
+	cp "$db" "$TMP/$1.scan.db"
+	cp "$db" "$TMP/$1.doubled.db"
+	python3 - "$TMP/$1.scan.db" "$TMP/$1.doubled.db" <<-'PY' || fail "$1: editing the copies failed"
+		import sqlite3, sys
+		s = sqlite3.connect(sys.argv[1]); s.execute("DROP TABLE request_totals"); s.commit()
+		d = sqlite3.connect(sys.argv[2])
+		assert d.execute("SELECT count(*) FROM request_totals").fetchone()[0] > 0, "no totals"
+		d.execute("UPDATE request_totals SET queue_ns = 2 * queue_ns"); d.commit()
+	PY
+	for v in "" .scan .doubled; do
+		"$PERFCAP_ANALYZE" report --json "$TMP/$1$v.db" | grep -v '"analyze_command"' \
+			> "$TMP/$1$v.json" || fail "$1: report of $1$v.db failed"
+	done
+	cmp -s "$TMP/$1.json" "$TMP/$1.scan.json" ||
+		{ diff "$TMP/$1.json" "$TMP/$1.scan.json" | head; fail "$1: request_totals changed the report"; }
+	! cmp -s "$TMP/$1.json" "$TMP/$1.doubled.json" ||
+		fail "$1: doubling request_totals' queue sums did not change the report"
+	echo "$1: the report from request_totals is the report from every request"
+}
+
 # Default recording: requests from the req source, readiness from their
 # data's arrival: the queueing itself.
 run_pool pool
 check_report "$TMP/pool.perfcap" pool_underprovisioned queue_mean ns \
 	"$(truth "$TMP/pool.out" measured_queue_mean_ns)" \
 	'check(c["subject"].get("workers") == 2, "subject.workers is 2 (got %s)" % c["subject"].get("workers"))'
+same_without_totals pool
 
 # No request source: the pool is seen by its threads (a dispatcher woken by
 # clients, two workers never waiting for work); the key number is the
@@ -64,4 +94,5 @@ run_pool pool_calls -e cpu,sched,syscall,net
 check_report "$TMP/pool_calls.perfcap" pool_underprovisioned queue_mean ns \
 	"$(truth "$TMP/pool_calls.out" measured_queue_mean_ns)" \
 	'check(c["subject"].get("workers") == 2, "subject.workers is 2 (got %s)" % c["subject"].get("workers"))'
+same_without_totals pool_calls
 echo "PASS: accept_pool_starvation"
