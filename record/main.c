@@ -39,6 +39,7 @@
 #include "session/privileges.h"
 #include "recording.h"
 #include "output/size_limit.h"
+#include "output/host_cpu.h"
 #include "stats_chunk.h"
 #include "consume/symbols.h"
 #include "consume/unwind_tables.h"
@@ -86,6 +87,7 @@ struct recorder {
 	uint64_t next_pid_check_ns;
 	uint64_t next_snapshot_check_ns;
 	uint64_t end_ns;
+	struct host_cpu cpu_start, cpu_end; /* STATS host.cpu.* */
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -239,6 +241,7 @@ static int load_and_attach(struct recorder *r)
 	r->run.start_monotonic_ns = monotonic_ns();
 	r->run.start_realtime_ns = realtime_ns();
 	r->session.env.start_ns = r->run.start_monotonic_ns;
+	host_cpu_read(&r->cpu_start, NULL);
 	return session_attach(&r->session, &r->consumer);
 }
 
@@ -500,6 +503,8 @@ static void collect_totals(struct recorder *r, struct record_totals *t)
 	t->attached = r->session.attached;
 	t->start_ns = r->run.start_monotonic_ns;
 	t->end_ns = r->end_ns;
+	t->cpu_start = &r->cpu_start;
+	t->cpu_end = &r->cpu_end;
 	t->stop_reason = stop_reason_name(r->reason, r->consumer.write_error);
 	if (shared_maps_read_losses(&r->session.maps, &t->losses))
 		warning_line("cannot read the kernel's loss counters");
@@ -583,6 +588,7 @@ static int finish(struct recorder *r)
 	stop_command(r);
 	session_detach(&r->session);
 	r->end_ns = monotonic_ns();
+	host_cpu_read(&r->cpu_end, NULL);
 	ring_reader_drain(&r->session.reader);
 	session_tick(&r->session, &r->consumer, r->end_ns, true);
 	err = consumer_flush(&r->consumer);

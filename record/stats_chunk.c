@@ -47,6 +47,8 @@
  *   sockets.records.failed     out of memory while snapshotting
  *   sockets.snapshot_ns.total, sockets.snapshot_ns.max   time the snapshots took
  *   jit.jvm_perfmap.asked, .written, .failed   --jvm-perfmap (jvm_perfmap.h)
+ *   host.cpu.busy_ns, .idle_ns, .steal_ns   the host's CPU time over the
+ *                              recording, all CPUs (host_cpu.h)
  * The writer thread appends flight.* and record.max_size.* (writer_thread.c).
  */
 #include <errno.h>
@@ -54,6 +56,7 @@
 #include <stdio.h>
 
 #include "stats_chunk.h"
+#include "output/host_cpu.h"
 #include "consume/evict.h"
 #include "consume/unwind_tables.h"
 #include "consume/ustack_copy.h"
@@ -224,6 +227,8 @@ int stats_build(struct chunk_buffer *cb, const struct record_totals *t)
 	err |= chunk_buffer_add_kv_u64(cb, "record.duration_ns", t->end_ns - t->start_ns);
 	if (t->stop_reason)
 		err |= chunk_buffer_add_kv(cb, "record.stop_reason", t->stop_reason);
+	if (t->cpu_start && t->cpu_end)
+		err |= host_cpu_stats_kv(cb, t->cpu_start, t->cpu_end);
 	return err ? -ENOMEM : 0;
 }
 

@@ -10,6 +10,7 @@
 
 #include "consume/consumer.h"
 #include "consume/socket_snapshot.h"
+#include "output/host_cpu.h"
 #include "consume/symbols.h"
 #include "output/chunk_buffer.h"
 #include "session/shared_maps.h"
@@ -28,6 +29,7 @@ struct record_totals {
 	uint64_t flight_dropped;          /* events older than the flight window */
 	const struct socket_snapshot_stats *sockets; /* the /proc socket snapshots */
 	const struct jvm_perfmap_stats *jvm;  /* --jvm-perfmap requests */
+	const struct host_cpu *cpu_start, *cpu_end; /* host CPU time (host_cpu.h) */
 };
 
 /* STATS key/values. 0 or -ENOMEM. */

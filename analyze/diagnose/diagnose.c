@@ -8,10 +8,12 @@
 #include "common/event_sources.h"
 #include "db/db.h"
 #include "diagnose.h"
+#include "query/host_cpu.h"
 #include "util/fmt.h"
 
 #define LOST_MEDIUM 0.01
 #define LOST_LOW    0.10
+#define STEAL_SHARE 0.05   /* the share from which causes are reported */
 
 static int source_recorded(sqlite3 *db, const char *sources, const char *name)
 {
@@ -152,6 +154,29 @@ static void caveat_dropped(const struct diag_input *in, struct diagnosis *d)
 			    " dropped: totals cover the window only", (long long)flight);
 }
 
+/* Time a hypervisor gave to other guests while this machine had work
+ * (STATS host.cpu.steal_ns): no event sees it, and it stretches what ran
+ * then, so CPU time and waits for a CPU include it. Said when it is a
+ * twentieth of the time the machine had work (the share below which
+ * causes are not reported either), measured over at least a second of
+ * CPU time (/proc/stat counts in hundredths of a second: the share is
+ * then good to 1%). Returns 1 when the main cause is about CPU time. */
+static int caveat_steal(const struct diag_input *in, struct diagnosis *d)
+{
+	struct host_cpu_time t;
+	double share;
+	const char *main_kind = d->ncauses ? d->causes[0].kind : "";
+
+	host_cpu_time_read(in->db, &t);
+	share = host_cpu_stolen_share(&t);
+	if (t.busy_ns + t.steal_ns < 1e9 || share < STEAL_SHARE)
+		return 0;
+	diag_caveat(d, "the hypervisor gave %.0f%% of this machine's CPU time to other guests"
+		    " while it had work (steal): CPU times and waits for a CPU include it",
+		    100 * share);
+	return strcmp(main_kind, "cpu_bound") == 0 || strcmp(main_kind, "cpu_contention") == 0;
+}
+
 /* Lowers the confidence for the losses and sampling of the sources the
  * main cause rests on; notes losses elsewhere as caveats. */
 static void rate_quality(const struct diag_input *in, struct diagnosis *d)
@@ -185,6 +210,8 @@ static void rate_quality(const struct diag_input *in, struct diagnosis *d)
 	}
 	sqlite3_finalize(st);
 	caveat_dropped(in, d);
+	if (caveat_steal(in, d) && level < 1)
+		level = 1;
 	if (d->ncauses && strcmp(d->causes[0].kind, "cpu_bound") == 0 && in->samples < 200) {
 		diag_caveat(d, "only %llu CPU samples: shares are approximate",
 			    (unsigned long long)in->samples);

@@ -4,6 +4,7 @@
  * threads by comm, locks by the function that waited (the first frame of
  * the waiting stack outside libc), never by address, so two builds of a
  * program, or two runs with different address layouts, line up. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "diff.h"
 #include "diff_sql.h"
 #include "query/folded.h"
+#include "query/host_cpu.h"
 
 /* A request this program served (a row of requests s): its connection
  * was accepted (or was open before recording), not one it connected to a
@@ -91,6 +93,7 @@ static double run_seconds(sqlite3 *db)
 static void load_scalars(struct diff_run *run, sqlite3 *db)
 {
 	double imported, lost, unmatched, sampled, unresolved;
+	struct host_cpu_time cpu;
 
 	run->seconds = run_seconds(db);
 	run->freq_hz = query_double(db, "SELECT value FROM meta WHERE key = "
@@ -119,6 +122,11 @@ static void load_scalars(struct diff_run *run, sqlite3 *db)
 	run->loss_rate = imported + lost > 0 ? lost / (imported + lost) : 0;
 	run->unmatched_rate = imported > 0 ? unmatched / imported : 0;
 	run->symbol_miss_rate = sampled > 0 ? unresolved / sampled : 0;
+	host_cpu_time_read(db, &cpu);
+	/* /proc/stat counts hundredths of a second: a share of a second's
+	 * CPU time or more is good to 1% */
+	run->stolen_share = cpu.known && cpu.busy_ns + cpu.steal_ns >= 1e9 ?
+			    host_cpu_stolen_share(&cpu) : NAN;
 }
 
 /* Rows of (key TEXT, n INTEGER) summed into table counts. */

@@ -1,6 +1,7 @@
 /* diff_warnings.c - whether the two sides were recorded alike: kernel,
  * eBPF programs, filters, sampling, data quality, damage. A difference is
  * a warning and makes the comparison conditional. */
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -79,6 +80,39 @@ static void check_quality(struct builder *b, const char *what, size_t field_offs
 		     "conditional", what, 100 * a, 100 * c);
 }
 
+/* The host gave a materially different share of its CPU time to other
+ * guests (steal) on one side: identical code then takes more CPU time
+ * per request there, which no test of this diff can tell from a slower
+ * program. Compared only when every run has it over a second of CPU time;
+ * material as check_quality judges it, from 5% (the share from which the
+ * diagnosis notes steal). */
+static void check_steal(struct builder *b)
+{
+	double hi[2] = { 0, 0 }, lo[2] = { 1, 1 };
+
+	for (int side = 0; side < 2; side++)
+		for (size_t i = 0; i < b->s[side].n; i++) {
+			double v = b->s[side].runs[i].stolen_share;
+
+			if (isnan(v))
+				return;
+			hi[side] = fmax(hi[side], v);
+			lo[side] = fmin(lo[side], v);
+		}
+	for (int side = 0; side < 2; side++) {
+		double top = hi[side], other = lo[!side];
+
+		if (top > 0.05 && top - other > 0.05 && top > 2 * other) {
+			warn(b, 1, "the hypervisor took %.0f%% of the CPU time the host had work for"
+			     " on the %s side against %.0f%% on the %s (steal): CPU time per unit"
+			     " there includes it, and a slower host looks like a slower program;"
+			     " the comparison is conditional", 100 * top, side ? "new" : "base",
+			     100 * other, side ? "base" : "new");
+			return;
+		}
+	}
+}
+
 void check_sides(struct builder *b)
 {
 	check_same(b, "kernels", offsetof(struct diff_run, kernel));
@@ -92,6 +126,7 @@ void check_sides(struct builder *b)
 		      0.01, 0.01);
 	check_quality(b, "symbol-miss rate", offsetof(struct diff_run, symbol_miss_rate),
 		      0.01, 0.01);
+	check_steal(b);
 	if (strcmp(b->s[0].runs[0].command, b->s[1].runs[0].command) != 0)
 		warn(b, 0, "the recorded commands differ: '%s' vs '%s'",
 		     b->s[0].runs[0].command, b->s[1].runs[0].command);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "db/db.h"
+#include "query/host_cpu.h"
 #include "util/fmt.h"
 #include "report_sections.h"
 
@@ -101,6 +102,39 @@ static void print_samples(const struct report_context *ctx)
 	fprintf(ctx->out, "\n");
 }
 
+/* The host's CPU over the whole recording (not the window): how busy, and
+ * how much a hypervisor took for other guests (record/host_cpu.h). */
+static void print_host_cpu(const struct report_context *ctx)
+{
+	struct host_cpu_time t;
+	double all;
+
+	host_cpu_time_read(ctx->db, &t);
+	all = t.busy_ns + t.idle_ns + t.steal_ns;
+	if (!t.known || all <= 0)
+		return;
+	fprintf(ctx->out, "  %-11s busy %.0f%%, idle %.0f%%, stolen by the hypervisor %.1f%%"
+		" (%.1f%% of the time it had work)\n", "host CPU", 100 * t.busy_ns / all,
+		100 * t.idle_ns / all, 100 * t.steal_ns / all, 100 * host_cpu_stolen_share(&t));
+}
+
+static void json_host_cpu(const struct report_context *ctx)
+{
+	struct host_cpu_time t;
+
+	host_cpu_time_read(ctx->db, &t);
+	if (!t.known) {
+		json_null(ctx->json, "host_cpu");
+		return;
+	}
+	json_begin_object(ctx->json, "host_cpu");
+	json_double(ctx->json, "busy_ns", t.busy_ns);
+	json_double(ctx->json, "idle_ns", t.idle_ns);
+	json_double(ctx->json, "steal_ns", t.steal_ns);
+	json_double(ctx->json, "stolen_share", host_cpu_stolen_share(&t));
+	json_end_object(ctx->json);
+}
+
 static void json_meta(const struct report_context *ctx, const char *name, const char *key)
 {
 	char *value = report_meta(ctx, key);
@@ -153,6 +187,7 @@ static void write_json(const struct report_context *ctx)
 	json_uint(w, "to_ns", s->to > s->capture_end ? s->capture_end : s->to);
 	json_uint(w, "duration_ns", window_ns(ctx));
 	json_uint(w, "samples", ctx->samples);
+	json_host_cpu(ctx);
 	json_end_object(w);
 	free(list);
 }
@@ -172,5 +207,6 @@ int report_section_method(const struct report_context *ctx)
 	print_sampling(ctx);
 	print_window(ctx);
 	print_samples(ctx);
+	print_host_cpu(ctx);
 	return 0;
 }

@@ -106,6 +106,55 @@ Test(diagnose, cpu_bound_names_the_hot_function)
 	scratch_remove(dir);
 }
 
+/* A CPU-bound thread (3 s, 300 samples, 80% in A), with STATS host.cpu.*
+ * saying the hypervisor took steal_ns of the busy + steal time. */
+static char *cpu_bound_with_steal(const char *dir, const char *name, uint64_t busy_ns,
+				  uint64_t steal_ns)
+{
+	struct event_capture ev;
+
+	ev_init(&ev, T(0), T(3000), "cpu,sched");
+	ev_switch(&ev, T(0), 0, 0, 0, 0, 100, 100);
+	for (int i = 0; i < 300; i++)   /* enough samples for a confident share */
+		ev_sample_stack(&ev, T(i * 10 + 5), 100, 100, i % 10 < 8 ? STACK_A : STACK_B,
+				PC_STACK_NONE);
+	pc_buf_add_kv_u64(&ev.stats, "host.cpu.busy_ns", busy_ns);
+	pc_buf_add_kv_u64(&ev.stats, "host.cpu.idle_ns", 0);
+	pc_buf_add_kv_u64(&ev.stats, "host.cpu.steal_ns", steal_ns);
+	return write_capture(dir, name, &ev);
+}
+
+/* A fifth of the time the machine had work went to other guests: the
+ * caveat says so, the CPU-bound verdict drops to medium confidence and the
+ * report's method section shows the shares. 2% of it, or 20% of a tenth
+ * of a second (/proc/stat's hundredths), is no caveat. */
+Test(diagnose, cpu_stolen_by_the_hypervisor_is_a_caveat)
+{
+	char *dir = scratch_dir();
+	char *stolen = cpu_bound_with_steal(dir, "stolen.perfcap", 1600000000, 400000000);
+	char *little = cpu_bound_with_steal(dir, "little.perfcap", 1960000000, 40000000);
+	char *tiny = cpu_bound_with_steal(dir, "tiny.perfcap", 80000000, 20000000);
+	char *a = report_json(stolen, NULL, NULL), *b = report_json(little, NULL, NULL);
+	char *c = report_json(tiny, NULL, NULL);
+	const char *steal = "sum('hypervisor gave 20% of this machine' in x for x in"
+			    " d['diagnosis']['caveats'])";
+
+	expect_json(dir, a, "d['diagnosis']['causes'][0]['kind']", "cpu_bound");
+	expect_json(dir, a, steal, "1");
+	expect_json(dir, a, "d['diagnosis']['confidence']", "medium");
+	expect_json(dir, a, "round(d['scope']['host_cpu']['stolen_share'], 3)", "0.2");
+	expect_json(dir, b, "sum('hypervisor' in x for x in d['diagnosis']['caveats'])", "0");
+	expect_json(dir, b, "d['diagnosis']['confidence']", "high");
+	expect_json(dir, c, "sum('hypervisor' in x for x in d['diagnosis']['caveats'])", "0");
+	free(a);
+	free(b);
+	free(c);
+	free(stolen);
+	free(little);
+	free(tiny);
+	scratch_remove(dir);
+}
+
 /* Three waiters each wait twice 200 ms on the mutex at 0x7000 (woken by
  * thread 101); thread 105 waits 900 ms on a condition variable (a
  * FUTEX_WAIT_BITSET: waiting for work, not a lock). */

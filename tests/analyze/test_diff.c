@@ -304,6 +304,46 @@ Test(diff, warns_when_sides_differ)
 	free(pb);
 }
 
+/* Identical profiles, but the hypervisor took 20% of the new side's CPU
+ * time against 1% of the base's: the sides were not measured alike. Equal
+ * steal, or under a second of CPU time (/proc/stat's hundredths make the
+ * share meaningless), is no warning. */
+Test(diff, warns_when_the_hypervisor_took_more_on_one_side)
+{
+	struct diff_capture a = diff_capture_basic(), b = a, c = a, tiny = a;
+	struct tool_result r;
+	char *pa, *pb, *pc, *pt;
+
+	a.busy_ns = 7920000000ull, a.steal_ns = 80000000;     /* 1% */
+	b.busy_ns = 6400000000ull, b.steal_ns = 1600000000;   /* 20% */
+	c.busy_ns = 6400000000ull, c.steal_ns = 1600000000;
+	tiny.busy_ns = 80000000, tiny.steal_ns = 20000000;    /* 20% of 0.1 s */
+	pa = capture("a.perfcap", &a);
+	pb = capture("b.perfcap", &b);
+	pc = capture("c.perfcap", &c);
+	pt = capture("tiny.perfcap", &tiny);
+	run_analyze(&r, "diff", pa, pb, NULL);
+	cr_assert_eq(r.status, 0, "status %d: %s%s", r.status, r.err, r.out);
+	cr_expect(strstr(r.out, "the hypervisor took 20% of the CPU time the host had work for"
+			 " on the new side against 1% on the base"), "%s", r.out);
+	cr_expect(strstr(r.out, "Conditional: the sides were not recorded alike"), "%s", r.out);
+	tool_result_free(&r);
+	run_analyze(&r, "diff", pb, pa, NULL);
+	cr_expect(strstr(r.out, "20% of the CPU time the host had work for on the base side"),
+		  "%s", r.out);
+	tool_result_free(&r);
+	run_analyze(&r, "diff", pb, pc, NULL);
+	cr_expect(!strstr(r.out, "hypervisor"), "%s", r.out);
+	tool_result_free(&r);
+	run_analyze(&r, "diff", pa, pt, NULL);
+	cr_expect(!strstr(r.out, "hypervisor"), "%s", r.out);
+	tool_result_free(&r);
+	free(pa);
+	free(pb);
+	free(pc);
+	free(pt);
+}
+
 Test(diff, groups_of_runs_use_per_run_tests)
 {
 	struct diff_capture s = diff_capture_basic();

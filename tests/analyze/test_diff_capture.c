@@ -165,6 +165,11 @@ int write_diff_capture(const char *path, const struct diff_capture *c)
 	add_symbols(&w, c->shift);
 	pc_buf_add_kv_u64(&w.buf, "cpu.lost.kernel", c->lost);
 	pc_buf_add_kv_u64(&w.buf, "record.duration_ns", c->duration_ns);
+	if (c->busy_ns || c->steal_ns) {
+		pc_buf_add_kv_u64(&w.buf, "host.cpu.busy_ns", c->busy_ns);
+		pc_buf_add_kv_u64(&w.buf, "host.cpu.idle_ns", 0);
+		pc_buf_add_kv_u64(&w.buf, "host.cpu.steal_ns", c->steal_ns);
+	}
 	pc_buf_add_kv_u64(&w.buf, "record.end_ns", T0 + c->duration_ns);
 	chunk(&w, PC_CHUNK_STATS, 3, 0, 0);
 	if (w.err)

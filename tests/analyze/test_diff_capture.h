@@ -20,6 +20,8 @@ struct diff_capture {
 	int sleeps;               /* clock_nanosleep calls of thread 101 */
 	uint64_t sleep_ns;        /* their duration (+0..9 us spread) */
 	uint64_t lost;            /* STATS cpu.lost.kernel */
+	uint64_t busy_ns, steal_ns; /* STATS host.cpu.busy_ns, .steal_ns (idle 0);
+				     * none when both are 0 */
 };
 
 /* Defaults above, with hot = 300 and cold = 100. */

@@ -3,7 +3,10 @@
 # (burn_a:burn_b work = 3:1), analyze it, and check the report attributes
 # ~75% / ~25% (+-10 points) to the two functions by name. Then delete the
 # workload binary and check the same capture still names both functions
-# (symbols travel inside the capture).
+# (symbols travel inside the capture). The capture's STATS host.cpu.*
+# (the host's busy, idle and stolen CPU time, from /proc/stat) add up to
+# the CPUs times the recording's length, and busy covers the single
+# thread that burned all along.
 set -u
 . "$(dirname "$0")/lib.sh"
 : "${PERFCAP_RECORD:?}" "${PERFCAP_ANALYZE:?}" "${CPU_SPLIT:?}"
@@ -55,4 +58,21 @@ check_split "with binary"
 rm -f "$TMP/cpu_split"
 check_split "binary deleted" --no-local-files
 check_split "binary deleted, local lookup allowed"
+
+capture_stat() {
+	"$PERFCAP_ANALYZE" query --format csv "$TMP/run.perfcap" \
+		"SELECT value FROM stats WHERE chunk = 'stats' AND key = '$1'" | sed -n 2p | tr -d '\r"'
+}
+busy=$(capture_stat host.cpu.busy_ns) idle=$(capture_stat host.cpu.idle_ns) steal=$(capture_stat host.cpu.steal_ns)
+dur=$(capture_stat record.duration_ns)
+echo "host CPU: busy $busy, idle $idle, steal $steal ns over $dur ns on $(nproc) CPUs"
+[ -n "$busy" ] && [ -n "$idle" ] && [ -n "$steal" ] || fail "STATS host.cpu.* missing"
+# /proc/stat counts hundredths of a second per CPU: within 5% and 2 ticks a CPU
+python3 - "$busy" "$idle" "$steal" "$dur" "$(nproc)" <<'PY' || fail "host CPU time does not add up"
+import sys
+busy, idle, steal, dur, ncpu = (int(x) for x in sys.argv[1:])
+total, want = busy + idle + steal, ncpu * dur
+assert abs(total - want) <= 0.05 * want + ncpu * 2e7, (total, want)
+assert busy >= 0.8 * dur, ("busy below the one thread that burned", busy, dur)
+PY
 echo "PASS"

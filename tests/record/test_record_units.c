@@ -23,6 +23,7 @@
 #include "consume/ustack_scan.h"
 #include "consume/stack_table.h"
 #include "output/flight_ring.h"
+#include "output/host_cpu.h"
 #include "output/size_limit.h"
 #include "sources/probe_spec.h"
 #include "sources/source.h"
@@ -113,6 +114,67 @@ Test(stack_table, many_distinct_stacks)
 		cr_assert_not(is_new);
 	}
 	stack_table_free(&t);
+}
+
+/* ---- output/host_cpu ------------------------------------------------------- */
+
+static void write_stat(const char *path, const char *cpu_line)
+{
+	FILE *f = fopen(path, "w");
+
+	cr_assert(f);
+	fprintf(f, "%s\ncpu0 1 2 3 4 5 6 7 8 0 0\nintr 12345\n", cpu_line);
+	fclose(f);
+}
+
+/* The "cpu" line of /proc/stat: busy is user + nice + system + irq +
+ * softirq (guest time is inside user), idle is idle + iowait, steal the
+ * eighth field; STATS get the change in ns at USER_HZ (100 here). A line
+ * without steal (kernels before 2.6.11) counts none; a garbled one, a
+ * missing file or counters that went back write nothing. */
+Test(host_cpu, busy_idle_and_stolen_time_over_the_recording)
+{
+	char path[] = "/tmp/perfcap-stat-XXXXXX";
+	int fd = mkstemp(path);
+	struct host_cpu a, b;
+	struct chunk_buffer cb = { 0 };
+	struct pc_kv_iter it;
+	const char *k, *v;
+	char got[256] = "";
+
+	cr_assert(fd >= 0);
+	close(fd);
+	write_stat(path, "cpu  100 10 50 1000 20 3 7 40 30 0");
+	host_cpu_read(&a, path);
+	cr_assert(a.ok);
+	cr_expect_eq(a.busy, 170);
+	cr_expect_eq(a.idle, 1020);
+	cr_expect_eq(a.steal, 40);
+	write_stat(path, "cpu  200 10 70 1100 20 3 7 140 60 0");
+	host_cpu_read(&b, path);
+	cr_assert_eq(host_cpu_stats_kv(&cb, &a, &b), 0);
+	pc_kv_iter_init(&it, cb.buf.data, cb.buf.len);
+	while (pc_kv_next(&it, &k, &v) == 1)
+		snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s=%s ", k, v);
+	cr_expect_str_eq(got, "host.cpu.busy_ns=1200000000 host.cpu.idle_ns=1000000000 "
+			 "host.cpu.steal_ns=1000000000 ");
+	chunk_buffer_free(&cb);
+	write_stat(path, "cpu  100 10 50 1000 20 3 7");
+	host_cpu_read(&a, path);
+	cr_expect(a.ok);
+	cr_expect_eq(a.steal, 0);
+	/* went back (a counter reset): nothing written */
+	memset(&cb, 0, sizeof(cb));
+	cr_expect_eq(host_cpu_stats_kv(&cb, &b, &a), 0);
+	cr_expect_eq(cb.buf.len, 0);
+	write_stat(path, "cpu  x y");
+	host_cpu_read(&a, path);
+	cr_expect(!a.ok);
+	unlink(path);
+	host_cpu_read(&a, path);
+	cr_expect(!a.ok);
+	cr_expect_eq(host_cpu_stats_kv(&cb, &a, &b), 0);
+	cr_expect_eq(cb.buf.len, 0);
 }
 
 /* ---- output/size_limit ----------------------------------------------------- */

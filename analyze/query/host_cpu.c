@@ -1,0 +1,27 @@
+/* host_cpu.c - the host's busy, idle and stolen CPU time of a capture
+ * (see host_cpu.h). */
+#include <stddef.h>
+
+#include "db/db.h"
+#include "host_cpu.h"
+
+static const char stat_sql[] = "SELECT value FROM stats WHERE chunk = 'stats' AND key = ?1";
+
+void host_cpu_time_read(sqlite3 *db, struct host_cpu_time *t)
+{
+	int64_t busy = db_lookup_int(db, stat_sql, "host.cpu.busy_ns", NULL, -1);
+	int64_t idle = db_lookup_int(db, stat_sql, "host.cpu.idle_ns", NULL, -1);
+	int64_t steal = db_lookup_int(db, stat_sql, "host.cpu.steal_ns", NULL, -1);
+
+	t->known = busy >= 0 && idle >= 0 && steal >= 0;
+	t->busy_ns = t->known ? (double)busy : 0;
+	t->idle_ns = t->known ? (double)idle : 0;
+	t->steal_ns = t->known ? (double)steal : 0;
+}
+
+double host_cpu_stolen_share(const struct host_cpu_time *t)
+{
+	double ran = t->busy_ns + t->steal_ns;
+
+	return t->known && ran > 0 ? t->steal_ns / ran : 0;
+}

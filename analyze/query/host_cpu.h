@@ -1,0 +1,23 @@
+/* host_cpu.h - the host's CPU time over a recording (STATS host.cpu.*,
+ * record/host_cpu.h): busy, idle and stolen by a hypervisor for other
+ * guests. Steal is time the recorded threads wanted a CPU and the virtual
+ * machine did not run: no event sees it, and it stretches whatever was
+ * running (sampled CPU time, system calls, waits for a CPU). */
+#ifndef ANALYZE_QUERY_HOST_CPU_H
+#define ANALYZE_QUERY_HOST_CPU_H
+
+#include <sqlite3.h>
+
+struct host_cpu_time {
+	double busy_ns, idle_ns, steal_ns;
+	int known;                  /* the capture has them (recorded since 2026-11) */
+};
+
+/* Reads them; known = 0 when the capture has none. */
+void host_cpu_time_read(sqlite3 *db, struct host_cpu_time *t);
+
+/* steal / (busy + steal): the share of the time the machine had work that
+ * went to other guests. 0 when unknown or nothing ran. */
+double host_cpu_stolen_share(const struct host_cpu_time *t);
+
+#endif /* ANALYZE_QUERY_HOST_CPU_H */
