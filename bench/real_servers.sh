@@ -4,7 +4,10 @@
 # request source (nreq: -e cpu,sched,block,waits, what the default was
 # before req), every source at once and `perf record -g`, modes
 # interleaved ABBA (round 1 in order, round 2 reversed, ...), with the
-# recorder's CPU time, peak RSS, bytes on disk per second and lost events.
+# recorder's CPU time, peak RSS, bytes on disk per second and lost events,
+# and the host's steal during each run (time a hypervisor gave to other
+# guests: on a virtual machine a run that lost more of it is slower for a
+# reason no mode explains; /proc/stat, as STATS host.cpu.steal_ns).
 #
 #   redis    redis-server, driven by redis-benchmark (SET+GET, 50 clients)
 #   nginx    nginx (1 worker, a 4 KiB static file), driven by wrk
@@ -111,7 +114,16 @@ load_postgres() {
 
 # ---- one run -------------------------------------------------------------
 
-# run SERVER MODE: prints "rate bytes_per_s lost recorder_cpu_s rss_kib"
+# host_ticks: "busy steal" clock ticks of the whole host (/proc/stat)
+host_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $9 }' /proc/stat; }
+
+# steal_pct "BUSY0 STEAL0" "BUSY1 STEAL1": steal over busy + steal, percent
+steal_pct() {
+	echo "$1 $2" | awk '{ b = $3 - $1; s = $4 - $2; printf "%.1f", b + s > 0 ? 100 * s / (b + s) : 0 }'
+}
+
+# run SERVER MODE: prints "rate bytes_per_s lost recorder_cpu_s rss_kib
+# server_us_per_request steal_pct"
 run() {
 	local server=$1 mode=$2 pid= t0 t1 rate size lost cpu rss
 	# postgres: its backends come and go; new ones are followed as children
@@ -119,11 +131,13 @@ run() {
 	case $mode in
 	none)
 		c0=$(server_ticks)
+		h0=$(host_ticks)
 		t0=$(date +%s.%N)
 		rate=$(load_$server)
 		t1=$(date +%s.%N)
+		h1=$(host_ticks)
 		c1=$(server_ticks)
-		echo "$rate 0 0 0 0 $(cpu_per_request "$c0" "$c1" "$rate" "$t0" "$t1")"
+		echo "$rate 0 0 0 0 $(cpu_per_request "$c0" "$c1" "$rate" "$t0" "$t1") $(steal_pct "$h0" "$h1")"
 		return ;;
 	perf) perf record -g -p "$pids" -o "$tmp/perf.data" > /dev/null 2>&1 & pid=$! ;;
 	default) "$rec" -p "$pids" -f -o "$tmp/run.perfcap" 2> "$tmp/run.err" & pid=$! ;;
@@ -132,9 +146,11 @@ run() {
 	esac
 	sleep 2 # attached
 	c0=$(server_ticks)
+	h0=$(host_ticks)
 	t0=$(date +%s.%N)
 	rate=$(load_$server)
 	t1=$(date +%s.%N)
+	h1=$(host_ticks)
 	c1=$(server_ticks)
 	cpu=$(awk '{ print ($14 + $15) / 100 }' /proc/$pid/stat)
 	rss=$(awk '/^VmHWM/ { print $2 }' /proc/$pid/status)
@@ -149,7 +165,7 @@ run() {
 		lost=$(sed -n 's/.*: lost \([0-9,]*\) of .*/\1/p' "$tmp/run.err" | tr -d , | head -1)
 	fi
 	# bytes per second of load (recording also covers the 2 s attach wait)
-	echo "$rate $(awk -v s="$size" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", s / (b - a + 2) }') ${lost:-?} $cpu $rss $(cpu_per_request "$c0" "$c1" "$rate" "$t0" "$t1")"
+	echo "$rate $(awk -v s="$size" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", s / (b - a + 2) }') ${lost:-?} $cpu $rss $(cpu_per_request "$c0" "$c1" "$rate" "$t0" "$t1") $(steal_pct "$h0" "$h1")"
 }
 
 # server_ticks: user+sys clock ticks of the server's processes and of their
@@ -174,24 +190,25 @@ summarize() {
 	local server=$1 file=$2
 	awk -v modes="none default nreq every perf" -v server="$server" '
 		{ n[$1]++; s[$1] += $2; ss[$1] += $2 * $2; b[$1] += $3; l[$1] += $4;
-		  c[$1] += $5; if ($6 > r[$1]) r[$1] = $6; u[$1] += $7; uu[$1] += $7 * $7 }
+		  c[$1] += $5; if ($6 > r[$1]) r[$1] = $6; u[$1] += $7; uu[$1] += $7 * $7;
+		  st[$1] += $8 }
 		END {
 			split(modes, m, " ")
 			base = s["none"] / n["none"]
 			ubase = u["none"] / n["none"]
-			printf "%-8s %-8s %12s %9s %6s %10s %8s %8s %9s %14s %6s\n", "server", "mode",
+			printf "%-8s %-8s %12s %9s %6s %10s %8s %8s %9s %14s %6s %6s\n", "server", "mode",
 				"rate mean", "sd", "ratio", "bytes/s", "lost", "rec CPU", "rec RSS",
-				"srv us/req", "ratio"
+				"srv us/req", "ratio", "steal"
 			for (i = 1; i in m; i++) {
 				k = m[i]; if (!n[k]) continue
 				mean = s[k] / n[k]
 				var = n[k] > 1 ? (ss[k] - n[k] * mean * mean) / (n[k] - 1) : 0
 				um = u[k] / n[k]
 				uv = n[k] > 1 ? (uu[k] - n[k] * um * um) / (n[k] - 1) : 0
-				printf "%-8s %-8s %12.0f %9.0f %6.3f %10.0f %8d %7.2fs %7.0fM %7.2f+-%5.2f %6.3f\n",
+				printf "%-8s %-8s %12.0f %9.0f %6.3f %10.0f %8d %7.2fs %7.0fM %7.2f+-%5.2f %6.3f %5.1f%%\n",
 					server, k, mean, sqrt(var > 0 ? var : 0), mean / base,
 					b[k] / n[k], l[k], c[k] / n[k], r[k] / 1024, um,
-					sqrt(uv > 0 ? uv : 0), (ubase > 0 ? um / ubase : 0)
+					sqrt(uv > 0 ? uv : 0), (ubase > 0 ? um / ubase : 0), st[k] / n[k]
 			}
 		}' "$file"
 }
@@ -203,7 +220,8 @@ command -v perf > /dev/null || modes=${modes/ perf/}
 	echo "# $rounds rounds x $secs s, modes ABBA; rate = requests/s (redis, nginx), tps (postgres);"
 	echo "# rec CPU = recorder user+sys s per run (mean), rec RSS = peak; nreq = -e $nreq;"
 	echo "# every = -e $every; srv us/req = server CPU (user+sys, BPF included) per request:"
-	echo "# less sensitive than the rate to other load on the machine (reaped children included)"
+	echo "# less sensitive than the rate to other load on the machine (reaped children included);"
+	echo "# steal = the host's CPU time given to other guests, % of busy + steal (mean)"
 } | tee "$out"
 for server in $servers; do
 	start_$server
