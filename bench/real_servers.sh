@@ -119,7 +119,7 @@ host_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $9 }' /proc/stat; }
 
 # steal_pct "BUSY0 STEAL0" "BUSY1 STEAL1": steal over busy + steal, percent
 steal_pct() {
-	echo "$1 $2" | awk '{ b = $3 - $1; s = $4 - $2; printf "%.1f", b + s > 0 ? 100 * s / (b + s) : 0 }'
+	echo "$1 $2" | awk '{ b = $3 - $1; s = $4 - $2; printf "%.1f", (b + s > 0 ? 100 * s / (b + s) : 0) }'
 }
 
 # run SERVER MODE: prints "rate bytes_per_s lost recorder_cpu_s rss_kib
