@@ -1,6 +1,7 @@
 /* diagnose.c - runs the diagnosis rules on a report's scope, ranks the
  * causes, sets the confidence from data quality and writes the summary
  * (diagnose.h says how causes are scored and ranked). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,6 @@
 
 #define LOST_MEDIUM 0.01
 #define LOST_LOW    0.10
-#define STEAL_SHARE 0.05   /* the share from which causes are reported */
 
 static int source_recorded(sqlite3 *db, const char *sources, const char *name)
 {
@@ -156,11 +156,10 @@ static void caveat_dropped(const struct diag_input *in, struct diagnosis *d)
 
 /* Time a hypervisor gave to other guests while this machine had work
  * (STATS host.cpu.steal_ns): no event sees it, and it stretches what ran
- * then, so CPU time and waits for a CPU include it. Said when it is a
- * twentieth of the time the machine had work (the share below which
- * causes are not reported either), measured over at least a second of
- * CPU time (/proc/stat counts in hundredths of a second: the share is
- * then good to 1%). Returns 1 when the main cause is about CPU time. */
+ * then, so CPU time and waits for a CPU include it. Said when it is
+ * measured (host_cpu_measured_steal) and notable (HOST_CPU_STEAL_NOTABLE,
+ * the share below which causes are not reported either). Returns 1 when
+ * the main cause is about CPU time. */
 static int caveat_steal(const struct diag_input *in, struct diagnosis *d)
 {
 	struct host_cpu_time t;
@@ -168,8 +167,8 @@ static int caveat_steal(const struct diag_input *in, struct diagnosis *d)
 	const char *main_kind = d->ncauses ? d->causes[0].kind : "";
 
 	host_cpu_time_read(in->db, &t);
-	share = host_cpu_stolen_share(&t);
-	if (t.busy_ns + t.steal_ns < 1e9 || share < STEAL_SHARE)
+	share = host_cpu_measured_steal(&t);
+	if (isnan(share) || share < HOST_CPU_STEAL_NOTABLE)
 		return 0;
 	diag_caveat(d, "the hypervisor gave %.0f%% of this machine's CPU time to other guests"
 		    " while it had work (steal): CPU times and waits for a CPU include it",

@@ -66,8 +66,8 @@ struct diff_run {
 	double   loss_rate;       /* lost / (imported + lost), all sources */
 	double   unmatched_rate;  /* unmatched / imported, all sources */
 	double   symbol_miss_rate;/* unresolved sampled frames / sampled frames */
-	double   stolen_share;    /* host CPU time stolen while it had work (query/host_cpu.h);
-				   * NAN: not recorded, or under a second of CPU time */
+	double   stolen_share;    /* host_cpu_measured_steal (query/host_cpu.h): NAN when
+				   * not recorded, or under a second of CPU time */
 	struct dtable self;       /* function -> self samples */
 	struct dtable total;      /* function -> samples with it on the stack */
 	struct dtable stacks;     /* folded stack -> samples */

@@ -4,7 +4,6 @@
  * threads by comm, locks by the function that waited (the first frame of
  * the waiting stack outside libc), never by address, so two builds of a
  * program, or two runs with different address layouts, line up. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,10 +122,7 @@ static void load_scalars(struct diff_run *run, sqlite3 *db)
 	run->unmatched_rate = imported > 0 ? unmatched / imported : 0;
 	run->symbol_miss_rate = sampled > 0 ? unresolved / sampled : 0;
 	host_cpu_time_read(db, &cpu);
-	/* /proc/stat counts hundredths of a second: a share of a second's
-	 * CPU time or more is good to 1% */
-	run->stolen_share = cpu.known && cpu.busy_ns + cpu.steal_ns >= 1e9 ?
-			    host_cpu_stolen_share(&cpu) : NAN;
+	run->stolen_share = host_cpu_measured_steal(&cpu);
 }
 
 /* Rows of (key TEXT, n INTEGER) summed into table counts. */

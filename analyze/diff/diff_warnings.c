@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "diff_internal.h"
+#include "query/host_cpu.h"
 
 void warn(struct builder *b, int conditional, const char *fmt, ...)
 {
@@ -67,15 +68,22 @@ static double side_max(const struct side *s, size_t field_offset)
 	return m;
 }
 
-/* Data quality differs materially: above floor somewhere, more than gap
- * apart (both as fractions), and more than twice as high on one side. */
+/* Two shares differ materially: hi above floor, more than gap above lo
+ * (all fractions), and more than twice lo. */
+static int materially_above(double hi, double lo, double floor, double gap)
+{
+	return hi > floor && hi - lo > gap && hi > 2 * lo;
+}
+
+/* Data quality differs materially (materially_above) between the sides'
+ * worst runs. */
 static void check_quality(struct builder *b, const char *what, size_t field_offset,
 			  double floor, double gap)
 {
 	double a = side_max(&b->s[0], field_offset), c = side_max(&b->s[1], field_offset);
 	double hi = a > c ? a : c, lo = a > c ? c : a;
 
-	if (hi > floor && hi - lo > gap && hi > 2 * lo)
+	if (materially_above(hi, lo, floor, gap))
 		warn(b, 1, "%s differs: %.2f%% (base) vs %.2f%% (new); the comparison is "
 		     "conditional", what, 100 * a, 100 * c);
 }
@@ -83,9 +91,9 @@ static void check_quality(struct builder *b, const char *what, size_t field_offs
 /* The host gave a materially different share of its CPU time to other
  * guests (steal) on one side: identical code then takes more CPU time
  * per request there, which no test of this diff can tell from a slower
- * program. Compared only when every run has it over a second of CPU time;
- * material as check_quality judges it, from 5% (the share from which the
- * diagnosis notes steal). */
+ * program. Compared only when every run has it measured: one side's
+ * highest materially above the other's lowest, from the share the
+ * diagnosis notes (HOST_CPU_STEAL_NOTABLE), that far apart. */
 static void check_steal(struct builder *b)
 {
 	double hi[2] = { 0, 0 }, lo[2] = { 1, 1 };
@@ -102,7 +110,7 @@ static void check_steal(struct builder *b)
 	for (int side = 0; side < 2; side++) {
 		double top = hi[side], other = lo[!side];
 
-		if (top > 0.05 && top - other > 0.05 && top > 2 * other) {
+		if (materially_above(top, other, HOST_CPU_STEAL_NOTABLE, HOST_CPU_STEAL_NOTABLE)) {
 			warn(b, 1, "the hypervisor took %.0f%% of the CPU time the host had work for"
 			     " on the %s side against %.0f%% on the %s (steal): CPU time per unit"
 			     " there includes it, and a slower host looks like a slower program;"

@@ -1,5 +1,6 @@
 /* host_cpu.c - the host's busy, idle and stolen CPU time of a capture
  * (see host_cpu.h). */
+#include <math.h>
 #include <stddef.h>
 
 #include "db/db.h"
@@ -17,6 +18,11 @@ void host_cpu_time_read(sqlite3 *db, struct host_cpu_time *t)
 	t->busy_ns = t->known ? (double)busy : 0;
 	t->idle_ns = t->known ? (double)idle : 0;
 	t->steal_ns = t->known ? (double)steal : 0;
+}
+
+double host_cpu_measured_steal(const struct host_cpu_time *t)
+{
+	return t->known && t->busy_ns + t->steal_ns >= 1e9 ? host_cpu_stolen_share(t) : NAN;
 }
 
 double host_cpu_stolen_share(const struct host_cpu_time *t)

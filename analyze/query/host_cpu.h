@@ -20,4 +20,13 @@ void host_cpu_time_read(sqlite3 *db, struct host_cpu_time *t);
  * went to other guests. 0 when unknown or nothing ran. */
 double host_cpu_stolen_share(const struct host_cpu_time *t);
 
+/* The share from which steal is worth a caveat (diagnosis) or a warning
+ * (diff): the share from which the diagnosis reports a cause. */
+#define HOST_CPU_STEAL_NOTABLE 0.05
+
+/* host_cpu_stolen_share when it is measured well enough to judge: over at
+ * least a second of CPU time (/proc/stat counts hundredths of a second, so
+ * the share is then good to 1%); NAN otherwise or when unknown. */
+double host_cpu_measured_steal(const struct host_cpu_time *t);
+
 #endif /* ANALYZE_QUERY_HOST_CPU_H */

@@ -81,20 +81,34 @@ static char *write_capture(const char *dir, const char *name, struct event_captu
 	return path;
 }
 
+/* Thread 100 runs for ms milliseconds, sampled every 10 ms, 8 samples of
+ * 10 in A and 2 in B; with busy_ns or steal_ns, STATS host.cpu.* say the
+ * hypervisor took steal_ns of the busy + steal time. */
+static char *cpu_bound_capture(const char *dir, const char *name, unsigned ms, uint64_t busy_ns,
+			       uint64_t steal_ns)
+{
+	struct event_capture ev;
+
+	ev_init(&ev, T(0), T(ms), "cpu,sched");
+	ev_switch(&ev, T(0), 0, 0, 0, 0, 100, 100);
+	for (unsigned i = 0; i < ms / 10; i++)
+		ev_sample_stack(&ev, T(i * 10 + 5), 100, 100, i % 10 < 8 ? STACK_A : STACK_B,
+				PC_STACK_NONE);
+	if (busy_ns || steal_ns) {
+		pc_buf_add_kv_u64(&ev.stats, "host.cpu.busy_ns", busy_ns);
+		pc_buf_add_kv_u64(&ev.stats, "host.cpu.idle_ns", 0);
+		pc_buf_add_kv_u64(&ev.stats, "host.cpu.steal_ns", steal_ns);
+	}
+	return write_capture(dir, name, &ev);
+}
+
 /* Thread 100 runs the whole second in A (80 samples) and B (20). */
 Test(diagnose, cpu_bound_names_the_hot_function)
 {
 	char *dir = scratch_dir();
-	struct event_capture ev;
-	char *cap, *json;
+	char *cap = cpu_bound_capture(dir, "cpu.perfcap", 1000, 0, 0);
+	char *json = report_json(cap, NULL, NULL);
 
-	ev_init(&ev, T(0), T(1000), "cpu,sched");
-	ev_switch(&ev, T(0), 0, 0, 0, 0, 100, 100);
-	for (int i = 0; i < 100; i++)
-		ev_sample_stack(&ev, T(i * 10 + 5), 100, 100, i < 80 ? STACK_A : STACK_B,
-				PC_STACK_NONE);
-	cap = write_capture(dir, "cpu.perfcap", &ev);
-	json = report_json(cap, NULL, NULL);
 	expect_json(dir, json, "d['diagnosis']['causes'][0]['kind']", "cpu_bound");
 	expect_json(dir, json, "d['diagnosis']['causes'][0]['key_number']['value']", "80");
 	expect_json(dir, json, "d['diagnosis']['causes'][0]['key_number']['unit']", "percent");
@@ -106,34 +120,17 @@ Test(diagnose, cpu_bound_names_the_hot_function)
 	scratch_remove(dir);
 }
 
-/* A CPU-bound thread (3 s, 300 samples, 80% in A), with STATS host.cpu.*
- * saying the hypervisor took steal_ns of the busy + steal time. */
-static char *cpu_bound_with_steal(const char *dir, const char *name, uint64_t busy_ns,
-				  uint64_t steal_ns)
-{
-	struct event_capture ev;
-
-	ev_init(&ev, T(0), T(3000), "cpu,sched");
-	ev_switch(&ev, T(0), 0, 0, 0, 0, 100, 100);
-	for (int i = 0; i < 300; i++)   /* enough samples for a confident share */
-		ev_sample_stack(&ev, T(i * 10 + 5), 100, 100, i % 10 < 8 ? STACK_A : STACK_B,
-				PC_STACK_NONE);
-	pc_buf_add_kv_u64(&ev.stats, "host.cpu.busy_ns", busy_ns);
-	pc_buf_add_kv_u64(&ev.stats, "host.cpu.idle_ns", 0);
-	pc_buf_add_kv_u64(&ev.stats, "host.cpu.steal_ns", steal_ns);
-	return write_capture(dir, name, &ev);
-}
-
 /* A fifth of the time the machine had work went to other guests: the
  * caveat says so, the CPU-bound verdict drops to medium confidence and the
  * report's method section shows the shares. 2% of it, or 20% of a tenth
- * of a second (/proc/stat's hundredths), is no caveat. */
+ * of a second (/proc/stat's hundredths), is no caveat. 3 s, 300 samples:
+ * enough for a confident CPU share without steal. */
 Test(diagnose, cpu_stolen_by_the_hypervisor_is_a_caveat)
 {
 	char *dir = scratch_dir();
-	char *stolen = cpu_bound_with_steal(dir, "stolen.perfcap", 1600000000, 400000000);
-	char *little = cpu_bound_with_steal(dir, "little.perfcap", 1960000000, 40000000);
-	char *tiny = cpu_bound_with_steal(dir, "tiny.perfcap", 80000000, 20000000);
+	char *stolen = cpu_bound_capture(dir, "stolen.perfcap", 3000, 1600000000, 400000000);
+	char *little = cpu_bound_capture(dir, "little.perfcap", 3000, 1960000000, 40000000);
+	char *tiny = cpu_bound_capture(dir, "tiny.perfcap", 3000, 80000000, 20000000);
 	char *a = report_json(stolen, NULL, NULL), *b = report_json(little, NULL, NULL);
 	char *c = report_json(tiny, NULL, NULL);
 	const char *steal = "sum('hypervisor gave 20% of this machine' in x for x in"
