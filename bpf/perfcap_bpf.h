@@ -238,6 +238,9 @@ struct perfcap_sched_batch {
 #define PERFCAP_OFFCPU_F_COPY_FOLLOWS 0x2 /* a USTACK copy of this interval is
 					   * sent after it, when the thread
 					   * returns to user space */
+#define PERFCAP_OFFCPU_F_COPY_SAME    0x4 /* the thread's copy of the interval
+					   * switched out at copy_ts stands
+					   * for this one (same fingerprint) */
 
 /* An off-CPU interval: h.ts is the switch-in. The user stack is an id in
  * the `stacks` map taken at switch-out (negative: none: not blocked, a
@@ -258,11 +261,14 @@ struct perfcap_offcpu {
 	__u32 waker_pid;        /* the last wakeup (see struct perfcap_wakeup) */
 	__u32 waker_flags;      /* PERFCAP_WAKE_* */
 	__u32 irq_pid, irq_tid;
+	__u64 copy_ts;          /* COPY_SAME: the copy standing for this interval;
+				 * COPY_FOLLOWS: the copy with the same fingerprint
+				 * the coming one refreshes (0: none) */
 	char  comm[PERFCAP_COMM_LEN];
 	__u64 kips[PERFCAP_STACK_MAX_DEPTH];
 };
 
-#define PERFCAP_OFFCPU_HEADER_SIZE 80 /* offsetof(struct perfcap_offcpu, kips) */
+#define PERFCAP_OFFCPU_HEADER_SIZE 88 /* offsetof(struct perfcap_offcpu, kips) */
 
 /* ---- user stack copies (bpf/ustack_copy.bpf.h) -------------------------- */
 

@@ -29,7 +29,10 @@
  *     recorded intervals pay for a copy (most blocking switch-outs are
  *     shorter than offcpu_min_ns), and no frame-pointer walk is taken at
  *     the switch-out. The copy follows its OFFCPU record, which says so
- *     (PERFCAP_OFFCPU_F_COPY_FOLLOWS). See "copies at the return".
+ *     (PERFCAP_OFFCPU_F_COPY_FOLLOWS). A thread's copy also stands for its
+ *     later intervals blocked at the same place (a fingerprint taken at
+ *     each blocking switch-out) for copy_reuse_ns: those schedule nothing
+ *     (PERFCAP_OFFCPU_F_COPY_SAME). See "copies at the return".
  *   on_switch (older kernels, or --offcpu-copy switch-out): copied at
  *     every blocking switch-out into a stash slot of its own
  *     (offcpu_ustash, see "off-CPU stack copies" below), sent just before
@@ -55,6 +58,8 @@ const volatile __u64 offcpu_min_ns = 1000000;
  * prev->__state may already have been changed by a concurrent wakeup. */
 const volatile bool switch_has_prev_state = false;
 
+#define COPY_FPS 4 /* copies a thread keeps for reuse (see "copies at the return") */
+
 /* Who woke a task and in which context (see struct perfcap_wakeup). */
 struct waker {
 	__u32 pid, tid;         /* the waker task; 0 in interrupt context */
@@ -68,6 +73,9 @@ struct offcpu_start {
 	__s32 ustack;
 	__u32 copied;           /* offcpu_ustash slot + 1 holding this interval's copy, 0: none */
 	struct waker waker;     /* last waker seen since */
+	__u64 out_fp;           /* fingerprint of the blocked user state at switch-out, 0: none */
+	__u64 copy_fp[COPY_FPS]; /* the last copies sent for distinct fingerprints, */
+	__u64 copy_ts[COPY_FPS]; /* and their switch-outs (0: none) */
 };
 
 /* Task storage, not a map keyed by tid: found from the task itself at
@@ -245,6 +253,8 @@ enum {
 	USTASH_TOO_MANY,   /* intervals beyond COPY_INTERVALS before a return */
 	USTASH_ABANDONED,  /* intervals whose slot was taken over (task_work never ran, or a race) */
 	USTASH_COPY_NS,    /* ns spent in the task_works (bpf_stats does not see them) */
+	USTASH_SAME,       /* intervals given the thread's last copy (same fingerprint) */
+	USTASH_REFRESHED,  /* copies taken although the last one had the same fingerprint */
 	USTASH_NR
 };
 __u64 ustash_counts[USTASH_NR] = {};
@@ -356,6 +366,75 @@ static __always_inline void ustash_release(void *ring, __u32 tid, __u64 out_ts, 
 
 /* ---- copies at the return to user space ------------------------------------ */
 
+/* One copy stands for later intervals of the same thread blocked at the
+ * same place. Scheduling a task_work costs this VM about 25 us (the kfunc
+ * queues an irq_work: a self-IPI, a VM exit), and a server's threads block
+ * at a few places again and again (a backend waiting for its client or a
+ * row lock, an event loop in epoll_wait). So each blocking switch-out of a
+ * user thread takes a fingerprint of where it blocked: its user ip and sp,
+ * the system call, and every word of the first FP_HEAD bytes of its stack
+ * that points into the executable's text, with its offset (return
+ * addresses into the program: which callers, at which depth). Callee-saved
+ * registers and other stack words are left out: they hold the callers'
+ * locals (a loop counter), which change from one wait to the next without
+ * changing the stack. Each thread keeps the fingerprints of its last
+ * COPY_FPS copies sent; a recorded interval whose fingerprint is one of
+ * them, copied less than copy_reuse_ns before, names that copy (OFFCPU
+ * flag COPY_SAME, copy_ts) instead of scheduling one. After copy_reuse_ns
+ * a new copy is taken, naming the one it refreshes, so the analyzer checks
+ * that equal fingerprints did unwind to equal stacks and counts when they
+ * did not (copies.refresh_differed): two call paths with the same
+ * fingerprint differ only in library callers or deeper than FP_HEAD. */
+const volatile __u64 copy_reuse_ns = 1000000000ull; /* 0: copy every interval */
+
+#define FP_HEAD 256
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64[FP_HEAD / 8]);
+} fp_scratch SEC(".maps");
+
+static __always_inline __u64 fp_mix(__u64 h, __u64 x)
+{
+	h ^= x;
+	h *= 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 31);
+}
+
+/* The fingerprint of task's user registers and of head, the FP_HEAD bytes
+ * at its sp. Never 0. */
+static __always_inline __u64 fp_of(struct task_struct *task, const __u64 *head)
+{
+	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(task);
+	struct mm_struct *mm = task->mm;
+	__u64 lo = mm->start_code, hi = mm->end_code; /* direct loads: no helper calls */
+	__u64 h = 0x243f6a8885a308d3ull;
+
+	h = fp_mix(h, lo);  /* the program: an exec'd thread keeps its storage */
+	h = fp_mix(h, r->ip);
+	h = fp_mix(h, r->sp);
+	h = fp_mix(h, r->orig_ax);
+	for (int i = 0; i < FP_HEAD / 8; i++)
+		if (head[i] >= lo && head[i] < hi)
+			h = fp_mix(h, head[i] ^ (__u64)i << 56);
+	return h | 1;
+}
+
+/* At a blocking switch-out of user thread prev (current): its
+ * fingerprint, 0 when its stack cannot be read. */
+static __always_inline __u64 fp_switch_out(struct task_struct *prev)
+{
+	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(prev);
+	__u32 zero = 0;
+	__u64 *head = bpf_map_lookup_elem(&fp_scratch, &zero);
+
+	if (!copy_reuse_ns || !head || bpf_probe_read_user(head, FP_HEAD, (const void *)r->sp))
+		return 0;
+	return fp_of(prev, head);
+}
+
 /* A blocked thread's user registers and user stack do not change until it
  * returns to user space: the kernel does not touch them, and a signal
  * frame is built only after get_signal() has run the pending task_works.
@@ -400,21 +479,56 @@ static __always_inline void ustash_count(__u32 what, __u64 n)
 	__sync_fetch_and_add(&ustash_counts[what], n);
 }
 
-/* Sends the copy in u once per waiting interval of w. */
-static __always_inline void copy_send(struct copy_work *w, struct perfcap_ustack *u, __u32 nr)
+/* Sends the copy in u once per waiting interval of w. Whether the first
+ * was sent. */
+static __always_inline bool copy_send(struct copy_work *w, struct perfcap_ustack *u, __u32 nr)
 {
 	void *ring = pc_ring(PERFCAP_SRC_SCHED);
 	__u64 size = PERFCAP_USTACK_HEADER_SIZE + (__u64)u->size;
+
+	bool first = false;
 
 	if (size > sizeof(*u)) /* cannot happen; keeps the verifier sure */
 		size = sizeof(*u);
 	for (__u32 i = 0; i < COPY_INTERVALS && i < nr; i++) {
 		u->h.ts = w->out_ts[i];
-		if (!ring || bpf_ringbuf_output(ring, u, size, pc_wakeup_flag(ring)))
+		if (!ring || bpf_ringbuf_output(ring, u, size, pc_wakeup_flag(ring))) {
 			pc_count(PERFCAP_SRC_SCHED, PERFCAP_LOSS_RINGBUF);
-		else
+		} else {
 			ustash_count(USTASH_SENT, 1);
+			first |= i == 0;
+		}
 	}
+	return first;
+}
+
+/* After task's copy u (of the interval switched out at out_ts) was sent:
+ * it may stand for the task's later intervals with its fingerprint. */
+static __always_inline void copy_remember(struct task_struct *task, struct perfcap_ustack *u,
+					  __u64 out_ts)
+{
+	struct offcpu_start *s;
+
+	__u32 k = 0, found = 0;
+	__u64 fp;
+
+	if (!copy_reuse_ns || u->size < FP_HEAD)
+		return;
+	s = bpf_task_storage_get(&offcpu_starts, task, 0, 0);
+	if (!s)
+		return;
+	fp = fp_of(task, (const __u64 *)u->data);
+	for (__u32 i = 0; i < COPY_FPS; i++) /* its own entry, else the oldest */
+		if (s->copy_fp[i] == fp) {
+			k = i;
+			found = 1;
+		}
+	for (__u32 i = 1; i < COPY_FPS && !found; i++)
+		if (s->copy_ts[i] < s->copy_ts[k])
+			k = i;
+	k &= COPY_FPS - 1;
+	s->copy_fp[k] = fp;
+	s->copy_ts[k] = out_ts;
 }
 
 /* Copies the current task's user registers and stack window into u. */
@@ -450,7 +564,8 @@ static int copy_at_return(struct bpf_map *map, void *key, void *value)
 		ustash_count(USTASH_EXITED, nr);
 	} else {
 		copy_take(u, task, w->out_ts[0]);
-		copy_send(w, u, nr);
+		if (copy_send(w, u, nr))
+			copy_remember(task, u, w->out_ts[0]);
 	}
 	w->nr = 0;
 	ustash_count(USTASH_COPY_NS, bpf_ktime_get_ns() - t0);
@@ -526,22 +641,34 @@ static __always_inline bool copy_later(struct task_struct *next, __u64 out_ts, _
 static __always_inline void note_switch_out(void *ctx, struct task_struct *prev, __u32 state,
 					    __u64 now, bool at_return)
 {
-	struct offcpu_start fresh = { .ts = now, .state = state, .ustack = NO_STACK };
+	__s32 ustack = NO_STACK;
+	__u32 copied = 0;
+	__u64 fp = 0;
 	struct offcpu_start *start;
 
 	if (prev->pid == 0) /* idle */
 		return;
 	if (state & PERFCAP_TASK_DEAD) /* gone for good: its storage goes with it */
 		return;
-	if (state && !(prev->flags & PF_KTHREAD) && !(at_return && ustack_window)) {
-		fresh.ustack = pc_stack_id(ctx, PERFCAP_SRC_SCHED, BPF_F_USER_STACK);
-		fresh.copied = ustash_take(prev, now);
+	if (state && !(prev->flags & PF_KTHREAD)) {
+		if (!(at_return && ustack_window)) {
+			ustack = pc_stack_id(ctx, PERFCAP_SRC_SCHED, BPF_F_USER_STACK);
+			copied = ustash_take(prev, now);
+		} else {
+			fp = fp_switch_out(prev);
+		}
 	}
 	start = bpf_task_storage_get(&offcpu_starts, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (start)
-		*start = fresh;
-	else /* no memory, or the storage busy on this CPU */
+	if (!start) { /* no memory, or the storage busy on this CPU */
 		pc_count(PERFCAP_SRC_SCHED, PERFCAP_LOSS_MAP_FULL);
+		return;
+	}
+	start->ts = now;  /* field by field: the last copy's fields stay */
+	start->state = state;
+	start->ustack = ustack;
+	start->copied = copied;
+	start->out_fp = fp;
+	__builtin_memset(&start->waker, 0, sizeof(start->waker));
 }
 
 /* The kernel stack next slept in, into e->kips; its length in frames. */
@@ -563,7 +690,8 @@ static __always_inline __u64 sleeping_kernel_stack(struct task_struct *next,
 }
 
 static __always_inline void emit_offcpu(struct task_struct *next,
-					const struct offcpu_start *start, __u64 now, __u16 flags)
+					const struct offcpu_start *start, __u64 now, __u16 flags,
+					__u64 copy_ts)
 {
 	void *ring = pc_ring(PERFCAP_SRC_SCHED);
 	struct perfcap_offcpu *e;
@@ -588,6 +716,7 @@ static __always_inline void emit_offcpu(struct task_struct *next,
 	e->waker_flags = start->waker.flags;
 	e->irq_pid = start->waker.irq_pid;
 	e->irq_tid = start->waker.irq_tid;
+	e->copy_ts = copy_ts;
 	e->ustack = start->ustack;
 	copy_task_comm(e->comm, next);
 	if (start->copied) /* the copy goes first: the analyzer meets it first */
@@ -604,14 +733,35 @@ static __always_inline void emit_offcpu(struct task_struct *next,
 		pc_count(PERFCAP_SRC_SCHED, PERFCAP_LOSS_RINGBUF);
 }
 
-/* Whether a blocked interval of next gets a copy at its return to user
- * space; schedules it. */
+/* Where a blocked interval of next gets its user stack: the thread's last
+ * copy, when its fingerprint is the same and it is recent enough
+ * (COPY_SAME, *copy_ts: that copy's switch-out), else a copy at its
+ * return to user space (COPY_FOLLOWS, scheduled here; *copy_ts: the copy
+ * with the same fingerprint it refreshes, 0: none). */
 static __always_inline __u16 copy_follows(struct task_struct *next,
-					  const struct offcpu_start *start, __u64 now)
+					  const struct offcpu_start *start, __u64 now,
+					  __u64 *copy_ts)
 {
+	__u64 last = 0;
+
+	*copy_ts = 0;
 	if (!start->state || !ustack_window || (next->flags & (PF_KTHREAD | PF_IO_WORKER)))
 		return 0;
-	return copy_later(next, start->ts, now) ? PERFCAP_OFFCPU_F_COPY_FOLLOWS : 0;
+	for (__u32 i = 0; i < COPY_FPS && start->out_fp; i++)
+		if (start->copy_fp[i] == start->out_fp)
+			last = start->copy_ts[i];
+	if (last && now - last < copy_reuse_ns) {
+		ustash_count(USTASH_SAME, 1);
+		*copy_ts = last;
+		return PERFCAP_OFFCPU_F_COPY_SAME;
+	}
+	if (!copy_later(next, start->ts, now))
+		return 0;
+	if (last) {
+		ustash_count(USTASH_REFRESHED, 1);
+		*copy_ts = last;
+	}
+	return PERFCAP_OFFCPU_F_COPY_FOLLOWS;
 }
 
 static __always_inline void note_switch_in(struct task_struct *next, __u64 now, bool at_return)
@@ -621,8 +771,12 @@ static __always_inline void note_switch_in(struct task_struct *next, __u64 now, 
 
 	if (!start || !start->ts) /* off CPU since before the recording */
 		return;
-	if (now - start->ts >= offcpu_min_ns && pc_admit_unsampled(PERFCAP_SRC_SCHED, now))
-		emit_offcpu(next, start, now, at_return ? copy_follows(next, start, now) : 0);
+	if (now - start->ts >= offcpu_min_ns && pc_admit_unsampled(PERFCAP_SRC_SCHED, now)) {
+		__u64 copy_ts = 0;
+		__u16 flags = at_return ? copy_follows(next, start, now, &copy_ts) : 0;
+
+		emit_offcpu(next, start, now, flags, copy_ts);
+	}
 	if (start->copied) /* free the slot (emit_offcpu did, if it sent it) */
 		ustash_release(NULL, tid, start->ts, start->copied);
 	start->ts = 0;

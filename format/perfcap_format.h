@@ -18,7 +18,7 @@
 
 #define PC_FILE_MAGIC      "PERFCAP\0" /* 8 bytes */
 #define PC_FORMAT_MAJOR    1           /* incompatible layout changes */
-#define PC_FORMAT_MINOR    8           /* compatible additions */
+#define PC_FORMAT_MINOR    9           /* compatible additions */
 
 struct pc_file_header {
 	char     magic[8];        /* PC_FILE_MAGIC */
@@ -297,6 +297,7 @@ struct pc_rec_wakeup {
 /* An off-CPU interval of at least the recorder's threshold (META
  * sched.offcpu_min_ns): switched out at ts - duration, back on at ts. */
 #define PC_OFFCPU_F_COPY_FOLLOWS 0x1u /* (1.7) its USTACK copy comes after it */
+#define PC_OFFCPU_F_COPY_SAME    0x8u  /* (1.9) the copy at copy_ts stands for it */
 
 struct pc_rec_offcpu {
 	struct pc_rec h;          /* h.flags: PC_WAKE_F_*, PC_OFFCPU_F_* */
@@ -309,6 +310,10 @@ struct pc_rec_offcpu {
 	uint32_t waker_pid;       /* (1.4) h.flags PC_WAKE_F_*: its context; */
 	uint32_t irq_pid, irq_tid; /* in interrupt context, the interrupted task */
 	uint32_t reserved;
+	uint64_t copy_ts;         /* (1.9) COPY_SAME: the switch-out of the thread's
+				   * copy that stands for this interval; COPY_FOLLOWS:
+				   * of the copy with the same fingerprint the coming
+				   * one refreshes (0: none) */
 };
 
 #define PC_FORK_F_THREAD 0x1u     /* h.flags: a new thread, not a process */

@@ -47,6 +47,7 @@ enum long_only_option {
 	OPT_FLIGHT_RECORDER,
 	OPT_STACK_COPY,
 	OPT_OFFCPU_COPY,
+	OPT_OFFCPU_COPY_REUSE,
 	OPT_PROBE_MIN,
 	OPT_PROBE_NO_STACK,
 	OPT_JVM_PERFMAP,
@@ -113,6 +114,10 @@ static const struct argp_option options[] = {
 	  "sched: when a blocked thread's user stack is copied: `return` (default: when it "
 	  "returns to user space, for recorded intervals only; Linux 6.18+, else as "
 	  "`switch-out`) or `switch-out` (at every blocking switch-out)", 0 },
+	{ "offcpu-copy-reuse", OPT_OFFCPU_COPY_REUSE, "DURATION", 0,
+	  "sched, copies at the return: a thread's copy also stands for its later "
+	  "intervals blocked with the same registers and stack top for DURATION, then "
+	  "is taken again (default 1s; 0: copy every interval)", 0 },
 	{ "jvm-perfmap", OPT_JVM_PERFMAP, NULL, 0,
 	  "At the end, ask running HotSpot JVMs (JDK 17+) to write their perf map "
 	  "(jcmd Compiler.perfmap, over the attach socket), so their JIT frames are named", 0 },
@@ -170,6 +175,7 @@ struct parse_state {
 	const char *flight_arg;
 	const char *stack_copy_arg;
 	const char *offcpu_copy_arg;
+	const char *offcpu_reuse_arg;
 	const char *probe_min_arg;
 	int ntargets;
 };
@@ -258,6 +264,9 @@ static error_t parse_option(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_OFFCPU_COPY:
 		ps->offcpu_copy_arg = arg;
+		break;
+	case OPT_OFFCPU_COPY_REUSE:
+		ps->offcpu_reuse_arg = arg;
 		break;
 	case OPT_JVM_PERFMAP:
 		o->jvm_perfmap = true;
@@ -548,9 +557,14 @@ static int validate_stack_copy(struct record_options *o, const char *arg)
 	return 0;
 }
 
-/* --offcpu-copy return|switch-out */
-static int validate_offcpu_copy(struct record_options *o, const char *arg)
+/* --offcpu-copy return|switch-out, --offcpu-copy-reuse DURATION */
+static int validate_offcpu_copy(struct record_options *o, const char *arg, const char *reuse)
 {
+	if (reuse && !recorder_duration(reuse, MAX_OFFCPU_MIN_NS, &o->offcpu_copy_reuse_ns)) {
+		error_line("invalid --offcpu-copy-reuse '%s': expected a duration such as "
+			   "100ms or 1s, or 0 (at most 1 hour)", reuse);
+		return 1;
+	}
 	if (!arg || strcmp(arg, "return") == 0)
 		return 0;
 	if (strcmp(arg, "switch-out") != 0) {
@@ -651,6 +665,7 @@ int cli_parse(int argc, char **argv, struct record_options *opts)
 	opts->freq_hz = DEFAULT_FREQ_HZ;
 	opts->output = DEFAULT_OUTPUT;
 	opts->offcpu_min_ns = DEFAULT_OFFCPU_MIN_NS;
+	opts->offcpu_copy_reuse_ns = DEFAULT_OFFCPU_COPY_REUSE_NS;
 	opts->lock_min_ns = DEFAULT_LOCK_MIN_NS;
 	opts->fault_one_in = DEFAULT_FAULT_ONE_IN;
 	opts->sample_one_in = 1;
@@ -669,7 +684,7 @@ int cli_parse(int argc, char **argv, struct record_options *opts)
 	    validate_sample(opts, ps.sample_arg) || validate_rate_cap(opts, ps.rate_cap_arg) ||
 	    validate_lock_mem(opts, &ps) || validate_limits(opts, &ps) ||
 	    validate_stack_copy(opts, ps.stack_copy_arg) ||
-	    validate_offcpu_copy(opts, ps.offcpu_copy_arg))
+	    validate_offcpu_copy(opts, ps.offcpu_copy_arg, ps.offcpu_reuse_arg))
 		return 1;
 	if (opts->list_events)
 		return 0;

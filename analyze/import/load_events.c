@@ -111,19 +111,28 @@ int offcpu_correlate(void *ctx, const struct tl_event *ev)
 }
 
 /* The user stack comes from the copy of the switch-out, when it was read
- * before (or, flag COPY_FOLLOWS, after) the record, else the record's. */
+ * before (or, flag COPY_FOLLOWS, after) the record; with flag COPY_SAME
+ * (1.9) from the thread's earlier copy at copy_ts, read before or after;
+ * else the record's. */
 int decode_offcpu(struct loader *L, const struct record_in *in)
 {
 	const struct pc_rec_offcpu *o = in->body;
 	int follows = (in->rec->flags & PC_OFFCPU_F_COPY_FOLLOWS) != 0;
+	int same = !follows && (in->rec->flags & PC_OFFCPU_F_COPY_SAME) && o->copy_ts;
+	uint64_t copy_ts = same ? o->copy_ts : o->ts - o->duration;
 	uint32_t ustack;
 	int held;
 
-	if (o->duration > o->ts) {
+	if (o->duration > o->ts || (same && o->copy_ts >= o->ts - o->duration)) {
 		L->counts.records_malformed++;
 		return 0;
 	}
-	ustack = ustack_for_offcpu(L, o->tid, o->ts - o->duration, PC_STACK_NONE);
+	ustack = ustack_for_offcpu(L, o->tid, copy_ts, PC_STACK_NONE);
+	if (same)
+		ustack_offcpu_same(L, ustack != PC_STACK_NONE);
+	if (follows && o->copy_ts && o->copy_ts < o->ts - o->duration &&
+	    ustack_offcpu_refresh(L, o->tid, o->ts - o->duration, o->copy_ts) < 0)
+		L->failed = 1;
 	if (o->kstack != PC_STACK_NONE &&
 	    stack_store_use(&L->stacks, o->kstack, o->ts, o->pid, 0) < 0)
 		L->failed = 1;
@@ -133,7 +142,7 @@ int decode_offcpu(struct loader *L, const struct record_in *in)
 		.pid2 = o->waker_pid, .tid2 = o->irq_tid,
 		.ret = (int64_t)((uint64_t)(in->rec->flags & PC_WAKE_F_MASK) << 32 | o->irq_pid),
 		.arg = (uint64_t)(ustack != PC_STACK_NONE ? ustack : o->ustack) << 32 | o->kstack };
-	held = ustack_offcpu_hold(L, &ev, follows && ustack == PC_STACK_NONE);
+	held = ustack_offcpu_hold(L, &ev, (follows || same) && ustack == PC_STACK_NONE, copy_ts);
 	if (held < 0)
 		L->failed = 1;
 	else if (!held)

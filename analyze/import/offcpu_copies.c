@@ -2,8 +2,9 @@
  * (see offcpu_copies.h).
  *
  * Held events sit in an array in the order they were held; a hash from
- * (tid, switch-out) gives an event's sequence number (+ 1; 0 once it was
- * released). Released events are skipped from the front and the array is
+ * (tid, the copy's switch-out) gives the sequence number (+ 1; 0 once
+ * released) of the latest event waiting for that copy, and each event the
+ * one held before it for the same copy (a chain, newest first). Released events are skipped from the front and the array is
  * compacted when the released front is most of it, so memory stays
  * bounded by what OFFCPU_COPY_WAIT_NS of capture holds.
  */
@@ -18,6 +19,8 @@
 
 struct held {
 	struct tl_event ev;
+	uint64_t copy_ts;         /* the copy it waits for */
+	uint64_t before;          /* sequence + 1 of the previous waiter for it, 0: none */
 	int done;
 };
 
@@ -26,7 +29,8 @@ struct offcpu_copies {
 	size_t head, len, cap;    /* [head, len) may hold unreleased events */
 	uint64_t base;            /* sequence number of held[0] */
 	struct hmap by_key;       /* (tid, switch-out) -> sequence + 1, 0: released */
-	uint64_t paired, missing;
+	uint64_t paired, missing;           /* events waiting for their own copy */
+	uint64_t same_paired, same_missing; /* for an earlier interval's */
 };
 
 struct offcpu_copies *offcpu_copies_new(void)
@@ -73,18 +77,25 @@ static int grow(struct offcpu_copies *w)
 	return 0;
 }
 
-int offcpu_copies_hold(struct offcpu_copies *w, const struct tl_event *ev)
+int offcpu_copies_hold(struct offcpu_copies *w, const struct tl_event *ev, uint64_t copy_ts)
 {
 	uint64_t *seq;
 
 	if (w->len == w->cap && grow(w) < 0)
 		return -1;
-	seq = hmap_upsert(&w->by_key, ev->tid, ev->start, 0, NULL);
+	seq = hmap_upsert(&w->by_key, ev->tid, copy_ts, 0, NULL);
 	if (!seq)
 		return -1;
+	w->held[w->len] = (struct held){ .ev = *ev, .copy_ts = copy_ts, .before = *seq };
 	*seq = w->base + w->len + 1;
-	w->held[w->len++] = (struct held){ .ev = *ev };
+	w->len++;
 	return 0;
+}
+
+/* The held event of sequence + 1 s, NULL when released and compacted away. */
+static struct held *held_at(struct offcpu_copies *w, uint64_t s)
+{
+	return s && s - 1 >= w->base + w->head ? &w->held[s - 1 - w->base] : NULL;
 }
 
 /* Hands one held event on, with ustack as its user stack unless none. */
@@ -101,15 +112,19 @@ int offcpu_copies_arrived(struct offcpu_copies *w, uint32_t tid, uint64_t out_ts
 {
 	uint64_t *seq = hmap_find(&w->by_key, tid, out_ts);
 	struct held *h;
+	int rc = 0;
 
-	if (!seq || !*seq || *seq - 1 < w->base + w->head)
+	if (!seq)
 		return 0;
-	h = &w->held[*seq - 1 - w->base];
+	h = held_at(w, *seq);
 	*seq = 0;
-	if (h->done)
-		return 0;
-	w->paired++;
-	return release_one(h, ustack, release, ctx);
+	for (; h && rc >= 0; h = held_at(w, h->before)) {
+		if (h->done)
+			continue;
+		*(h->copy_ts == h->ev.start ? &w->paired : &w->same_paired) += 1;
+		rc = release_one(h, ustack, release, ctx);
+	}
+	return rc < 0 ? rc : 0;
 }
 
 int offcpu_copies_expire(struct offcpu_copies *w, uint64_t newest, offcpu_release_fn release,
@@ -123,11 +138,12 @@ int offcpu_copies_expire(struct offcpu_copies *w, uint64_t newest, offcpu_releas
 		if (!h->done) {
 			if (!all && h->ev.key + OFFCPU_COPY_WAIT_NS >= newest)
 				break;
-			uint64_t *seq = hmap_find(&w->by_key, h->ev.tid, h->ev.start);
+			uint64_t *seq = hmap_find(&w->by_key, h->ev.tid, h->copy_ts);
 
-			if (seq)
+			/* the chain's newest expires last: all before it are done */
+			if (seq && *seq == w->base + w->head + 1)
 				*seq = 0;
-			w->missing++;
+			*(h->copy_ts == h->ev.start ? &w->missing : &w->same_missing) += 1;
 			rc = release_one(h, PC_STACK_NONE, release, ctx);
 		}
 		w->head++;
@@ -140,4 +156,11 @@ void offcpu_copies_counts(const struct offcpu_copies *w, uint64_t *paired, uint6
 {
 	*paired = w ? w->paired : 0;
 	*missing = w ? w->missing : 0;
+}
+
+void offcpu_copies_same_counts(const struct offcpu_copies *w, uint64_t *paired,
+			       uint64_t *missing)
+{
+	*paired = w ? w->same_paired : 0;
+	*missing = w ? w->same_missing : 0;
 }

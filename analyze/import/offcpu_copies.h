@@ -1,6 +1,8 @@
 /* offcpu_copies.h - OFFCPU records whose user stack copy comes after them
  * (format 1.7, OFFCPU flag COPY_FOLLOWS: the recorder copied the stack
- * when the thread returned to user space, after it had sent the record).
+ * when the thread returned to user space, after it had sent the record),
+ * or whose copy, an earlier interval's (format 1.9, COPY_SAME), was not
+ * read yet: several may wait for one copy.
  * The loader holds such a record's correlator event here until the copy
  * is unwound, or until OFFCPU_COPY_WAIT_NS of capture time has passed
  * without it (the thread exited, the copy was lost: counted), then hands
@@ -25,11 +27,12 @@ typedef int (*offcpu_release_fn)(void *ctx, const struct tl_event *ev);
 struct offcpu_copies *offcpu_copies_new(void);
 void offcpu_copies_free(struct offcpu_copies *w);
 
-/* Holds a TL_OFFCPU event (tid, switched out at ev->start). 0 or -1. */
-int offcpu_copies_hold(struct offcpu_copies *w, const struct tl_event *ev);
+/* Holds a TL_OFFCPU event of thread ev->tid until the copy of its
+ * interval switched out at copy_ts comes (its own: ev->start). 0 or -1. */
+int offcpu_copies_hold(struct offcpu_copies *w, const struct tl_event *ev, uint64_t copy_ts);
 
 /* The copy of tid's interval switched out at out_ts became stack ustack:
- * releases the event held for it, if any, with that stack. 0, or what
+ * releases the events held for it, if any, with that stack. 0, or what
  * release returned when negative. */
 int offcpu_copies_arrived(struct offcpu_copies *w, uint32_t tid, uint64_t out_ts,
 			  uint32_t ustack, offcpu_release_fn release, void *ctx);
@@ -42,5 +45,9 @@ int offcpu_copies_expire(struct offcpu_copies *w, uint64_t newest, offcpu_releas
 
 /* Events released with their copy, and without one (it never came). */
 void offcpu_copies_counts(const struct offcpu_copies *w, uint64_t *paired, uint64_t *missing);
+
+/* The same, of events that waited for an earlier interval's copy. */
+void offcpu_copies_same_counts(const struct offcpu_copies *w, uint64_t *paired,
+			       uint64_t *missing);
 
 #endif /* ANALYZE_OFFCPU_COPIES_H */

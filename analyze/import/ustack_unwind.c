@@ -47,6 +47,9 @@ struct ustack_state {
 	uint64_t copies, offcpu_copies, malformed, tables_bad;
 	uint64_t fp_copies, fp_steps;         /* the frame-pointer fallback */
 	struct offcpu_copies *held; /* OFFCPU events waiting for their copy */
+	struct hmap refresh;        /* (tid, out_ts) of a refresh copy not read yet -> ref_ts */
+	uint64_t same, same_found;  /* COPY_SAME events; of them, their copy read before */
+	uint64_t refresh_agreed, refresh_differed, refresh_unverified;
 	uint64_t newest_offcpu;     /* the latest OFFCPU switch-in read */
 	uint64_t by_stop[UNWIND_STOP_COUNT];  /* copies per stop reason */
 };
@@ -215,6 +218,8 @@ static uint64_t pending_key(uint32_t tid, uint16_t flags)
 	return (flags & PC_USTACK_F_OFFCPU) ? (uint64_t)tid | 1ull << 32 : tid;
 }
 
+static void refresh_check(struct loader *L, uint32_t tid, uint32_t id, uint64_t ref_ts);
+
 void ustack_load(struct loader *L, const struct pc_rec *rec)
 {
 	struct ustack_state *S = L->ust;
@@ -251,9 +256,56 @@ void ustack_load(struct loader *L, const struct pc_rec *rec)
 	if (S->held && (rec->flags & PC_USTACK_F_OFFCPU) &&
 	    offcpu_copies_arrived(S->held, u.tid, u.ts, id, offcpu_correlate, L) < 0)
 		L->failed = 1;
+	if ((rec->flags & PC_USTACK_F_OFFCPU) && (slot = hmap_find(&S->refresh, u.tid, u.ts)) &&
+	    *slot) {
+		refresh_check(L, u.tid, id, *slot);
+		*slot = 0;
+	}
 }
 
-int ustack_offcpu_hold(struct loader *L, const struct tl_event *ev, int copy_follows)
+/* The refresh copy of tid (stack id) against the copy it refreshes. */
+static void refresh_check(struct loader *L, uint32_t tid, uint32_t id, uint64_t ref_ts)
+{
+	struct ustack_state *S = L->ust;
+	uint32_t ref = ustack_for_offcpu(L, tid, ref_ts, PC_STACK_NONE);
+
+	if (ref == PC_STACK_NONE || id == PC_STACK_NONE)
+		S->refresh_unverified++;
+	else if (ref == id)
+		S->refresh_agreed++;
+	else
+		S->refresh_differed++;
+}
+
+int ustack_offcpu_refresh(struct loader *L, uint32_t tid, uint64_t out_ts, uint64_t ref_ts)
+{
+	struct ustack_state *S = L->ust;
+	uint32_t id;
+	uint64_t *slot;
+
+	if (!S)
+		return 0;
+	id = ustack_for_offcpu(L, tid, out_ts, PC_STACK_NONE);
+	if (id != PC_STACK_NONE) {   /* the copy came first */
+		refresh_check(L, tid, id, ref_ts);
+		return 0;
+	}
+	slot = hmap_upsert(&S->refresh, tid, out_ts, 0, NULL);
+	if (!slot)
+		return -1;
+	*slot = ref_ts;
+	return 0;
+}
+
+void ustack_offcpu_same(struct loader *L, int found)
+{
+	if (L->ust) {
+		L->ust->same++;
+		L->ust->same_found += found;
+	}
+}
+
+int ustack_offcpu_hold(struct loader *L, const struct tl_event *ev, int wait, uint64_t copy_ts)
 {
 	struct ustack_state *S = L->ust;
 
@@ -261,11 +313,11 @@ int ustack_offcpu_hold(struct loader *L, const struct tl_event *ev, int copy_fol
 		return 0;
 	if (ev->key > S->newest_offcpu)
 		S->newest_offcpu = ev->key;
-	if (!copy_follows)
+	if (!wait)
 		return 0;
 	if (!S->held && !(S->held = offcpu_copies_new()))
 		return -1;
-	return offcpu_copies_hold(S->held, ev) < 0 ? -1 : 1;
+	return offcpu_copies_hold(S->held, ev, copy_ts) < 0 ? -1 : 1;
 }
 
 int ustack_offcpu_expire(struct loader *L, uint64_t newest)
@@ -352,6 +404,7 @@ static struct ustack_state *state_new(void)
 	hmap_init(&S->mod_by_key);
 	hmap_init(&S->pending);
 	hmap_init(&S->by_content);
+	hmap_init(&S->refresh);
 	return S;
 }
 
@@ -425,12 +478,19 @@ static int store_counters(struct loader *L)
 	const struct ustack_state *S = L->ust;
 	sqlite3_stmt *st = db_prepare(L->db,
 		"INSERT INTO unwind_counts (key, value) VALUES (?,?)");
-	uint64_t after, missing;
+	uint64_t after, missing, same_after, same_missing;
 
 	offcpu_copies_counts(S->held, &after, &missing);
+	offcpu_copies_same_counts(S->held, &same_after, &same_missing);
 	const struct { const char *k; uint64_t v; } rows[] = {
 		{ "copies", S->copies }, { "copies.offcpu", S->offcpu_copies },
 		{ "copies.offcpu_after", after }, { "copies.offcpu_missing", missing },
+		{ "copies.offcpu_same", S->same },
+		{ "copies.offcpu_same_paired", S->same_found + same_after },
+		{ "copies.offcpu_same_missing", same_missing },
+		{ "copies.refresh_agreed", S->refresh_agreed },
+		{ "copies.refresh_differed", S->refresh_differed },
+		{ "copies.refresh_unverified", S->refresh_unverified },
 		{ "copies.malformed", S->malformed },
 		{ "copies.fp_fallback", S->fp_copies }, { "frames.fp_fallback", S->fp_steps },
 		{ "modules", S->nmods }, { "modules.unusable", S->tables_bad },
@@ -492,6 +552,7 @@ void ustack_free(struct loader *L)
 	hmap_free(&S->mod_by_key);
 	hmap_free(&S->pending);
 	hmap_free(&S->by_content);
+	hmap_free(&S->refresh);
 	offcpu_copies_free(S->held);
 	free(S);
 	L->ust = NULL;

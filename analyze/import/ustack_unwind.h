@@ -34,11 +34,23 @@ uint32_t ustack_for_sample(struct loader *L, uint32_t tid, uint64_t ts, uint32_t
  * the unwound one if its switch-out copy was unwound, else ustack. */
 uint32_t ustack_for_offcpu(struct loader *L, uint32_t tid, uint64_t out_ts, uint32_t ustack);
 
-/* An OFFCPU event whose copy follows it (flag COPY_FOLLOWS) is held until
- * the copy is unwound (offcpu_copies.h), then handed to offcpu_correlate.
- * Returns 1 when held, 0 when the caller hands it on now, -1 on error.
- * Every OFFCPU event passes here: its switch-in dates the held ones. */
-int ustack_offcpu_hold(struct loader *L, const struct tl_event *ev, int copy_follows);
+/* An OFFCPU event whose copy was not read yet (flag COPY_FOLLOWS: its own,
+ * switched out at ev->start; COPY_SAME: the earlier interval's, switched
+ * out at copy_ts) is held until that copy is unwound (offcpu_copies.h),
+ * then handed to offcpu_correlate. wait: whether it waits. Returns 1 when
+ * held, 0 when the caller hands it on now, -1 on error. Every OFFCPU event
+ * passes here: its switch-in dates the held ones. */
+int ustack_offcpu_hold(struct loader *L, const struct tl_event *ev, int wait, uint64_t copy_ts);
+
+/* Format 1.9: the OFFCPU copy of tid's interval switched out at out_ts
+ * refreshes the one at ref_ts, taken for the same fingerprint (registers
+ * and stack top): when both are unwound, whether they agree is counted
+ * (copies.refresh_*), the measure of how far COPY_SAME can be trusted.
+ * 0 or -1. */
+int ustack_offcpu_refresh(struct loader *L, uint32_t tid, uint64_t out_ts, uint64_t ref_ts);
+
+/* An OFFCPU event given an earlier copy (COPY_SAME): counted. */
+void ustack_offcpu_same(struct loader *L, int found);
 
 /* After each EVENTS chunk (newest: its latest timestamp): hands on the
  * held events whose copy is overdue, OFFCPU_COPY_WAIT_NS older than the

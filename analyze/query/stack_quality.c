@@ -113,6 +113,33 @@ static int read_stops(sqlite3 *db, struct stack_quality *q)
 	return 0;
 }
 
+/* unwind_counts key, 0 when absent (older databases). */
+static uint64_t unwind_count(sqlite3 *db, const char *key)
+{
+	sqlite3_stmt *st = db_prepare(db, "SELECT value FROM unwind_counts WHERE key = ?");
+	uint64_t v = 0;
+
+	if (!st)
+		return 0;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = (uint64_t)sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+static void read_reuse(sqlite3 *db, struct sq_reuse *r)
+{
+	if (db_query_int(db, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'unwind_counts'",
+			 0) <= 0)
+		return;
+	r->same = unwind_count(db, "copies.offcpu_same");
+	r->paired = unwind_count(db, "copies.offcpu_same_paired");
+	r->agreed = unwind_count(db, "copies.refresh_agreed");
+	r->differed = unwind_count(db, "copies.refresh_differed");
+	r->unverified = unwind_count(db, "copies.refresh_unverified");
+}
+
 int stack_quality_read(sqlite3 *db, struct stack_quality *q)
 {
 	int rc = 0;
@@ -136,6 +163,7 @@ int stack_quality_read(sqlite3 *db, struct stack_quality *q)
 		" JOIN frames f ON f.frame_id = sf.frame_id WHERE c.m != 4"
 		" GROUP BY f.module ORDER BY n DESC, f.module", q->mods, &q->nmods, &q->mods_more);
 	rc |= read_stops(db, q);
+	read_reuse(db, &q->reuse);
 	return rc ? -1 : 0;
 }
 

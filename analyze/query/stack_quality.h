@@ -39,6 +39,11 @@ struct stack_quality {
 	struct sq_row procs[SQ_ROWS_MAX], mods[SQ_ROWS_MAX];
 	int nprocs, nmods;
 	uint64_t procs_more, mods_more; /* rows left out (beyond SQ_ROWS_MAX) */
+	struct sq_reuse {          /* copies standing for later intervals (format 1.9) */
+		uint64_t same;     /* intervals given an earlier copy of their thread */
+		uint64_t paired;   /* of them, whose copy was read */
+		uint64_t agreed, differed, unverified; /* refresh copies against the reused one */
+	} reuse;
 	char *stops[16];           /* stop reasons of CPU samples' unwinds... */
 	uint64_t stop_samples[16]; /* ...and their samples, most first */
 	int nstops;

@@ -54,6 +54,23 @@ static void print_rows(FILE *out, const char *title, const struct sq_row *rows, 
 		fprintf(out, "      (%llu more)\n", (unsigned long long)more);
 }
 
+/* Off-CPU intervals that took an earlier copy of their thread, and what the
+ * refresh copies said of such reuse. */
+static void print_reuse(FILE *out, const struct sq_reuse *r)
+{
+	char a[FMT_BUF], b[FMT_BUF], c[FMT_BUF], d[FMT_BUF], e[FMT_BUF];
+
+	if (!r->same && !r->agreed && !r->differed && !r->unverified)
+		return;
+	fprintf(out, "    %s blocked intervals took their thread's earlier copy (same place: "
+		"ip, sp, call, return addresses at the stack top), %s of them found; "
+		"refresh copies agreed with it %s times, differed %s%s, unchecked %s\n",
+		fmt_count(a, sizeof(a), r->same), fmt_count(b, sizeof(b), r->paired),
+		fmt_count(c, sizeof(c), r->agreed), fmt_count(d, sizeof(d), r->differed),
+		r->differed ? " (those intervals may show another call path)" : "",
+		fmt_count(e, sizeof(e), r->unverified));
+}
+
 static void print_text(const struct report_context *ctx, const struct stack_quality *q)
 {
 	FILE *out = ctx->out;
@@ -62,6 +79,7 @@ static void print_text(const struct report_context *ctx, const struct stack_qual
 	print_counts(out, "User stacks:", "CPU samples", &q->cpu);
 	if (sq_total(&q->offcpu) || q->offcpu.none)
 		print_counts(out, "Off-CPU user stacks:", "blocked intervals", &q->offcpu);
+	print_reuse(out, &q->reuse);
 	if (q->nstops) {
 		fprintf(out, "    unwinds stopped by (CPU samples):");
 		for (int i = 0; i < q->nstops; i++)
@@ -109,6 +127,13 @@ static void write_json(struct json_writer *w, const struct stack_quality *q)
 	json_begin_object(w, "user_stacks");
 	json_counts(w, "cpu", &q->cpu);
 	json_counts(w, "offcpu", &q->offcpu);
+	json_begin_object(w, "offcpu_reuse");
+	json_uint(w, "intervals", q->reuse.same);
+	json_uint(w, "found", q->reuse.paired);
+	json_uint(w, "refresh_agreed", q->reuse.agreed);
+	json_uint(w, "refresh_differed", q->reuse.differed);
+	json_uint(w, "refresh_unchecked", q->reuse.unverified);
+	json_end_object(w);
 	json_begin_object(w, "stops");
 	for (int i = 0; i < q->nstops; i++)
 		json_uint(w, q->stops[i], q->stop_samples[i]);

@@ -109,6 +109,7 @@ static int open_and_load(const struct source_env *env, char *why, size_t len)
 	prev_state_from_tracepoint = preflight_tracepoint_args("sched_switch") >= 4;
 	skel->rodata->pc_config = *env->config;
 	skel->rodata->offcpu_min_ns = env->opts->offcpu_min_ns;
+	skel->rodata->copy_reuse_ns = env->opts->offcpu_copy_reuse_ns;
 	skel->rodata->switch_has_prev_state = prev_state_from_tracepoint;
 	err = ustash_setup(env->opts->stack_copy, why, len);
 	if (!err)
@@ -219,7 +220,8 @@ static void handle_offcpu(struct consumer *c, const struct perfcap_offcpu *e, si
 	struct pc_rec_offcpu rec = {
 		.h.type = PC_REC_OFFCPU,
 		.h.flags = (e->waker_flags & PC_WAKE_F_MASK) |
-			   (e->h.flags & PERFCAP_OFFCPU_F_COPY_FOLLOWS ? PC_OFFCPU_F_COPY_FOLLOWS : 0),
+			   (e->h.flags & PERFCAP_OFFCPU_F_COPY_FOLLOWS ? PC_OFFCPU_F_COPY_FOLLOWS : 0) |
+			   (e->h.flags & PERFCAP_OFFCPU_F_COPY_SAME ? PC_OFFCPU_F_COPY_SAME : 0),
 		.ts = e->h.ts,
 		.duration = e->duration,
 		.pid = e->pid,
@@ -229,6 +231,7 @@ static void handle_offcpu(struct consumer *c, const struct perfcap_offcpu *e, si
 		.waker_pid = e->waker_pid,
 		.irq_pid = e->irq_pid,
 		.irq_tid = e->irq_tid,
+		.copy_ts = e->copy_ts,
 	};
 
 	if (e->kstack_nr > PERFCAP_STACK_MAX_DEPTH ||
@@ -388,6 +391,9 @@ static int sched_meta(struct chunk_buffer *kv, const struct source_env *env)
 		if (!copy_at_return)
 			err |= chunk_buffer_add_kv(kv, "sched.stack_copy_at_why",
 						   copy_at_switch_why);
+		else
+			err |= chunk_buffer_add_kv_u64(kv, "sched.copy_reuse_ns",
+						       env->opts->offcpu_copy_reuse_ns);
 	}
 	return err ? -ENOMEM : 0;
 }
@@ -405,6 +411,8 @@ static int return_copy_stats(struct chunk_buffer *kv, const __u64 *n)
 	err |= chunk_buffer_add_kv_u64(kv, "sched.ustack.too_many", n[9]);
 	err |= chunk_buffer_add_kv_u64(kv, "sched.ustack.abandoned", n[10]);
 	err |= chunk_buffer_add_kv_u64(kv, "sched.ustack.copy_ns", n[11]);
+	err |= chunk_buffer_add_kv_u64(kv, "sched.ustack.same", n[12]);
+	err |= chunk_buffer_add_kv_u64(kv, "sched.ustack.refreshed", n[13]);
 	return err;
 }
 
