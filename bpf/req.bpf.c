@@ -107,13 +107,13 @@ static __always_inline bool tcp_inet(const struct sock *sk)
 static __always_inline __s32 current_fd(struct task_struct *task)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	long nr = BPF_CORE_READ(regs, orig_ax);
+	long nr = regs->orig_ax;   /* direct loads: no helper call each */
 
 	switch (nr) {
 	case NR_read: case NR_write: case NR_readv: case NR_writev: case NR_sendfile:
 	case NR_sendto: case NR_recvfrom: case NR_sendmsg: case NR_recvmsg:
 	case NR_recvmmsg: case NR_sendmmsg:
-		return (__s32)BPF_CORE_READ(regs, di);
+		return (__s32)regs->di;
 	}
 	req_count(PERFCAP_REQ_CNT_FD_UNKNOWN);
 	return -1;

@@ -43,9 +43,10 @@ static __always_inline long in_syscall(struct task_struct *task, __u64 *arg0, __
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 
-	*arg0 = BPF_CORE_READ(regs, di);
-	*arg1 = BPF_CORE_READ(regs, si);
-	return (long)BPF_CORE_READ(regs, orig_ax);
+	/* direct loads from the trusted pointer: no helper call each */
+	*arg0 = regs->di;
+	*arg1 = regs->si;
+	return (long)regs->orig_ax;
 }
 
 static __always_inline void wait_begins(struct task_struct *prev, __u64 now)
