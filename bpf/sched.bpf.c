@@ -166,15 +166,13 @@ static __always_inline __u32 switch_out_state(bool preempt, struct task_struct *
  * segment and a negative orig_ax (a vector, or -1). A system call's frame
  * holds the call's number there, an exception's its error code: both
  * >= 0. */
-static __always_inline bool entered_by_user_interrupt(__u64 stack_top)
+static __always_inline bool entered_by_user_interrupt(struct task_struct *task)
 {
-	struct pt_regs *regs = (struct pt_regs *)stack_top - 1;
-	long orig_ax = 0;
-	unsigned long cs = 0;
+	/* that frame is task_pt_regs(): loaded directly (a trusted pointer),
+	 * no helper call */
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 
-	bpf_probe_read_kernel(&orig_ax, sizeof(orig_ax), &regs->orig_ax);
-	bpf_probe_read_kernel(&cs, sizeof(cs), &regs->cs);
-	return (cs & 3) == 3 && orig_ax < 0;
+	return (regs->cs & 3) == 3 && (long)regs->orig_ax < 0;
 }
 
 /* Hard and soft interrupts taken in the kernel run on the per-CPU
@@ -204,7 +202,7 @@ static __always_inline bool in_interrupt_context(void *ctx, struct task_struct *
 		size = area->size - PAGE_BYTES;
 	if (here < low || here >= low + size)
 		return true;
-	return !(task->flags & PF_KTHREAD) && entered_by_user_interrupt(low + size);
+	return !(task->flags & PF_KTHREAD) && entered_by_user_interrupt(task);
 }
 
 /* Direct loads from a task the program was given (cheaper than a
