@@ -22,7 +22,10 @@
 # Needs root, perf, redis-server + redis-tools, nginx-light + wrk,
 # postgresql. Not a test: prints a table (also to $OUT, default
 # /tmp/real_servers.txt). State the load average with the numbers.
-# Env: MODES, a subset of the modes in that order (e.g. "none default").
+# Env: MODES, a subset of the modes in that order (e.g. "none default"),
+#      and `base`: the default recording by another build's recorder
+#      REC_BASE (e.g. MODES="none base default" REC_BASE=/tmp/old/perfcap-
+#      record compares two builds in the same interleaved rounds).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 build=$(realpath "${1:-build}")
@@ -141,6 +144,8 @@ run() {
 		return ;;
 	perf) perf record -g -p "$pids" -o "$tmp/perf.data" > /dev/null 2>&1 & pid=$! ;;
 	default) "$rec" -p "$pids" -f -o "$tmp/run.perfcap" 2> "$tmp/run.err" & pid=$! ;;
+	base) "${REC_BASE:?base needs REC_BASE}" -p "$pids" -f -o "$tmp/run.perfcap" 2> "$tmp/run.err" &
+	      pid=$! ;;
 	nreq) "$rec" -e $nreq -p "$pids" -f -o "$tmp/run.perfcap" 2> "$tmp/run.err" & pid=$! ;;
 	every) "$rec" -e $every -p "$pids" -f -o "$tmp/run.perfcap" 2> "$tmp/run.err" & pid=$! ;;
 	esac
@@ -188,7 +193,7 @@ cpu_per_request() {
 
 summarize() {
 	local server=$1 file=$2
-	awk -v modes="none default nreq every perf" -v server="$server" '
+	awk -v modes="none base default nreq every perf" -v server="$server" '
 		{ n[$1]++; s[$1] += $2; ss[$1] += $2 * $2; b[$1] += $3; l[$1] += $4;
 		  c[$1] += $5; if ($6 > r[$1]) r[$1] = $6; u[$1] += $7; uu[$1] += $7 * $7;
 		  st[$1] += $8 }

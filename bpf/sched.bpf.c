@@ -31,7 +31,7 @@
  *     the switch-out. The copy follows its OFFCPU record, which says so
  *     (PERFCAP_OFFCPU_F_COPY_FOLLOWS). A thread's copy also stands for its
  *     later intervals blocked at the same place (a fingerprint taken at
- *     each blocking switch-out) for copy_reuse_ns: those schedule nothing
+ *     each blocking switch-out) for stack_reuse_ns: those schedule nothing
  *     (PERFCAP_OFFCPU_F_COPY_SAME). See "copies at the return".
  *   on_switch (older kernels, or --offcpu-copy switch-out): copied at
  *     every blocking switch-out into a stash slot of its own
@@ -59,6 +59,17 @@ const volatile __u64 offcpu_min_ns = 1000000;
 const volatile bool switch_has_prev_state = false;
 
 #define COPY_FPS 4 /* copies a thread keeps for reuse (see "copies at the return") */
+#define KSTACKS 4        /* kernel stacks a thread keeps for reuse (see "kernel stacks") */
+#define KSTACK_KEEP 64   /* frames of such a stack (deeper ones are walked each time) */
+
+/* A kernel stack walked at a recorded switch-in, kept for the thread's
+ * later waits at the same place. */
+struct kstack_kept {
+	__u64 fp;               /* its fingerprint, 0: none */
+	__u64 ts;               /* when it was walked */
+	__u64 nr;               /* frames in ips */
+	__u64 ips[KSTACK_KEEP];
+};
 
 /* Who woke a task and in which context (see struct perfcap_wakeup). */
 struct waker {
@@ -76,6 +87,7 @@ struct offcpu_start {
 	__u64 out_fp;           /* fingerprint of the blocked user state at switch-out, 0: none */
 	__u64 copy_fp[COPY_FPS]; /* the last copies sent for distinct fingerprints, */
 	__u64 copy_ts[COPY_FPS]; /* and their switch-outs (0: none) */
+	struct kstack_kept kept[KSTACKS];
 };
 
 /* Task storage, not a map keyed by tid: found from the task itself at
@@ -253,6 +265,9 @@ enum {
 	USTASH_COPY_NS,    /* ns spent in the task_works (bpf_stats does not see them) */
 	USTASH_SAME,       /* intervals given the thread's last copy (same fingerprint) */
 	USTASH_REFRESHED,  /* copies taken although the last one had the same fingerprint */
+	KSTACK_REUSED,     /* recorded intervals given a kept kernel stack */
+	KSTACK_AGREED,     /* walks again at a kept place that found the kept stack */
+	KSTACK_DIFFERED,   /* ... that found another one */
 	USTASH_NR
 };
 __u64 ustash_counts[USTASH_NR] = {};
@@ -377,13 +392,13 @@ static __always_inline void ustash_release(void *ring, __u32 tid, __u64 out_ts, 
  * locals (a loop counter), which change from one wait to the next without
  * changing the stack. Each thread keeps the fingerprints of its last
  * COPY_FPS copies sent; a recorded interval whose fingerprint is one of
- * them, copied less than copy_reuse_ns before, names that copy (OFFCPU
- * flag COPY_SAME, copy_ts) instead of scheduling one. After copy_reuse_ns
+ * them, copied less than stack_reuse_ns before, names that copy (OFFCPU
+ * flag COPY_SAME, copy_ts) instead of scheduling one. After stack_reuse_ns
  * a new copy is taken, naming the one it refreshes, so the analyzer checks
  * that equal fingerprints did unwind to equal stacks and counts when they
  * did not (copies.refresh_differed): two call paths with the same
  * fingerprint differ only in library callers or deeper than FP_HEAD. */
-const volatile __u64 copy_reuse_ns = 1000000000ull; /* 0: copy every interval */
+const volatile __u64 stack_reuse_ns = 1000000000ull; /* 0: copy every interval */
 
 #define FP_HEAD 256
 
@@ -428,7 +443,7 @@ static __always_inline __u64 fp_switch_out(struct task_struct *prev)
 	__u32 zero = 0;
 	__u64 *head = bpf_map_lookup_elem(&fp_scratch, &zero);
 
-	if (!copy_reuse_ns || !head || bpf_probe_read_user(head, FP_HEAD, (const void *)r->sp))
+	if (!stack_reuse_ns || !head || bpf_probe_read_user(head, FP_HEAD, (const void *)r->sp))
 		return 0;
 	return fp_of(prev, head);
 }
@@ -510,7 +525,7 @@ static __always_inline void copy_remember(struct task_struct *task, struct perfc
 	__u32 k = 0, found = 0;
 	__u64 fp;
 
-	if (!copy_reuse_ns || u->size < FP_HEAD)
+	if (!stack_reuse_ns || u->size < FP_HEAD)
 		return;
 	s = bpf_task_storage_get(&offcpu_starts, task, 0, 0);
 	if (!s)
@@ -669,6 +684,80 @@ static __always_inline void note_switch_out(void *ctx, struct task_struct *prev,
 	__builtin_memset(&start->waker, 0, sizeof(start->waker));
 }
 
+/* ---- kernel stacks ------------------------------------------------------------ */
+
+/* The kernel stack a recorded interval slept in is walked at its
+ * switch-in (bpf_get_task_stack: an ORC walk, about 4 us a stack on this
+ * VM: a thread pool whose threads each wake every few milliseconds pays
+ * it for every wait). A thread blocked at the same place sleeps in the
+ * same stack, so the walk is kept in its task storage (KSTACKS of them,
+ * KSTACK_KEEP frames) under a fingerprint of the wait: where it blocked
+ * in user space (the switch-out's fingerprint, see "copies at the
+ * return"), the system call and its first argument (the fd or futex: the
+ * file's kind can change the kernel's path). (The kernel stack itself
+ * gives no key: its depth changes with every system call on kernels that
+ * randomize the stack offset at entry, and slots of live frames not yet
+ * written hold stale return addresses that change from one wait to the
+ * next.) A recorded interval with a kept fingerprint walked less than
+ * stack_reuse_ns before takes the kept frames; the first one after that
+ * walks again and compares (STATS sched.kstack.agreed / .differed).
+ * Without a switch-out fingerprint (copies off, or taken at the
+ * switch-out) every stack is walked. */
+
+/* The fingerprint of the wait sleeping task t is blocked in (0: none). */
+static __always_inline __u64 kstack_fp(struct task_struct *t, __u64 out_fp)
+{
+	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(t);
+	__u64 h = 0x13198a2e03707344ull;
+
+	if (!out_fp)
+		return 0;
+	h = fp_mix(h, out_fp);
+	h = fp_mix(h, r->orig_ax);
+	h = fp_mix(h, r->di);
+	return h | 1;
+}
+
+/* The kept stack of start for fp, or NULL. */
+static __always_inline struct kstack_kept *kstack_find(struct offcpu_start *start, __u64 fp)
+{
+	struct kstack_kept *found = NULL;
+
+	for (int i = 0; i < KSTACKS && fp; i++)
+		if (start->kept[i].fp == fp)
+			found = &start->kept[i];
+	return found;
+}
+
+/* Keeps e's freshly walked stack (nr frames) under fp: in k (the entry
+ * it was found in, compared first), else in the oldest entry. */
+static __always_inline void kstack_keep(struct offcpu_start *start, struct kstack_kept *k,
+					__u64 fp, const struct perfcap_offcpu *e, __u64 nr,
+					__u64 now)
+{
+	if (k) {
+		bool same = k->nr == nr;
+
+		for (int i = 0; i < KSTACK_KEEP && same; i++)
+			if (i < nr && k->ips[i] != e->kips[i])
+				same = false;
+		ustash_count(same ? KSTACK_AGREED : KSTACK_DIFFERED, 1);
+	} else {
+		k = &start->kept[0];
+		for (int i = 1; i < KSTACKS; i++)
+			if (start->kept[i].ts < k->ts)
+				k = &start->kept[i];
+	}
+	if (nr > KSTACK_KEEP) { /* too deep to keep: walked each time */
+		k->fp = 0;
+		return;
+	}
+	k->fp = fp;
+	k->ts = now;
+	k->nr = nr;
+	bpf_probe_read_kernel(k->ips, (nr * 8) & (2 * KSTACK_KEEP * 8 - 1), e->kips);
+}
+
 /* The kernel stack next slept in, into e->kips; its length in frames. */
 static __always_inline __u64 sleeping_kernel_stack(struct task_struct *next,
 						   struct perfcap_offcpu *e)
@@ -687,8 +776,30 @@ static __always_inline __u64 sleeping_kernel_stack(struct task_struct *next,
 	return nr > PERFCAP_STACK_MAX_DEPTH ? PERFCAP_STACK_MAX_DEPTH : nr;
 }
 
+/* The kernel stack of blocked next into e->kips, kept or walked (see
+ * "kernel stacks"); its length in frames. */
+static __always_inline __u64 kernel_stack_of(struct task_struct *next, struct offcpu_start *start,
+					     struct perfcap_offcpu *e, __u64 now)
+{
+	__u64 fp = stack_reuse_ns ? kstack_fp(next, start->out_fp) : 0, nr;
+	struct kstack_kept *k = kstack_find(start, fp);
+
+	if (k && now - k->ts < stack_reuse_ns) {
+		nr = k->nr;
+		if (nr > KSTACK_KEEP)
+			nr = KSTACK_KEEP;
+		bpf_probe_read_kernel(e->kips, (nr * 8) & (2 * KSTACK_KEEP * 8 - 1), k->ips);
+		ustash_count(KSTACK_REUSED, 1);
+		return nr;
+	}
+	nr = sleeping_kernel_stack(next, e);
+	if (fp && !e->kstack_err)
+		kstack_keep(start, k, fp, e, nr, now);
+	return nr;
+}
+
 static __always_inline void emit_offcpu(struct task_struct *next,
-					const struct offcpu_start *start, __u64 now, __u16 flags,
+					struct offcpu_start *start, __u64 now, __u16 flags,
 					__u64 copy_ts)
 {
 	void *ring = pc_ring(PERFCAP_SRC_SCHED);
@@ -719,10 +830,9 @@ static __always_inline void emit_offcpu(struct task_struct *next,
 	copy_task_comm(e->comm, next);
 	if (start->copied) /* the copy goes first: the analyzer meets it first */
 		ustash_release(ring, e->tid, start->ts, start->copied);
+	e->kstack_err = 0;
 	if (start->state) /* blocked: where in the kernel */
-		nr = sleeping_kernel_stack(next, e);
-	else
-		e->kstack_err = 0;
+		nr = kernel_stack_of(next, start, e, now);
 	e->kstack_nr = nr;
 	size = PERFCAP_OFFCPU_HEADER_SIZE + nr * sizeof(__u64);
 	if (size > sizeof(*e)) /* cannot happen; keeps the verifier sure */
@@ -748,7 +858,7 @@ static __always_inline __u16 copy_follows(struct task_struct *next,
 	for (__u32 i = 0; i < COPY_FPS && start->out_fp; i++)
 		if (start->copy_fp[i] == start->out_fp)
 			last = start->copy_ts[i];
-	if (last && now - last < copy_reuse_ns) {
+	if (last && now - last < stack_reuse_ns) {
 		ustash_count(USTASH_SAME, 1);
 		*copy_ts = last;
 		return PERFCAP_OFFCPU_F_COPY_SAME;

@@ -47,7 +47,7 @@ enum long_only_option {
 	OPT_FLIGHT_RECORDER,
 	OPT_STACK_COPY,
 	OPT_OFFCPU_COPY,
-	OPT_OFFCPU_COPY_REUSE,
+	OPT_OFFCPU_STACK_REUSE,
 	OPT_PROBE_MIN,
 	OPT_PROBE_NO_STACK,
 	OPT_JVM_PERFMAP,
@@ -114,10 +114,10 @@ static const struct argp_option options[] = {
 	  "sched: when a blocked thread's user stack is copied: `return` (default: when it "
 	  "returns to user space, for recorded intervals only; Linux 6.18+, else as "
 	  "`switch-out`) or `switch-out` (at every blocking switch-out)", 0 },
-	{ "offcpu-copy-reuse", OPT_OFFCPU_COPY_REUSE, "DURATION", 0,
-	  "sched, copies at the return: a thread's copy also stands for its later "
-	  "intervals blocked with the same registers and stack top for DURATION, then "
-	  "is taken again (default 1s; 0: copy every interval)", 0 },
+	{ "offcpu-stack-reuse", OPT_OFFCPU_STACK_REUSE, "DURATION", 0,
+	  "sched: a blocked thread's stacks (its user stack copy, its kernel stack) also "
+	  "stand for its later waits at the same place for DURATION, then are taken "
+	  "again and compared (default 1s; 0: take them for every interval)", 0 },
 	{ "jvm-perfmap", OPT_JVM_PERFMAP, NULL, 0,
 	  "At the end, ask running HotSpot JVMs (JDK 17+) to write their perf map "
 	  "(jcmd Compiler.perfmap, over the attach socket), so their JIT frames are named", 0 },
@@ -265,7 +265,7 @@ static error_t parse_option(int key, char *arg, struct argp_state *state)
 	case OPT_OFFCPU_COPY:
 		ps->offcpu_copy_arg = arg;
 		break;
-	case OPT_OFFCPU_COPY_REUSE:
+	case OPT_OFFCPU_STACK_REUSE:
 		ps->offcpu_reuse_arg = arg;
 		break;
 	case OPT_JVM_PERFMAP:
@@ -557,11 +557,11 @@ static int validate_stack_copy(struct record_options *o, const char *arg)
 	return 0;
 }
 
-/* --offcpu-copy return|switch-out, --offcpu-copy-reuse DURATION */
+/* --offcpu-copy return|switch-out, --offcpu-stack-reuse DURATION */
 static int validate_offcpu_copy(struct record_options *o, const char *arg, const char *reuse)
 {
-	if (reuse && !recorder_duration(reuse, MAX_OFFCPU_MIN_NS, &o->offcpu_copy_reuse_ns)) {
-		error_line("invalid --offcpu-copy-reuse '%s': expected a duration such as "
+	if (reuse && !recorder_duration(reuse, MAX_OFFCPU_MIN_NS, &o->offcpu_stack_reuse_ns)) {
+		error_line("invalid --offcpu-stack-reuse '%s': expected a duration such as "
 			   "100ms or 1s, or 0 (at most 1 hour)", reuse);
 		return 1;
 	}
@@ -665,7 +665,7 @@ int cli_parse(int argc, char **argv, struct record_options *opts)
 	opts->freq_hz = DEFAULT_FREQ_HZ;
 	opts->output = DEFAULT_OUTPUT;
 	opts->offcpu_min_ns = DEFAULT_OFFCPU_MIN_NS;
-	opts->offcpu_copy_reuse_ns = DEFAULT_OFFCPU_COPY_REUSE_NS;
+	opts->offcpu_stack_reuse_ns = DEFAULT_OFFCPU_STACK_REUSE_NS;
 	opts->lock_min_ns = DEFAULT_LOCK_MIN_NS;
 	opts->fault_one_in = DEFAULT_FAULT_ONE_IN;
 	opts->sample_one_in = 1;

@@ -19,7 +19,7 @@ enum target_mode {
 
 #define DEFAULT_FREQ_HZ    99
 #define DEFAULT_OFFCPU_MIN_NS (1000ull * 1000) /* 1 ms */
-#define DEFAULT_OFFCPU_COPY_REUSE_NS (1000ull * 1000 * 1000) /* 1 s */
+#define DEFAULT_OFFCPU_STACK_REUSE_NS (1000ull * 1000 * 1000) /* 1 s */
 #define DEFAULT_LOCK_MIN_NS   (10ull * 1000)   /* 10 us */
 #define DEFAULT_FAULT_ONE_IN  100
 #define DEFAULT_OUTPUT     "run.perfcap"
@@ -42,7 +42,7 @@ struct record_options {
 	bool verbose;
 	uint32_t stack_copy;      /* --stack-copy: bytes of user stack per stack, 0: off */
 	bool offcpu_copy_at_switch; /* --offcpu-copy switch-out: not at the return */
-	uint64_t offcpu_copy_reuse_ns; /* --offcpu-copy-reuse: how long a copy stands for later ones */
+	uint64_t offcpu_stack_reuse_ns; /* --offcpu-stack-reuse: how long a stack stands for later ones */
 	bool jvm_perfmap;         /* --jvm-perfmap: ask running JVMs for their perf map */
 	/* event sources */
 	const char *events;       /* -e as given; NULL: the default set */

@@ -109,7 +109,7 @@ static int open_and_load(const struct source_env *env, char *why, size_t len)
 	prev_state_from_tracepoint = preflight_tracepoint_args("sched_switch") >= 4;
 	skel->rodata->pc_config = *env->config;
 	skel->rodata->offcpu_min_ns = env->opts->offcpu_min_ns;
-	skel->rodata->copy_reuse_ns = env->opts->offcpu_copy_reuse_ns;
+	skel->rodata->stack_reuse_ns = env->opts->offcpu_stack_reuse_ns;
 	skel->rodata->switch_has_prev_state = prev_state_from_tracepoint;
 	err = ustash_setup(env->opts->stack_copy, why, len);
 	if (!err)
@@ -382,6 +382,7 @@ static int sched_meta(struct chunk_buffer *kv, const struct source_env *env)
 	int err = 0;
 
 	err |= chunk_buffer_add_kv_u64(kv, "sched.offcpu_min_ns", env->opts->offcpu_min_ns);
+	err |= chunk_buffer_add_kv_u64(kv, "sched.stack_reuse_ns", env->opts->offcpu_stack_reuse_ns);
 	err |= chunk_buffer_add_kv(kv, "sched.prev_state",
 				   prev_state_from_tracepoint ? "tracepoint" : "task");
 	if (env->opts->stack_copy) {
@@ -391,9 +392,7 @@ static int sched_meta(struct chunk_buffer *kv, const struct source_env *env)
 		if (!copy_at_return)
 			err |= chunk_buffer_add_kv(kv, "sched.stack_copy_at_why",
 						   copy_at_switch_why);
-		else
-			err |= chunk_buffer_add_kv_u64(kv, "sched.copy_reuse_ns",
-						       env->opts->offcpu_copy_reuse_ns);
+
 	}
 	return err ? -ENOMEM : 0;
 }
@@ -426,6 +425,13 @@ static int sched_stats(struct chunk_buffer *kv, const struct consumer *c)
 	err |= chunk_buffer_add_kv_u64(kv, "sched.offcpu", offcpus);
 	err |= chunk_buffer_add_kv_u64(kv, "sched.forks", forks);
 	err |= chunk_buffer_add_kv_u64(kv, "sched.batch_flush_errors", batch_flush_errors);
+	if (skel) {
+		const __u64 *n = skel->bss->ustash_counts;
+
+		err |= chunk_buffer_add_kv_u64(kv, "sched.kstack.reused", n[14]);
+		err |= chunk_buffer_add_kv_u64(kv, "sched.kstack.agreed", n[15]);
+		err |= chunk_buffer_add_kv_u64(kv, "sched.kstack.differed", n[16]);
+	}
 	if (skel && skel->rodata->ustack_window) {
 		const __u64 *n = skel->bss->ustash_counts;
 

@@ -18,19 +18,23 @@
 #   - the main thread's copies stop 16 bytes above its first stack pointer
 #     (mm->start_stack, STATS ustack.at_start) and still unwind to the end;
 #   - a thread's copy stands for its later waits at the same place (format
-#     1.9, --offcpu-copy-reuse, default 1s): most naps take an earlier copy
+#     1.9, --offcpu-stack-reuse, default 1s): most naps take an earlier copy
 #     (STATS sched.ustack.same), every one of them finds it at import, the
 #     chain above holds for them, and refresh copies agree with the copy
-#     they refresh; with --offcpu-copy-reuse 0 every interval is copied;
+#     they refresh; with --offcpu-stack-reuse 0 every interval is copied;
 #   - the two_sites workload waits at one place from two callers of the
 #     same depth in turn (same ip, sp and system call): with reuse, the
 #     waits must still alternate between the two callers' stacks;
+#   - kernel stacks are kept for a thread's later waits at the same place
+#     too (STATS sched.kstack.*): the two_fds workload reads at one place
+#     from a pipe and a unix socket in turn, and each wait must keep its
+#     own kernel stack (pipe_read or anon_pipe_read, or the socket's receive);
 # The same recording with --offcpu-copy switch-out (the fallback) must
 # show the same chain. On a kernel without the kfunc, the recorder must
 # say it copied at the switch-out, and why.
 set -u
 . "$(dirname "$0")/lib.sh"
-: "${PERFCAP_RECORD:?}" "${PERFCAP_ANALYZE:?}" "${SIGNAL_NAPS:?}" "${TWO_SITES:?}"
+: "${PERFCAP_RECORD:?}" "${PERFCAP_ANALYZE:?}" "${SIGNAL_NAPS:?}" "${TWO_SITES:?}" "${TWO_FDS:?}"
 require_bpf
 make_tmpdir
 
@@ -91,14 +95,17 @@ record() {   # $1 = label, remaining = extra perfcap-record options
 
 # two_sites with one copy per place for the whole run: the main thread's
 # blocked intervals in time order, each named by the caller in its stack
-# (s: site_short, l: site_long, -: neither), must alternate
+# (s: site_short, l: site_long, -: neither). A long nap lasts at least
+# 12 ms, a short one 2 ms (longer only when the host is slow to run it):
+# an interval under 11.9 ms showing site_long, or more than a few over it
+# showing site_short, got the other caller's stack
 two_sites() {
 	rm -f "$TMP/run.perfcap" "$TMP/run.db"
-	timeout 60 "$PERFCAP_RECORD" -e sched --offcpu-copy-reuse 10s -o "$TMP/run.perfcap" -- \
+	timeout 60 "$PERFCAP_RECORD" -e sched --offcpu-stack-reuse 10s -o "$TMP/run.perfcap" -- \
 		"$TWO_SITES" 100 > "$TMP/out" 2> "$TMP/err" || { cat "$TMP/err" >&2; fail "two_sites: record failed"; }
 	"$PERFCAP_ANALYZE" import "$TMP/run.perfcap" -o "$TMP/run.db" > /dev/null || fail "two_sites: import failed"
 	seq=$(q "SELECT group_concat(site, '') FROM (
-	    SELECT CASE
+	    SELECT CASE WHEN o.duration < 11900000 THEN '' ELSE 'L' END || CASE
 	      WHEN EXISTS (SELECT 1 FROM stack_frames sf JOIN frames f USING (frame_id)
 	                   WHERE sf.stack_id = o.ustack_id AND f.name = 'site_short') THEN 's'
 	      WHEN EXISTS (SELECT 1 FROM stack_frames sf JOIN frames f USING (frame_id)
@@ -106,17 +113,46 @@ two_sites() {
 	      ELSE '-' END AS site
 	    FROM offcpu o WHERE o.state != 0 AND o.tid = o.pid ORDER BY o.ts)")
 	same=$(stat sched.ustack.same)
-	named=$(printf '%s' "$seq" | tr -cd 'sl' | wc -c)
-	repeats=$(printf '%s' "$seq" | grep -o 'ss\|ll' | wc -l)
-	echo "two_sites: $(cat "$TMP/out"); ${#seq} blocked intervals, $named named by their caller," \
-		"${same:-0} took an earlier copy; callers in order: ${seq:0:40}..."
-	[ "${#seq}" -ge 190 ] || fail "two_sites: only ${#seq} blocked intervals of 200 naps"
-	[ "$named" -ge $((${#seq} * 95 / 100)) ] || fail "two_sites: only $named of ${#seq} show their caller"
+	# s/l: under 11.9 ms, Ls/Ll: longer
+	n=$(printf '%s' "$seq" | tr -cd 'sl' | wc -c)
+	named=$(printf '%s' "$seq" | tr -d 'L-' | wc -c)
+	short_long=$(printf '%s' "$seq" | sed 's/L[sl-]//g' | tr -cd 'l' | wc -c)
+	long_short=$(printf '%s' "$seq" | grep -o 'Ls' | wc -l)
+	echo "two_sites: $(cat "$TMP/out"); $n blocked intervals, $named named by their caller," \
+		"${same:-0} took an earlier copy; short waits showing site_long $short_long, long" \
+		"waits showing site_short $long_short; in order (L: long): ${seq:0:60}..."
+	[ "$n" -ge 190 ] || fail "two_sites: only $n blocked intervals of 200 naps"
+	[ "$named" -ge $((n * 95 / 100)) ] || fail "two_sites: only $named of $n show their caller"
 	[ "${same:-0}" -ge 150 ] || fail "two_sites: only ${same:-0} waits took an earlier copy"
-	[ "$repeats" = 0 ] || fail "two_sites: $repeats waits show the other caller's stack ($seq)"
+	[ "$short_long" = 0 ] || fail "two_sites: $short_long short waits show site_long ($seq)"
+	[ "$long_short" -le 4 ] || fail "two_sites: $long_short long waits show site_short ($seq)"
 }
 
-MIN_AT_START=1 record "return"
+MIN_AT_START=1 # two_fds: the main thread's blocked intervals by the kernel stack they
+# slept in (pipe or unix socket), and how many took a kept one
+two_fds() {
+	rm -f "$TMP/run.perfcap" "$TMP/run.db"
+	timeout 60 "$PERFCAP_RECORD" -e sched --offcpu-stack-reuse 10s -o "$TMP/run.perfcap" -- \
+		"$TWO_FDS" 100 > "$TMP/out" 2> "$TMP/err" || { cat "$TMP/err" >&2; fail "two_fds: record failed"; }
+	"$PERFCAP_ANALYZE" import "$TMP/run.perfcap" -o "$TMP/run.db" > /dev/null || fail "two_fds: import failed"
+	read -r pipe unix both < <(q "WITH k AS (SELECT
+	      EXISTS (SELECT 1 FROM stack_frames sf JOIN frames f USING (frame_id)
+	              WHERE sf.stack_id = o.kstack_id AND f.name LIKE '%pipe_read%') AS p,
+	      EXISTS (SELECT 1 FROM stack_frames sf JOIN frames f USING (frame_id)
+	              WHERE sf.stack_id = o.kstack_id AND f.name LIKE 'unix_stream%') AS u
+	    FROM offcpu o WHERE o.state != 0 AND o.tid = o.pid)
+	  SELECT SUM(p AND NOT u), SUM(u AND NOT p), SUM(p AND u) FROM k" | tr '|' ' ')
+	reused=$(stat sched.kstack.reused); differed=$(stat sched.kstack.differed)
+	echo "two_fds: $(cat "$TMP/out"); waits in pipe_read ${pipe:-0}, in the unix socket" \
+		"${unix:-0}, both ${both:-0}; ${reused:-0} took a kept kernel stack, ${differed:-?} refreshes differed"
+	[ "${pipe:-0}" -ge 80 ] && [ "${unix:-0}" -ge 80 ] ||
+		fail "two_fds: ${pipe:-0} pipe and ${unix:-0} socket waits of 100 each: a kept kernel stack crossed"
+	[ "${both:-0}" = 0 ] || fail "two_fds: $both stacks show both"
+	[ "${reused:-0}" -ge 150 ] || fail "two_fds: only ${reused:-0} waits took a kept kernel stack"
+	[ "${differed:-1}" = 0 ] || fail "two_fds: $differed refreshed kernel stacks differed"
+}
+
+record "return"
 at=$(meta sched.stack_copy_at)
 if [ "$has_kfunc" = 1 ]; then
 	[ "$at" = return ] || fail "META sched.stack_copy_at '$at', want return ($(meta sched.stack_copy_at_why))"
@@ -143,10 +179,11 @@ if [ "$has_kfunc" = 1 ]; then
 	[ "${same:-0}" -ge 50 ] || fail "only ${same:-0} naps took their thread's earlier copy"
 	[ "$found" = "$same" ] || fail "$same intervals took an earlier copy, $found found it"
 	[ "${differed:-1}" = 0 ] || fail "$differed refresh copies differed from the copy they refreshed"
-	record "return, no reuse" --offcpu-copy-reuse 0
-	[ "$(stat sched.ustack.same)" = 0 ] || fail "--offcpu-copy-reuse 0 still reused copies"
-	[ "$(meta sched.copy_reuse_ns)" = 0 ] || fail "META sched.copy_reuse_ns not 0"
+	record "return, no reuse" --offcpu-stack-reuse 0
+	[ "$(stat sched.ustack.same)" = 0 ] || fail "--offcpu-stack-reuse 0 still reused copies"
+	[ "$(meta sched.stack_reuse_ns)" = 0 ] || fail "META sched.stack_reuse_ns not 0"
 	two_sites
+	two_fds
 else
 	[ "$at" = switch-out ] && [ -n "$(meta sched.stack_copy_at_why)" ] ||
 		fail "no kfunc: META sched.stack_copy_at '$at' without a reason"

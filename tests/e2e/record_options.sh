@@ -36,6 +36,8 @@ expect_error "unknown event source ''|invalid event list" -e cpu,,sched -a -d 1
 expect_error "invalid --offcpu-min '0x'.*500us" --offcpu-min 0x -a -d 1
 expect_error "invalid --offcpu-min" --offcpu-min 5 -a -d 1
 expect_error "invalid --offcpu-min" --offcpu-min -1ms -a -d 1
+expect_error "invalid --offcpu-stack-reuse .5parsecs.*100ms" --offcpu-stack-reuse 5parsecs -a -d 1
+expect_error "invalid --offcpu-stack-reuse" --offcpu-stack-reuse 2h -a -d 1
 expect_error "invalid --offcpu-min" --offcpu-min 2h -a -d 1
 expect_error "invalid --sample '0'" --sample 0 -a -d 1
 expect_error "invalid --sample" --sample 10:abc -a -d 1

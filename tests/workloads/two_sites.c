@@ -5,7 +5,7 @@
  * compiler lets them be); only the return address into site_short or
  * site_long, on the stack, tells them apart. An off-CPU stack copy that
  * stands for the thread's later waits at the same place (perfcap-record
- * --offcpu-copy-reuse) must not give one caller's wait the other's stack.
+ * --offcpu-stack-reuse) must not give one caller's wait the other's stack.
  * The waits alternate, short (2 ms) then long (12 ms), so their order and
  * their length say which caller each was.
  *
