@@ -60,7 +60,7 @@ const volatile bool switch_has_prev_state = false;
 
 #define COPY_FPS 4 /* copies a thread keeps for reuse (see "copies at the return") */
 #define KSTACKS 4        /* kernel stacks a thread keeps for reuse (see "kernel stacks") */
-#define KSTACK_KEEP 64   /* frames of such a stack (deeper ones are walked each time) */
+#define KSTACK_KEEP 32   /* frames of such a stack (deeper ones are walked each time) */
 
 /* A kernel stack walked at a recorded switch-in, kept for the thread's
  * later waits at the same place. */
