@@ -498,7 +498,6 @@ static __always_inline bool copy_send(struct copy_work *w, struct perfcap_ustack
 {
 	void *ring = pc_ring(PERFCAP_SRC_SCHED);
 	__u64 size = PERFCAP_USTACK_HEADER_SIZE + (__u64)u->size;
-
 	bool first = false;
 
 	if (size > sizeof(*u)) /* cannot happen; keeps the verifier sure */
@@ -521,7 +520,6 @@ static __always_inline void copy_remember(struct task_struct *task, struct perfc
 					  __u64 out_ts)
 {
 	struct offcpu_start *s;
-
 	__u32 k = 0, found = 0;
 	__u64 fp;
 
@@ -704,18 +702,14 @@ static __always_inline void note_switch_out(void *ctx, struct task_struct *prev,
  * Without a switch-out fingerprint (copies off, or taken at the
  * switch-out) every stack is walked. */
 
-/* The fingerprint of the wait sleeping task t is blocked in (0: none). */
+/* The fingerprint of the wait sleeping task t is blocked in (0: none):
+ * out_fp (which has the system call already) and the call's first
+ * argument. */
 static __always_inline __u64 kstack_fp(struct task_struct *t, __u64 out_fp)
 {
 	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(t);
-	__u64 h = 0x13198a2e03707344ull;
 
-	if (!out_fp)
-		return 0;
-	h = fp_mix(h, out_fp);
-	h = fp_mix(h, r->orig_ax);
-	h = fp_mix(h, r->di);
-	return h | 1;
+	return out_fp ? fp_mix(out_fp, r->di) | 1 : 0;
 }
 
 /* The kept stack of start for fp, or NULL. */

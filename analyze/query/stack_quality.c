@@ -113,31 +113,28 @@ static int read_stops(sqlite3 *db, struct stack_quality *q)
 	return 0;
 }
 
-/* unwind_counts key, 0 when absent (older databases). */
-static uint64_t unwind_count(sqlite3 *db, const char *key)
+/* A count of unwind_counts (the import's) or stats (the recorder's), 0
+ * when absent (older captures and databases). */
+static uint64_t count_of(sqlite3 *db, const char *table_sql, const char *key)
 {
-	sqlite3_stmt *st = db_prepare(db, "SELECT value FROM unwind_counts WHERE key = ?");
-	uint64_t v = 0;
+	int64_t v = db_lookup_int(db, table_sql, key, NULL, 0);
 
-	if (!st)
-		return 0;
-	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = (uint64_t)sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
+	return v > 0 ? (uint64_t)v : 0;
 }
 
 static void read_reuse(sqlite3 *db, struct sq_reuse *r)
 {
-	if (db_query_int(db, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'unwind_counts'",
-			 0) <= 0)
-		return;
-	r->same = unwind_count(db, "copies.offcpu_same");
-	r->paired = unwind_count(db, "copies.offcpu_same_paired");
-	r->agreed = unwind_count(db, "copies.refresh_agreed");
-	r->differed = unwind_count(db, "copies.refresh_differed");
-	r->unverified = unwind_count(db, "copies.refresh_unverified");
+	static const char unwind_sql[] = "SELECT value FROM unwind_counts WHERE key = ?1";
+	static const char stats_sql[] = "SELECT sum(value) FROM stats WHERE key = ?1";
+
+	r->same = count_of(db, unwind_sql, "copies.offcpu_same");
+	r->paired = count_of(db, unwind_sql, "copies.offcpu_same_paired");
+	r->agreed = count_of(db, unwind_sql, "copies.refresh_agreed");
+	r->differed = count_of(db, unwind_sql, "copies.refresh_differed");
+	r->unverified = count_of(db, unwind_sql, "copies.refresh_unverified");
+	r->kernel = count_of(db, stats_sql, "sched.kstack.reused");
+	r->kernel_agreed = count_of(db, stats_sql, "sched.kstack.agreed");
+	r->kernel_differed = count_of(db, stats_sql, "sched.kstack.differed");
 }
 
 int stack_quality_read(sqlite3 *db, struct stack_quality *q)

@@ -43,6 +43,8 @@ struct stack_quality {
 		uint64_t same;     /* intervals given an earlier copy of their thread */
 		uint64_t paired;   /* of them, whose copy was read */
 		uint64_t agreed, differed, unverified; /* refresh copies against the reused one */
+		uint64_t kernel;   /* intervals given a kept kernel stack (STATS sched.kstack.*) */
+		uint64_t kernel_agreed, kernel_differed; /* walks again against the kept one */
 	} reuse;
 	char *stops[16];           /* stop reasons of CPU samples' unwinds... */
 	uint64_t stop_samples[16]; /* ...and their samples, most first */

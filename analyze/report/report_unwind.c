@@ -60,6 +60,12 @@ static void print_reuse(FILE *out, const struct sq_reuse *r)
 {
 	char a[FMT_BUF], b[FMT_BUF], c[FMT_BUF], d[FMT_BUF], e[FMT_BUF];
 
+	if (r->kernel || r->kernel_agreed || r->kernel_differed)
+		fprintf(out, "    %s blocked intervals took their thread's kept kernel stack (same "
+			"place and call); walks taken again agreed with it %s times, differed %s%s\n",
+			fmt_count(a, sizeof(a), r->kernel), fmt_count(b, sizeof(b), r->kernel_agreed),
+			fmt_count(c, sizeof(c), r->kernel_differed),
+			r->kernel_differed ? " (those intervals may show another kernel path)" : "");
 	if (!r->same && !r->agreed && !r->differed && !r->unverified)
 		return;
 	fprintf(out, "    %s blocked intervals took their thread's earlier copy (same place: "
@@ -133,6 +139,9 @@ static void write_json(struct json_writer *w, const struct stack_quality *q)
 	json_uint(w, "refresh_agreed", q->reuse.agreed);
 	json_uint(w, "refresh_differed", q->reuse.differed);
 	json_uint(w, "refresh_unchecked", q->reuse.unverified);
+	json_uint(w, "kernel", q->reuse.kernel);
+	json_uint(w, "kernel_refresh_agreed", q->reuse.kernel_agreed);
+	json_uint(w, "kernel_refresh_differed", q->reuse.kernel_differed);
 	json_end_object(w);
 	json_begin_object(w, "stops");
 	for (int i = 0; i < q->nstops; i++)

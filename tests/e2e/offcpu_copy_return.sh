@@ -150,6 +150,8 @@ two_fds() {
 	[ "${both:-0}" = 0 ] || fail "two_fds: $both stacks show both"
 	[ "${reused:-0}" -ge 150 ] || fail "two_fds: only ${reused:-0} waits took a kept kernel stack"
 	[ "${differed:-1}" = 0 ] || fail "two_fds: $differed refreshed kernel stacks differed"
+	"$PERFCAP_ANALYZE" report "$TMP/run.db" | grep -q "$reused blocked intervals took their thread's kept kernel stack" ||
+		fail "two_fds: the report's data quality does not say $reused kernel stacks were kept"
 }
 
 record "return"
