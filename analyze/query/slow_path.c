@@ -3,9 +3,10 @@
  * start, then one pass over the thread_state_rows of the requests' time
  * range, adding each row's overlap with every slow request of its thread.
  * Memory: the slow requests only (a tenth of the requests, at most
- * MAX_SLOW). When the report read every request of the scope already (for
- * the dominant component), the slow ones are picked from those in the
- * statement's order instead of reading the table again (0.5 s of a report
+ * SLOW_PATH_MAX). When the report read every request of the scope already
+ * (for the dominant component), it kept the slowest SLOW_PATH_MAX of them
+ * in the statement's order (slow_candidate_order), and the slow ones are
+ * picked from those instead of reading the table again (0.5 s of a report
  * of 2M requests). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,8 +15,6 @@
 #include "db/db.h"
 #include "slow_path.h"
 #include "util/hashmap.h"
-
-#define MAX_SLOW 200000
 
 struct slow_req {
 	uint32_t tid;
@@ -32,31 +31,36 @@ static int by_tid_start(const void *pa, const void *pb)
 }
 
 /* The slowest cap requests have a service time of at least the cap-th
- * largest of all, when that is above 0 (then no NULL, read as 0, is
- * among the values at or above it); else no bound. */
-static int64_t slow_floor(const int64_t *sorted_ns, size_t n, size_t cap)
+ * largest of all (floor_ns), when that is above 0 (then no NULL, read as
+ * 0, is among the values at or above it); else no bound. */
+static int64_t slow_floor(int64_t floor_ns)
 {
-	int64_t f = sorted_ns[n - cap];
-
-	return f > 0 ? f : INT64_MIN;
+	return floor_ns > 0 ? floor_ns : INT64_MIN;
 }
 
 /* How many requests are the slow ones: a tenth, at least one, at most
- * MAX_SLOW. */
+ * SLOW_PATH_MAX. */
+size_t slow_path_count(uint64_t all)
+{
+	uint64_t cap = all / 10 ? all / 10 : 1;
+
+	return cap > SLOW_PATH_MAX ? SLOW_PATH_MAX : (size_t)cap;
+}
+
+uint64_t slow_path_floor_pos(uint64_t all)
+{
+	return all ? all - slow_path_count(all) : 0;
+}
+
 static size_t slow_cap(const struct slow_path *out)
 {
-	size_t cap = out->all / 10 ? out->all / 10 : 1;
-
-	return cap > MAX_SLOW ? MAX_SLOW : cap;
+	return slow_path_count(out->all);
 }
 
 /* The order of load_requests' statement: service time descending, then
  * the view's order (start, pid, fd) and the table's (rowid). */
-static int by_slowness(const void *pa, const void *pb)
+int slow_candidate_order(const struct slow_candidate *a, const struct slow_candidate *b)
 {
-	const struct slow_candidate *a = *(const struct slow_candidate *const *)pa;
-	const struct slow_candidate *b = *(const struct slow_candidate *const *)pb;
-
 	if (a->service != b->service)
 		return a->service > b->service ? -1 : 1;
 	if (a->start != b->start)
@@ -66,13 +70,19 @@ static int by_slowness(const void *pa, const void *pb)
 	return (a->row > b->row) - (a->row < b->row);
 }
 
+static int by_slowness(const void *pa, const void *pb)
+{
+	return slow_candidate_order(*(const struct slow_candidate *const *)pa,
+				    *(const struct slow_candidate *const *)pb);
+}
+
 /* load_requests from the caller's rows: those at or above the floor, in
  * the statement's order, the first cap of them. 0 or -1. */
-static int pick_requests(const struct slow_candidate *c, size_t nc, const int64_t *sorted_ns,
+static int pick_requests(const struct slow_candidate *c, size_t nc, int64_t floor_ns,
 			 struct slow_path *out, struct slow_req **reqs, size_t *n)
 {
 	size_t cap = slow_cap(out), m = 0;
-	int64_t floor = slow_floor(sorted_ns, out->all, cap);
+	int64_t floor = slow_floor(floor_ns);
 	const struct slow_candidate **sel = malloc((nc ? nc : 1) * sizeof(*sel));
 
 	*reqs = calloc(cap, sizeof(**reqs));
@@ -98,7 +108,7 @@ static int pick_requests(const struct slow_candidate *c, size_t nc, const int64_
 	return 0;
 }
 
-static int load_requests(sqlite3 *db, const struct report_scope *scope, const int64_t *sorted_ns,
+static int load_requests(sqlite3 *db, const struct report_scope *scope, int64_t floor_ns,
 			 struct slow_path *out, struct slow_req **reqs, size_t *n)
 {
 	char where[1024], sql[2048];
@@ -118,7 +128,7 @@ static int load_requests(sqlite3 *db, const struct report_scope *scope, const in
 		 " FROM %s WHERE %s AND service_ns IS NOT NULL AND service_ns >= %lld"
 		 " ORDER BY service_ns DESC, start_ts, pid, fd LIMIT %zu",
 		 report_requests_from(scope, "request_spans"), where,
-		 (long long)slow_floor(sorted_ns, out->all, cap), cap);
+		 (long long)slow_floor(floor_ns), cap);
 	st = db_prepare(db, sql);
 	*reqs = calloc(cap, sizeof(**reqs));
 	if (!st || !*reqs) {
@@ -275,8 +285,8 @@ void slow_path_end(struct slow_walk *w)
 	free(w);
 }
 
-int slow_path_begin(sqlite3 *db, const struct report_scope *scope, const int64_t *sorted_ns,
-		    size_t requests, const struct slow_candidate *cands, size_t ncands,
+int slow_path_begin(sqlite3 *db, const struct report_scope *scope, uint64_t requests,
+		    int64_t floor_ns, const struct slow_candidate *cands, size_t ncands,
 		    struct slow_path *out, struct slow_walk **walk)
 {
 	struct slow_walk *w;
@@ -294,9 +304,9 @@ int slow_path_begin(sqlite3 *db, const struct report_scope *scope, const int64_t
 	w->out = out;
 	hmap_init(&w->ranges);
 	if (cands && requests > 0)
-		rc = pick_requests(cands, ncands, sorted_ns, out, &w->r, &w->n);
+		rc = pick_requests(cands, ncands, floor_ns, out, &w->r, &w->n);
 	else
-		rc = load_requests(db, scope, sorted_ns, out, &w->r, &w->n);
+		rc = load_requests(db, scope, floor_ns, out, &w->r, &w->n);
 	if (rc == 0)
 		rc = index_requests(w);
 	if (rc < 0 || w->n == 0) {
@@ -307,12 +317,12 @@ int slow_path_begin(sqlite3 *db, const struct report_scope *scope, const int64_t
 	return 0;
 }
 
-int slow_path_load(sqlite3 *db, const struct report_scope *scope, const int64_t *sorted_ns,
-		   size_t requests, const struct slow_candidate *cands, size_t ncands,
+int slow_path_load(sqlite3 *db, const struct report_scope *scope, uint64_t requests,
+		   int64_t floor_ns, const struct slow_candidate *cands, size_t ncands,
 		   struct slow_path *out)
 {
 	struct slow_walk *w;
-	int rc = slow_path_begin(db, scope, sorted_ns, requests, cands, ncands, out, &w);
+	int rc = slow_path_begin(db, scope, requests, floor_ns, cands, ncands, out, &w);
 
 	if (rc == 0 && w)
 		rc = slow_path_walk(w, db);

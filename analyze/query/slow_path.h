@@ -40,14 +40,32 @@ struct slow_candidate {
 	int64_t service_set;
 };
 
+/* At most this many slow requests (memory: the walk keeps each). */
+#define SLOW_PATH_MAX 200000
+
+/* How many of all requests are the slow ones (a tenth, at least one, at
+ * most SLOW_PATH_MAX), and the 0-based position, in the ascending order of
+ * every request's service time (a NULL read as 0), of the value that
+ * bounds them: the caller's floor_ns below. */
+size_t slow_path_count(uint64_t all);
+uint64_t slow_path_floor_pos(uint64_t all);
+
+/* The slow requests' order: service time descending, then start, (pid,
+ * fd) and rowid. < 0 when a comes first. A caller that keeps only the
+ * first SLOW_PATH_MAX of its requests in this order (with a service
+ * time) gives slow_path_load every candidate it would pick. */
+int slow_candidate_order(const struct slow_candidate *a, const struct slow_candidate *b);
+
 /* Fills out from the scope's requests, whose service times the caller
- * read already: n of them, ascending in sorted_ns (a NULL read as 0; n
- * zero: none). They give the slowest tenth's threshold, so that only the
- * requests at or above it are read again; or, when the caller has them
- * all as cands (ncands of them, any order), picked from those without
- * reading the table again. 0 or -1 (reported). */
-int slow_path_load(sqlite3 *db, const struct report_scope *scope, const int64_t *sorted_ns,
-		   size_t n, const struct slow_candidate *cands, size_t ncands,
+ * read already: n of them (0: none), floor_ns the value at
+ * slow_path_floor_pos(n) of their ascending service times. It bounds the
+ * slowest tenth, so that only the requests at or above it are read
+ * again; or, when the caller has the candidates as cands (ncands of
+ * them, any order: every request, or the first SLOW_PATH_MAX in
+ * slow_candidate_order), they are picked from those without reading the
+ * table again. 0 or -1 (reported). */
+int slow_path_load(sqlite3 *db, const struct report_scope *scope, uint64_t n,
+		   int64_t floor_ns, const struct slow_candidate *cands, size_t ncands,
 		   struct slow_path *out);
 
 /* slow_path_load in steps, for a caller that reads thread_state_rows for
@@ -69,8 +87,8 @@ struct slow_state_row {
 #define SLOW_PATH_STATE_COLUMNS "tid, start_ts, duration, state_code, wait_class_code," \
 				" waker_tid, waker_pid, pid"
 
-int slow_path_begin(sqlite3 *db, const struct report_scope *scope, const int64_t *sorted_ns,
-		    size_t n, const struct slow_candidate *cands, size_t ncands,
+int slow_path_begin(sqlite3 *db, const struct report_scope *scope, uint64_t n,
+		    int64_t floor_ns, const struct slow_candidate *cands, size_t ncands,
 		    struct slow_path *out, struct slow_walk **walk);
 void slow_path_state_of(sqlite3_stmt *st, int col, struct slow_state_row *row);
 void slow_path_add_state(struct slow_walk *w, const struct slow_state_row *row);

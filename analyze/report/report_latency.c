@@ -14,10 +14,14 @@
 #include "db/db.h"
 #include "query/slow_path.h"
 #include "util/fmt.h"
-#include "util/radix_sort.h"
 #include "report_sections.h"
 
-#define HIST_BUCKETS 48
+#define HIST_BUCKETS REPORT_HIST_BUCKETS
+
+struct req_hist {
+	uint64_t b[HIST_BUCKETS];
+	int lo, hi;
+};
 
 struct latency_row {
 	char name[64];
@@ -57,35 +61,32 @@ static int call_rows(const struct report_context *ctx, struct latency_row *rows,
 }
 
 /* Request service times of the scope, ascending. */
-struct durations {
-	int64_t *v;
-	size_t n;
-};
-
-/* The nearest-rank percentile pct of the n sorted values v (rank
- * ceil(n * pct / 100), as the schema's percentiles are defined). */
-static int64_t nearest_rank(const int64_t *v, size_t n, int pct)
+/* The nearest-rank position (0-based) of percentile pct of n sorted
+ * values (rank ceil(n * pct / 100), as the schema's percentiles are
+ * defined). */
+static uint64_t nearest_rank(uint64_t n, int pct)
 {
-	size_t rank = (n * (size_t)pct + 99) / 100;
+	uint64_t rank = (n * (uint64_t)pct + 99) / 100;
 
-	return v[rank ? rank - 1 : 0];
+	return rank ? rank - 1 : 0;
 }
 
 /* The requests' row: count, p50/p90/p99 and total of service_ns over the
- * requests in scope. The values are read once and sorted here: the
- * window-function statement that did it (row_number over the sorted
- * durations) took 1.7 s of a 5 s report of a redis capture with 543k
- * requests. The same statement reads the spans the dominant component
- * needs (with the sched source; *spans, else NULL): the report's one read
- * of the requests (report_requests_preload), made before the diagnosis or,
- * when it was not, here. The sorted values stay in kept for the JSON
- * histogram. 1 (a row), 0 (no requests) or -1. */
+ * requests in scope, and the value bounding the slowest tenth
+ * (slow_path_floor_pos) into *floor_ns. The window-function statement
+ * that did it (row_number over the sorted durations) took 1.7 s of a 5 s
+ * report of a redis capture with 543k requests; the values are read once
+ * instead, with the spans the dominant component needs (with the sched
+ * source; *spans, else NULL): the report's one read of the requests
+ * (report_requests_preload), made before the diagnosis or, when it was
+ * not, here. Its histogram goes to hist. 1 (a row), 0 (no requests) or -1. */
 static int request_row(const struct report_context *ctx, struct latency_row *r,
-		       struct durations *kept, struct request_read **spans)
+		       struct req_hist *hist, int64_t *floor_ns, struct request_read **spans)
 {
-	int64_t *v, total = 0;
-	size_t n;
 	struct request_preload own = { 0 }, *pre = ctx->reqs;
+	uint64_t pos[4];
+	int64_t val[4];
+	int rc = 0;
 
 	if (!pre || !pre->valid) {        /* not read before the diagnosis: now */
 		pre = &own;
@@ -94,32 +95,34 @@ static int request_row(const struct report_context *ctx, struct latency_row *r,
 			return -1;
 		}
 	}
-	v = pre->ns;                      /* taken over */
-	n = pre->n;
-	*spans = pre->spans;
-	pre->ns = NULL;
-	pre->n = 0;
+	memset(r, 0, sizeof(*r));
+	if (pre->n) {
+		pos[0] = nearest_rank(pre->n, 50);
+		pos[1] = nearest_rank(pre->n, 90);
+		pos[2] = nearest_rank(pre->n, 99);
+		pos[3] = slow_path_floor_pos(pre->n);
+		rc = report_requests_ranks(ctx, pre, pos, 4, val) < 0 ? -1 : 1;
+	}
+	if (rc == 1) {
+		snprintf(r->name, sizeof(r->name), "requests");
+		r->count = (int64_t)pre->n;
+		r->p50 = val[0];
+		r->p90 = val[1];
+		r->p99 = val[2];
+		r->total = pre->total;
+		*floor_ns = val[3];
+		memcpy(hist->b, pre->hist, sizeof(hist->b));
+		hist->lo = pre->hist_lo;
+		hist->hi = pre->hist_hi;
+	}
+	*spans = pre->spans;              /* taken over */
 	pre->spans = NULL;
 	report_requests_preload_free(&own);
-	for (size_t i = 0; i < n; i++)
-		total = (int64_t)((uint64_t)total + (uint64_t)v[i]);  /* no UB on a wild value */
-	if (radix_sort_i64(v, n, sizeof(*v), 0) < 0) {
-		free(v);
+	if (rc < 0) {
 		report_requests_read_free(*spans);
 		*spans = NULL;
-		return -1;
 	}
-	memset(r, 0, sizeof(*r));
-	if (n) {
-		snprintf(r->name, sizeof(r->name), "requests");
-		r->count = (int64_t)n;
-		r->p50 = nearest_rank(v, n, 50);
-		r->p90 = nearest_rank(v, n, 90);
-		r->p99 = nearest_rank(v, n, 99);
-		r->total = total;
-	}
-	*kept = (struct durations){ v, n };
-	return n ? 1 : 0;
+	return rc;
 }
 
 /* The largest measured part of each row's calls: the blocked class with
@@ -153,7 +156,7 @@ static void set_dominant(const struct report_context *ctx, struct latency_row *r
 	}
 }
 
-static void add_to_bucket(uint64_t *buckets, int *lo, int *hi, int64_t d, uint64_t count)
+void report_hist_add(uint64_t *buckets, int *lo, int *hi, int64_t d, uint64_t count)
 {
 	int b = 0;
 
@@ -183,19 +186,6 @@ static void hist_write(struct json_writer *w, const char *name, const uint64_t *
 	json_end_object(w);
 }
 
-/* The requests' histogram, from their sorted service times (what a
- * GROUP BY of the view gave, without scanning it again). */
-static void durations_hist_json(const struct report_context *ctx, const char *name,
-				const struct durations *d)
-{
-	uint64_t buckets[HIST_BUCKETS] = { 0 };
-	int lo = HIST_BUCKETS, hi = -1;
-
-	for (size_t i = 0; i < d->n; i++)
-		add_to_bucket(buckets, &lo, &hi, d->v[i], 1);
-	hist_write(ctx->json, name, buckets, lo, hi);
-}
-
 static void call_hist_json(const struct report_context *ctx, const char *name,
 			   const struct call_durations *c)
 {
@@ -203,7 +193,7 @@ static void call_hist_json(const struct report_context *ctx, const char *name,
 	int lo = HIST_BUCKETS, hi = -1;
 
 	for (size_t i = 0; i < c->len; i++)
-		add_to_bucket(buckets, &lo, &hi, c->v[i], 1);
+		report_hist_add(buckets, &lo, &hi, c->v[i], 1);
 	hist_write(ctx->json, name, buckets, lo, hi);
 }
 
@@ -371,7 +361,7 @@ struct latency {
 	int64_t queued;           /* requests in request_queueing */
 	int64_t arrivals;         /* ... of them ready at their data's arrival */
 	double queue_mean;        /* their mean queueing, -1 without the view */
-	struct durations req_ns;  /* every request's service_ns, ascending */
+	struct req_hist req_hist; /* the requests' service times */
 };
 
 static const char *const waker_names[SW_N] = { "thread", "process", "interrupt", "none" };
@@ -474,7 +464,7 @@ static void write_json(const struct report_context *ctx, const struct latency *l
 	json_end_array(w);
 	json_begin_array(w, "histograms");
 	if (l->nreq > 0)
-		durations_hist_json(ctx, "requests", &l->req_ns);
+		hist_write(ctx->json, "requests", l->req_hist.b, l->req_hist.lo, l->req_hist.hi);
 	for (int i = 0; i < l->nsys && i < 5; i++)
 		call_hist_json(ctx, l->sys[i].name, &ctx->calls->by_nr[i]);
 	json_end_array(w);
@@ -522,7 +512,6 @@ void report_latency_free(struct latency *l)
 {
 	if (!l)
 		return;
-	free(l->req_ns.v);
 	free(l);
 }
 
@@ -533,19 +522,20 @@ static int load_requests(const struct report_context *ctx, struct latency *l)
 {
 	struct request_read *spans = NULL;
 	const struct slow_candidate *cands;
+	int64_t floor_ns = 0;
 	struct slow_walk *walk = NULL;
 	size_t ncands;
 	int rc = 0, walked = 0, dominant;
 
 	l->queue_mean = queue_mean(ctx, &l->queued, &l->arrivals);
-	l->nreq = request_row(ctx, &l->req, &l->req_ns, &spans);
+	l->nreq = request_row(ctx, &l->req, &l->req_hist, &floor_ns, &spans);
 	if (l->nreq < 0)
 		return -1;
 	/* the slow requests are picked from the spans when there are some */
-	cands = report_requests_spans(spans, &ncands);
+	cands = report_requests_candidates(spans, &ncands);
 	if (l->nreq > 0)
-		rc = slow_path_begin(ctx->db, ctx->scope, l->req_ns.v, l->req_ns.n, cands, ncands,
-				     &l->slow, &walk);
+		rc = slow_path_begin(ctx->db, ctx->scope, (uint64_t)l->req.count, floor_ns, cands,
+				     ncands, &l->slow, &walk);
 	if (rc == 0 && l->nreq > 0) {
 		dominant = report_request_dominant(ctx, spans, l->req.total, walk, &walked,
 						   l->req.dominant, sizeof(l->req.dominant));

@@ -84,24 +84,41 @@ int report_section_reproduce(const struct report_context *ctx);  /* report_repro
  * database's source capture if it is still there, same size (report_reproduce.c). */
 void report_capture_hash(struct report_context *ctx);
 
-/* The spans of requests read, for report_request_dominant (free with
- * report_requests_read_free). */
+/* The requests' JSON histogram: bucket b counts the service times d with
+ * 2^(b-1) < d <= 2^b (bucket 0: d <= 1; the last: everything above);
+ * report_hist_add adds count values of d and widens [*lo, *hi], the
+ * buckets in use (report_latency.c). */
+#define REPORT_HIST_BUCKETS 48
+void report_hist_add(uint64_t *buckets, int *lo, int *hi, int64_t d, uint64_t count);
+
+/* The spans of the requests read, for report_request_dominant, and the
+ * slow path's candidates (free with report_requests_read_free). */
 struct request_read;
 void report_requests_read_free(struct request_read *r);
 
 /* The report's one read of the scope's requests, made before the
  * diagnosis (a scan of the requests table is 0.7-1.4 s for the 4.8M of a
- * 60 s default recording): of the requests overlapping the scope's
- * window, every service time (NULL as 0) into ns (malloc'd, n of them, in
- * no particular order) and, with want_spans, their spans; and the
- * requests started in each window of windows (its base, width and n set
- * by the caller; n 0: none), which the spike rule sums. The latency
- * section takes ns and spans over (report_latency.c). 0 or -1 (free p
- * with report_requests_preload_free either way). */
+ * 60 s default recording). Of the requests overlapping the scope's
+ * window: their count, total and histogram of service times (NULL as 0),
+ * the service times themselves for the percentiles (ns), and, with
+ * want_spans, their spans and the slowest SLOW_PATH_MAX of them in the
+ * slow path's order; and the requests started in each window of windows
+ * (its base, width and n set by the caller; n 0: none), which the spike
+ * rule sums.
+ *
+ * Memory is bounded by report_requests_memory(): service times and spans
+ * beyond it are not kept; the percentiles and the dominant component then
+ * read the table again (rank_select.h; the spans in slices of rowids, one
+ * pass over thread_state_rows each). 0 or -1 (free p with
+ * report_requests_preload_free either way). */
+struct rank_select;
 struct request_preload {
 	int valid;
-	int64_t *ns;
-	size_t n;
+	uint64_t n;                       /* requests overlapping the window */
+	int64_t total;                    /* their service time */
+	uint64_t hist[REPORT_HIST_BUCKETS];
+	int hist_lo, hist_hi;
+	struct rank_select *ns;
 	struct request_read *spans;       /* with want_spans */
 	struct request_windows windows;
 };
@@ -109,10 +126,23 @@ int report_requests_preload(const struct report_context *ctx, int want_spans,
 			    struct request_preload *p);
 void report_requests_preload_free(struct request_preload *p);
 
-/* The spans read (each with its service time), for slow_path_load; NULL
- * and 0 without them. */
+/* Bytes the report may hold of the requests: 256 MiB, or the environment's
+ * PERFCAP_REPORT_REQUEST_BYTES. */
+size_t report_requests_memory(void);
+
+/* The values at 0-based positions pos[0..k) (k <= 8) of p's service times
+ * in ascending order, into out; the table is read again when p did not
+ * keep them all. 0 or -1 (reported). */
+int report_requests_ranks(const struct report_context *ctx, struct request_preload *p,
+			  const uint64_t *pos, size_t k, int64_t *out);
+
+/* The slow path's candidates (any order), for slow_path_begin; NULL and 0
+ * without spans. */
 struct slow_candidate;
-const struct slow_candidate *report_requests_spans(const struct request_read *r, size_t *n);
+const struct slow_candidate *report_requests_candidates(const struct request_read *r, size_t *n);
+
+/* How many slices of rowids the spans took (1 when they fit). */
+size_t report_requests_slices(const struct request_read *r);
 
 /* The dominant component of the requests read into spans into buf, e.g.
  * "socket wait 85% (unattributed 3%)"; total_ns: their service time. The
@@ -120,7 +150,7 @@ const struct slow_candidate *report_requests_spans(const struct request_read *r,
  * whether they did. -1 if unknown (no spans: no sched source), -2 on a
  * database error (reported). */
 struct slow_walk;
-int report_request_dominant(const struct report_context *ctx, const struct request_read *spans,
+int report_request_dominant(const struct report_context *ctx, struct request_read *spans,
 			    int64_t total_ns, struct slow_walk *walk, int *walked,
 			    char *buf, size_t len);
 

@@ -76,6 +76,9 @@ static size_t read_rows(struct slow_candidate *c, int64_t *ns)
 	return n;
 }
 
+/* The value bounding the slow tenth of ns (sorted, n of them). */
+#define FLOOR ns[slow_path_floor_pos(n)]
+
 Test(slow_path, candidates_pick_what_the_statement_selects)
 {
 	struct slow_candidate c[NREQ];
@@ -84,8 +87,8 @@ Test(slow_path, candidates_pick_what_the_statement_selects)
 	size_t n = read_rows(c, ns);
 
 	cr_assert_eq(n, NREQ);
-	cr_assert_eq(slow_path_load(db, &scope, ns, n, NULL, 0, &from_sql), 0);
-	cr_assert_eq(slow_path_load(db, &scope, ns, n, c, n, &picked), 0);
+	cr_assert_eq(slow_path_load(db, &scope, n, FLOOR, NULL, 0, &from_sql), 0);
+	cr_assert_eq(slow_path_load(db, &scope, n, FLOOR, c, n, &picked), 0);
 	/* the first two by start among the 500s: request 0 (start 10000,
 	 * running) and request 1 (start 15000, runnable) */
 	cr_assert_eq(picked.requests, 2);
@@ -110,8 +113,8 @@ Test(slow_path, ties_broken_by_start_then_rowid)
 		     0);
 	n = read_rows(c, ns);
 	cr_assert_eq(n, NREQ - 4);
-	cr_assert_eq(slow_path_load(db, &scope, ns, n, NULL, 0, &from_sql), 0);
-	cr_assert_eq(slow_path_load(db, &scope, ns, n, c, n, &picked), 0);
+	cr_assert_eq(slow_path_load(db, &scope, n, FLOOR, NULL, 0, &from_sql), 0);
+	cr_assert_eq(slow_path_load(db, &scope, n, FLOOR, c, n, &picked), 0);
 	cr_assert_eq(picked.requests, 1);   /* a tenth of 16 */
 	cr_assert_eq(picked.running, 500);  /* request 4 */
 	cr_assert_eq(picked.blocked, 0);
@@ -138,8 +141,8 @@ Test(slow_path, a_walk_fed_every_row_sums_what_its_own_pass_sums)
 			     "INSERT INTO thread_state_rows (tid, pid, state_code, start_ts, duration,"
 			     " wait_class_code, waker_tid, waker_pid) VALUES"
 			     " (101, 7, 3, 15100, 100, 2, 0, 0)"), 0);
-	cr_assert_eq(slow_path_load(db, &scope, ns, n, c, n, &own), 0);
-	cr_assert_eq(slow_path_begin(db, &scope, ns, n, c, n, &fed, &w), 0);
+	cr_assert_eq(slow_path_load(db, &scope, n, FLOOR, c, n, &own), 0);
+	cr_assert_eq(slow_path_begin(db, &scope, n, FLOOR, c, n, &fed, &w), 0);
 	cr_assert_not_null(w);
 	st = db_prepare(db, "SELECT " SLOW_PATH_STATE_COLUMNS " FROM thread_state_rows");
 	cr_assert(st);
