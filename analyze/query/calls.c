@@ -1,11 +1,22 @@
-/* calls.c - the system call pass of a report (calls.h). */
+/* calls.c - the system call pass of a report (calls.h).
+ *
+ * The durations of each call number go to a rank_select (exact
+ * percentiles in bounded memory). All numbers share one budget
+ * (calls_memory, 16 bytes a kept value: 8, and 8 to sort it): when the
+ * values kept exceed it, the number keeping the most drops its values for
+ * a histogram. Those numbers' percentiles are then found in more reads of
+ * the syscalls table, their budget shared among them. An every-source
+ * recording of a busy redis makes 5.5M calls in 60 s; an hour of it,
+ * 330M, needed 2.6 GB here before. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "db/db.h"
 #include "calls.h"
-#include "util/radix_sort.h"
+#include "util/fmt.h"
+#include "util/rank_select.h"
+#include "util/temp_file.h"
 
 struct loader {
 	struct calls *c;
@@ -15,6 +26,7 @@ struct loader {
 	struct hmap waiter_seen;              /* (futex index, tid) -> 1 */
 	unsigned char io_nr[CALLS_MAX_NR];    /* 1: family rw, sync or net */
 	int64_t futex_nr;                     /* futex's number, from syscall_names */
+	size_t kept, max_kept;                /* durations kept, over every number */
 };
 
 void top_count_add(struct top_count *top, int64_t key)
@@ -37,38 +49,63 @@ void top_count_add(struct top_count *top, int64_t key)
 	}
 }
 
+/* The number keeping the most durations drops them (a histogram instead).
+ * 0 or -1. */
+static int spill_largest(struct loader *L)
+{
+	struct call_durations *big = NULL;
+
+	for (size_t i = 0; i < L->c->nnr; i++) {
+		struct call_durations *cd = &L->c->by_nr[i];
+		if (!big || rank_select_kept(cd->sel) > rank_select_kept(big->sel))
+			big = cd;
+	}
+	if (!big || !rank_select_kept(big->sel))
+		return 0;
+	L->kept -= rank_select_kept(big->sel);
+	return rank_select_spill(big->sel);
+}
+
 static int add_duration(struct loader *L, int64_t nr, int64_t d)
 {
 	struct calls *c = L->c;
 	int created = 0;
 	uint64_t *slot = hmap_upsert(&L->nr_index, (uint64_t)nr, 0, c->nnr, &created);
 	struct call_durations *cd;
+	size_t kept;
+	int b;
 
 	if (!slot)
 		return -1;
 	if (created) {
+		struct rank_select *sel = rank_select_new(L->max_kept);
+		if (!sel)
+			return -1;
 		if (c->nnr == L->nr_cap) {
 			size_t n = L->nr_cap ? L->nr_cap * 2 : 64;
 			struct call_durations *grown = realloc(c->by_nr, n * sizeof(*grown));
-			if (!grown)
+			if (!grown) {
+				rank_select_free(sel);
 				return -1;
+			}
 			c->by_nr = grown;
 			L->nr_cap = n;
 		}
-		c->by_nr[c->nnr++] = (struct call_durations){ .nr = nr };
+		c->by_nr[c->nnr++] = (struct call_durations){ .nr = nr, .sel = sel,
+							     .hist_lo = LOG2_BUCKETS, .hist_hi = -1 };
 	}
 	cd = &c->by_nr[*slot];
-	if (cd->len == cd->cap) {
-		size_t n = cd->cap ? cd->cap * 2 : 256;
-		int64_t *grown = realloc(cd->v, n * sizeof(*grown));
-		if (!grown)
-			return -1;
-		cd->v = grown;
-		cd->cap = n;
-	}
-	cd->v[cd->len++] = d;
+	kept = rank_select_kept(cd->sel);
+	if (rank_select_add(cd->sel, d) < 0)
+		return -1;
+	L->kept += rank_select_kept(cd->sel) - kept;
+	cd->len++;
 	cd->total += d;
-	return 0;
+	b = log2_bucket(d);
+	cd->hist[b]++;
+	cd->hist_lo = b < cd->hist_lo ? b : cd->hist_lo;
+	cd->hist_hi = b > cd->hist_hi ? b : cd->hist_hi;
+	return L->kept > L->max_kept ? spill_largest(L) : 0;
 }
 
 static struct futex_waits *futex_entry(struct loader *L, uint32_t pid, uint64_t addr,
@@ -249,22 +286,6 @@ static int by_wait_desc(const void *pa, const void *pb)
 	return a->addr < b->addr ? -1 : a->addr > b->addr;
 }
 
-static int by_value(const void *pa, const void *pb)
-{
-	int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
-
-	return a < b ? -1 : a > b;
-}
-
-/* A call's durations, ascending: a radix sort (qsort through by_value was
- * 8% of the report of a 60 s redis capture, 5.5M calls), or qsort when
- * its scratch can not be had. */
-static void sort_durations(int64_t *v, size_t n)
-{
-	if (radix_sort_i64(v, n, sizeof(*v), 0) < 0)
-		qsort(v, n, sizeof(*v), by_value);
-}
-
 static int make_windows(struct call_windows *w, uint64_t base, uint64_t width, uint64_t end)
 {
 	if (width == 0 || end <= base || (end - base) / width >= 100000)
@@ -277,6 +298,98 @@ static int make_windows(struct call_windows *w, uint64_t base, uint64_t width, u
 	return w->io_calls && w->io_ns ? 0 : -1;
 }
 
+/* The nearest-rank position (0-based) of percentile p of n values. */
+static uint64_t rank_pos(uint64_t n, int p)
+{
+	uint64_t rank = (n * (uint64_t)p + 99) / 100;
+
+	return rank ? rank - 1 : 0;
+}
+
+/* One more read of the scope's calls for the numbers still pending. */
+static int read_again(struct loader *L, sqlite3 *db, const struct report_scope *scope)
+{
+	char where[1024], sql[1400];
+	sqlite3_stmt *st;
+	int step;
+
+	report_scope_sql(where, sizeof(where), "pid", "tid", "ts", "(ts + duration)");
+	snprintf(sql, sizeof(sql), "SELECT duration, nr FROM syscalls WHERE (%s)", where);
+	if (!(st = db_prepare(db, sql)))
+		return -1;
+	report_scope_bind(st, scope);
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		const uint64_t *slot = hmap_find(&L->nr_index, (uint64_t)sqlite3_column_int64(st, 1), 0);
+		if (slot && rank_select_pending(L->c->by_nr[*slot].sel))
+			rank_select_add(L->c->by_nr[*slot].sel, sqlite3_column_int64(st, 0));
+	}
+	sqlite3_finalize(st);
+	if (step != SQLITE_DONE) {
+		db_report_error(db, "syscalls");
+		return -1;
+	}
+	return 0;
+}
+
+/* Each number's percentiles: from its kept durations, or, for those that
+ * dropped theirs, in more reads of the table. 0 or -1 (reported). */
+static int find_percentiles(struct loader *L, sqlite3 *db, const struct report_scope *scope)
+{
+	struct calls *c = L->c;
+	size_t pending = 0, passes = 0;
+	char a[FMT_BUF], b[FMT_BUF];
+
+	for (size_t i = 0; i < c->nnr; i++) {
+		struct call_durations *cd = &c->by_nr[i];
+		uint64_t pos[3] = { rank_pos(cd->len, 50), rank_pos(cd->len, 90),
+				    rank_pos(cd->len, 99) };
+		if (rank_select_ask(cd->sel, pos, 3) < 0)
+			return -1;
+		pending += rank_select_pending(cd->sel);
+	}
+	for (; pending; passes++) {
+		int rc = 0;
+		for (size_t i = 0; i < c->nnr && rc == 0; i++)
+			if (rank_select_pending(c->by_nr[i].sel)) {
+				rank_select_set_max(c->by_nr[i].sel, L->max_kept / pending);
+				rc = rank_select_begin_pass(c->by_nr[i].sel);
+			}
+		if (rc < 0 || read_again(L, db, scope) < 0)
+			return -1;
+		pending = 0;
+		for (size_t i = 0; i < c->nnr; i++) {
+			if (!rank_select_pending(c->by_nr[i].sel))
+				continue;
+			if (rank_select_end_pass(c->by_nr[i].sel) < 0) {
+				fprintf(stderr, "perfcap-analyze: report: the system calls could not"
+					" be read again (out of memory, or the table changed)\n");
+				return -1;
+			}
+			pending += rank_select_pending(c->by_nr[i].sel);
+		}
+	}
+	for (size_t i = 0; i < c->nnr; i++) {
+		struct call_durations *cd = &c->by_nr[i];
+		cd->p50 = rank_select_value(cd->sel, 0);
+		cd->p90 = rank_select_value(cd->sel, 1);
+		cd->p99 = rank_select_value(cd->sel, 2);
+		rank_select_free(cd->sel);
+		cd->sel = NULL;
+	}
+	if (passes)
+		fprintf(stderr, "perfcap-analyze: note: the durations of %s system calls exceed"
+			" the report's memory for them (%s bytes, PERFCAP_REPORT_CALL_BYTES):"
+			" percentiles found in %zu more read%s of the table\n",
+			fmt_count(a, sizeof(a), c->count), fmt_count(b, sizeof(b), calls_memory()),
+			passes, passes > 1 ? "s" : "");
+	return 0;
+}
+
+size_t calls_memory(void)
+{
+	return temp_file_run_size("PERFCAP_REPORT_CALL_BYTES", (size_t)256 << 20);
+}
+
 int calls_load(sqlite3 *db, const struct report_scope *scope, uint64_t window_base,
 	       uint64_t window_ns, struct calls *c)
 {
@@ -285,6 +398,7 @@ int calls_load(sqlite3 *db, const struct report_scope *scope, uint64_t window_ba
 	int rc;
 
 	memset(c, 0, sizeof(*c));
+	L.max_kept = calls_memory() / 16 ? calls_memory() / 16 : 1;
 	hmap_init(&L.nr_index);
 	hmap_init(&L.futex_index);
 	hmap_init(&L.waiter_seen);
@@ -292,13 +406,13 @@ int calls_load(sqlite3 *db, const struct report_scope *scope, uint64_t window_ba
 	rc = make_windows(&c->windows, window_base, window_ns, end);
 	if (rc == 0)
 		rc = read_calls(&L, db, scope);
-	hmap_free(&L.nr_index);
 	hmap_free(&L.futex_index);
 	hmap_free(&L.waiter_seen);
+	if (rc == 0)
+		rc = find_percentiles(&L, db, scope);
+	hmap_free(&L.nr_index);
 	if (rc < 0)
 		return -1;
-	for (size_t i = 0; i < c->nnr; i++)
-		sort_durations(c->by_nr[i].v, c->by_nr[i].len);
 	if (c->nnr > 0)
 		qsort(c->by_nr, c->nnr, sizeof(*c->by_nr), by_total_desc);
 	if (c->nfutex > 0)
@@ -309,17 +423,10 @@ int calls_load(sqlite3 *db, const struct report_scope *scope, uint64_t window_ba
 void calls_free(struct calls *c)
 {
 	for (size_t i = 0; i < c->nnr; i++)
-		free(c->by_nr[i].v);
+		rank_select_free(c->by_nr[i].sel);
 	free(c->by_nr);
 	free(c->futex);
 	free(c->windows.io_calls);
 	free(c->windows.io_ns);
 	memset(c, 0, sizeof(*c));
-}
-
-int64_t calls_percentile(const struct call_durations *d, int p)
-{
-	size_t rank = (d->len * (size_t)p + 99) / 100;
-
-	return d->len ? d->v[(rank ? rank : 1) - 1] : 0;
 }

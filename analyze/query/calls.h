@@ -2,7 +2,9 @@
  * scope, feeding everything that needs them: per-call-number durations
  * (latency percentiles and histograms), futex waits per address (lock
  * contention), and I/O calls per time window (the spike window). SQLite
- * would sort millions of rows for each GROUP BY; this reads them once. */
+ * would sort millions of rows for each GROUP BY; this reads them once,
+ * and again only when the durations do not fit the memory given
+ * (calls_memory). */
 #ifndef ANALYZE_QUERY_CALLS_H
 #define ANALYZE_QUERY_CALLS_H
 
@@ -11,18 +13,24 @@
 #include <sqlite3.h>
 
 #include "util/hashmap.h"
+#include "util/log2_bucket.h"
 #include "scope.h"
 
 #define CALLS_MAX_NR      1024    /* numbers at or above are not per-number */
 #define FUTEX_TOP         4       /* stacks and wakers kept per address */
 #define FUTEX_TIDS_TEXT   512
 
-/* Durations of one system call number. */
+/* Durations of one system call number: count, total, nearest-rank
+ * percentiles (rank ceil(p * len / 100)) and the JSON histogram
+ * (util/log2_bucket.h). */
 struct call_durations {
 	int64_t nr;
-	int64_t *v;               /* sorted ascending after calls_load */
-	size_t len, cap;
+	uint64_t len;
 	int64_t total;
+	int64_t p50, p90, p99;
+	uint64_t hist[LOG2_BUCKETS];
+	int hist_lo, hist_hi;     /* the buckets in use (lo > hi: none) */
+	struct rank_select *sel;  /* while calls_load reads them */
 };
 
 struct top_count {
@@ -64,8 +72,11 @@ int calls_load(sqlite3 *db, const struct report_scope *scope, uint64_t window_ba
 	       uint64_t window_ns, struct calls *c);
 void calls_free(struct calls *c);
 
-/* Nearest rank: the value at rank ceil(p * n / 100) of the sorted durations. */
-int64_t calls_percentile(const struct call_durations *d, int p);
+/* Bytes calls_load may hold of the durations: 256 MiB, or the
+ * environment's PERFCAP_REPORT_CALL_BYTES. Past it the numbers with the
+ * most are dropped for histograms, and the syscalls table is read again
+ * for their percentiles (util/rank_select.h). */
+size_t calls_memory(void);
 
 /* Adds one to key's count in a small heavy-hitter list of FUTEX_TOP. */
 void top_count_add(struct top_count *top, int64_t key);

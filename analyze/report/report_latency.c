@@ -14,9 +14,10 @@
 #include "db/db.h"
 #include "query/slow_path.h"
 #include "util/fmt.h"
+#include "util/log2_bucket.h"
 #include "report_sections.h"
 
-#define HIST_BUCKETS REPORT_HIST_BUCKETS
+#define HIST_BUCKETS LOG2_BUCKETS
 
 struct req_hist {
 	uint64_t b[HIST_BUCKETS];
@@ -52,9 +53,9 @@ static int call_rows(const struct report_context *ctx, struct latency_row *rows,
 		call_name(ctx, c->nr, r->name, sizeof(r->name));
 		r->nr = c->nr;
 		r->count = (int64_t)c->len;
-		r->p50 = calls_percentile(c, 50);
-		r->p90 = calls_percentile(c, 90);
-		r->p99 = calls_percentile(c, 99);
+		r->p50 = c->p50;
+		r->p90 = c->p90;
+		r->p99 = c->p99;
 		r->total = c->total;
 	}
 	return n;
@@ -158,10 +159,8 @@ static void set_dominant(const struct report_context *ctx, struct latency_row *r
 
 void report_hist_add(uint64_t *buckets, int *lo, int *hi, int64_t d, uint64_t count)
 {
-	int b = 0;
+	int b = log2_bucket(d);
 
-	while (b < HIST_BUCKETS - 1 && d > (1ll << b))
-		b++;
 	buckets[b] += count;
 	*lo = b < *lo ? b : *lo;
 	*hi = b > *hi ? b : *hi;
@@ -189,12 +188,7 @@ static void hist_write(struct json_writer *w, const char *name, const uint64_t *
 static void call_hist_json(const struct report_context *ctx, const char *name,
 			   const struct call_durations *c)
 {
-	uint64_t buckets[HIST_BUCKETS] = { 0 };
-	int lo = HIST_BUCKETS, hi = -1;
-
-	for (size_t i = 0; i < c->len; i++)
-		report_hist_add(buckets, &lo, &hi, c->v[i], 1);
-	hist_write(ctx->json, name, buckets, lo, hi);
+	hist_write(ctx->json, name, c->hist, c->hist_lo, c->hist_hi);
 }
 
 static void row_json(struct json_writer *w, const struct latency_row *r)

@@ -15,6 +15,7 @@
 #include "query/folded.h"
 #include "query/names.h"
 #include "util/json_writer.h"
+#include "util/log2_bucket.h"
 #include "report.h"
 
 struct report_context {
@@ -84,11 +85,10 @@ int report_section_reproduce(const struct report_context *ctx);  /* report_repro
  * database's source capture if it is still there, same size (report_reproduce.c). */
 void report_capture_hash(struct report_context *ctx);
 
-/* The requests' JSON histogram: bucket b counts the service times d with
- * 2^(b-1) < d <= 2^b (bucket 0: d <= 1; the last: everything above);
- * report_hist_add adds count values of d and widens [*lo, *hi], the
- * buckets in use (report_latency.c). */
-#define REPORT_HIST_BUCKETS 48
+/* The requests' JSON histogram (util/log2_bucket.h): report_hist_add adds
+ * count values of d and widens [*lo, *hi], the buckets in use
+ * (report_latency.c). */
+#define REPORT_HIST_BUCKETS LOG2_BUCKETS
 void report_hist_add(uint64_t *buckets, int *lo, int *hi, int64_t d, uint64_t count);
 
 /* The spans of the requests read, for report_request_dominant, and the

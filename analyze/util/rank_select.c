@@ -12,7 +12,7 @@
 #include "radix_sort.h"
 #include "rank_select.h"
 
-#define SUB_BITS 12                    /* log-linear: 4,096 buckets per power of two */
+#define SUB_BITS 8                     /* log-linear: 256 buckets per power of two */
 #define SUB (1u << SUB_BITS)
 #define NBUCKETS (1 + SUB + (62 - SUB_BITS + 1) * SUB)
 #define SPLIT 65536
@@ -110,6 +110,8 @@ void rank_select_free(struct rank_select *r)
 /* The kept values go into the histogram, and are dropped. 0 or -1. */
 static int spill(struct rank_select *r)
 {
+	if (r->hist)
+		return 0;
 	r->hist = calloc(NBUCKETS, sizeof(*r->hist));
 	if (!r->hist)
 		return -1;
@@ -175,6 +177,21 @@ int rank_select_add(struct rank_select *r, int64_t v)
 uint64_t rank_select_count(const struct rank_select *r)
 {
 	return r->count;
+}
+
+size_t rank_select_kept(const struct rank_select *r)
+{
+	return r->nkept;
+}
+
+int rank_select_spill(struct rank_select *r)
+{
+	return r->asked ? -1 : spill(r);
+}
+
+void rank_select_set_max(struct rank_select *r, size_t max_values)
+{
+	r->max_values = max_values ? max_values : 1;
 }
 
 /* Each target's bucket, from the histogram. */
