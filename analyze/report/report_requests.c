@@ -14,11 +14,12 @@
  * Memory is bounded (report_requests_memory, 256 MiB): a 40 s redis
  * recording has 3.2M requests, an hour of it 290M, and the report held
  * 64 bytes of each. The service times are kept while they fit, else
- * rank_select.h reads them again for the percentiles; the spans are taken
- * in slices of consecutive rowids that fit, the first during the read,
- * each later one read again before its own pass over thread_state_rows;
- * of the slow path's candidates only the slowest SLOW_PATH_MAX are kept
- * (all it can pick). A capture that fits is read once, as before. */
+ * rank_select.h reads them again for the percentiles; the spans are kept
+ * while they fit, else read again sorted by thread and start and merged
+ * with thread_state_rows sorted the same way (SQLite's sorter spills to
+ * temporary files); of the slow path's candidates only the slowest
+ * SLOW_PATH_MAX are kept (all it can pick). A capture that fits is read
+ * once, as before. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,16 +40,14 @@ enum { RC_RUNNING, RC_RUNNABLE, RC_BLOCK_IO, RC_FUTEX, RC_POLL, RC_SLEEP, RC_NET
 static const char *const component_names[RC_N] = { "running", "runnable", "block_io wait",
 	"futex wait", "poll wait", "sleep", "socket wait", "other wait" };
 
-/* The spans and candidates read: the current slice's spans in cover; slice
- * k holds the rows with rowid in (bounds[k-1], bounds[k]] (no bound
- * below the first, none above the last), max_spans rows each but the
- * last; rows: every row read. cands: the slow path's candidates
+/* The spans and candidates read: the spans in cover while they fit
+ * (max_spans), else none (merge: report_request_dominant reads them again,
+ * sorted); rows: every row read. cands: the slow path's candidates
  * (add_candidate). */
 struct request_read {
 	struct span_cover *cover;
-	size_t max_spans, slice_rows;
-	int64_t *bounds, last_row;
-	size_t nbounds, cap_bounds;
+	size_t max_spans;
+	int merge;
 	uint64_t rows;
 	struct slow_candidate *cands, floor;
 	size_t ncands, cap_cands;
@@ -57,18 +56,21 @@ struct request_read {
 
 /* The statement of every read of the requests: those overlapping the
  * window (the latency section's) and those started in it (the spike
- * rule's), told apart by in_window; rowid in (after, upto]. */
-static sqlite3_stmt *prepare_read(const struct report_context *ctx, int64_t after, int64_t upto)
+ * rule's), told apart by in_window; in storage order, or sorted by
+ * serving thread and start (SQLite's sorter: bounded memory, temporary
+ * files past it). */
+static sqlite3_stmt *prepare_read(const struct report_context *ctx, int by_thread)
 {
 	char overlap[1024], started[1024], sql[3200];
 
 	snprintf(sql, sizeof(sql), "SELECT CAST(tids AS INTEGER), start_ts, end_ts, pid, fd, rowid,"
-		 " service_ns FROM %s WHERE ((%s) OR (%s)) AND rowid > %lld AND rowid <= %lld"
-		 " ORDER BY rowid", report_requests_from(ctx->scope, "requests"),
+		 " service_ns FROM %s WHERE (%s) OR (%s)%s",
+		 report_requests_from(ctx->scope, "requests"),
 		 report_scope_sql(overlap, sizeof(overlap), "pid", "CAST(tids AS INTEGER)",
 				  "start_ts", "end_ts"),
 		 report_scope_sql(started, sizeof(started), "pid", "CAST(tids AS INTEGER)",
-				  "start_ts", "start_ts"), (long long)after, (long long)upto);
+				  "start_ts", "start_ts"),
+		 by_thread ? " ORDER BY ifnull(CAST(tids AS INTEGER), 0), ifnull(start_ts, 0)" : "");
 	return report_prepare(ctx, sql);
 }
 
@@ -182,23 +184,16 @@ static int add_candidate(struct request_read *r, sqlite3_stmt *st)
 	return r->ncands == 2 * SLOW_PATH_MAX ? cut_candidates(r) : 0;
 }
 
-/* The span of the current row of st, in the first slice or in the count
- * of a later one. 0 or -1. */
+/* The span of the current row of st, while they fit. 0 or -1. */
 static int add_span(struct request_read *r, sqlite3_stmt *st)
 {
-	if (r->slice_rows == r->max_spans) {      /* a new slice from this row */
-		if (array_grow((void **)&r->bounds, &r->cap_bounds, r->nbounds,
-			       sizeof(*r->bounds), 16))
-			return -1;
-		r->bounds[r->nbounds++] = r->last_row;
-		r->slice_rows = 0;
+	if (++r->rows > r->max_spans && !r->merge) {    /* they do not fit: none */
+		r->merge = 1;
+		span_cover_reset(r->cover);
 	}
-	r->slice_rows++;
-	r->rows++;
-	r->last_row = sqlite3_column_int64(st, 5);
-	if (r->nbounds == 0 && span_cover_add(r->cover, sqlite3_column_int64(st, 0),
-					      sqlite3_column_int64(st, 1),
-					      sqlite3_column_int64(st, 2)) < 0)
+	if (!r->merge && span_cover_add(r->cover, sqlite3_column_int64(st, 0),
+					sqlite3_column_int64(st, 1),
+					sqlite3_column_int64(st, 2)) < 0)
 		return -1;
 	return add_candidate(r, st);
 }
@@ -209,16 +204,15 @@ const struct slow_candidate *report_requests_candidates(const struct request_rea
 	return r ? r->cands : NULL;
 }
 
-size_t report_requests_slices(const struct request_read *r)
+int report_requests_merged(const struct request_read *r)
 {
-	return r ? r->nbounds + 1 : 0;
+	return r && r->merge;
 }
 
 void report_requests_read_free(struct request_read *r)
 {
 	if (r) {
 		span_cover_free(r->cover);
-		free(r->bounds);
 		free(r->cands);
 	}
 	free(r);
@@ -305,7 +299,7 @@ int report_requests_preload(const struct report_context *ctx, int want_spans,
 	if (!(p->ns = rank_select_new(fit(report_requests_memory() / 4, 16))) ||
 	    (want_spans && !(p->spans = read_new())))
 		return -1;
-	st = prepare_read(ctx, INT64_MIN, INT64_MAX);
+	st = prepare_read(ctx, 0);
 	while (st && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		add_window(w, st, from, to);
 		if (in_window(ctx, st) && add_request(p, st) < 0) {
@@ -316,7 +310,8 @@ int report_requests_preload(const struct report_context *ctx, int want_spans,
 	if (st && rc != SQLITE_DONE && rc != SQLITE_NOMEM)
 		db_report_error(ctx->db, "requests");
 	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE || (p->spans && span_cover_build(p->spans->cover) < 0))
+	if (rc != SQLITE_DONE || (p->spans && !p->spans->merge &&
+				  span_cover_build(p->spans->cover) < 0))
 		return -1;
 	w->valid = w->n > 0;
 	p->valid = 1;
@@ -352,7 +347,7 @@ int report_requests_ranks(const struct report_context *ctx, struct request_prelo
 		sqlite3_stmt *st = NULL;
 
 		if (rank_select_begin_pass(p->ns) < 0 ||
-		    !(st = prepare_read(ctx, INT64_MIN, INT64_MAX)) ||
+		    !(st = prepare_read(ctx, 0)) ||
 		    each_row(ctx, st, add_rank_value, p->ns) < 0 ||
 		    rank_select_end_pass(p->ns) < 0) {
 			fprintf(stderr, "perfcap-analyze: report: the requests could not be read again"
@@ -383,133 +378,159 @@ static int component_of(int64_t state_code, int64_t wait_class_code)
 	return wait_class_code >= 0 && wait_class_code < 7 ? by_class[wait_class_code] : RC_OTHER;
 }
 
-/* What the first pass over thread_state_rows notes for the later slices:
- * per block of STATE_BLOCK rowids, the earliest start and the latest end
- * of its rows. The table is written about in time order (a state when it
- * ends), so a later slice reads only the blocks its time meets instead
- * of the whole table again. */
-#define STATE_BLOCK 4096
-
-struct state_blocks {
-	int64_t (*range)[2];
-	size_t n, cap;
-};
-
-static int note_block(struct state_blocks *b, int64_t rowid, int64_t start, int64_t end)
+/* Adds a state row's overlap with its thread's spans and gives it to the
+ * slow path's walk (NULL: none). */
+static void add_state(const struct slow_state_row *row, uint64_t ns, struct slow_walk *walk,
+		      uint64_t sums[RC_N])
 {
-	size_t k = rowid > 0 ? (size_t)(rowid / STATE_BLOCK) : 0;
-
-	while (b->n <= k) {
-		if (array_grow((void **)&b->range, &b->cap, b->n, sizeof(*b->range), 64))
-			return -1;
-		b->range[b->n][0] = INT64_MAX;
-		b->range[b->n++][1] = INT64_MIN;
-	}
-	if (start < b->range[k][0])
-		b->range[k][0] = start;
-	if (end > b->range[k][1])
-		b->range[k][1] = end;
-	return 0;
+	if (walk)
+		slow_path_add_state(walk, row);
+	sums[component_of(row->state, row->cls)] += ns;
 }
 
-/* Steps st (SLOW_PATH_STATE_COLUMNS, then rowid): each row's overlap with
- * the spans of its thread summed per component, each row given to the
- * slow path's walk (NULL: none) and noted in blocks (NULL: not). 0 or -1
- * (reported). */
-static int sum_states(const struct report_context *ctx, sqlite3_stmt *st,
-		      const struct span_cover *cover, struct slow_walk *walk,
-		      struct state_blocks *blocks, uint64_t sums[RC_N])
+/* One pass over thread_state_rows, each row's overlap with the spans of
+ * its thread from the cover; the slow path's walk is fed the same rows
+ * (it needed a pass of its own before: 0.45 and 0.6 s of a 20 s postgres
+ * recording's report). 0 or -1 (reported). */
+static int cover_states(const struct report_context *ctx, const struct span_cover *cover,
+			struct slow_walk *walk, uint64_t sums[RC_N])
 {
+	sqlite3_stmt *st = report_prepare(ctx, "SELECT " SLOW_PATH_STATE_COLUMNS
+					  " FROM thread_state_rows");
 	struct slow_state_row row;
 	int step = SQLITE_ERROR;
 
 	while (st && (step = sqlite3_step(st)) == SQLITE_ROW) {
 		slow_path_state_of(st, 0, &row);
-		if (walk)
-			slow_path_add_state(walk, &row);
-		if (blocks && note_block(blocks, sqlite3_column_int64(st, 8), row.start,
-					 row.start + row.duration) < 0)
-			return -1;
-		sums[component_of(row.state, row.cls)] +=
-			span_cover_overlap(cover, row.tid, row.start, row.start + row.duration);
+		add_state(&row, span_cover_overlap(cover, row.tid, row.start,
+						   row.start + row.duration), walk, sums);
 	}
 	if (st && step != SQLITE_DONE)
 		db_report_error(ctx->db, "thread_state_rows");
+	sqlite3_finalize(st);
 	return step == SQLITE_DONE ? 0 : -1;
 }
 
-/* The first slice's pass: every row, for the slow path's walk too (which
- * needed a pass of its own before: 0.45 and 0.6 s of a 20 s postgres
- * recording's report), noting the blocks when there are later slices. */
-static int first_states(const struct report_context *ctx, const struct request_read *r,
-			struct slow_walk *walk, struct state_blocks *blocks, uint64_t sums[RC_N])
+/* The spans of one thread that may still overlap its next states, while
+ * both are read in (thread, start) order. */
+struct sweep {
+	sqlite3_stmt *req;          /* prepare_read(ctx, 1), stepped */
+	int req_row;                /* req holds a row not yet taken */
+	int64_t tid;                /* the thread of active */
+	struct { int64_t start, end; } *active;
+	size_t n, cap;
+	uint64_t taken;             /* spans taken (in the window) */
+};
+
+/* Steps the requests to the next one in the window. 0, or -1 (reported). */
+static int next_span(const struct report_context *ctx, struct sweep *w)
 {
-	sqlite3_stmt *st = report_prepare(ctx, "SELECT " SLOW_PATH_STATE_COLUMNS ", rowid"
-					  " FROM thread_state_rows");
-	int rc = sum_states(ctx, st, r->cover, walk, r->nbounds ? blocks : NULL, sums);
+	int rc;
 
-	sqlite3_finalize(st);
-	return rc;
-}
-
-/* A later slice's pass: the rows of the blocks its spans' time meets, in
- * runs of consecutive blocks. */
-static int later_states(const struct report_context *ctx, const struct request_read *r,
-			const struct state_blocks *b, uint64_t sums[RC_N])
-{
-	int64_t first, last;
-	sqlite3_stmt *st = report_prepare(ctx, "SELECT " SLOW_PATH_STATE_COLUMNS ", rowid"
-					  " FROM thread_state_rows WHERE rowid BETWEEN ?3 AND ?4"
-					  " AND start_ts < ?1 AND start_ts + duration > ?2");
-	int rc = st ? 0 : -1;
-
-	span_cover_range(r->cover, &first, &last);
-	for (size_t k = 0; rc == 0 && k < b->n;) {
-		size_t j = k;
-		while (j < b->n && b->range[j][0] < last && b->range[j][1] > first)
-			j++;
-		if (j == k) {
-			k++;
-			continue;
+	while ((rc = sqlite3_step(w->req)) == SQLITE_ROW)
+		if (in_window(ctx, w->req)) {
+			w->req_row = 1;
+			return 0;
 		}
-		sqlite3_reset(st);
-		sqlite3_bind_int64(st, 1, last);
-		sqlite3_bind_int64(st, 2, first);
-		sqlite3_bind_int64(st, 3, (int64_t)(k * STATE_BLOCK));
-		sqlite3_bind_int64(st, 4, (int64_t)(j * STATE_BLOCK) - 1);
-		rc = sum_states(ctx, st, r->cover, NULL, NULL, sums);
-		k = j;
-	}
-	sqlite3_finalize(st);
-	return rc;
-}
-
-static int add_slice_span(void *arg, sqlite3_stmt *st)
-{
-	struct request_read *r = arg;
-
-	r->slice_rows++;
-	return span_cover_add(r->cover, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-			      sqlite3_column_int64(st, 2));
-}
-
-/* Reads slice k (> 0) of the spans again into r->cover. 0 or -1 (reported). */
-static int read_slice(const struct report_context *ctx, struct request_read *r, size_t k)
-{
-	int64_t upto = k < r->nbounds ? r->bounds[k] : INT64_MAX;
-	uint64_t want = k < r->nbounds ? r->max_spans : r->rows - r->nbounds * r->max_spans;
-
-	span_cover_reset(r->cover);
-	r->slice_rows = 0;
-	if (each_row(ctx, prepare_read(ctx, r->bounds[k - 1], upto), add_slice_span, r) < 0 ||
-	    span_cover_build(r->cover) < 0)
-		return -1;
-	if (r->slice_rows != want) {
-		fprintf(stderr, "perfcap-analyze: report: the requests table changed while the"
-			" report read it\n");
+	w->req_row = 0;
+	if (rc != SQLITE_DONE) {
+		db_report_error(ctx->db, "requests");
 		return -1;
 	}
 	return 0;
+}
+
+/* The overlap of the state [s, e) of thread tid with that thread's spans:
+ * the spans of tid starting before e join the active ones, those ended by
+ * s leave (states come in start order, so no later one needs them). 0
+ * or -1. */
+static int sweep_overlap(const struct report_context *ctx, struct sweep *w, int64_t tid,
+			 int64_t s, int64_t e, uint64_t *ns)
+{
+	size_t k = 0;
+
+	if (tid != w->tid) {
+		w->n = 0;
+		w->tid = tid;
+	}
+	while (w->req_row && sqlite3_column_int64(w->req, 0) <= tid) {
+		int64_t t = sqlite3_column_int64(w->req, 0), a = sqlite3_column_int64(w->req, 1);
+		int64_t b = sqlite3_column_int64(w->req, 2);
+		if (t == tid && a >= e)
+			break;
+		w->taken++;
+		if (t == tid && b > a && b > s) {
+			if (array_grow((void **)&w->active, &w->cap, w->n, sizeof(*w->active), 64))
+				return -1;
+			w->active[w->n].start = a;
+			w->active[w->n++].end = b;
+		}
+		if (next_span(ctx, w) < 0)
+			return -1;
+	}
+	*ns = 0;
+	for (size_t i = 0; i < w->n; i++) {
+		int64_t a = w->active[i].start > s ? w->active[i].start : s;
+		int64_t b = w->active[i].end < e ? w->active[i].end : e;
+		if (w->active[i].end <= s)
+			continue;                    /* over: dropped */
+		if (b > a)
+			*ns += (uint64_t)(b - a);
+		w->active[k++] = w->active[i];
+	}
+	w->n = k;
+	return 0;
+}
+
+#define MERGE_CACHE_KIB "16384"
+
+/* The spans did not fit: the requests and thread_state_rows both read
+ * sorted by thread and start (SQLite's sorter spills to temporary files,
+ * so memory stays bounded), and merged: each state meets the spans of its
+ * thread active at its time. The same sums as cover_states, in one pass
+ * over each table. 0 or -1 (reported). */
+static int merge_states(const struct report_context *ctx, const struct request_read *r,
+			struct slow_walk *walk, uint64_t sums[RC_N])
+{
+	struct sweep w = { .tid = INT64_MIN };
+	sqlite3_stmt *st;
+	struct slow_state_row row;
+	int step = SQLITE_ERROR, rc;
+
+	/* two sorters at once, each may hold the page cache's size in memory
+	 * before it spills: a smaller cache while they run */
+	db_exec(ctx->db, "PRAGMA cache_size=-" MERGE_CACHE_KIB);
+	w.req = prepare_read(ctx, 1);
+	st = report_prepare(ctx, "SELECT " SLOW_PATH_STATE_COLUMNS
+					  " FROM thread_state_rows"
+					  " ORDER BY ifnull(tid, 0), ifnull(start_ts, 0)");
+	rc = w.req && st ? next_span(ctx, &w) : -1;
+
+	while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+		uint64_t ns = 0;
+		slow_path_state_of(st, 0, &row);
+		rc = sweep_overlap(ctx, &w, row.tid, row.start, row.start + row.duration, &ns);
+		if (rc == 0)
+			add_state(&row, ns, walk, sums);
+	}
+	if (rc == 0 && step != SQLITE_DONE) {
+		db_report_error(ctx->db, "thread_state_rows");
+		rc = -1;
+	}
+	while (rc == 0 && w.req_row) {       /* spans after the last state: counted */
+		w.taken++;
+		rc = next_span(ctx, &w);
+	}
+	if (rc == 0 && w.taken != r->rows) {
+		fprintf(stderr, "perfcap-analyze: report: the requests table changed while the"
+			" report read it\n");
+		rc = -1;
+	}
+	sqlite3_finalize(w.req);
+	sqlite3_finalize(st);
+	db_use_reader_cache(ctx->db);
+	free(w.active);
+	return rc;
 }
 
 int report_request_dominant(const struct report_context *ctx, struct request_read *spans,
@@ -517,28 +538,24 @@ int report_request_dominant(const struct report_context *ctx, struct request_rea
 			    char *buf, size_t len)
 {
 	uint64_t sums[RC_N] = { 0 }, covered = 0, best = 0;
-	struct state_blocks blocks = { 0 };
-	int best_k = -1, rc = 0;
+	int best_k = -1;
 
 	*walked = 0;
 	if (!spans || total_ns <= 0)
 		return -1;
-	for (size_t k = 0; rc == 0 && spans->rows > 0 && k <= spans->nbounds; k++) {
-		if (k == 0)
-			rc = first_states(ctx, spans, walk, &blocks, sums);
-		else if ((rc = read_slice(ctx, spans, k)) == 0)
-			rc = later_states(ctx, spans, &blocks, sums);
+	if (spans->rows > 0) {
+		if ((spans->merge ? merge_states(ctx, spans, walk, sums) :
+		     cover_states(ctx, spans->cover, walk, sums)) < 0)
+			return -2;
 		*walked = 1;
 	}
-	free(blocks.range);
-	if (rc < 0)
-		return -2;
-	if (spans->nbounds) {
+	if (spans->merge) {
 		char a[FMT_BUF], b[FMT_BUF];
 		fprintf(stderr, "perfcap-analyze: note: the spans of %s requests exceed the"
 			" report's memory for them (%s bytes, PERFCAP_REPORT_REQUEST_BYTES): read"
-			" in %zu slices\n", fmt_count(a, sizeof(a), spans->rows),
-			fmt_count(b, sizeof(b), report_requests_memory()), spans->nbounds + 1);
+			" again sorted by thread, with thread_state_rows\n",
+			fmt_count(a, sizeof(a), spans->rows),
+			fmt_count(b, sizeof(b), report_requests_memory()));
 	}
 	for (int k = 0; k < RC_N; k++) {
 		covered += sums[k];

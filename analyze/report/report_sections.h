@@ -108,8 +108,8 @@ void report_requests_read_free(struct request_read *r);
  *
  * Memory is bounded by report_requests_memory(): service times and spans
  * beyond it are not kept; the percentiles and the dominant component then
- * read the table again (rank_select.h; the spans in slices of rowids, one
- * pass over thread_state_rows each). 0 or -1 (free p with
+ * read the table again (rank_select.h; the spans sorted by thread, merged
+ * with thread_state_rows sorted the same way). 0 or -1 (free p with
  * report_requests_preload_free either way). */
 struct rank_select;
 struct request_preload {
@@ -141,8 +141,8 @@ int report_requests_ranks(const struct report_context *ctx, struct request_prelo
 struct slow_candidate;
 const struct slow_candidate *report_requests_candidates(const struct request_read *r, size_t *n);
 
-/* How many slices of rowids the spans took (1 when they fit). */
-size_t report_requests_slices(const struct request_read *r);
+/* 1 when the spans did not fit: the dominant component reads them again. */
+int report_requests_merged(const struct request_read *r);
 
 /* The dominant component of the requests read into spans into buf, e.g.
  * "socket wait 85% (unattributed 3%)"; total_ns: their service time. The

@@ -3,7 +3,8 @@
 # call durations is bounded (PERFCAP_REPORT_REQUEST_BYTES and
 # PERFCAP_REPORT_CALL_BYTES, 256 MiB each by default): past it the
 # percentiles are found in more reads of the tables and the requests'
-# spans are read in slices (report_requests.c, query/calls.c). The answers
+# spans are read again, sorted by thread and merged with the thread states
+# (report_requests.c, query/calls.c). The answers
 # must not change: the report (text and JSON; the whole capture, a window,
 # one process) with a few hundred bytes, and with one, equals the report
 # that keeps everything, and stderr says what was read again.
@@ -45,8 +46,9 @@ for scope in "" "--from 300ms --to 450ms" "--pid $pid"; do
 				"$tmp/small.err" ||
 				fail "report $fmt $scope, $bytes bytes: no note of the calls' reads"
 			if [ -z "$scope" ]; then
-				grep -Eq "spans of $n requests .* read in [0-9]+ slices" "$tmp/small.err" ||
-					fail "report $fmt, $bytes bytes: no note of the slices"
+				grep -Eq "spans of $n requests .* read again sorted by thread" \
+					"$tmp/small.err" ||
+					fail "report $fmt, $bytes bytes: no note of the spans read again"
 			fi
 		done
 	done

@@ -60,7 +60,8 @@ stop_recording() {
 
 # check_report NAME COUNT: the report of NAME shows COUNT requests and
 # their queueing from the data's arrival; with 64 KiB for its requests (the
-# percentiles found in more reads of the table, the spans read in slices)
+# percentiles found in more reads of the table, the spans read again sorted
+# by thread and merged with the thread states)
 # the JSON report is the same
 check_report() {
 	"$PERFCAP_ANALYZE" report "$TMP/$1.perfcap" > "$TMP/$1.report" 2>&1 ||
@@ -69,7 +70,8 @@ check_report() {
 		fail "JSON report of $1 failed"
 	PERFCAP_REPORT_REQUEST_BYTES=65536 "$PERFCAP_ANALYZE" report --json "$TMP/$1.perfcap" \
 		> "$TMP/$1.small.json" 2> "$TMP/$1.small.err" || fail "JSON report of $1 in 64 KiB failed"
-	grep -q "read in [0-9]* slices" "$TMP/$1.small.err" || fail "$1: the spans fit in 64 KiB"
+	grep -q "read again sorted by thread" "$TMP/$1.small.err" ||
+		fail "$1: the spans fit in 64 KiB"
 	cmp -s "$TMP/$1.all.json" "$TMP/$1.small.json" || {
 		diff "$TMP/$1.all.json" "$TMP/$1.small.json" | head
 		fail "$1: the report changed when its requests did not fit in memory"
