@@ -44,6 +44,10 @@ void span_cover_free(struct span_cover *c)
 
 void span_cover_reset(struct span_cover *c)
 {
+	free(c->starts);
+	free(c->ends);
+	c->starts = c->ends = NULL;
+	c->cap_s = c->cap_e = 0;
 	c->n = 0;
 	c->first = c->last = 0;
 	hmap_free(&c->keys);

@@ -30,7 +30,7 @@ struct span_cover;
 
 struct span_cover *span_cover_new(void);
 void span_cover_free(struct span_cover *c);
-/* Drops every span (the memory is kept for the next ones). */
+/* Drops every span and frees their memory. */
 void span_cover_reset(struct span_cover *c);
 
 /* Adds a span of key (empty or reversed spans cover nothing and are not
