@@ -178,17 +178,9 @@ static int add_candidate(struct request_read *r, sqlite3_stmt *st)
 	candidate_of(st, &c);
 	if (r->have_floor && r->floor_exact && !later(&r->floor, &c))
 		return 0;
-	if (r->ncands == r->cap_cands) {       /* doubling, but to 2 x SLOW_PATH_MAX at most */
-		size_t cap = r->cap_cands ? r->cap_cands * 2 : 256;
-		struct slow_candidate *grown;
-
-		cap = cap < 2 * SLOW_PATH_MAX ? cap : 2 * SLOW_PATH_MAX;
-		grown = realloc(r->cands, cap * sizeof(*grown));
-		if (!grown)
-			return -1;
-		r->cands = grown;
-		r->cap_cands = cap;
-	}
+	if (array_grow_max((void **)&r->cands, &r->cap_cands, r->ncands, sizeof(*r->cands), 256,
+			   2 * SLOW_PATH_MAX))
+		return -1;
 	r->cands[r->ncands++] = c;
 	return r->ncands == 2 * SLOW_PATH_MAX ? cut_candidates(r) : 0;
 }

@@ -14,4 +14,8 @@
  * (*v and *cap are then unchanged). */
 int array_grow(void **v, size_t *cap, size_t n, size_t size, size_t first);
 
+/* array_grow, but to max elements at most: -1 (nothing changed) when n
+ * is max already. */
+int array_grow_max(void **v, size_t *cap, size_t n, size_t size, size_t first, size_t max);
+
 #endif /* ANALYZE_GROW_H */

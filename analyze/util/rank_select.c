@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "radix_sort.h"
 #include "rank_select.h"
 
@@ -125,20 +126,11 @@ static int spill(struct rank_select *r)
 
 static int keep(struct rank_select *r, int64_t v)
 {
-	if (r->nkept == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 1024;
-		int64_t *grown;
-
-		if (cap > r->max_values)
-			cap = r->max_values;
-		if (cap <= r->nkept)
-			return spill(r) < 0 ? -1 : (r->hist[bucket_of(v)]++, 0);
-		grown = realloc(r->kept, cap * sizeof(*grown));
-		if (!grown)
-			return -1;
-		r->kept = grown;
-		r->cap = cap;
-	}
+	if (r->nkept >= r->max_values)
+		return spill(r) < 0 ? -1 : (r->hist[bucket_of(v)]++, 0);
+	if (array_grow_max((void **)&r->kept, &r->cap, r->nkept, sizeof(*r->kept), 1024,
+			   r->max_values))
+		return -1;
 	r->kept[r->nkept++] = v;
 	return 0;
 }

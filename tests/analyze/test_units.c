@@ -1,5 +1,6 @@
 /* test_units.c - unit tests of the analyzer's small building blocks:
- * number formatting, printable text, the hash table, the radix sort. */
+ * number formatting, printable text, the hash table, the radix sort, the
+ * growable arrays. */
 #include <criterion/criterion.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -7,6 +8,7 @@
 #include <string.h>
 
 #include "util/fmt.h"
+#include "util/grow.h"
 #include "util/hashmap.h"
 #include "util/radix_sort.h"
 #include "util/text.h"
@@ -118,4 +120,29 @@ Test(radix_sort, matches_a_stable_comparison_sort)
 	cr_expect_eq(radix_sort_i64(v, 0, sizeof(*v), 0), 0);
 	free(v);
 	free(w);
+}
+
+/* Doubling from first, to max at most; at max, -1 and nothing changed. */
+Test(grow, doubles_up_to_max)
+{
+	int *v = NULL;
+	size_t cap = 0, n = 0;
+
+	for (; n < 100; n++) {
+		cr_assert_eq(array_grow_max((void **)&v, &cap, n, sizeof(*v), 16, 100), 0);
+		v[n] = (int)n;
+	}
+	cr_assert_eq(cap, 100, "16, 32, 64, then 100 (not 128): %zu", cap);
+	cr_assert_eq(array_grow_max((void **)&v, &cap, n, sizeof(*v), 16, 100), -1);
+	cr_assert_eq(cap, 100);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(v[i], (int)i);
+	free(v);
+	v = NULL;
+	cap = 0;
+	cr_assert_eq(array_grow((void **)&v, &cap, 0, sizeof(*v), 16), 0);
+	cr_assert_eq(cap, 16);
+	cr_assert_eq(array_grow((void **)&v, &cap, 16, sizeof(*v), 16), 0);
+	cr_assert_eq(cap, 32);
+	free(v);
 }
