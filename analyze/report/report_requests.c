@@ -205,11 +205,6 @@ const struct slow_candidate *report_requests_candidates(const struct request_rea
 	return r ? r->cands : NULL;
 }
 
-int report_requests_merged(const struct request_read *r)
-{
-	return r && r->merge;
-}
-
 void report_requests_read_free(struct request_read *r)
 {
 	if (r) {
@@ -292,7 +287,7 @@ int report_requests_preload(const struct report_context *ctx, int want_spans,
 
 	p->valid = 0;
 	w->valid = 0;
-	p->hist_lo = REPORT_HIST_BUCKETS;
+	p->hist_lo = LOG2_BUCKETS;
 	p->hist_hi = -1;
 	if (w->n && (!(w->count = calloc(w->n, sizeof(*w->count))) ||
 		     !(w->sum = calloc(w->n, sizeof(*w->sum)))))

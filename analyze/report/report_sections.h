@@ -88,7 +88,6 @@ void report_capture_hash(struct report_context *ctx);
 /* The requests' JSON histogram (util/log2_bucket.h): report_hist_add adds
  * count values of d and widens [*lo, *hi], the buckets in use
  * (report_latency.c). */
-#define REPORT_HIST_BUCKETS LOG2_BUCKETS
 void report_hist_add(uint64_t *buckets, int *lo, int *hi, int64_t d, uint64_t count);
 
 /* The spans of the requests read, for report_request_dominant, and the
@@ -116,7 +115,7 @@ struct request_preload {
 	int valid;
 	uint64_t n;                       /* requests overlapping the window */
 	int64_t total;                    /* their service time */
-	uint64_t hist[REPORT_HIST_BUCKETS];
+	uint64_t hist[LOG2_BUCKETS];
 	int hist_lo, hist_hi;
 	struct rank_select *ns;
 	struct request_read *spans;       /* with want_spans */
@@ -140,9 +139,6 @@ int report_requests_ranks(const struct report_context *ctx, struct request_prelo
  * without spans. */
 struct slow_candidate;
 const struct slow_candidate *report_requests_candidates(const struct request_read *r, size_t *n);
-
-/* 1 when the spans did not fit: the dominant component reads them again. */
-int report_requests_merged(const struct request_read *r);
 
 /* The dominant component of the requests read into spans into buf, e.g.
  * "socket wait 85% (unattributed 3%)"; total_ns: their service time. The

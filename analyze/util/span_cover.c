@@ -20,7 +20,6 @@ struct span_cover {
 	struct point *starts, *ends;
 	size_t n, cap_s, cap_e;
 	struct hmap keys;           /* key -> first << 32 | count */
-	int64_t first, last;        /* the earliest start, the latest end */
 };
 
 struct span_cover *span_cover_new(void)
@@ -49,7 +48,6 @@ void span_cover_reset(struct span_cover *c)
 	c->starts = c->ends = NULL;
 	c->cap_s = c->cap_e = 0;
 	c->n = 0;
-	c->first = c->last = 0;
 	hmap_free(&c->keys);
 	hmap_init(&c->keys);
 }
@@ -61,19 +59,10 @@ int span_cover_add(struct span_cover *c, int64_t key, int64_t start, int64_t end
 	if (array_grow((void **)&c->starts, &c->cap_s, c->n, sizeof(*c->starts), 1024) ||
 	    array_grow((void **)&c->ends, &c->cap_e, c->n, sizeof(*c->ends), 1024))
 		return -1;
-	if (c->n == 0 || start < c->first)
-		c->first = start;
-	if (c->n == 0 || end > c->last)
-		c->last = end;
 	c->starts[c->n] = (struct point){ start, key };
 	c->ends[c->n] = (struct point){ end, key };
 	c->n++;
 	return 0;
-}
-
-size_t span_cover_count(const struct span_cover *c)
-{
-	return c->n;
 }
 
 /* Sorts v by (key, time): by time, then stably by key. */
@@ -116,12 +105,6 @@ int span_cover_build(struct span_cover *c)
 		i = j;
 	}
 	return 0;
-}
-
-void span_cover_range(const struct span_cover *c, int64_t *first, int64_t *last)
-{
-	*first = c->first;
-	*last = c->last;
 }
 
 /* count * x minus the sum of the points of v[first..first+count) below x. */

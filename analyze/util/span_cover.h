@@ -36,14 +36,9 @@ void span_cover_reset(struct span_cover *c);
 /* Adds a span of key (empty or reversed spans cover nothing and are not
  * kept). 0, or -1 when out of memory. */
 int span_cover_add(struct span_cover *c, int64_t key, int64_t start, int64_t end);
-size_t span_cover_count(const struct span_cover *c);
 
 /* Sorts the spans added; then span_cover_overlap answers. 0 or -1. */
 int span_cover_build(struct span_cover *c);
-
-/* The time the built spans cover: the first start and the last end (0 and
- * 0 without spans). */
-void span_cover_range(const struct span_cover *c, int64_t *first, int64_t *last);
 
 /* Sum of the overlaps of [s, e) with key's spans (0 for e <= s). */
 uint64_t span_cover_overlap(const struct span_cover *c, int64_t key, int64_t s, int64_t e);
