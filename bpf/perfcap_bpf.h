@@ -602,7 +602,8 @@ enum perfcap_agg_counter {
 	PERFCAP_AGG_C_UNMATCHED    = 4, /* exits without their entry */
 	PERFCAP_AGG_C_NO_STORAGE   = 5, /* entries whose task storage failed */
 	PERFCAP_AGG_C_NOT_SYSCALL  = 6, /* waits: blocked outside a system call */
-	PERFCAP_AGG_C_NR           = 7,
+	PERFCAP_AGG_C_UNCLOSED     = 7, /* waits: neither switch-in nor wakeup seen */
+	PERFCAP_AGG_C_NR           = 8,
 };
 
 /* ---- probe (uprobe.bpf.c): user probes given with -e -------------------- */

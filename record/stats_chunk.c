@@ -303,6 +303,24 @@ static void print_left_out(const struct record_totals *t)
 	}
 }
 
+/* What a source counted beyond its losses (waits it could not close...). */
+static void print_notes(const struct record_totals *t)
+{
+	size_t n;
+	const struct source *const *all = sources_all(&n);
+	char note[256];
+
+	for (size_t i = 0; i < n; i++) {
+		if (!t->attached[all[i]->id] || !all[i]->summary_note)
+			continue;
+		note[0] = '\0';
+		all[i]->summary_note(note, sizeof(note));
+		if (note[0])
+			fprintf(stderr, "%s: %s: %s\n", PROGRAM_NAME,
+				event_source_name(all[i]->id), note);
+	}
+}
+
 /* Events left out on purpose by a size policy: said, never silent. */
 static void print_dropped(const struct record_totals *t)
 {
@@ -345,5 +363,6 @@ void stats_print_summary(const struct record_totals *t, const char *path, uint64
 		plural(nevents + nlost, "event", "events"), losses);
 	print_dropped(t);
 	print_left_out(t);
+	print_notes(t);
 	evict_print_summary(&t->consumer->processes);
 }

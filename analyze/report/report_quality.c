@@ -50,6 +50,22 @@ static void print_dropped(const struct report_context *ctx)
 		fmt_count(a, sizeof(a), max_size), fmt_count(b, sizeof(b), flight));
 }
 
+static const char unclosed_sql[] = "SELECT value FROM stats WHERE chunk = 'stats' AND"
+	" key = 'waits.unclosed'";
+static const char unclosed_meaning[] = "waits not summed: the thread blocked again before "
+	"either the switch-in or the wakeup that ended them was seen";
+
+/* Waits the waits source could not close (only when there are some). */
+static void print_unclosed(const struct report_context *ctx)
+{
+	int64_t n = db_query_int(ctx->db, unclosed_sql, 0);
+	char a[FMT_BUF];
+
+	if (n > 0)
+		fprintf(ctx->out, "  %-20s %s %s\n", "Unclosed waits:",
+			fmt_count(a, sizeof(a), (uint64_t)n), unclosed_meaning);
+}
+
 /* The kernel sums of agg and waits (format 1.3): what found their map full
  * (missing from thread_metrics and the time shares) and what came late.
  * Only for captures that have them. */
@@ -71,6 +87,7 @@ static void print_kernel_sums(const struct report_context *ctx)
 		fmt_count(a, sizeof(a), (uint64_t)full),
 		fmt_count(b, sizeof(b), (uint64_t)db_lookup_int(ctx->db, ns_sql, "agg", "waits", 0)),
 		fmt_count(c, sizeof(c), (uint64_t)db_lookup_int(ctx->db, late_sql, "agg", "waits", 0)));
+	print_unclosed(ctx);
 }
 
 /* The recorder's memory bound: exited processes are forgotten once their
@@ -259,6 +276,9 @@ static void write_json(const struct report_context *ctx)
 		 (double)q(ctx, "record", "flight.events_dropped"),
 		 "events dropped by the flight recorder: older than its window");
 	write_json_evicted(ctx);
+	if (db_query_int(ctx->db, unclosed_sql, 0) > 0)
+		json_row(w, "waits", "unclosed", (double)db_query_int(ctx->db, unclosed_sql, 0),
+			 unclosed_meaning);
 	json_row(w, "stacks", "samples.truncated", (double)q(ctx, "stacks", "samples.truncated"),
 		 "samples whose stack hit the depth limit");
 	json_row(w, "stacks", "samples.probably_truncated",

@@ -68,6 +68,11 @@ struct source {
 	int  (*meta)(struct chunk_buffer *kv, const struct source_env *env);
 	int  (*stats)(struct chunk_buffer *kv, const struct consumer *c);
 
+	/* What the exit summary must say beyond records and losses, from what
+	 * stats last read (a count that is not zero): "what: why" into buf,
+	 * empty for nothing. May be NULL. */
+	void (*summary_note)(char *buf, size_t len);
+
 	/* Called by the consumer loop after each poll (final: once more after
 	 * detach and the last ring drain): sources that keep state in kernel
 	 * maps (agg) turn it into capture records here; c->exec_pids are the

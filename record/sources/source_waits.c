@@ -8,6 +8,7 @@
  * (metrics_drain.c). Exact per-call counts and times need `-e agg`.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <bpf/libbpf.h>
@@ -19,9 +20,11 @@
 #include "session/preflight.h"
 #include "metrics_drain.h"
 #include "util/util.h"
+#include "common/units.h"
 
 static struct waits_bpf *skel;
 static struct metrics_drain drainer = { .map_fd = -1, .source = PERFCAP_SRC_WAITS };
+static uint64_t last_counts[PERFCAP_AGG_C_NR];     /* as waits_stats last read them */
 
 static int waits_load(const struct source_env *env, char *why, size_t len)
 {
@@ -103,13 +106,29 @@ static int waits_stats(struct chunk_buffer *kv, const struct consumer *c)
 	if (!skel)
 		return 0;
 	metrics_read_counters(skel->maps.agg_counters, "waits", "waits", v);
+	memcpy(last_counts, v, sizeof(last_counts));
 	err |= chunk_buffer_add_kv_u64(kv, "waits.summed", v[PERFCAP_AGG_C_CALLS]);
 	err |= chunk_buffer_add_kv_u64(kv, "waits.map_full.waits", v[PERFCAP_AGG_C_FULL_CALLS]);
 	err |= chunk_buffer_add_kv_u64(kv, "waits.map_full.ns", v[PERFCAP_AGG_C_FULL_NS]);
 	err |= chunk_buffer_add_kv_u64(kv, "waits.no_storage", v[PERFCAP_AGG_C_NO_STORAGE]);
 	err |= chunk_buffer_add_kv_u64(kv, "waits.not_syscall", v[PERFCAP_AGG_C_NOT_SYSCALL]);
+	err |= chunk_buffer_add_kv_u64(kv, "waits.unclosed", v[PERFCAP_AGG_C_UNCLOSED]);
 	err |= metrics_drain_stats(&drainer, kv, "waits");
 	return err ? -ENOMEM : 0;
+}
+
+static void waits_summary_note(char *buf, size_t len)
+{
+	const uint64_t *v = last_counts;
+	char a[32], b[32], c[32];
+
+	if (!v[PERFCAP_AGG_C_UNCLOSED] && !v[PERFCAP_AGG_C_FULL_CALLS])
+		return;
+	snprintf(buf, len, "not summed: %s waits whose end was not seen (STATS waits.unclosed), "
+		 "%s that found the sums map full (waits.map_full.waits, %s ns)",
+		 fmt_count(a, sizeof(a), v[PERFCAP_AGG_C_UNCLOSED]),
+		 fmt_count(b, sizeof(b), v[PERFCAP_AGG_C_FULL_CALLS]),
+		 fmt_count(c, sizeof(c), v[PERFCAP_AGG_C_FULL_NS]));
 }
 
 static const uint16_t waits_event_types[] = { 0 };
@@ -129,5 +148,6 @@ const struct source waits_source = {
 	.handle = waits_handle,
 	.meta = waits_meta,
 	.stats = waits_stats,
+	.summary_note = waits_summary_note,
 	.tick = waits_tick,
 };

