@@ -20,7 +20,8 @@
 #include "util/hashmap.h"
 
 /* One named series of a run: a count (and a sum of ns), or a list of
- * values (latencies in ns, per-window shares). */
+ * values (latencies in ns, per-window shares), in the order they were
+ * loaded: for latencies, the order they were recorded. */
 struct dseries {
 	char     *key;
 	uint64_t  count;
@@ -43,8 +44,6 @@ struct dseries *diff_table_get(struct dtable *t, const char *key);
 const struct dseries *diff_table_find(const struct dtable *t, const char *key);
 /* Appends a value to s->vals. 0 or -1. */
 int diff_series_push(struct dseries *s, uint64_t value);
-/* Sorts every series' values ascending. */
-void diff_table_sort_values(struct dtable *t);
 
 /* Latency series keys start with these prefixes. */
 #define DIFF_SYSCALL "syscall:"   /* syscall:COMM:NAME, one per call (ns) */
@@ -62,7 +61,7 @@ struct diff_run {
 	uint64_t samples;         /* CPU samples */
 	uint64_t requests;        /* request_spans rows */
 	char    *kernel, *hashes, *filters, *sampling, *command;
-	char    *damage;          /* quality file/damage, or NULL */
+	char    *damage;          /* quality file/damage, "" when intact */
 	double   loss_rate;       /* lost / (imported + lost), all sources */
 	double   unmatched_rate;  /* unmatched / imported, all sources */
 	double   symbol_miss_rate;/* unresolved sampled frames / sampled frames */

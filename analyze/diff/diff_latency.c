@@ -28,7 +28,8 @@ static int by_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Pools a series over a side's runs into hist (sorted). Per-run medians
+/* Pools a series over a side's runs into hist (sorted; the runs' own
+ * values are left in the order they were recorded). Per-run medians
  * into medians, each run's time in the series per unit of its exposure
  * into per_run (0 for a run without it), the sum of all values into
  * total_ns. */
@@ -59,8 +60,12 @@ static struct dseries *pool_side(struct builder *b, int side, const char *key,
 				return NULL;
 			}
 		*total_ns += row->sum;
+		/* the run's values, sorted where they were copied to: its median
+		 * (row->vals stay in recorded order for the blocks) */
+		qsort(pool->vals + pool->n - row->n, row->n, sizeof(uint64_t), by_u64);
 		if (row->n && *nmedians < 64)
-			medians[(*nmedians)++] = (double)stats_quantile(row->vals, row->n, 0.5);
+			medians[(*nmedians)++] =
+				(double)stats_quantile(pool->vals + pool->n - row->n, row->n, 0.5);
 	}
 	if (pool->n > 1)
 		qsort(pool->vals, pool->n, sizeof(uint64_t), by_u64);

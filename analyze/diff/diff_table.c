@@ -94,17 +94,3 @@ int diff_series_push(struct dseries *s, uint64_t value)
 	s->vals[s->n++] = value;
 	return 0;
 }
-
-static int by_value(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-void diff_table_sort_values(struct dtable *t)
-{
-	for (size_t i = 0; i < t->len; i++)
-		if (t->rows[i].n > 1)
-			qsort(t->rows[i].vals, t->rows[i].n, sizeof(uint64_t), by_value);
-}

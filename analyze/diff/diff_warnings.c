@@ -1,5 +1,6 @@
 /* diff_warnings.c - whether the two sides were recorded alike: kernel,
- * eBPF programs, filters, sampling, data quality, damage. A difference is
+ * eBPF programs, filters, sampling, data quality, host steal, request
+ * load, damage. A difference is
  * a warning and makes the comparison conditional. */
 #include <math.h>
 #include <stdarg.h>
@@ -121,6 +122,30 @@ static void check_steal(struct builder *b)
 	}
 }
 
+/* Per request, a program's costs depend on its load: an event loop
+ * serving fewer requests at a time makes more epoll calls, wakeups and
+ * context switches for each. When the sides served requests at rates that
+ * differ by more than the smallest effect the diff counts (--min-effect),
+ * a per-request change of that size may be the load's, not the program's:
+ * said, and the comparison is conditional. */
+static void check_load(struct builder *b)
+{
+	const struct diff_result *res = b->res;
+	double rate[2], hi, lo;
+
+	if (res->norm != DIFF_PER_REQUEST || res->seconds[0] <= 0 || res->seconds[1] <= 0)
+		return;
+	for (int side = 0; side < 2; side++)
+		rate[side] = (double)res->requests[side] / res->seconds[side];
+	hi = fmax(rate[0], rate[1]);
+	lo = fmin(rate[0], rate[1]);
+	if (lo > 0 && hi / lo - 1 > res->opts.min_effect)
+		warn(b, 1, "the sides served requests at different rates: %.0f/s (base) vs %.0f/s"
+		     " (new), %.0f%% apart; costs per request depend on the load (batching,"
+		     " polling), so changes per request may be the load's, not the program's;"
+		     " the comparison is conditional", rate[0], rate[1], 100 * (hi / lo - 1));
+}
+
 void check_sides(struct builder *b)
 {
 	check_same(b, "kernels", offsetof(struct diff_run, kernel));
@@ -135,6 +160,7 @@ void check_sides(struct builder *b)
 	check_quality(b, "symbol-miss rate", offsetof(struct diff_run, symbol_miss_rate),
 		      0.01, 0.01);
 	check_steal(b);
+	check_load(b);
 	if (strcmp(b->s[0].runs[0].command, b->s[1].runs[0].command) != 0)
 		warn(b, 0, "the recorded commands differ: '%s' vs '%s'",
 		     b->s[0].runs[0].command, b->s[1].runs[0].command);

@@ -22,7 +22,7 @@ struct diff_capture diff_capture_basic(void)
 {
 	struct diff_capture c = {
 		.kernel = "6.1.0-test", .filter_comm = "none", .freq_hz = 100,
-		.duration_ns = 4000000000ull, .hot = 300, .cold = 100,
+		.duration_ns = 4000000000ull, .hot = 300, .cold = 100, .sleep_step = 1000,
 	};
 
 	return c;
@@ -121,7 +121,8 @@ static void add_events(struct writer *w, const struct diff_capture *c)
 	for (int i = 0; i < c->sleeps; i++) {
 		struct pc_rec_syscall s = {
 			.h.type = PC_REC_SYSCALL, .ts = T0 + (uint64_t)i * gap,
-			.duration = c->sleep_ns + (uint64_t)(i % 10) * 1000, .pid = 100,
+			.duration = c->sleep_ns + (uint64_t)(i % 10) * c->sleep_step,
+			.pid = 100,
 			.tid = 101, .nr = NR_CLOCK_NANOSLEEP, .ustack = PC_STACK_NONE,
 		};
 

@@ -18,7 +18,8 @@ struct diff_capture {
 	uint64_t shift;           /* function address shift: another build */
 	int hot, cold, fresh;     /* samples per stack */
 	int sleeps;               /* clock_nanosleep calls of thread 101 */
-	uint64_t sleep_ns;        /* their duration (+0..9 us spread) */
+	uint64_t sleep_ns;        /* their duration, + (call % 10) x sleep_step */
+	uint64_t sleep_step;      /* (1 us): each run of 10 calls spans 9 steps */
 	uint64_t lost;            /* STATS cpu.lost.kernel */
 	uint64_t busy_ns, steal_ns; /* STATS host.cpu.busy_ns, .steal_ns (idle 0);
 				     * none when both are 0 */

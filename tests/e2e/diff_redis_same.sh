@@ -20,6 +20,7 @@ start_redis   # lib.sh: port, rpid; stopped by pid at exit
 
 # record NAME: one run under a fresh, bounded benchmark
 record() {
+	rm -f "$TMP/$1.perfcap"
 	redis-benchmark -p "$port" -n 2000000 -t get,set -q > "$TMP/bench.$1" 2>&1 &
 	bpid=$!
 	sleep 0.5 # clients connected, load steady
@@ -30,12 +31,22 @@ record() {
 	wait "$bpid" 2> /dev/null
 	bpid=
 }
-record a
-record b
-
-"$PERFCAP_ANALYZE" diff --fail-on any:significant "$TMP/a.perfcap" "$TMP/b.perfcap" \
-	> "$TMP/diff.out" 2> "$TMP/diff.err"
-rc=$?
+# The same setup may still not give the same load: redis-benchmark shares
+# the 2 CPUs, and a host that slows it serves half the requests. The diff
+# says so (a warning, "served requests at different rates") and its
+# per-request changes are then the load's: record the pair again, at most
+# three times; the first pair with matching loads must show nothing.
+for attempt in 1 2 3; do
+	record a
+	record b
+	"$PERFCAP_ANALYZE" diff --fail-on any:significant "$TMP/a.perfcap" "$TMP/b.perfcap" \
+		> "$TMP/diff.out" 2> "$TMP/diff.err"
+	rc=$?
+	grep -q 'served requests at different rates' "$TMP/diff.out" || break
+	echo "attempt $attempt: the two loads differed:"
+	grep 'served requests at different rates' "$TMP/diff.out"
+	[ $attempt -lt 3 ] || fail "three pairs of runs under different loads: the host is too noisy"
+done
 sed -n '1,40p' "$TMP/diff.out"
 [ $rc -eq 0 ] || { cat "$TMP/diff.err"; fail "diff of two identical runs: exit $rc (significant findings)"; }
 grep -q '+0x' "$TMP/diff.out" && fail "the diff names a raw address"
