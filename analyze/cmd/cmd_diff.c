@@ -16,6 +16,7 @@
 #include "report/html_page.h"
 #include "import/loader.h"
 #include "import/open_input.h"
+#include "util/temp_file.h"
 
 #define DIFF_MAX_RUNS 64
 #define DIFF_MAX_RULES 32
@@ -279,6 +280,23 @@ static int load_runs(const struct diff_args *args, struct diff_run *runs[2], siz
 	return failed ? -1 : 0;
 }
 
+/* The latency values the runs may keep in memory, in equal shares: 256 MiB
+ * (PERFCAP_DIFF_LATENCY_BYTES); a run past its share spills the rest to a
+ * temporary database (diff/diff_spill.h), with the same answers. */
+static void set_latency_memory(const struct diff_args *args, struct diff_run *runs[2])
+{
+	size_t bytes = temp_file_run_size("PERFCAP_DIFF_LATENCY_BYTES", (size_t)256 << 20);
+	size_t nruns = args->ninputs[0] + args->ninputs[1];
+	uint64_t share = bytes / sizeof(uint64_t) / (nruns ? nruns : 1);
+
+	for (int side = 0; side < 2; side++)
+		for (size_t i = 0; i < args->ninputs[side]; i++) {
+			runs[side][i].latency_max = share ? share : 1;
+			/* one run a side: latencies compared by block medians */
+			runs[side][i].want_blocks = args->ninputs[0] == 1 && args->ninputs[1] == 1;
+		}
+}
+
 static int write_html(const struct diff_result *res, const char *path)
 {
 	char *json = NULL;
@@ -369,7 +387,10 @@ int cmd_diff(int argc, char **argv)
 	}
 	runs[0] = calloc(args.ninputs[0], sizeof(struct diff_run));
 	runs[1] = calloc(args.ninputs[1], sizeof(struct diff_run));
-	if (!runs[0] || !runs[1] || load_runs(&args, runs, loaded) < 0)
+	if (!runs[0] || !runs[1])
+		goto out;
+	set_latency_memory(&args, runs);
+	if (load_runs(&args, runs, loaded) < 0)
 		goto out;
 	if (diff_compare(runs[0], args.ninputs[0], runs[1], args.ninputs[1], &args.opts,
 			 &res) < 0) {

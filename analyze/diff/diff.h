@@ -18,19 +18,29 @@
 #include <sqlite3.h>
 
 #include "util/hashmap.h"
+#include "diff_spill.h"
+
+/* Latency series of one run a side are compared by the medians of
+ * DIFF_BLOCKS blocks of consecutive calls (diff_latency.c), when a block
+ * has at least DIFF_BLOCK_MIN calls. */
+#define DIFF_BLOCKS    10
+#define DIFF_BLOCK_MIN 20
 
 /* One named series of a run: a count (and a sum of ns), or a list of
  * values (latencies in ns, per-window shares), in the order they were
- * loaded: for latencies, the order they were recorded. */
+ * loaded. A run's latencies end sorted (diff_run_load), their block
+ * medians in recorded order taken first when asked (want_blocks). */
 struct dseries {
 	char     *key;
 	uint64_t  count;
 	double    sum;
 	uint64_t *vals;
 	size_t    n, cap;
+	int       has_blocks;
+	double    block_median[DIFF_BLOCKS];
 };
 
-/* Series by name; rows in insertion order until diff_table_sort. */
+/* Series by name; rows in insertion order. */
 struct dtable {
 	struct dseries *rows;
 	size_t len, cap;
@@ -42,6 +52,10 @@ void diff_table_free(struct dtable *t);
 /* The series named key, created empty if absent; NULL on out-of-memory. */
 struct dseries *diff_table_get(struct dtable *t, const char *key);
 const struct dseries *diff_table_find(const struct dtable *t, const char *key);
+/* The k-th smallest (0-based) of v[0..n), reordering v; n > k. */
+uint64_t diff_select(uint64_t *v, size_t n, size_t k);
+/* The position of row s in t (stable: rows are only appended). */
+int64_t diff_table_index(const struct dtable *t, const struct dseries *s);
 /* Appends a value to s->vals. 0 or -1. */
 int diff_series_push(struct dseries *s, uint64_t value);
 
@@ -73,9 +87,20 @@ struct diff_run {
 	struct dtable latency;    /* latency series (prefixes above) */
 	struct dtable threads;    /* COMM:STATE -> ns per window (vals, parts per million) */
 	struct dtable rates;      /* source -> records */
+	/* latency values kept in memory at most (set before diff_run_load;
+	 * 0: no limit); past it they go to spill (diff_spill.h) */
+	uint64_t latency_max;
+	int      want_blocks;     /* block medians needed (one run a side); set before too */
+	uint64_t latency_values;  /* in memory */
+	struct diff_spill spill;
 };
 
-/* Loads a run from an opened database. 0 or -1 (reported). */
+/* Adds latency value v to series s of run: in memory, or in its spill
+ * past run->latency_max values (moving those kept so far). 0 or -1. */
+int diff_latency_push(struct diff_run *run, struct dseries *s, uint64_t v);
+
+/* Loads a run from an opened database (run zeroed but for latency_max and
+ * want_blocks). 0 or -1 (reported). */
 int diff_run_load(struct diff_run *run, sqlite3 *db, const char *path);
 void diff_run_free(struct diff_run *run);
 
@@ -110,6 +135,8 @@ struct diff_finding {
 	uint64_t p50[2], p90[2], p99[2];
 	double  mean[2];
 	double  p99_ratio, p99_lo, p99_hi, ks_d, auc;
+	uint64_t hist[2][64];     /* values with 2^(k-1) < v <= 2^k in [k] (series_walk.h) */
+	uint64_t hist_min[2], hist_max[2];
 	int     rank;             /* 1.. among significant findings, 0 otherwise */
 };
 
@@ -127,7 +154,6 @@ struct diff_result {
 	char summary[1024];
 	const char *verdict;      /* "regression", "improvement", "mixed", "no significant change" */
 	struct dtable folded[2];  /* merged folded stacks per side */
-	struct dtable hist[2];    /* latency series pooled per side (sorted) */
 	struct diff_options opts;
 };
 

@@ -73,19 +73,11 @@ void relative(struct diff_finding *f, double base, double diff, double lo, doubl
 static double min_impact(const struct builder *b)
 {
 	const struct diff_result *res = b->res;
-	double mean = 0;
-	uint64_t n = 0;
+	double mean;
 
 	if (res->norm == DIFF_PER_SECOND)
 		return res->opts.min_impact_share * 1e9;
-	for (size_t i = 0; i < res->hist[0].len; i++) {
-		const struct dseries *s = &res->hist[0].rows[i];
-
-		if (strncmp(s->key, DIFF_REQUEST, strlen(DIFF_REQUEST)) == 0)
-			for (size_t k = 0; k < s->n; k++, n++)
-				mean += (double)s->vals[k];
-	}
-	mean = n ? mean / (double)n : 0;
+	mean = b->request_calls ? b->request_ns / (double)b->request_calls : 0;
 	return fmax(1000.0, res->opts.min_impact_share * mean);
 }
 
@@ -250,8 +242,6 @@ int diff_compare(const struct diff_run *base, size_t nbase, const struct diff_ru
 	res->opts = *opts;
 	diff_table_init(&res->folded[0]);
 	diff_table_init(&res->folded[1]);
-	diff_table_init(&res->hist[0]);
-	diff_table_init(&res->hist[1]);
 	setup_sides(&b, base, nbase, new_, nnew);
 	check_sides(&b);
 	if (res->norm == DIFF_PER_SECOND)
@@ -276,13 +266,13 @@ int diff_compare(const struct diff_run *base, size_t nbase, const struct diff_ru
 	compare_latencies(&b);
 	compare_threads(&b);
 	compare_rates(&b);
-	if (!b.oom)
+	if (!b.oom && !b.failed)
 		decide(&b);
-	if (!b.oom)
+	if (!b.oom && !b.failed)
 		rank_and_verdict(&b);
 	if (b.oom)
 		fprintf(stderr, "perfcap-analyze: diff: out of memory\n");
-	return b.oom ? -1 : 0;
+	return b.oom || b.failed ? -1 : 0;
 }
 
 void diff_result_free(struct diff_result *res)
@@ -293,10 +283,8 @@ void diff_result_free(struct diff_result *res)
 	for (size_t i = 0; i < res->nwarnings; i++)
 		free(res->warnings[i]);
 	free(res->warnings);
-	for (int side = 0; side < 2; side++) {
+	for (int side = 0; side < 2; side++)
 		diff_table_free(&res->folded[side]);
-		diff_table_free(&res->hist[side]);
-	}
 	memset(res, 0, sizeof(*res));
 }
 

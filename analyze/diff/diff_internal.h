@@ -24,6 +24,9 @@ struct builder {
 	struct side s[2];
 	size_t cap;
 	int oom;
+	int failed;               /* a spilled series could not be read (reported) */
+	double request_ns;        /* the base side's request latencies, summed */
+	uint64_t request_calls;   /* ... and counted (min_impact) */
 };
 
 double run_exposure(const struct diff_run *r, enum diff_norm norm);

@@ -127,19 +127,18 @@ static void json_folded(struct json_writer *w, const struct diff_result *res)
 }
 
 /* Power-of-two buckets covering both sides: le_ns 2^k, counts. */
-static void json_histogram(struct json_writer *w, const char *name, const struct dseries *a,
-			   const struct dseries *b)
+/* Log2 buckets from the smallest value's power of two to the largest's,
+ * each counting the values above the previous bound up to its own. */
+static void json_histogram(struct json_writer *w, const char *name,
+			   const struct diff_finding *f)
 {
 	uint64_t lo = UINT64_MAX, hi = 0;
-	size_t ia = 0, ib = 0;
 
 	for (int s = 0; s < 2; s++) {
-		const struct dseries *d = s ? b : a;
-
-		if (d && d->n) {
-			lo = d->vals[0] < lo ? d->vals[0] : lo;
-			hi = d->vals[d->n - 1] > hi ? d->vals[d->n - 1] : hi;
-		}
+		if (!(s ? f->count_new : f->count_base))
+			continue;
+		lo = f->hist_min[s] < lo ? f->hist_min[s] : lo;
+		hi = f->hist_max[s] > hi ? f->hist_max[s] : hi;
 	}
 	json_begin_object(w, NULL);
 	json_string(w, "name", name);
@@ -152,20 +151,11 @@ static void json_histogram(struct json_writer *w, const char *name, const struct
 			k++;
 		for (; k < 64; k++) {
 			uint64_t le = k == 63 ? UINT64_MAX : (1ull << k);
-			uint64_t ca = 0, cb = 0;
 
-			while (a && ia < a->n && a->vals[ia] <= le) {
-				ia++;
-				ca++;
-			}
-			while (b && ib < b->n && b->vals[ib] <= le) {
-				ib++;
-				cb++;
-			}
 			json_begin_object(w, NULL);
 			json_uint(w, "le_ns", le);
-			json_uint(w, "base", ca);
-			json_uint(w, "new", cb);
+			json_uint(w, "base", f->hist[0][k]);
+			json_uint(w, "new", f->hist[1][k]);
 			json_end_object(w);
 			if (le >= hi)
 				break;
@@ -187,8 +177,7 @@ static void json_histograms(struct json_writer *w, const struct diff_result *res
 		if (!f->is_latency || !(f->significant || strcmp(f->kind, "request") == 0))
 			continue;
 		snprintf(key, sizeof(key), "%s:%s", f->kind, f->name);
-		json_histogram(w, key, diff_table_find(&res->hist[0], key),
-			       diff_table_find(&res->hist[1], key));
+		json_histogram(w, key, f);
 		shown++;
 	}
 	json_end_array(w);

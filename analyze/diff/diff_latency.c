@@ -9,120 +9,143 @@
  * round, then three), so hundreds of thousands of requests make any
  * difference between two runs of the same load "significant" to a test
  * that counts each call. So a run's calls are cut, in the order they were
- * recorded, into BLOCKS consecutive blocks (stretches of time, or of
+ * recorded, into DIFF_BLOCKS consecutive blocks (stretches of time, or of
  * connections), and Welch t compares the block medians: a change counts
  * only if it is larger than how much a run drifts within itself. Series
- * too short for blocks (fewer than BLOCK_MIN calls a block) keep
- * Mann-Whitney U on the calls. */
+ * too short for blocks (fewer than DIFF_BLOCK_MIN calls a block) keep
+ * Mann-Whitney U on the calls.
+ *
+ * Every statistic of a series but the block medians comes from one walk of
+ * its values in ascending order on both sides (series_walk.c): from the
+ * runs' sorted arrays, or from the temporary database of a run whose
+ * values did not fit in memory (diff_spill.c), with the same answers. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "diff_internal.h"
+#include "series_walk.h"
 #include "statistics.h"
 
-static int by_u64(const void *a, const void *b)
+/* The one run of side, or NULL. */
+static const struct diff_run *only_run(struct builder *b, int side)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
+	return b->s[side].n == 1 ? &b->s[side].runs[0] : NULL;
 }
 
-/* Pools a series over a side's runs into hist (sorted; the runs' own
- * values are left in the order they were recorded). Per-run medians
- * into medians, each run's time in the series per unit of its exposure
- * into per_run (0 for a run without it), the sum of all values into
- * total_ns. */
-static struct dseries *pool_side(struct builder *b, int side, const char *key,
-				 double *medians, size_t *nmedians, double *per_run,
-				 size_t *nruns, double *total_ns)
+/* The medians of DIFF_BLOCKS consecutive blocks of run's values of key
+ * (in recorded order) into out: taken at load for a run in memory, read
+ * from the spill for the others. 0 when too few values or on a read
+ * error. */
+static size_t block_medians(struct builder *b, const struct diff_run *run, const char *key,
+			    double *out)
 {
-	struct dseries *pool = diff_table_get(&b->res->hist[side], key);
+	const struct dseries *row = run ? diff_table_find(&run->latency, key) : NULL;
+	size_t per = row ? row->count / DIFF_BLOCKS : 0, rank = stats_quantile_rank(per, 0.5);
+	uint64_t v;
 
-	*nmedians = 0;
-	*nruns = 0;
-	*total_ns = 0;
-	if (!pool) {
-		b->oom = 1;
-		return NULL;
-	}
-	for (size_t i = 0; i < b->s[side].n; i++) {
-		const struct dseries *row = diff_table_find(&b->s[side].runs[i].latency, key);
-		double e = run_exposure(&b->s[side].runs[i], b->res->norm);
-
-		if (*nruns < 64 && e > 0)
-			per_run[(*nruns)++] = row ? row->sum / e : 0;
-		if (!row)
-			continue;
-		for (size_t k = 0; k < row->n; k++)
-			if (diff_series_push(pool, row->vals[k]) < 0) {
-				b->oom = 1;
-				return NULL;
-			}
-		*total_ns += row->sum;
-		/* the run's values, sorted where they were copied to: its median
-		 * (row->vals stay in recorded order for the blocks) */
-		qsort(pool->vals + pool->n - row->n, row->n, sizeof(uint64_t), by_u64);
-		if (row->n && *nmedians < 64)
-			medians[(*nmedians)++] =
-				(double)stats_quantile(pool->vals + pool->n - row->n, row->n, 0.5);
-	}
-	if (pool->n > 1)
-		qsort(pool->vals, pool->n, sizeof(uint64_t), by_u64);
-	pool->count = pool->n;
-	return pool;
-}
-
-#define BLOCKS    10
-#define BLOCK_MIN 20
-
-/* The one run's series of key on side, or NULL. */
-static const struct dseries *only_run(struct builder *b, int side, const char *key)
-{
-	if (b->s[side].n != 1)
-		return NULL;
-	return diff_table_find(&b->s[side].runs[0].latency, key);
-}
-
-/* The medians of BLOCKS consecutive blocks of row's values (in recorded
- * order) into out; 0 when too few values or out of memory. */
-static size_t block_medians(struct builder *b, const struct dseries *row, double *out)
-{
-	size_t per = row ? row->n / BLOCKS : 0;
-	uint64_t *tmp;
-
-	if (per < BLOCK_MIN)
+	if (per < DIFF_BLOCK_MIN)
 		return 0;
-	tmp = malloc(per * sizeof(*tmp));
-	if (!tmp) {
-		b->oom = 1;
-		return 0;
+	if (!run->spill.db) {
+		if (!row->has_blocks)
+			return 0;
+		memcpy(out, row->block_median, sizeof(row->block_median));
+		return DIFF_BLOCKS;
 	}
-	for (size_t k = 0; k < BLOCKS; k++) {
-		memcpy(tmp, row->vals + k * per, per * sizeof(*tmp));
-		qsort(tmp, per, sizeof(*tmp), by_u64);
-		out[k] = (double)stats_quantile(tmp, per, 0.5);
+	for (size_t k = 0; k < DIFF_BLOCKS; k++) {
+		if (diff_spill_block_rank((struct diff_spill *)&run->spill,
+					  diff_table_index(&run->latency, row), k * per,
+					  (k + 1) * per, rank, &v) < 0) {
+			b->failed = 1;
+			return 0;
+		}
+		out[k] = (double)v;
 	}
-	free(tmp);
-	return BLOCKS;
+	return DIFF_BLOCKS;
 }
 
 /* One run a side with enough calls: Welch t on block medians (see the
  * top). 1 when done. */
 static int compare_blocks(struct builder *b, const char *key, struct diff_finding *f)
 {
-	double m[2][BLOCKS], diff, lo, hi, mb = 0;
+	double m[2][DIFF_BLOCKS], diff, lo, hi, mb = 0;
 
-	if (block_medians(b, only_run(b, 0, key), m[0]) != BLOCKS ||
-	    block_medians(b, only_run(b, 1, key), m[1]) != BLOCKS)
+	if (block_medians(b, only_run(b, 0), key, m[0]) != DIFF_BLOCKS ||
+	    block_medians(b, only_run(b, 1), key, m[1]) != DIFF_BLOCKS)
 		return 0;
-	for (size_t k = 0; k < BLOCKS; k++)
-		mb += m[0][k] / BLOCKS;
-	f->p_value = stats_welch(m[0], BLOCKS, m[1], BLOCKS, &diff, &lo, &hi);
+	for (size_t k = 0; k < DIFF_BLOCKS; k++)
+		mb += m[0][k] / DIFF_BLOCKS;
+	f->p_value = stats_welch(m[0], DIFF_BLOCKS, m[1], DIFF_BLOCKS, &diff, &lo, &hi);
 	relative(f, mb, diff, lo, hi);
 	f->noise_floor = mb > 0 ? (hi - lo) / 2 / STATS_Z95 * 2.8016 / mb : INFINITY;
 	f->test = "Welch t on the medians of 10 consecutive blocks of each run";
 	return 1;
+}
+
+/* ---- the sorted walk --------------------------------------------------- */
+
+enum { R_P50, R_P90, R_P99, R_P99_LO, R_P99_HI, R_P50_LO, R_P50_HI };
+
+/* The sources of key's values on side: one per run that has the series
+ * (an in-memory run's sorted values, a spilled run's index); per_run gets each run's time per unit of exposure, total_ns
+ * the sum of all. */
+static struct vsource *side_sources(struct builder *b, int side, const char *key,
+				    struct walk_side *ws, double *per_run, size_t *nruns,
+				    double *total_ns)
+{
+	struct vsource *src = calloc(b->s[side].n + 1, sizeof(*src));
+	uint64_t n = 0;
+
+	*nruns = 0;
+	*total_ns = 0;
+	ws->runs = src;
+	ws->nruns = 0;
+	if (!src) {
+		b->oom = 1;
+		return NULL;
+	}
+	for (size_t i = 0; i < b->s[side].n; i++) {
+		const struct diff_run *run = &b->s[side].runs[i];
+		const struct dseries *row = diff_table_find(&run->latency, key);
+		double e = run_exposure(run, b->res->norm);
+		struct vsource *v = &src[ws->nruns];
+
+		if (*nruns < 64 && e > 0)
+			per_run[(*nruns)++] = row ? row->sum / e : 0;
+		if (!row || !row->count)
+			continue;
+		*total_ns += row->sum;
+		v->n = row->count;
+		if (run->spill.db) {
+			v->spill = (struct diff_spill *)&run->spill;
+			v->key_id = diff_table_index(&run->latency, row);
+		} else {
+			v->vals = row->vals;    /* sorted at load */
+		}
+		n += v->n;
+		ws->nruns++;
+	}
+	ws->rank[R_P50] = stats_quantile_rank(n, 0.50);
+	ws->rank[R_P90] = stats_quantile_rank(n, 0.90);
+	ws->rank[R_P99] = stats_quantile_rank(n, 0.99);
+	stats_quantile_ci_ranks(n, 0.99, &ws->rank[R_P99_LO], &ws->rank[R_P99_HI]);
+	stats_quantile_ci_ranks(n, 0.50, &ws->rank[R_P50_LO], &ws->rank[R_P50_HI]);
+	return src;
+}
+
+static void free_sources(struct walk_side *ws)
+{
+	free(ws->runs);
+	ws->runs = NULL;
+}
+
+/* The ratio of the q-quantiles (new over base) and its interval, from the
+ * values the walk took at their ranks. */
+static void quantile_ratio(const struct walk_side ws[2], int at, int lo, int hi,
+			   double *ratio, double *rlo, double *rhi)
+{
+	stats_quantile_ratio(ws[0].at[at], ws[0].at[lo], ws[0].at[hi], ws[1].at[at],
+			     ws[1].at[lo], ws[1].at[hi], ws[0].n && ws[1].n, ratio, rlo, rhi);
 }
 
 static const char *latency_kind(const char *key)
@@ -147,31 +170,41 @@ static void compare_latency(struct builder *b, const char *key)
 	const char *kind = latency_kind(key);
 	int tier = strcmp(kind, "syscall") == 0 || strcmp(kind, "lock") == 0 ||
 		   strcmp(kind, "probe") == 0 || strcmp(kind, "gc_pause") == 0 ? 1 : 2;
-	double medians[2][64], per_run[2][64], total[2], se[2];
-	size_t nmedians[2], nruns[2];
-	struct dseries *pool[2];
+	double medians[2][64], per_run[2][64], total[2];
+	size_t nmedians[2] = { 0, 0 }, nruns[2];
+	struct walk_side ws[2] = { 0 };
+	struct walk_result wr;
 	struct diff_finding *f;
 
-	for (int side = 0; side < 2; side++) {
-		pool[side] = pool_side(b, side, key, medians[side], &nmedians[side],
-				       per_run[side], &nruns[side], &total[side]);
-		if (!pool[side])
-			return;
+	for (int side = 0; side < 2; side++)
+		if (!side_sources(b, side, key, &ws[side], per_run[side], &nruns[side],
+				  &total[side]) || b->oom)
+			goto out;
+	if (series_walk(ws, &wr) < 0) {
+		b->failed = 1;
+		goto out;
 	}
+	for (int side = 0; side < 2; side++)
+		for (size_t i = 0; i < ws[side].nruns && nmedians[side] < 64; i++)
+			medians[side][nmedians[side]++] = (double)ws[side].runs[i].median;
 	f = new_finding(b, kind, strchr(key, ':') + 1, tier, "ns");
 	if (!f)
-		return;
+		goto out;
 	f->is_latency = 1;
-	f->count_base = pool[0]->n;
-	f->count_new = pool[1]->n;
+	f->count_base = ws[0].n;
+	f->count_new = ws[1].n;
 	for (int side = 0; side < 2; side++) {
-		const uint64_t *v = pool[side]->vals;
-		size_t n = pool[side]->n;
-
-		stats_mean_se(v, n, &f->mean[side], &se[side]);
-		f->p50[side] = stats_quantile(v, n, 0.50);
-		f->p90[side] = stats_quantile(v, n, 0.90);
-		f->p99[side] = stats_quantile(v, n, 0.99);
+		f->mean[side] = ws[side].n ? ws[side].sum / (double)ws[side].n : 0;
+		f->p50[side] = ws[side].at[R_P50];
+		f->p90[side] = ws[side].at[R_P90];
+		f->p99[side] = ws[side].at[R_P99];
+		f->hist_min[side] = ws[side].min;
+		f->hist_max[side] = ws[side].max;
+		memcpy(f->hist[side], ws[side].hist, sizeof(f->hist[side]));
+	}
+	if (strcmp(kind, "request") == 0) {
+		b->request_ns += ws[0].sum;
+		b->request_calls += ws[0].n;
 	}
 	f->base = (double)f->p50[0];
 	f->new_ = (double)f->p50[1];
@@ -179,12 +212,11 @@ static void compare_latency(struct builder *b, const char *key)
 	/* time added per unit of exposure: calls per unit times time per call */
 	f->impact = (b->s[1].exposure > 0 ? total[1] / b->s[1].exposure : 0) -
 		    (b->s[0].exposure > 0 ? total[0] / b->s[0].exposure : 0);
-	f->appeared = pool[0]->n == 0 && pool[1]->n > 0;
-	f->disappeared = pool[0]->n > 0 && pool[1]->n == 0;
-	stats_quantile_ratio_ci(pool[0]->vals, pool[0]->n, pool[1]->vals, pool[1]->n, 0.99,
-				&f->p99_ratio, &f->p99_lo, &f->p99_hi);
-	f->ks_d = stats_ks(pool[0]->vals, pool[0]->n, pool[1]->vals, pool[1]->n, NULL);
-	stats_mann_whitney(pool[0]->vals, pool[0]->n, pool[1]->vals, pool[1]->n, &f->auc);
+	f->appeared = ws[0].n == 0 && ws[1].n > 0;
+	f->disappeared = ws[0].n > 0 && ws[1].n == 0;
+	quantile_ratio(ws, R_P99, R_P99_LO, R_P99_HI, &f->p99_ratio, &f->p99_lo, &f->p99_hi);
+	f->ks_d = wr.ks_d;
+	f->auc = wr.auc;
 	if ((f->appeared || f->disappeared) && nruns[0] >= 2 && nruns[1] >= 2) {
 		double diff, lo, hi;
 
@@ -199,7 +231,7 @@ static void compare_latency(struct builder *b, const char *key)
 	} else if (f->appeared || f->disappeared) {
 		double r, lo, hi;
 
-		f->p_value = stats_rate_ratio(pool[0]->n, b->s[0].exposure, pool[1]->n,
+		f->p_value = stats_rate_ratio(ws[0].n, b->s[0].exposure, ws[1].n,
 					      b->s[1].exposure, &r, &lo, &hi);
 		f->noise_floor = NAN;   /* present on one side only: no floor to clear */
 		f->test = "Poisson rate ratio of calls";
@@ -218,16 +250,17 @@ static void compare_latency(struct builder *b, const char *key)
 	} else if (!compare_blocks(b, key, f)) {
 		double ratio, lo, hi;
 
-		f->p_value = stats_mann_whitney(pool[0]->vals, pool[0]->n, pool[1]->vals,
-						pool[1]->n, &f->auc);
-		stats_quantile_ratio_ci(pool[0]->vals, pool[0]->n, pool[1]->vals, pool[1]->n,
-					0.5, &ratio, &lo, &hi);
+		f->p_value = wr.mw_p;
+		quantile_ratio(ws, R_P50, R_P50_LO, R_P50_HI, &ratio, &lo, &hi);
 		f->effect = ratio - 1;
 		f->ci_low = lo - 1;
 		f->ci_high = isinf(hi) ? INFINITY : hi - 1;
 		f->noise_floor = (hi - lo) / 2 / STATS_Z95 * 2.8016;
 		f->test = "Mann-Whitney U; median ratio with rank interval";
 	}
+out:
+	free_sources(&ws[0]);
+	free_sources(&ws[1]);
 }
 
 void compare_latencies(struct builder *b)

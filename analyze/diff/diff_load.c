@@ -13,6 +13,8 @@
 #include "diff_sql.h"
 #include "query/folded.h"
 #include "query/host_cpu.h"
+#include "common/units.h"
+#include "statistics.h"
 
 /* A request this program served (a row of requests s): its connection
  * was accepted (or was open before recording), not one it connected to a
@@ -151,9 +153,10 @@ static int load_counts(sqlite3 *db, const char *sql, struct dtable *t)
 
 /* Rows of (key TEXT, value INTEGER[, alternative INTEGER]) pushed as
  * values under prefix, or under alt_prefix when the third column is 1. */
-static int load_values2(sqlite3 *db, const char *sql, const char *prefix,
-			const char *alt_prefix, struct dtable *t)
+static int load_values2(struct diff_run *run, sqlite3 *db, const char *sql,
+			const char *prefix, const char *alt_prefix)
 {
+	struct dtable *t = &run->latency;
 	sqlite3_stmt *st = diff_try_prepare(db, sql);
 	char key[512];
 	int rc;
@@ -168,12 +171,10 @@ static int load_values2(sqlite3 *db, const char *sql, const char *prefix,
 
 		snprintf(key, sizeof(key), "%s%s", alt ? alt_prefix : prefix, name ? name : "?");
 		s = diff_table_get(t, key);
-		if (!s || diff_series_push(s, v > 0 ? (uint64_t)v : 0) < 0) {
+		if (!s || diff_latency_push(run, s, v > 0 ? (uint64_t)v : 0) < 0) {
 			sqlite3_finalize(st);
 			return -1;
 		}
-		s->count++;
-		s->sum += (double)(v > 0 ? v : 0);
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
@@ -181,9 +182,9 @@ static int load_values2(sqlite3 *db, const char *sql, const char *prefix,
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
-static int load_values(sqlite3 *db, const char *sql, const char *prefix, struct dtable *t)
+static int load_values(struct diff_run *run, sqlite3 *db, const char *sql, const char *prefix)
 {
-	return load_values2(db, sql, prefix, NULL, t);
+	return load_values2(run, db, sql, prefix, NULL);
 }
 
 static int load_functions(struct diff_run *run, sqlite3 *db)
@@ -246,25 +247,103 @@ static const char syscalls_sql[] =
 	" LEFT JOIN socks k ON k.pid = s.pid AND k.fd = s.fd"
 	" WHERE s.family IS NOT 'futex'";
 
-static int load_latencies(struct diff_run *run, sqlite3 *db)
+/* ---- latency values: in memory, or spilled ------------------------------ */
+
+/* Moves the values kept in memory into a new spill, in recorded order. */
+static int spill_all(struct diff_run *run)
 {
+	if (diff_spill_open(&run->spill) < 0)
+		return -1;
+	for (size_t i = 0; i < run->latency.len; i++) {
+		struct dseries *s = &run->latency.rows[i];
+
+		for (size_t k = 0; k < s->n; k++)
+			if (diff_spill_add(&run->spill, (int64_t)i, k, s->vals[k]) < 0)
+				return -1;
+		free(s->vals);
+		s->vals = NULL;
+		s->n = s->cap = 0;
+	}
+	run->latency_values = 0;
+	return 0;
+}
+
+int diff_latency_push(struct diff_run *run, struct dseries *s, uint64_t v)
+{
+	if (!run->spill.db && run->latency_max && run->latency_values >= run->latency_max &&
+	    spill_all(run) < 0)
+		return -1;
+	if (run->spill.db) {
+		if (diff_spill_add(&run->spill, diff_table_index(&run->latency, s), s->count, v) < 0)
+			return -1;
+	} else {
+		if (diff_series_push(s, v) < 0)
+			return -1;
+		run->latency_values++;
+	}
+	s->count++;
+	s->sum += (double)v;
+	return 0;
+}
+
+static int by_value(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Each series in memory sorted, its block medians taken first (in place:
+ * a block's values only move within the block until the sort). */
+static void sort_latencies(struct diff_run *run)
+{
+	for (size_t i = 0; i < run->latency.len; i++) {
+		struct dseries *s = &run->latency.rows[i];
+		size_t per = s->n / DIFF_BLOCKS;
+
+		if (run->want_blocks && per >= DIFF_BLOCK_MIN) {
+			size_t rank = stats_quantile_rank(per, 0.5);
+
+			for (size_t k = 0; k < DIFF_BLOCKS; k++)
+				s->block_median[k] =
+					(double)diff_select(s->vals + k * per, per, rank - 1);
+			s->has_blocks = 1;
+		}
+		if (s->n > 1)
+			qsort(s->vals, s->n, sizeof(uint64_t), by_value);
+	}
+}
+
+static int load_latencies(struct diff_run *run, sqlite3 *db, const char *path)
+{
+	char a[32], b[32];
+
 	/* futex calls are compared as locks, not as system calls */
-	if (load_values2(db, syscalls_sql, DIFF_SYSCALL, DIFF_PEER_WAIT, &run->latency) < 0 ||
-	    load_values(db, "WITH " REQUEST_PROCESSES " SELECT pc.comm, s.service_ns FROM "
+	if (load_values2(run, db, syscalls_sql, DIFF_SYSCALL, DIFF_PEER_WAIT) < 0 ||
+	    load_values(run, db, "WITH " REQUEST_PROCESSES " SELECT pc.comm, s.service_ns FROM "
 			SERVED_FROM " JOIN pc ON pc.pid = s.pid"
-			" WHERE " SERVED, DIFF_REQUEST, &run->latency) < 0 ||
-	    load_values(db, "SELECT dev_name, queue_ns + service_ns FROM block_io",
-			DIFF_DEVICE, &run->latency) < 0 ||
+			" WHERE " SERVED, DIFF_REQUEST) < 0 ||
+	    load_values(run, db, "SELECT dev_name, queue_ns + service_ns FROM block_io",
+			DIFF_DEVICE) < 0 ||
 	    /* uprobed functions by name (probe ids differ between runs) */
-	    load_values(db, "SELECT p.name, h.duration FROM probe_hits h JOIN probes p"
-			" ON p.probe_id = h.probe_id WHERE p.kind = 'uprobe'",
-			DIFF_PROBE, &run->latency) < 0 ||
+	    load_values(run, db, "SELECT p.name, h.duration FROM probe_hits h JOIN probes p"
+			" ON p.probe_id = h.probe_id WHERE p.kind = 'uprobe'", DIFF_PROBE) < 0 ||
 	    /* GC pauses per process name and runtime (gc_pauses: runtime probes) */
-	    load_values(db, "SELECT " PROCESS_COMM("s.pid") " || ':' || s.runtime, s.duration"
-			" FROM gc_pauses s", DIFF_GC, &run->latency) < 0 ||
+	    load_values(run, db, "SELECT " PROCESS_COMM("s.pid") " || ':' || s.runtime, s.duration"
+			" FROM gc_pauses s", DIFF_GC) < 0 ||
 	    diff_load_locks(run, db) < 0)
 		return -1;
-	return 0;    /* values in recorded order: diff_latency.c's blocks need it */
+	if (!run->spill.db) {
+		sort_latencies(run);
+		return 0;
+	}
+	if (diff_spill_finish(&run->spill) < 0)
+		return -1;
+	fprintf(stderr, "perfcap-analyze: note: the %s latency values of %s exceed the diff's"
+		" memory for them (%s bytes a run, PERFCAP_DIFF_LATENCY_BYTES): kept in a temporary"
+		" database\n", fmt_count(a, sizeof(a), run->spill.rows), path,
+		fmt_count(b, sizeof(b), run->latency_max * sizeof(uint64_t)));
+	return 0;
 }
 
 /* Per comm and state, one value per whole window: the time the threads
@@ -318,8 +397,13 @@ static int load_threads(struct diff_run *run, sqlite3 *db)
 
 int diff_run_load(struct diff_run *run, sqlite3 *db, const char *path)
 {
+	uint64_t latency_max = run->latency_max;
+	int want_blocks = run->want_blocks;
+
 	memset(run, 0, sizeof(*run));
 	run->path = path;
+	run->latency_max = latency_max;
+	run->want_blocks = want_blocks;
 	diff_table_init(&run->self);
 	diff_table_init(&run->total);
 	diff_table_init(&run->stacks);
@@ -328,7 +412,7 @@ int diff_run_load(struct diff_run *run, sqlite3 *db, const char *path)
 	diff_table_init(&run->rates);
 	load_scalars(run, db);
 	if (load_functions(run, db) < 0 || load_stacks(run, db) < 0 ||
-	    load_latencies(run, db) < 0 || load_threads(run, db) < 0 ||
+	    load_latencies(run, db, path) < 0 || load_threads(run, db) < 0 ||
 	    load_counts(db, "SELECT source, imported FROM data_quality WHERE imported > 0",
 			&run->rates) < 0 ||
 	    /* USDT probes: the kernel's exact hits, as a rate per probe name */
@@ -355,6 +439,7 @@ void diff_run_free(struct diff_run *run)
 	diff_table_free(&run->total);
 	diff_table_free(&run->stacks);
 	diff_table_free(&run->latency);
+	diff_spill_close(&run->spill);
 	diff_table_free(&run->threads);
 	diff_table_free(&run->rates);
 }

@@ -83,8 +83,8 @@ static const char *site_of(struct site_finder *sf, int64_t stack_id)
 }
 
 /* Rows of (comm, stack id or NULL, duration): lock waits by site. */
-static int load_lock_waits(sqlite3 *db, struct site_finder *sf, const char *sql,
-			   const char *kind, struct dtable *t)
+static int load_lock_waits(struct diff_run *run, sqlite3 *db, struct site_finder *sf,
+			   const char *sql, const char *kind)
 {
 	sqlite3_stmt *st = diff_try_prepare(db, sql);
 	char key[512];
@@ -105,13 +105,11 @@ static int load_lock_waits(sqlite3 *db, struct site_finder *sf, const char *sql,
 		else
 			snprintf(key, sizeof(key), DIFF_LOCK "%s:[no stack] %s", kind,
 				 comm ? comm : "?");
-		s = diff_table_get(t, key);
-		if (!s || diff_series_push(s, v > 0 ? (uint64_t)v : 0) < 0) {
+		s = diff_table_get(&run->latency, key);
+		if (!s || diff_latency_push(run, s, v > 0 ? (uint64_t)v : 0) < 0) {
 			sqlite3_finalize(st);
 			return -1;
 		}
-		s->count++;
-		s->sum += (double)(v > 0 ? v : 0);
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : -1;
@@ -128,14 +126,13 @@ int diff_load_locks(struct diff_run *run, sqlite3 *db)
 	if (!sf.frames)
 		return 0;
 	hmap_init(&sf.cache);
-	rc |= load_lock_waits(db, &sf, "WITH " THREAD_NAMES("syscalls") " SELECT n.comm,"
+	rc |= load_lock_waits(run, db, &sf, "WITH " THREAD_NAMES("syscalls") " SELECT n.comm,"
 			      " s.ustack_id, s.duration FROM futex_calls s JOIN names n ON"
-			      " n.pid = s.pid AND n.tid = s.tid WHERE s.kind = 'wait'", "futex",
-			      &run->latency);
-	rc |= load_lock_waits(db, &sf, "SELECT " COMM_OF("s.pid", "s.tid") ", ustack_id, duration"
-			      " FROM user_mutexes s", "mutex", &run->latency);
-	rc |= load_lock_waits(db, &sf, "SELECT " COMM_OF("s.pid", "s.tid") ", kstack_id, duration"
-			      " FROM kernel_locks s", "kernel", &run->latency);
+			      " n.pid = s.pid AND n.tid = s.tid WHERE s.kind = 'wait'", "futex");
+	rc |= load_lock_waits(run, db, &sf, "SELECT " COMM_OF("s.pid", "s.tid") ", ustack_id, duration"
+			      " FROM user_mutexes s", "mutex");
+	rc |= load_lock_waits(run, db, &sf, "SELECT " COMM_OF("s.pid", "s.tid") ", kstack_id, duration"
+			      " FROM kernel_locks s", "kernel");
 	for (size_t i = 0; i < sf.len; i++)
 		free(sf.names[i]);
 	free(sf.names);

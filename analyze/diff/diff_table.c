@@ -94,3 +94,43 @@ int diff_series_push(struct dseries *s, uint64_t value)
 	s->vals[s->n++] = value;
 	return 0;
 }
+
+int64_t diff_table_index(const struct dtable *t, const struct dseries *s)
+{
+	return (int64_t)(s - t->rows);
+}
+
+/* Hoare's selection, middle pivot: v[k] ends as the k-th smallest of v,
+ * with nothing larger before it and nothing smaller after. */
+uint64_t diff_select(uint64_t *v, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n - 1;
+
+	while (lo < hi) {
+		uint64_t pivot = v[lo + (hi - lo) / 2], t;
+		size_t i = lo, j = hi;
+
+		while (i <= j) {
+			while (v[i] < pivot)
+				i++;
+			while (v[j] > pivot)
+				j--;
+			if (i <= j) {
+				t = v[i];
+				v[i] = v[j];
+				v[j] = t;
+				i++;
+				if (j == 0)
+					break;
+				j--;
+			}
+		}
+		if (k <= j)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			break;
+	}
+	return v[k];
+}

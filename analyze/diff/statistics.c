@@ -67,10 +67,39 @@ double stats_rate_ratio(uint64_t c1, double e1, uint64_t c2, double e2,
 	return stats_normal_p(dev / sd);
 }
 
+void stats_mw_group(struct stats_mw *mw, size_t ca, size_t cb)
+{
+	double first, mid, t;
+
+	first = (double)(mw->i + mw->j) + 1;
+	t = (double)(ca + cb);
+	mid = first + (t - 1) / 2;
+	mw->r_b += mid * (double)cb;
+	mw->tie_sum += t * t * t - t;
+	mw->i += ca;
+	mw->j += cb;
+}
+
+double stats_mw_finish(const struct stats_mw *mw, double *auc)
+{
+	double na = (double)mw->i, nb = (double)mw->j, n = na + nb, u, mu, var;
+
+	*auc = 0.5;
+	if (mw->i == 0 || mw->j == 0)
+		return 1.0;
+	u = mw->r_b - nb * (nb + 1) / 2;
+	*auc = u / (na * nb);
+	mu = na * nb / 2;
+	var = na * nb / 12 * ((n + 1) - mw->tie_sum / (n * (n - 1)));
+	if (var <= 0)
+		return 1.0;
+	return stats_normal_p((u - mu) / sqrt(var));
+}
+
 double stats_mann_whitney(const uint64_t *a, size_t na, const uint64_t *b, size_t nb,
 			  double *auc)
 {
-	double r_b = 0, tie_sum = 0, n = (double)na + (double)nb, u, mu, var;
+	struct stats_mw mw = { 0 };
 	size_t i = 0, j = 0;
 
 	*auc = 0.5;
@@ -80,7 +109,6 @@ double stats_mann_whitney(const uint64_t *a, size_t na, const uint64_t *b, size_
 	while (i < na || j < nb) {
 		uint64_t v = (j >= nb || (i < na && a[i] <= b[j])) ? a[i] : b[j];
 		size_t ca = 0, cb = 0;
-		double first, mid, t;
 
 		while (i < na && a[i] == v) {
 			i++;
@@ -90,19 +118,9 @@ double stats_mann_whitney(const uint64_t *a, size_t na, const uint64_t *b, size_
 			j++;
 			cb++;
 		}
-		first = (double)(i - ca + j - cb) + 1;
-		t = (double)(ca + cb);
-		mid = first + (t - 1) / 2;
-		r_b += mid * (double)cb;
-		tie_sum += t * t * t - t;
+		stats_mw_group(&mw, ca, cb);
 	}
-	u = r_b - (double)nb * ((double)nb + 1) / 2;
-	*auc = u / ((double)na * (double)nb);
-	mu = (double)na * (double)nb / 2;
-	var = (double)na * (double)nb / 12 * ((n + 1) - tie_sum / (n * (n - 1)));
-	if (var <= 0)
-		return 1.0;
-	return stats_normal_p((u - mu) / sqrt(var));
+	return stats_mw_finish(&mw, auc);
 }
 
 static double ks_q(double lambda)
@@ -124,7 +142,7 @@ static double ks_q(double lambda)
 double stats_ks(const uint64_t *a, size_t na, const uint64_t *b, size_t nb, double *p)
 {
 	size_t i = 0, j = 0;
-	double d = 0, ne;
+	double d = 0;
 
 	if (p)
 		*p = 1.0;
@@ -142,10 +160,19 @@ double stats_ks(const uint64_t *a, size_t na, const uint64_t *b, size_t nb, doub
 		if (gap > d)
 			d = gap;
 	}
-	ne = (double)na * (double)nb / ((double)na + (double)nb);
 	if (p)
-		*p = ks_q((sqrt(ne) + 0.12 + 0.11 / sqrt(ne)) * d);
+		*p = stats_ks_p(d, na, nb);
 	return d;
+}
+
+double stats_ks_p(double d, size_t na, size_t nb)
+{
+	double ne;
+
+	if (na == 0 || nb == 0)
+		return 1.0;
+	ne = (double)na * (double)nb / ((double)na + (double)nb);
+	return ks_q((sqrt(ne) + 0.12 + 0.11 / sqrt(ne)) * d);
 }
 
 /* Continued fraction of the regularized incomplete beta function
@@ -298,7 +325,7 @@ void stats_bh_adjust(const double *p, double *q, size_t n)
 	free(r);
 }
 
-uint64_t stats_quantile(const uint64_t *v, size_t n, double q)
+size_t stats_quantile_rank(size_t n, double q)
 {
 	size_t rank;
 
@@ -309,7 +336,12 @@ uint64_t stats_quantile(const uint64_t *v, size_t n, double q)
 		rank = 1;
 	if (rank > n)
 		rank = n;
-	return v[rank - 1];
+	return rank;
+}
+
+uint64_t stats_quantile(const uint64_t *v, size_t n, double q)
+{
+	return n ? v[stats_quantile_rank(n, q) - 1] : 0;
 }
 
 static size_t clamp_rank(double r, size_t n)
@@ -321,7 +353,7 @@ static size_t clamp_rank(double r, size_t n)
 	return (size_t)r;
 }
 
-void stats_quantile_ci(const uint64_t *v, size_t n, double q, uint64_t *lo, uint64_t *hi)
+void stats_quantile_ci_ranks(size_t n, double q, size_t *lo, size_t *hi)
 {
 	double half, center;
 
@@ -330,38 +362,41 @@ void stats_quantile_ci(const uint64_t *v, size_t n, double q, uint64_t *lo, uint
 		return;
 	center = q * (double)n;
 	half = STATS_Z95 * sqrt((double)n * q * (1 - q));
-	*lo = v[clamp_rank(floor(center - half), n) - 1];
-	*hi = v[clamp_rank(ceil(center + half) + 1, n) - 1];
+	*lo = clamp_rank(floor(center - half), n);
+	*hi = clamp_rank(ceil(center + half) + 1, n);
+}
+
+void stats_quantile_ci(const uint64_t *v, size_t n, double q, uint64_t *lo, uint64_t *hi)
+{
+	size_t rlo, rhi;
+
+	*lo = *hi = 0;
+	if (n == 0)
+		return;
+	stats_quantile_ci_ranks(n, q, &rlo, &rhi);
+	*lo = v[rlo - 1];
+	*hi = v[rhi - 1];
 }
 
 void stats_quantile_ratio_ci(const uint64_t *base, size_t nb, const uint64_t *new_,
 			     size_t nn, double q, double *ratio, double *lo, double *hi)
 {
-	uint64_t b = stats_quantile(base, nb, q), n = stats_quantile(new_, nn, q);
 	uint64_t blo, bhi, nlo, nhi;
 
 	stats_quantile_ci(base, nb, q, &blo, &bhi);
 	stats_quantile_ci(new_, nn, q, &nlo, &nhi);
+	stats_quantile_ratio(stats_quantile(base, nb, q), blo, bhi, stats_quantile(new_, nn, q),
+			     nlo, nhi, nb && nn, ratio, lo, hi);
+}
+
+void stats_quantile_ratio(uint64_t b, uint64_t blo, uint64_t bhi, uint64_t n, uint64_t nlo,
+			  uint64_t nhi, int both, double *ratio, double *lo, double *hi)
+{
 	*ratio = b ? (double)n / (double)b : NAN;
 	*lo = bhi ? (double)nlo / (double)bhi : NAN;
 	*hi = blo ? (double)nhi / (double)blo : INFINITY;
-	if (nb == 0 || nn == 0)
+	if (!both)
 		*ratio = *lo = *hi = NAN;
-}
-
-void stats_mean_se(const uint64_t *v, size_t n, double *mean, double *se)
-{
-	double sum = 0, ss = 0;
-
-	*mean = *se = 0;
-	if (n == 0)
-		return;
-	for (size_t i = 0; i < n; i++)
-		sum += (double)v[i];
-	*mean = sum / (double)n;
-	for (size_t i = 0; i < n; i++)
-		ss += ((double)v[i] - *mean) * ((double)v[i] - *mean);
-	*se = n > 1 ? sqrt(ss / (double)(n - 1) / (double)n) : 0;
 }
 
 double stats_rate_noise_floor(uint64_t c1, uint64_t c2)

@@ -42,10 +42,22 @@ double stats_rate_ratio(uint64_t c1, double e1, uint64_t c2, double e2,
 double stats_mann_whitney(const uint64_t *a, size_t na, const uint64_t *b, size_t nb,
 			  double *auc);
 
+/* The same, a group of equal values at a time, for callers that walk
+ * their own sorted streams: stats_mw_group with the group's count on each
+ * side (in ascending order of value), then stats_mw_finish. */
+struct stats_mw {
+	double r_b, tie_sum;
+	size_t i, j;              /* values seen on each side */
+};
+void stats_mw_group(struct stats_mw *mw, size_t ca, size_t cb);
+double stats_mw_finish(const struct stats_mw *mw, double *auc);
+
 /* Two-sample Kolmogorov-Smirnov of sorted a and b: returns D, the largest
  * distance between the two empirical distributions; *p (may be NULL) its
  * asymptotic p-value. */
 double stats_ks(const uint64_t *a, size_t na, const uint64_t *b, size_t nb, double *p);
+/* The asymptotic p-value of D for samples of na and nb. */
+double stats_ks_p(double d, size_t na, size_t nb);
 
 /* Welch's t-test of two small samples (per-run values). Returns the
  * p-value (1 if either side has fewer than 2 values or both variances are
@@ -66,19 +78,24 @@ void stats_bh_adjust(const double *p, double *q, size_t n);
 /* Nearest-rank quantile of sorted v (q in 0..1): v[ceil(q n) - 1]; 0 for
  * an empty array. Same rule as the schema's percentiles. */
 uint64_t stats_quantile(const uint64_t *v, size_t n, double q);
+/* Its 1-based rank, ceil(q n) within 1..n (0 when n is 0). */
+size_t stats_quantile_rank(size_t n, double q);
 
 /* Distribution-free 95% interval of the q-quantile of sorted v, from the
  * binomial distribution of ranks (normal approximation). */
 void stats_quantile_ci(const uint64_t *v, size_t n, double q, uint64_t *lo, uint64_t *hi);
+/* The 1-based ranks of that interval's ends (0 when n is 0). */
+void stats_quantile_ci_ranks(size_t n, double q, size_t *lo, size_t *hi);
 
 /* 95% interval of the ratio of two quantiles (new over base), each taken
  * at its own interval's ends: [lo_new / hi_base, hi_new / lo_base]. A
  * conservative, analytic interval. */
 void stats_quantile_ratio_ci(const uint64_t *base, size_t nb, const uint64_t *new_,
 			     size_t nn, double q, double *ratio, double *lo, double *hi);
-
-/* Mean and the standard error of the mean of v. */
-void stats_mean_se(const uint64_t *v, size_t n, double *mean, double *se);
+/* The same from the quantiles (b, n) and interval ends already found;
+ * both: neither side is empty. */
+void stats_quantile_ratio(uint64_t b, uint64_t blo, uint64_t bhi, uint64_t n, uint64_t nlo,
+			  uint64_t nhi, int both, double *ratio, double *lo, double *hi);
 
 /* Smallest relative change of a Poisson rate that a test at the 5% level
  * detects with 80% power given c1 and c2 events (the noise floor of a

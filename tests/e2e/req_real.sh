@@ -19,7 +19,9 @@
 #          exactly 1 + 250 x 7 requests (its start-up message, then one per
 #          statement).
 # Each report must show the requests, their percentiles and their
-# queueing from the data's arrival. Skips (loudly) without the packages.
+# queueing from the data's arrival, and be the same when its requests do
+# not fit in 64 KiB; the diff of each capture against itself must be the
+# same when its latencies do not. Skips (loudly) without the packages.
 set -u
 . "$(dirname "$0")/lib.sh"
 : "${PERFCAP_RECORD:?}" "${PERFCAP_ANALYZE:?}"
@@ -81,6 +83,29 @@ check_report() {
 		fail "$1: the report does not show $2 requests"
 	grep -q "queueing before pickup: mean .* (request_queueing: from their data's arrival)" \
 		"$TMP/$1.report" || fail "$1: no queueing from the data's arrival in the report"
+	check_diff "$1"
+}
+
+# check_diff NAME: the diff of NAME against itself (every comparison,
+# JSON) is the same when its latency values do not fit in 1 KiB and go
+# to a temporary database (diff_spill.c)
+check_diff() {
+	"$PERFCAP_ANALYZE" import -o "$TMP/$1.diff.db" "$TMP/$1.perfcap" > /dev/null 2>&1 ||
+		fail "import of $1 for the diff"
+	"$PERFCAP_ANALYZE" diff --all --json "$TMP/$1.diff.db" "$TMP/$1.diff.db" \
+		> "$TMP/$1.diff.json" 2> "$TMP/$1.diff.err"
+	[ $? -le 1 ] || { cat "$TMP/$1.diff.err"; fail "diff of $1 failed"; }
+	PERFCAP_DIFF_LATENCY_BYTES=1024 "$PERFCAP_ANALYZE" diff --all --json "$TMP/$1.diff.db" \
+		"$TMP/$1.diff.db" > "$TMP/$1.diff.small.json" 2> "$TMP/$1.diff.small.err"
+	[ $? -le 1 ] || { cat "$TMP/$1.diff.small.err"; fail "diff of $1 in 1 KiB failed"; }
+	grep -q "kept in a temporary database" "$TMP/$1.diff.small.err" ||
+		fail "$1: the diff's latencies fit in 1 KiB"
+	cmp -s "$TMP/$1.diff.json" "$TMP/$1.diff.small.json" || {
+		diff "$TMP/$1.diff.json" "$TMP/$1.diff.small.json" | head
+		fail "$1: the diff changed when its latencies did not fit in memory"
+	}
+	echo "$1: diff against itself the same in 1 KiB ($(grep -c '"test": "Welch t on the medians' \
+		"$TMP/$1.diff.json") series by block medians)"
 }
 
 # ---- redis -----------------------------------------------------------------------
