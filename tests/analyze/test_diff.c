@@ -244,34 +244,45 @@ Test(diff, normalizes_by_duration_and_frequency)
 	free(pf);
 }
 
-Test(diff, latency_shift_of_a_system_call)
+#define SLEEPS "\"name\": \"io:clock_nanosleep\""
+
+/* diff --json of two captures whose thread 101 makes calls sleeps of
+ * base_ns and new_ns (+ (call % 10) x step) into r. */
+static void diff_sleeps(struct tool_result *r, int calls, uint64_t step, uint64_t base_ns,
+			uint64_t new_ns)
 {
 	struct diff_capture a = diff_capture_basic(), b = a;
-	struct tool_result r;
-	const char *sc = "\"name\": \"io:clock_nanosleep\"";
 	char *pa, *pb;
 
-	a.sleeps = b.sleeps = 200;
-	a.sleep_ns = 1000000;
-	b.sleep_ns = 2000000;
+	a.sleeps = b.sleeps = calls;
+	a.sleep_step = b.sleep_step = step;
+	a.sleep_ns = base_ns;
+	b.sleep_ns = new_ns;
 	pa = capture("a.perfcap", &a);
 	pb = capture("b.perfcap", &b);
-	run_analyze(&r, "diff", "--json", pa, pb, NULL);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	cr_expect(json_has(r.out, sc, "kind", "\"syscall\""), "%s", r.out);
-	cr_expect(json_has(r.out, sc, "significant", "true"));
+	run_analyze(r, "diff", "--json", pa, pb, NULL);
+	cr_assert_eq(r->status, 0, "%s", r->err);
+	free(pa);
+	free(pb);
+}
+
+Test(diff, latency_shift_of_a_system_call)
+{
+	struct tool_result r;
+
+	diff_sleeps(&r, 200, 1000, 1000000, 2000000);
+	cr_expect(json_has(r.out, SLEEPS, "kind", "\"syscall\""), "%s", r.out);
+	cr_expect(json_has(r.out, SLEEPS, "significant", "true"));
 	/* medians 1.004 ms -> 2.004 ms (values spread by 0..9 us) */
-	cr_expect_eq(json_number(r.out, sc, "delta"), 1000000);
-	cr_expect(json_number(r.out, sc, "effect") > 0.99 &&
-		  json_number(r.out, sc, "effect") < 1.0);
+	cr_expect_eq(json_number(r.out, SLEEPS, "delta"), 1000000);
+	cr_expect(json_number(r.out, SLEEPS, "effect") > 0.99 &&
+		  json_number(r.out, SLEEPS, "effect") < 1.0);
 	/* 200 calls in 4 s, each 1 ms longer: +50 ms per second */
-	cr_expect(fabs(json_number(r.out, sc, "impact_ns") - 50e6) < 1);
+	cr_expect(fabs(json_number(r.out, SLEEPS, "impact_ns") - 50e6) < 1);
 	cr_expect(strstr(r.out, "\"name\": \"syscall:io:clock_nanosleep\""), "a histogram");
 	cr_expect(strstr(r.out, "\"le_ns\": 1048576,\n          \"base\": 200,\n"
 			 "          \"new\": 0"), "%s", r.out);
 	tool_result_free(&r);
-	free(pa);
-	free(pb);
 }
 
 /* One run a side: the latency test compares the medians of 10 blocks of
@@ -282,27 +293,15 @@ Test(diff, latency_shift_of_a_system_call)
  * would be the deciles, 1.0 to 1.9 ms, and would hide it: t = 1.1.) */
 Test(diff, latency_blocks_are_consecutive_calls_in_recorded_order)
 {
-	struct diff_capture a = diff_capture_basic(), b = a;
 	struct tool_result r;
-	const char *sc = "\"name\": \"io:clock_nanosleep\"";
-	char *pa, *pb;
 
-	a.sleeps = b.sleeps = 400;
-	a.sleep_step = b.sleep_step = 100000;
-	a.sleep_ns = 1000000;
-	b.sleep_ns = 1150000;
-	pa = capture("a.perfcap", &a);
-	pb = capture("b.perfcap", &b);
-	run_analyze(&r, "diff", "--json", pa, pb, NULL);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	cr_expect(json_has(r.out, sc, "test",
+	diff_sleeps(&r, 400, 100000, 1000000, 1150000);
+	cr_expect(json_has(r.out, SLEEPS, "test",
 			   "\"Welch t on the medians of 10 consecutive blocks of each run\""),
 		  "%s", r.out);
-	cr_expect(json_has(r.out, sc, "significant", "true"), "%s", r.out);
-	cr_expect_eq(json_number(r.out, sc, "delta"), 150000);
+	cr_expect(json_has(r.out, SLEEPS, "significant", "true"), "%s", r.out);
+	cr_expect_eq(json_number(r.out, SLEEPS, "delta"), 150000);
 	tool_result_free(&r);
-	free(pa);
-	free(pb);
 }
 
 Test(diff, warns_when_sides_differ)
