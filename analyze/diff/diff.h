@@ -36,8 +36,7 @@ struct dseries {
 	double    sum;
 	uint64_t *vals;
 	size_t    n, cap;
-	int       has_blocks;
-	double    block_median[DIFF_BLOCKS];
+	double   *block_median;   /* [DIFF_BLOCKS], or NULL */
 };
 
 /* Series by name; rows in insertion order. */

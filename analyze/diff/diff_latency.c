@@ -47,9 +47,9 @@ static size_t block_medians(struct builder *b, const struct diff_run *run, const
 	if (per < DIFF_BLOCK_MIN)
 		return 0;
 	if (!run->spill.db) {
-		if (!row->has_blocks)
+		if (!row->block_median)
 			return 0;
-		memcpy(out, row->block_median, sizeof(row->block_median));
+		memcpy(out, row->block_median, DIFF_BLOCKS * sizeof(double));
 		return DIFF_BLOCKS;
 	}
 	for (size_t k = 0; k < DIFF_BLOCKS; k++) {

@@ -295,7 +295,7 @@ static int by_value(const void *a, const void *b)
 
 /* Each series in memory sorted, its block medians taken first (in place:
  * a block's values only move within the block until the sort). */
-static void sort_latencies(struct diff_run *run)
+static int sort_latencies(struct diff_run *run)
 {
 	for (size_t i = 0; i < run->latency.len; i++) {
 		struct dseries *s = &run->latency.rows[i];
@@ -304,14 +304,17 @@ static void sort_latencies(struct diff_run *run)
 		if (run->want_blocks && per >= DIFF_BLOCK_MIN) {
 			size_t rank = stats_quantile_rank(per, 0.5);
 
+			s->block_median = malloc(DIFF_BLOCKS * sizeof(double));
+			if (!s->block_median)
+				return -1;
 			for (size_t k = 0; k < DIFF_BLOCKS; k++)
 				s->block_median[k] =
 					(double)diff_select(s->vals + k * per, per, rank - 1);
-			s->has_blocks = 1;
 		}
 		if (s->n > 1)
 			qsort(s->vals, s->n, sizeof(uint64_t), by_value);
 	}
+	return 0;
 }
 
 static int load_latencies(struct diff_run *run, sqlite3 *db, const char *path)
@@ -333,10 +336,8 @@ static int load_latencies(struct diff_run *run, sqlite3 *db, const char *path)
 			" FROM gc_pauses s", DIFF_GC) < 0 ||
 	    diff_load_locks(run, db) < 0)
 		return -1;
-	if (!run->spill.db) {
-		sort_latencies(run);
-		return 0;
-	}
+	if (!run->spill.db)
+		return sort_latencies(run);
 	if (diff_spill_finish(&run->spill) < 0)
 		return -1;
 	fprintf(stderr, "perfcap-analyze: note: the %s latency values of %s exceed the diff's"

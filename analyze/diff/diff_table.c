@@ -28,6 +28,7 @@ void diff_table_free(struct dtable *t)
 	for (size_t i = 0; i < t->len; i++) {
 		free(t->rows[i].key);
 		free(t->rows[i].vals);
+		free(t->rows[i].block_median);
 	}
 	free(t->rows);
 	hmap_free(&t->index);
