@@ -396,6 +396,8 @@ static int load_threads(struct diff_run *run, sqlite3 *db)
 	return 0;
 }
 
+#define DIFF_LOAD_CACHE_KIB "16384"
+
 int diff_run_load(struct diff_run *run, sqlite3 *db, const char *path)
 {
 	uint64_t latency_max = run->latency_max;
@@ -405,6 +407,10 @@ int diff_run_load(struct diff_run *run, sqlite3 *db, const char *path)
 	run->path = path;
 	run->latency_max = latency_max;
 	run->want_blocks = want_blocks;
+	/* Its queries read each table once: a reader's 64 MiB page cache only
+	 * filled with pages never read again (the 10 s redis capture against
+	 * itself: 165 MB peak; 66 MB with 16 MiB, in the same time). */
+	db_exec(db, "PRAGMA cache_size=-" DIFF_LOAD_CACHE_KIB);
 	diff_table_init(&run->self);
 	diff_table_init(&run->total);
 	diff_table_init(&run->stacks);
