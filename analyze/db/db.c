@@ -76,9 +76,12 @@ static void maybe_profile(sqlite3 *db)
  * SQLite's own memory until the commit, each page first-touched there
  * and copied again at the commit: 64 MiB made the import of a real
  * capture 4-6% slower than 4 MiB (16 MiB was between; 1-2 MiB the same
- * as 4). Readers get READER_CACHE_KIB: their scans and sorts reuse it. */
+ * as 4). Readers get READER_CACHE_KIB: their scans and sorts reuse it.
+ * 64 MiB was no faster than 16 (report --json of redis, nginx and
+ * postgres captures, five rounds each: the same means) and took 49 MB
+ * more at its peak. */
 #define LOAD_CACHE_KIB   "4096"
-#define READER_CACHE_KIB "65536"
+#define READER_CACHE_KIB "16384"
 
 void db_use_reader_cache(sqlite3 *db)
 {
