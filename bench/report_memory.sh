@@ -1,12 +1,14 @@
 #!/bin/bash
-# report_memory.sh - the report's memory does not grow with the capture:
-# synthetic server captures (bench/gen_capture --requests: about one
-# request and three system calls per 6 events) of growing size, each
+# report_memory.sh - the memory of report and diff does not grow with the
+# capture: synthetic server captures (bench/gen_capture --requests: about
+# one request and three system calls per 6 events) of growing size, each
 # reported with the default memory for requests and system calls (256 MiB
 # each: PERFCAP_REPORT_REQUEST_BYTES, PERFCAP_REPORT_CALL_BYTES) and with
-# LIMIT bytes for each. Wall time and peak RSS, and whether the two
-# reports are the same (they must be: past the limit the tables are read
-# again, nothing is estimated).
+# LIMIT bytes for each, then diffed against itself with the default
+# memory for latency values (256 MiB: PERFCAP_DIFF_LATENCY_BYTES) and with
+# LIMIT. Wall time and peak RSS, and whether the two reports, and the two
+# diffs, are the same (they must be: past the limit the tables are read
+# again or the values spilled, nothing is estimated).
 #
 # Usage: bench/report_memory.sh [BUILD_DIR] [LIMIT_BYTES] [EVENTS...]
 #   defaults: build, 33554432 (32 MiB), 5000000 20000000 40000000
@@ -29,6 +31,21 @@ wall_rss() {
 		{ cat "$out.err" >&2; exit 1; }
 }
 
+# diff_pair DB: "seconds rss_mib seconds rss_mib spilled same" of DB
+# diffed against itself with the default memory and with $limit
+diff_pair() {
+	local as ar bs br spilled=no same=no
+	wall_rss "$tmp/da" "$ana" diff --all --json "$1" "$1"
+	wall_rss "$tmp/db" env PERFCAP_DIFF_LATENCY_BYTES="$limit" \
+		"$ana" diff --all --json "$1" "$1"
+	read -r as ar < "$tmp/da"
+	read -r bs br < "$tmp/db"
+	grep -q "kept in a temporary database" "$tmp/db.err" && spilled=yes
+	cmp -s "$tmp/da.txt" "$tmp/db.txt" && same=yes
+	echo "$as $((ar / 1024)) $bs $((br / 1024)) $spilled $same"
+}
+
+diffs=()
 echo "report memory (build: $build; limited: $limit bytes for requests and for calls)"
 printf '%10s %10s %10s | %9s %10s | %9s %10s %6s | %s\n' events requests calls \
 	"report s" "RSS MiB" "limited s" "RSS MiB" merged same
@@ -50,4 +67,13 @@ for n in $sizes; do
 	cmp -s "$tmp/a.txt" "$tmp/b.txt" && same=yes
 	printf '%10s %10s %10s | %9s %10d | %9s %10d %6s | %s\n' "$n" "$reqs" "$calls" \
 		"$as" $((ar / 1024)) "$bs" $((br / 1024)) "$merged" "$same"
+	diffs+=("$n $(diff_pair "$tmp/c.db")")
+done
+echo
+echo "diff of each capture against itself (limited: $limit bytes for latency values)"
+printf '%10s | %9s %10s | %9s %10s %7s | %s\n' events "diff s" "RSS MiB" "limited s" \
+	"RSS MiB" spilled same
+for row in "${diffs[@]}"; do
+	# shellcheck disable=SC2086
+	printf '%10s | %9s %10d | %9s %10d %7s | %s\n' $row
 done
