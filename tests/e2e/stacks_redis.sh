@@ -39,6 +39,13 @@ echo "redis-server: ${complete:-0} of ${total:-0} CPU samples with a complete us
 grep -q ';main;aeMain;' "$TMP/folded" || { head -5 "$TMP/folded"; fail "no main;aeMain chain"; }
 # named as started: Debian's redis-server is a symlink to redis-check-rdb
 "$PERFCAP_ANALYZE" report "$TMP/run.perfcap" > "$TMP/report.txt" || fail "report failed"
-grep -q 'aeMain  \[redis-server\]' "$TMP/report.txt" || fail "aeMain not in [redis-server]"
+# aeMain's frames belong to redis-server's binary (the report's label;
+# asked of the database: the report shows the top stacks' 24 innermost
+# frames, and deep kernel stacks of the network path can hide aeMain)
+modules=$(sqlite3 "$TMP/run.db" "SELECT group_concat(DISTINCT module) FROM frames WHERE name = 'aeMain'")
+case "$modules" in
+*/redis-server | redis-server) ;;
+*) fail "aeMain not in [redis-server]: in '$modules'" ;;
+esac
 grep -q '\[redis-check-rdb\]' "$TMP/report.txt" && fail "the report names [redis-check-rdb]"
 echo "PASS"
