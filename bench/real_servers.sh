@@ -220,6 +220,14 @@ summarize() {
 
 modes=${MODES:-none default nreq every perf}
 command -v perf > /dev/null || modes=${modes/ perf/}
+for m in $modes; do
+	case " none base default nreq every perf " in
+	*" $m "*) ;;
+	*) echo "real_servers.sh: unknown mode '$m' in MODES (none base default nreq every perf)" >&2
+	   exit 2 ;;
+	esac
+done
+[ -n "$modes" ] || { echo "real_servers.sh: MODES names no mode" >&2; exit 2; }
 {
 	echo "# $(date -u +%FT%TZ) $(uname -r), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "# $rounds rounds x $secs s, modes ABBA; rate = requests/s (redis, nginx), tps (postgres);"
