@@ -67,12 +67,17 @@ busy=$(capture_stat host.cpu.busy_ns) idle=$(capture_stat host.cpu.idle_ns) stea
 dur=$(capture_stat record.duration_ns)
 echo "host CPU: busy $busy, idle $idle, steal $steal ns over $dur ns on $(nproc) CPUs"
 [ -n "$busy" ] && [ -n "$idle" ] && [ -n "$steal" ] || fail "STATS host.cpu.* missing"
-# /proc/stat counts hundredths of a second per CPU: within 5% and 2 ticks a CPU
+# /proc/stat counts hundredths of a second per CPU: within 5% and 2 ticks a
+# CPU. On a virtual machine a CPU woken from idle and not yet run by the
+# hypervisor counts that time as idle (its clock runs) and as steal (it
+# was runnable): the sum may exceed the wall time by up to the steal
+# (20% steal here once gave busy + idle + steal 6% over)
 python3 - "$busy" "$idle" "$steal" "$dur" "$(nproc)" <<'PY' || fail "host CPU time does not add up"
 import sys
 busy, idle, steal, dur, ncpu = (int(x) for x in sys.argv[1:])
 total, want = busy + idle + steal, ncpu * dur
-assert abs(total - want) <= 0.05 * want + ncpu * 2e7, (total, want)
+tol = 0.05 * want + ncpu * 2e7
+assert want - tol <= total <= want + steal + tol, (total, want, steal)
 assert busy >= 0.8 * dur, ("busy below the one thread that burned", busy, dur)
 PY
 echo "PASS"
