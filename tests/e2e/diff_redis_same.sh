@@ -35,8 +35,9 @@ record() {
 # the 2 CPUs, and a host that slows it serves half the requests. The diff
 # says so (a warning, "served requests at different rates") and its
 # per-request changes are then the load's: record the pair again, at most
-# three times; the first pair with matching loads must show nothing.
-for attempt in 1 2 3; do
+# five times (under ASan on a busy host three pairs once all differed by
+# 11-32%); the first pair with matching loads must show nothing.
+for attempt in 1 2 3 4 5; do
 	record a
 	record b
 	"$PERFCAP_ANALYZE" diff --fail-on any:significant "$TMP/a.perfcap" "$TMP/b.perfcap" \
@@ -45,7 +46,7 @@ for attempt in 1 2 3; do
 	grep -q 'served requests at different rates' "$TMP/diff.out" || break
 	echo "attempt $attempt: the two loads differed:"
 	grep 'served requests at different rates' "$TMP/diff.out"
-	[ $attempt -lt 3 ] || fail "three pairs of runs under different loads: the host is too noisy"
+	[ $attempt -lt 5 ] || fail "five pairs of runs under different loads: the host is too noisy"
 done
 sed -n '1,40p' "$TMP/diff.out"
 [ $rc -eq 0 ] || { cat "$TMP/diff.err"; fail "diff of two identical runs: exit $rc (significant findings)"; }
