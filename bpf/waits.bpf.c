@@ -68,13 +68,19 @@ static __always_inline void sum_wait(struct task_struct *task, struct wait_start
 	w->ts = 0;
 }
 
+/* Whether w's wakeup was seen (it ends the wait: run-queue time is not). */
+static __always_inline bool woken_seen(const struct wait_start *w)
+{
+	return w->woken && w->woken >= w->ts;
+}
+
 static __always_inline void wait_ends(struct task_struct *next, __u64 now)
 {
 	struct wait_start *w = bpf_task_storage_get(&wait_starts, next, 0, 0);
 
 	if (!w || !w->ts)
 		return;
-	sum_wait(next, w, w->woken && w->woken >= w->ts ? w->woken : now);
+	sum_wait(next, w, woken_seen(w) ? w->woken : now);
 }
 
 /* A wait still open at the next switch-out: its switch-in was not seen.
@@ -83,7 +89,7 @@ static __always_inline void wait_ends(struct task_struct *next, __u64 now)
  * seen, exact; otherwise it is counted, not guessed. */
 static __always_inline void wait_unclosed(struct task_struct *task, struct wait_start *w)
 {
-	if (w->woken && w->woken >= w->ts)
+	if (woken_seen(w))
 		sum_wait(task, w, w->woken);
 	else
 		count_n(PERFCAP_AGG_C_UNCLOSED, 1);

@@ -78,8 +78,9 @@ static void maybe_profile(sqlite3 *db)
  * capture 4-6% slower than 4 MiB (16 MiB was between; 1-2 MiB the same
  * as 4). Readers get READER_CACHE_KIB: their scans and sorts reuse it.
  * 64 MiB was no faster than 16 (report --json of redis, nginx and
- * postgres captures, five rounds each: the same means) and took 49 MB
- * more at its peak. */
+ * postgres captures, five rounds each: the same means; diff, which reads
+ * each table once, neither) and took 49 MB more at its peak. It also
+ * bounds each of SQLite's sorters (the report's merge runs two). */
 #define LOAD_CACHE_KIB   "4096"
 #define READER_CACHE_KIB "16384"
 

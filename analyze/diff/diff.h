@@ -18,7 +18,8 @@
 #include <sqlite3.h>
 
 #include "util/hashmap.h"
-#include "diff_spill.h"
+
+struct diff_spill;            /* diff_spill.h */
 
 /* Latency series of one run a side are compared by the medians of
  * DIFF_BLOCKS blocks of consecutive calls (diff_latency.c), when a block
@@ -91,7 +92,7 @@ struct diff_run {
 	uint64_t latency_max;
 	int      want_blocks;     /* block medians needed (one run a side); set before too */
 	uint64_t latency_values;  /* in memory */
-	struct diff_spill spill;
+	struct diff_spill *spill; /* NULL: every value in memory */
 };
 
 /* Adds latency value v to series s of run: in memory, or in its spill

@@ -46,14 +46,14 @@ static size_t block_medians(struct builder *b, const struct diff_run *run, const
 
 	if (per < DIFF_BLOCK_MIN)
 		return 0;
-	if (!run->spill.db) {
+	if (!run->spill) {
 		if (!row->block_median)
 			return 0;
 		memcpy(out, row->block_median, DIFF_BLOCKS * sizeof(double));
 		return DIFF_BLOCKS;
 	}
 	for (size_t k = 0; k < DIFF_BLOCKS; k++) {
-		if (diff_spill_block_rank((struct diff_spill *)&run->spill,
+		if (diff_spill_block_rank(run->spill,
 					  diff_table_index(&run->latency, row), k * per,
 					  (k + 1) * per, rank, &v) < 0) {
 			b->failed = 1;
@@ -86,12 +86,12 @@ static int compare_blocks(struct builder *b, const char *key, struct diff_findin
 
 enum { R_P50, R_P90, R_P99, R_P99_LO, R_P99_HI, R_P50_LO, R_P50_HI };
 
-/* The sources of key's values on side: one per run that has the series
- * (an in-memory run's sorted values, a spilled run's index); per_run gets each run's time per unit of exposure, total_ns
- * the sum of all. */
-static struct vsource *side_sources(struct builder *b, int side, const char *key,
-				    struct walk_side *ws, double *per_run, size_t *nruns,
-				    double *total_ns)
+/* The sources of key's values on side, in ws: one per run that has the
+ * series (an in-memory run's sorted values, a spilled run's index), with
+ * the ranks the walk must take; per_run gets each run's time per unit of
+ * exposure, total_ns the sum of all. 0, or -1 out of memory. */
+static int side_sources(struct builder *b, int side, const char *key, struct walk_side *ws,
+			double *per_run, size_t *nruns, double *total_ns)
 {
 	struct vsource *src = calloc(b->s[side].n + 1, sizeof(*src));
 	uint64_t n = 0;
@@ -102,7 +102,7 @@ static struct vsource *side_sources(struct builder *b, int side, const char *key
 	ws->nruns = 0;
 	if (!src) {
 		b->oom = 1;
-		return NULL;
+		return -1;
 	}
 	for (size_t i = 0; i < b->s[side].n; i++) {
 		const struct diff_run *run = &b->s[side].runs[i];
@@ -116,8 +116,8 @@ static struct vsource *side_sources(struct builder *b, int side, const char *key
 			continue;
 		*total_ns += row->sum;
 		v->n = row->count;
-		if (run->spill.db) {
-			v->spill = (struct diff_spill *)&run->spill;
+		if (run->spill) {
+			v->spill = run->spill;
 			v->key_id = diff_table_index(&run->latency, row);
 		} else {
 			v->vals = row->vals;    /* sorted at load */
@@ -130,7 +130,7 @@ static struct vsource *side_sources(struct builder *b, int side, const char *key
 	ws->rank[R_P99] = stats_quantile_rank(n, 0.99);
 	stats_quantile_ci_ranks(n, 0.99, &ws->rank[R_P99_LO], &ws->rank[R_P99_HI]);
 	stats_quantile_ci_ranks(n, 0.50, &ws->rank[R_P50_LO], &ws->rank[R_P50_HI]);
-	return src;
+	return 0;
 }
 
 static void free_sources(struct walk_side *ws)
@@ -177,8 +177,8 @@ static void compare_latency(struct builder *b, const char *key)
 	struct diff_finding *f;
 
 	for (int side = 0; side < 2; side++)
-		if (!side_sources(b, side, key, &ws[side], per_run[side], &nruns[side],
-				  &total[side]) || b->oom)
+		if (side_sources(b, side, key, &ws[side], per_run[side], &nruns[side],
+				 &total[side]) < 0)
 			goto out;
 	if (series_walk(ws, &wr) < 0) {
 		b->failed = 1;

@@ -14,6 +14,7 @@
 #include "query/folded.h"
 #include "query/host_cpu.h"
 #include "common/units.h"
+#include "diff_spill.h"
 #include "statistics.h"
 
 /* A request this program served (a row of requests s): its connection
@@ -252,13 +253,13 @@ static const char syscalls_sql[] =
 /* Moves the values kept in memory into a new spill, in recorded order. */
 static int spill_all(struct diff_run *run)
 {
-	if (diff_spill_open(&run->spill) < 0)
+	if (!(run->spill = diff_spill_open()))
 		return -1;
 	for (size_t i = 0; i < run->latency.len; i++) {
 		struct dseries *s = &run->latency.rows[i];
 
 		for (size_t k = 0; k < s->n; k++)
-			if (diff_spill_add(&run->spill, (int64_t)i, k, s->vals[k]) < 0)
+			if (diff_spill_add(run->spill, (int64_t)i, k, s->vals[k]) < 0)
 				return -1;
 		free(s->vals);
 		s->vals = NULL;
@@ -270,11 +271,11 @@ static int spill_all(struct diff_run *run)
 
 int diff_latency_push(struct diff_run *run, struct dseries *s, uint64_t v)
 {
-	if (!run->spill.db && run->latency_max && run->latency_values >= run->latency_max &&
+	if (!run->spill && run->latency_max && run->latency_values >= run->latency_max &&
 	    spill_all(run) < 0)
 		return -1;
-	if (run->spill.db) {
-		if (diff_spill_add(&run->spill, diff_table_index(&run->latency, s), s->count, v) < 0)
+	if (run->spill) {
+		if (diff_spill_add(run->spill, diff_table_index(&run->latency, s), s->count, v) < 0)
 			return -1;
 	} else {
 		if (diff_series_push(s, v) < 0)
@@ -336,13 +337,13 @@ static int load_latencies(struct diff_run *run, sqlite3 *db, const char *path)
 			" FROM gc_pauses s", DIFF_GC) < 0 ||
 	    diff_load_locks(run, db) < 0)
 		return -1;
-	if (!run->spill.db)
+	if (!run->spill)
 		return sort_latencies(run);
-	if (diff_spill_finish(&run->spill) < 0)
+	if (diff_spill_finish(run->spill) < 0)
 		return -1;
 	fprintf(stderr, "perfcap-analyze: note: the %s latency values of %s exceed the diff's"
 		" memory for them (%s bytes a run, PERFCAP_DIFF_LATENCY_BYTES): kept in a temporary"
-		" database\n", fmt_count(a, sizeof(a), run->spill.rows), path,
+		" database\n", fmt_count(a, sizeof(a), run->spill->rows), path,
 		fmt_count(b, sizeof(b), run->latency_max * sizeof(uint64_t)));
 	return 0;
 }
@@ -396,8 +397,6 @@ static int load_threads(struct diff_run *run, sqlite3 *db)
 	return 0;
 }
 
-#define DIFF_LOAD_CACHE_KIB "16384"
-
 int diff_run_load(struct diff_run *run, sqlite3 *db, const char *path)
 {
 	uint64_t latency_max = run->latency_max;
@@ -407,10 +406,6 @@ int diff_run_load(struct diff_run *run, sqlite3 *db, const char *path)
 	run->path = path;
 	run->latency_max = latency_max;
 	run->want_blocks = want_blocks;
-	/* Its queries read each table once: a reader's 64 MiB page cache only
-	 * filled with pages never read again (the 10 s redis capture against
-	 * itself: 165 MB peak; 66 MB with 16 MiB, in the same time). */
-	db_exec(db, "PRAGMA cache_size=-" DIFF_LOAD_CACHE_KIB);
 	diff_table_init(&run->self);
 	diff_table_init(&run->total);
 	diff_table_init(&run->stacks);
@@ -446,7 +441,7 @@ void diff_run_free(struct diff_run *run)
 	diff_table_free(&run->total);
 	diff_table_free(&run->stacks);
 	diff_table_free(&run->latency);
-	diff_spill_close(&run->spill);
+	diff_spill_close(run->spill);
 	diff_table_free(&run->threads);
 	diff_table_free(&run->rates);
 }

@@ -3,6 +3,7 @@
  * syncs (the file dies with the process), and the index is built once at
  * the end, by SQLite's external sort. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "db/db.h"
 #include "diff_spill.h"
@@ -29,18 +30,22 @@ static sqlite3_stmt *prepare(struct diff_spill *s, const char *sql)
 	return st;
 }
 
-int diff_spill_open(struct diff_spill *s)
+struct diff_spill *diff_spill_open(void)
 {
+	struct diff_spill *s = calloc(1, sizeof(*s));
 	char pragmas[160];
 
+	if (!s) {
+		fprintf(stderr, "perfcap-analyze: diff: out of memory\n");
+		return NULL;
+	}
 	/* "": a private database in a temporary file, deleted on close */
 	if (sqlite3_open_v2("", &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
 	    SQLITE_OK) {
 		fprintf(stderr, "perfcap-analyze: diff: cannot open a temporary database: %s\n",
 			s->db ? sqlite3_errmsg(s->db) : "out of memory");
-		sqlite3_close(s->db);
-		s->db = NULL;
-		return -1;
+		diff_spill_close(s);
+		return NULL;
 	}
 	snprintf(pragmas, sizeof(pragmas), "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;"
 		 " PRAGMA temp_store = FILE; PRAGMA cache_size = -%d;", SPILL_CACHE_KIB);
@@ -48,9 +53,9 @@ int diff_spill_open(struct diff_spill *s)
 	    exec(s, "CREATE TABLE v (key_id INTEGER, seq INTEGER, value INTEGER); BEGIN") < 0 ||
 	    !(s->insert = prepare(s, "INSERT INTO v VALUES (?1, ?2, ?3)"))) {
 		diff_spill_close(s);
-		return -1;
+		return NULL;
 	}
-	return 0;
+	return s;
 }
 
 int diff_spill_add(struct diff_spill *s, int64_t key_id, uint64_t seq, uint64_t value)
@@ -127,9 +132,11 @@ int diff_spill_block_rank(struct diff_spill *s, int64_t key_id, uint64_t from, u
 
 void diff_spill_close(struct diff_spill *s)
 {
+	if (!s)
+		return;
 	sqlite3_finalize(s->insert);
 	sqlite3_finalize(s->sorted);
 	sqlite3_finalize(s->block);
 	sqlite3_close(s->db);
-	*s = (struct diff_spill){ 0 };
+	free(s);
 }

@@ -27,8 +27,9 @@ struct diff_spill {
 	uint64_t rows;
 };
 
-/* Opens the temporary database (deleted when closed). 0 or -1 (reported). */
-int diff_spill_open(struct diff_spill *s);
+/* A new spill in its own temporary database (deleted when closed), or
+ * NULL (reported). */
+struct diff_spill *diff_spill_open(void);
 
 /* One value of series key_id at position seq of the series. 0 or -1. */
 int diff_spill_add(struct diff_spill *s, int64_t key_id, uint64_t seq, uint64_t value);
@@ -46,6 +47,7 @@ int diff_spill_next(struct diff_spill *s, uint64_t *value);
 int diff_spill_block_rank(struct diff_spill *s, int64_t key_id, uint64_t from, uint64_t to,
 			  uint64_t rank, uint64_t *value);
 
+/* Closes and frees s (NULL: nothing). */
 void diff_spill_close(struct diff_spill *s);
 
 #endif /* ANALYZE_DIFF_SPILL_H */

@@ -478,8 +478,6 @@ static int sweep_overlap(const struct report_context *ctx, struct sweep *w, int6
 	return 0;
 }
 
-#define MERGE_CACHE_KIB "16384"
-
 /* The spans did not fit: the requests and thread_state_rows both read
  * sorted by thread and start (SQLite's sorter spills to temporary files,
  * so memory stays bounded), and merged: each state meets the spans of its
@@ -493,9 +491,8 @@ static int merge_states(const struct report_context *ctx, const struct request_r
 	struct slow_state_row row;
 	int step = SQLITE_ERROR, rc;
 
-	/* two sorters at once, each may hold the page cache's size in memory
-	 * before it spills: a smaller cache while they run */
-	db_exec(ctx->db, "PRAGMA cache_size=-" MERGE_CACHE_KIB);
+	/* two sorters at once, each may hold the page cache's size (the
+	 * readers' 16 MiB, db/db.c) in memory before it spills */
 	w.req = prepare_read(ctx, 1);
 	st = report_prepare(ctx, "SELECT " SLOW_PATH_STATE_COLUMNS
 					  " FROM thread_state_rows"
@@ -524,7 +521,6 @@ static int merge_states(const struct report_context *ctx, const struct request_r
 	}
 	sqlite3_finalize(w.req);
 	sqlite3_finalize(st);
-	db_use_reader_cache(ctx->db);
 	free(w.active);
 	return rc;
 }
