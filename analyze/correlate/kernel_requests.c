@@ -366,24 +366,19 @@ out:
 	return rc;
 }
 
-int kernel_requests_build(sqlite3 *db, struct kernel_requests *k, int skip_pids_with_rows,
-			  struct request_totals *totals)
+int kernel_requests_build(sqlite3 *db, struct kernel_requests *k, const int64_t *skip,
+			  size_t nskip, struct request_totals *totals)
 {
 	struct listeners l = { 0 };
-	int64_t *skip = NULL;
-	size_t nskip = 0;
 	int rc = -1;
 
 	k->totals = totals;
 	if (!k->n)
 		return 0;
-	if ((skip_pids_with_rows &&
-	     load_keys(db, "SELECT DISTINCT pid FROM requests ORDER BY 1", &skip, &nskip) < 0) ||
-	    load_listeners(db, &l) < 0 || number_connections(k) < 0)
+	if (load_listeners(db, &l) < 0 || number_connections(k) < 0)
 		goto out;
 	rc = build_rows(db, k, skip, nskip, &l);
 out:
-	free(skip);
 	free(l.ports);
 	free(l.pids);
 	return rc;

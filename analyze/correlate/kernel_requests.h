@@ -68,13 +68,14 @@ int kernel_requests_add(struct kernel_requests *k, const struct pc_rec_request *
 int kernel_requests_add_batch(struct kernel_requests *k, const struct pc_rec_request_batch *b,
 			      const uint8_t *entries);
 
-/* Writes requests rows and pool_utilisation windows for the kept records:
- * all of them (skip_pids_with_rows 0), or those of processes without
- * requests rows yet (1; the others are counted in k->skipped). Requests
- * are numbered per (pid, fd) connection as requests.c numbers them. Each
- * row is also added to totals (request_totals.h). 0 or -1 (reported). */
-int kernel_requests_build(sqlite3 *db, struct kernel_requests *k, int skip_pids_with_rows,
-			  struct request_totals *totals);
+/* Writes requests rows and pool_utilisation windows for the kept records
+ * but those of the nskip processes in skip (ascending: the processes
+ * whose rows came from their calls; theirs are counted in k->skipped).
+ * Requests are numbered per (pid, fd) connection as requests.c numbers
+ * them. Each row is also added to totals (request_totals.h). 0 or -1
+ * (reported). */
+int kernel_requests_build(sqlite3 *db, struct kernel_requests *k, const int64_t *skip,
+			  size_t nskip, struct request_totals *totals);
 
 /* Frees the records, keeping the counts n, nruns and skipped (for the
  * quality table, after the requests are built). */

@@ -16,6 +16,7 @@
 #include "pool.h"
 #include "request_totals.h"
 #include "requests.h"
+#include "util/grow.h"
 #include "util/radix_sort.h"
 
 struct polls {
@@ -57,6 +58,7 @@ struct requests_pass {
 	struct pool pool;
 	struct stream s;
 	struct request_totals *totals;
+	struct request_pids *pids;
 	int started;
 };
 
@@ -264,6 +266,36 @@ static void set_opt(int64_t *row, uint8_t *kind, int col, struct opt v)
 		kind[col] = BATCH_NULL;
 }
 
+/* pid got a row: kept in the list when it is not its last entry (the
+ * calls come a stream at a time; sorted and made distinct at the end). */
+static int note_pid(struct request_pids *p, int64_t pid)
+{
+	if (p->n && p->v[p->n - 1] == pid)
+		return 0;
+	if (array_grow((void **)&p->v, &p->cap, p->n, sizeof(*p->v), 16) < 0)
+		return oom();
+	p->v[p->n++] = pid;
+	return 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void distinct_pids(struct request_pids *p)
+{
+	size_t k = 0;
+
+	qsort(p->v, p->n, sizeof(*p->v), cmp_i64);
+	for (size_t i = 0; i < p->n; i++)
+		if (!k || p->v[k - 1] != p->v[i])
+			p->v[k++] = p->v[i];
+	p->n = k;
+}
+
 static int insert_request(struct requests_pass *P, const struct request *r,
 			  const struct readiness *q)
 {
@@ -302,7 +334,7 @@ static int insert_request(struct requests_pass *P, const struct request *r,
 	batch_text(row, kind, 19, q->source);
 	set_opt(row, kind, 20, queue);
 	set_opt(row, kind, 21, sojourn);
-	if (batch_commit_row(&P->rows) < 0)
+	if (batch_commit_row(&P->rows) < 0 || note_pid(P->pids, s->pid) < 0)
 		return -1;
 	return request_totals_add(P->totals, s->pid, s->fd, r->pickup_tid, r->start_ts,
 				  r->end_ts - r->start_ts, q->ready.set, q->ready.v, queue.v,
@@ -463,9 +495,10 @@ static int run_calls(struct requests_pass *P, struct request_feed *f)
 	return rc;
 }
 
-int requests_build(sqlite3 *db, struct request_feed *f, struct request_totals *totals)
+int requests_build(sqlite3 *db, struct request_feed *f, struct request_totals *totals,
+		   struct request_pids *pids)
 {
-	struct requests_pass P = { .db = db, .totals = totals };
+	struct requests_pass P = { .db = db, .totals = totals, .pids = pids };
 	struct sql_writer *writer = NULL;
 	int rc = -1;
 
@@ -484,6 +517,7 @@ int requests_build(sqlite3 *db, struct request_feed *f, struct request_totals *t
 		batch_encode_here(&P.rows, writer);
 	if (run_calls(&P, f) == 0 && batch_flush(&P.rows) == 0 && pool_flush(&P.pool) == 0)
 		rc = 0;
+	distinct_pids(pids);
 out:
 	batch_free(&P.rows);
 	sql_writer_stop(writer);

@@ -46,11 +46,21 @@ struct request_totals;
 	" lower_ts, ready_ts, ready_source, queue_ns, sojourn_ns)"
 #define REQUEST_NCOLS 22
 
+/* The processes requests_build wrote rows for: ascending, each once
+ * (the kernel's records of these are then left out, --requests-from
+ * auto). Freed with free(v). */
+struct request_pids {
+	int64_t *v;
+	size_t n, cap;
+};
+
 /* Fills requests and pool_utilisation from the socket calls and poll
  * returns the decoder fed to f (every syscalls and sockets row, which
  * must be complete); the pool windows are schema_info's window_ns.
  * Consumes f's calls order and poll returns. Each row is also added to
- * totals (request_totals.h). 0 or -1 (reported). */
-int requests_build(sqlite3 *db, struct request_feed *f, struct request_totals *totals);
+ * totals (request_totals.h), and its process to pids. 0 or -1
+ * (reported). */
+int requests_build(sqlite3 *db, struct request_feed *f, struct request_totals *totals,
+		   struct request_pids *pids);
 
 #endif /* ANALYZE_REQUESTS_H */

@@ -5,6 +5,8 @@
  * process has them, the kernel's records for the other processes), calls
  * or kernel. REQUEST records are kept as they are decoded, and each
  * request of a REQUEST_BATCH as the REQUEST record it stands for. */
+#include <stdlib.h>
+
 #include "correlate/kernel_requests.h"
 #include "correlate/request_totals.h"
 #include "correlate/requests.h"
@@ -37,17 +39,18 @@ int decode_request_batch(struct loader *L, const struct record_in *in)
 int requests_pass(struct loader *L)
 {
 	struct request_totals totals;
+	struct request_pids from_calls = { 0 };
 	int rc = 0;
 
 	request_totals_init(&totals);
 	if (L->requests_from != LOAD_REQUESTS_KERNEL &&
-	    requests_build(L->db, &L->requests, &totals) < 0)
+	    requests_build(L->db, &L->requests, &totals, &from_calls) < 0)
 		rc = -1;
 	if (rc == 0 && L->requests_from == LOAD_REQUESTS_CALLS)
 		L->kreqs.skipped = L->kreqs.n;
-	else if (rc == 0)
-		rc = kernel_requests_build(L->db, &L->kreqs, L->requests_from == LOAD_REQUESTS_AUTO,
-					   &totals);
+	else if (rc == 0)     /* auto: the processes with rows from calls are left out */
+		rc = kernel_requests_build(L->db, &L->kreqs, from_calls.v, from_calls.n, &totals);
+	free(from_calls.v);
 	kernel_requests_release(&L->kreqs);  /* the counts stay for the quality table */
 	if (rc == 0)
 		rc = request_totals_write(L->db, &totals);

@@ -6,7 +6,8 @@
  * accept, none for client connections), a discovered connection its
  * process does not listen for taken as a client one, the pool sweep
  * leaving clients out, and --requests-from choosing between the records
- * and the socket calls (what is left out counted in the quality table);
+ * and the socket calls (what is left out counted in the quality table;
+ * auto per process);
  * a REQUEST_BATCH reads as the REQUESTs it stands for, and one that lies
  * about its length is skipped and counted; records (and the pool's times)
  * kept in sorted runs on disk give the rows memory gives, and runs that
@@ -215,6 +216,32 @@ Test(kernel_requests, requests_from_chooses_and_counts)
 	expect_int(db, "SELECT count(*) FROM requests", 7);
 	expect_int(db, "SELECT value FROM quality WHERE source = 'req' AND key = 'requests.rows'",
 		   7);
+	sqlite3_close(db);
+}
+
+/* auto with both kinds in one capture: SERVER's socket calls make its
+ * requests (one, on fd 9), so its four REQUESTs are left out and counted;
+ * CLIENT's and PROXY's come from their records. */
+Test(kernel_requests, auto_takes_calls_per_process)
+{
+	static struct event_capture ev;
+	char *dir = scratch_dir();
+	sqlite3 *db;
+
+	ev_init(&ev, T(0), T(100), "cpu,sched,syscall,net,block,waits,req");
+	requests(&ev, false);
+	ev_socket_v4(&ev, T(4), SERVER, SERVER_TID, 9, PC_SOCK_F_ACCEPTED, "127.0.0.1", 8080,
+		     "127.0.0.1", 50000, 0x9);
+	ev_syscall(&ev, T(70), 1000, SERVER, SERVER_TID, 0 /* read */, 100, 9, 0, 4096);
+	ev_syscall(&ev, T(71), 1000, SERVER, SERVER_TID, 1 /* write */, 50, 9, 0, 50);
+	db = import_events(dir, "auto", &ev, NULL);
+	ev_free(&ev);
+	scratch_remove(dir);
+	expect_int(db, "SELECT count(*) FROM requests WHERE pid = 100", 1);
+	expect_int(db, "SELECT fd FROM requests WHERE pid = 100", 9);
+	expect_int(db, "SELECT count(*) FROM requests WHERE pid <> 100", 3);
+	expect_int(db, "SELECT value FROM quality WHERE source = 'req' AND"
+		   " key = 'requests.left_to_calls'", 4);
 	sqlite3_close(db);
 }
 
