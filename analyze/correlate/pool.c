@@ -77,17 +77,25 @@ static int oom(struct pool *p)
 	return -1;
 }
 
-/* The window holding ts: widths from the origin, rounded down. */
-static int64_t window_index(const struct pool *p, int64_t ts)
-{
-	int64_t d = ts - p->win.origin, w = p->win.width;
-
-	return d / w - (d % w < 0);
-}
-
 static int64_t window_start(const struct pool *p, int64_t k)
 {
 	return p->win.origin + k * p->win.width;
+}
+
+/* The window holding ts: widths from the origin, rounded down. A
+ * request's times and the next request's fall mostly in the window asked
+ * last, which is then the answer without a division (five a request,
+ * about a tenth of the pass's time before). */
+static int64_t window_index(struct pool *p, int64_t ts)
+{
+	int64_t d = ts - p->win.origin, w = p->win.width;
+
+	if (p->has_last && ts >= p->last_start && ts - p->last_start < w)
+		return p->last_k;
+	p->last_k = d / w - (d % w < 0);
+	p->last_start = window_start(p, p->last_k);
+	p->has_last = 1;
+	return p->last_k;
 }
 
 /* Room for wcap >= need windows. 0 or -1. */
@@ -130,11 +138,11 @@ static int span_windows(struct pool *p, int64_t lo, int64_t hi)
 	return 0;
 }
 
-/* The window holding ts, made if needed; NULL when the process is left
- * out or out of memory (p->failed). */
-static struct pool_window *window_of(struct pool *p, int64_t ts)
+/* Window k, made if needed; NULL when the process is left out or out of
+ * memory (p->failed). */
+static struct pool_window *window_at(struct pool *p, int64_t k)
 {
-	int64_t k = window_index(p, ts), last = p->k0 + (int64_t)p->nw - 1;
+	int64_t last = p->k0 + (int64_t)p->nw - 1;
 	int rc = 0;
 
 	if (p->too_many)
@@ -150,8 +158,8 @@ static struct pool_window *window_of(struct pool *p, int64_t ts)
  * every later window whole. */
 static void add_step(struct pool *p, int a, int64_t x, int64_t sign)
 {
-	struct pool_window *w = window_of(p, x);
 	int64_t k = window_index(p, x);
+	struct pool_window *w = window_at(p, k);
 
 	if (!w)
 		return;
@@ -191,7 +199,7 @@ int pool_add(struct pool *p, int64_t pid, int64_t tid, int64_t ready_ts, int64_t
 	add_step(p, 0, end_ts, -1);
 	add_step(p, 1, ready_ts, 1);
 	add_step(p, 1, pickup_ts, -1);
-	w = window_of(p, pickup_ts);
+	w = window_at(p, window_index(p, pickup_ts));
 	if (w) {
 		w->requests++;
 		if (has_queue) {

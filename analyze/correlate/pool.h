@@ -48,6 +48,8 @@ struct pool {
 	struct pool_times times;   /* every request's readiness and pickup */
 	struct hmap workers;       /* the distinct pickup threads */
 	int64_t last_tid;
+	int64_t last_k, last_start; /* the last window looked up, and its start */
+	int has_last;
 	int failed;
 };
 
