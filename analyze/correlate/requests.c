@@ -3,8 +3,8 @@
  * (request_feed.h) and read once in (pid, fd, time) order, run through a
  * small state machine per (pid, fd): connections open and close, requests
  * start at a read after a write; each finished request gets its readiness
- * from the poll returns (binary searches in two sorted arrays) and goes to
- * the table and to the pool's windows. */
+ * from the poll returns (poll_index.h) and goes to the table and to the
+ * pool's windows. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,18 +13,11 @@
 #include "db/batch_insert.h"
 #include "db/db.h"
 #include "db/sql_writer.h"
+#include "poll_index.h"
 #include "pool.h"
 #include "request_totals.h"
 #include "requests.h"
 #include "util/grow.h"
-#include "util/radix_sort.h"
-
-struct polls {
-	struct poll_ret *by_pid;   /* (pid, ts) order */
-	struct poll_ret *by_tid;   /* (pid, tid, ts) order */
-	size_t n;
-	size_t pid_hint, tid_hint; /* the last answers (lower_bound) */
-};
 
 /* A NULL-able integer column. */
 struct opt {
@@ -53,7 +46,7 @@ struct stream {
 
 struct requests_pass {
 	sqlite3 *db;
-	struct polls polls;
+	struct poll_index polls;
 	struct batch_insert rows;
 	struct pool pool;
 	struct stream s;
@@ -62,123 +55,41 @@ struct requests_pass {
 	int started;
 };
 
-/* x precedes key in (pid, ts) order, or (pid, tid, ts) with with_tid. */
-static inline int poll_below(const struct poll_ret *x, const struct poll_ret *key,
-			     int with_tid)
-{
-	if (x->pid != key->pid)
-		return x->pid < key->pid;
-	if (with_tid && x->tid != key->tid)
-		return x->tid < key->tid;
-	return x->ts < key->ts;
-}
-
 static int oom(void)
 {
 	fprintf(stderr, "perfcap-analyze: out of memory\n");
 	return -1;
 }
 
-static int sort_by(struct poll_ret *v, size_t n, size_t key_offset)
-{
-	return radix_sort_i64(v, n, sizeof(*v), key_offset) < 0 ? oom() : 0;
-}
-
 /* Takes the feed's poll returns (those of processes with sockets). */
-static int load_polls(struct request_feed *f, struct polls *p)
+static int load_polls(struct request_feed *f, struct poll_index *p)
 {
-	p->n = f->npolls;
-	if (!p->n)
-		return 0;
-	p->by_pid = f->polls;
+	struct poll_ret *polls = f->polls;
+	size_t n = f->npolls;
+
 	f->polls = NULL;
 	f->npolls = f->polls_cap = 0;
-	p->by_tid = malloc(p->n * sizeof(*p->by_tid));
-	if (!p->by_tid)
-		return oom();
-	/* stable sorts, least significant key first */
-	if (sort_by(p->by_pid, p->n, offsetof(struct poll_ret, ts)) < 0)
-		return -1;
-	memcpy(p->by_tid, p->by_pid, p->n * sizeof(*p->by_tid));
-	if (sort_by(p->by_pid, p->n, offsetof(struct poll_ret, pid)) < 0 ||
-	    sort_by(p->by_tid, p->n, offsetof(struct poll_ret, tid)) < 0 ||
-	    sort_by(p->by_tid, p->n, offsetof(struct poll_ret, pid)) < 0)
-		return -1;
-	return 0;
-}
-
-/* The first index in [lo, hi) whose element is not below key (poll_below:
- * the array's order), hi if none; inlined, so with_tid is a constant in
- * each copy. */
-static inline size_t lower_bound(const struct poll_ret *a, size_t lo, size_t hi,
-				 const struct poll_ret *key, int with_tid)
-{
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (poll_below(&a[mid], key, with_tid))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* lower_bound over all n, starting from *hint, the previous answer: the
- * searches of one stream's requests move forward by small steps, so when
- * the answer is not before the hint, a galloping search from it touches
- * a few nearby elements instead of a binary search's scattered ones.
- * The answer is the same either way. */
-static inline size_t lower_bound_from(const struct poll_ret *a, size_t n,
-				      const struct poll_ret *key, int with_tid, size_t *hint)
-{
-	size_t lo = *hint, hi = n, step = 1;
-
-	if (lo > n) {
-		lo = 0;
-	} else if (lo > 0 && !poll_below(&a[lo - 1], key, with_tid)) {
-		hi = lo;       /* the answer is before the hint */
-		lo = 0;
-	} else {
-		for (;;) {     /* every element before lo is below key */
-			size_t probe = lo + step - 1;
-
-			if (probe >= n || !poll_below(&a[probe], key, with_tid)) {
-				hi = probe < n ? probe : n;
-				break;
-			}
-			lo = probe + 1;
-			step *= 2;
-		}
-	}
-	*hint = lower_bound(a, lo, hi, key, with_tid);
-	return *hint;
+	return poll_index_build(p, polls, n);
 }
 
 /* The pickup thread's last poll return at or before ts. */
-static struct opt own_poll(struct polls *p, int64_t pid, int64_t tid, int64_t ts)
+static struct opt own_poll(struct poll_index *p, int64_t pid, int64_t tid, int64_t ts)
 {
-	struct poll_ret key = { pid, tid, ts };
-	size_t i;
+	struct opt o = { 0 };
 
-	if (!p->n || ts == INT64_MAX)
-		return (struct opt){ 0 };
-	key.ts = ts + 1;
-	i = lower_bound_from(p->by_tid, p->n, &key, 1, &p->tid_hint);
-	if (i == 0 || p->by_tid[i - 1].pid != pid || p->by_tid[i - 1].tid != tid)
-		return (struct opt){ 0 };
-	return (struct opt){ p->by_tid[i - 1].ts, 1 };
+	if (ts == INT64_MAX)
+		return o;
+	o.v = poll_index_last_of_thread(p, pid, tid, ts, &o.set);
+	return o;
 }
 
 /* The process's first poll return at or after ts. */
-static struct opt next_poll(struct polls *p, int64_t pid, int64_t ts)
+static struct opt next_poll(struct poll_index *p, int64_t pid, int64_t ts)
 {
-	struct poll_ret key = { pid, 0, ts };
-	size_t i = p->n ? lower_bound_from(p->by_pid, p->n, &key, 0, &p->pid_hint) : 0;
+	struct opt o = { 0 };
 
-	if (i == p->n || p->by_pid[i].pid != pid)
-		return (struct opt){ 0 };
-	return (struct opt){ p->by_pid[i].ts, 1 };
+	o.v = poll_index_first_of_process(p, pid, ts, &o.set);
+	return o;
 }
 
 /* The readiness of a finished request (requests.h): its ready_ts and
@@ -522,8 +433,7 @@ out:
 	batch_free(&P.rows);
 	sql_writer_stop(writer);
 	pool_free(&P.pool);
-	free(P.polls.by_pid);
-	free(P.polls.by_tid);
+	poll_index_free(&P.polls);
 	free(P.s.req.tids);
 	return rc;
 }

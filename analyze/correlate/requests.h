@@ -24,10 +24,10 @@
  * Memory: every successful read, write and close on a descriptor (48
  * bytes) and every poll return (24 bytes) of the capture until the end
  * of the import (request_feed.h) and, while they are ordered, a copy of
- * the kept ones; the
- * poll returns of the processes that have sockets twice, the live
- * connections of one (pid, fd) at a time, and the pool's 16 bytes per
- * request of one process (its readiness and pickup times). */
+ * the kept ones; the times of the poll returns of the processes that
+ * have sockets twice (8 bytes each, poll_index.h), the live connections of
+ * one (pid, fd) at a time, and the pool's 16 bytes per request of one
+ * process (its readiness and pickup times). */
 #ifndef ANALYZE_REQUESTS_H
 #define ANALYZE_REQUESTS_H
 
