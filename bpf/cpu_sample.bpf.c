@@ -17,6 +17,13 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+/* Ticks this program ran on (every task's, before the filters): user
+ * space compares them with the ticks the perf events' clocks say were
+ * due (STATS cpu.ticks.*). A tick the kernel did not run the program for
+ * (the timer late by more than a period: a virtual CPU the host did not
+ * run; another program running on the CPU) takes no sample. */
+PC_COUNTERS(cpu_ticks, 1);
+
 /* A sample is built here, then copied to the ring at its real size. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -36,6 +43,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	__u64 knr = 0, unr = 0, size, now = bpf_ktime_get_ns();
 	void *ring;
 
+	pc_counter_add(&cpu_ticks, 0, 1);
 	if (!pc_task_traced(task))
 		return 0;
 	s = bpf_map_lookup_elem(&scratch, &zero);

@@ -200,6 +200,8 @@ static void distinct_pids(struct request_pids *p)
 {
 	size_t k = 0;
 
+	if (p->n < 2)          /* none (v NULL) or one */
+		return;
 	qsort(p->v, p->n, sizeof(*p->v), cmp_i64);
 	for (size_t i = 0; i < p->n; i++)
 		if (!k || p->v[k - 1] != p->v[i])

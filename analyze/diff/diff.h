@@ -81,6 +81,8 @@ struct diff_run {
 	double   symbol_miss_rate;/* unresolved sampled frames / sampled frames */
 	double   stolen_share;    /* host_cpu_measured_steal (query/host_cpu.h): NAN when
 				   * not recorded, or under a second of CPU time */
+	double   missed_ticks;    /* sampling ticks that did not run / ticks due (STATS
+				   * cpu.ticks.*): NAN when not recorded */
 	struct dtable self;       /* function -> self samples */
 	struct dtable total;      /* function -> samples with it on the stack */
 	struct dtable stacks;     /* folded stack -> samples */

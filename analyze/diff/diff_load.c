@@ -4,6 +4,7 @@
  * threads by comm, locks by the function that waited (the first frame of
  * the waiting stack outside libc), never by address, so two builds of a
  * program, or two runs with different address layouts, line up. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,7 +95,7 @@ static double run_seconds(sqlite3 *db)
 
 static void load_scalars(struct diff_run *run, sqlite3 *db)
 {
-	double imported, lost, unmatched, sampled, unresolved;
+	double imported, lost, unmatched, sampled, unresolved, due;
 	struct host_cpu_time cpu;
 
 	run->seconds = run_seconds(db);
@@ -126,6 +127,11 @@ static void load_scalars(struct diff_run *run, sqlite3 *db)
 	run->symbol_miss_rate = sampled > 0 ? unresolved / sampled : 0;
 	host_cpu_time_read(db, &cpu);
 	run->stolen_share = host_cpu_measured_steal(&cpu);
+	due = query_double(db, "SELECT value FROM stats WHERE chunk = 'stats' AND"
+			   " key = 'cpu.ticks.due'", 0);
+	run->missed_ticks = due > 0 ? query_double(db, "SELECT value FROM stats WHERE"
+						   " chunk = 'stats' AND key = 'cpu.ticks.missed'",
+						   0) / due : NAN;
 }
 
 /* Rows of (key TEXT, n INTEGER) summed into table counts. */

@@ -1,6 +1,6 @@
 /* diff_warnings.c - whether the two sides were recorded alike: kernel,
- * eBPF programs, filters, sampling, data quality, host steal, request
- * load, damage. A difference is
+ * eBPF programs, filters, sampling, data quality, host steal, missed
+ * sampling ticks, request load, damage. A difference is
  * a warning and makes the comparison conditional. */
 #include <math.h>
 #include <stdarg.h>
@@ -122,6 +122,43 @@ static void check_steal(struct builder *b)
 	}
 }
 
+/* CPU time comes from samples, one per tick of each CPU's sampling
+ * clock; a tick the kernel did not run the sampler for takes no sample,
+ * whatever ran (on a virtual machine, mostly the host not running the
+ * virtual CPU when the timer was due: its clock goes on). With a share m
+ * of ticks missed, CPU times there are short by m. When the sides' shares
+ * distort CPU time against each other by more than the smallest effect the
+ * diff counts (--min-effect), a CPU change of that size may be the
+ * sampling's: said, and the comparison is conditional. Compared only
+ * when every run has the counts (older captures have none). */
+static void check_missed_ticks(struct builder *b)
+{
+	double worst[2] = { 0, 0 }, best[2] = { 1, 1 };
+
+	for (int side = 0; side < 2; side++)
+		for (size_t i = 0; i < b->s[side].n; i++) {
+			double m = b->s[side].runs[i].missed_ticks;
+
+			if (isnan(m))
+				return;
+			worst[side] = fmax(worst[side], m);
+			best[side] = fmin(best[side], m);
+		}
+	for (int side = 0; side < 2; side++) {
+		double hi = worst[side], lo = best[!side];
+
+		if (hi < 1 && (1 - lo) / (1 - hi) - 1 > b->res->opts.min_effect) {
+			warn(b, 1, "%.0f%% of the CPU sampling ticks did not run on the %s side against"
+			     " %.0f%% on the %s (STATS cpu.ticks.missed: a virtual CPU the host did not"
+			     " run, most likely): CPU time there is short by that share, and a host"
+			     " that ran it less looks like a faster program; the comparison is"
+			     " conditional", 100 * hi, side ? "new" : "base", 100 * lo,
+			     side ? "base" : "new");
+			return;
+		}
+	}
+}
+
 /* Per request, a program's costs depend on its load: an event loop
  * serving fewer requests at a time makes more epoll calls, wakeups and
  * context switches for each. When the sides served requests at rates that
@@ -160,6 +197,7 @@ void check_sides(struct builder *b)
 	check_quality(b, "symbol-miss rate", offsetof(struct diff_run, symbol_miss_rate),
 		      0.01, 0.01);
 	check_steal(b);
+	check_missed_ticks(b);
 	check_load(b);
 	if (strcmp(b->s[0].runs[0].command, b->s[1].runs[0].command) != 0)
 		warn(b, 0, "the recorded commands differ: '%s' vs '%s'",

@@ -66,6 +66,24 @@ static void print_unclosed(const struct report_context *ctx)
 			fmt_count(a, sizeof(a), (uint64_t)n), unclosed_meaning);
 }
 
+static const char ticks_sql[] = "SELECT value FROM stats WHERE chunk = 'stats' AND"
+	" key = 'cpu.ticks.' || ?1";
+static const char ticks_meaning[] = "CPU sampling ticks that did not run (of those due): no "
+	"sample was taken, whatever ran, so CPU time from samples is short by up to that share";
+
+/* Sampling ticks missed (only when some were: captures with the counts). */
+static void print_missed_ticks(const struct report_context *ctx)
+{
+	int64_t missed = db_lookup_int(ctx->db, ticks_sql, "missed", NULL, 0);
+	int64_t due = db_lookup_int(ctx->db, ticks_sql, "due", NULL, 0);
+	char a[FMT_BUF], b[FMT_BUF];
+
+	if (missed > 0 && due > 0)
+		fprintf(ctx->out, "  %-20s %s of %s (%.1f%%) %s\n", "Missed CPU ticks:",
+			fmt_count(a, sizeof(a), (uint64_t)missed), fmt_count(b, sizeof(b), (uint64_t)due),
+			100.0 * (double)missed / (double)due, ticks_meaning);
+}
+
 /* The kernel sums of agg and waits (format 1.3): what found their map full
  * (missing from thread_metrics and the time shares) and what came late.
  * Only for captures that have them. */
@@ -279,6 +297,12 @@ static void write_json(const struct report_context *ctx)
 	if (db_query_int(ctx->db, unclosed_sql, 0) > 0)
 		json_row(w, "waits", "unclosed", (double)db_query_int(ctx->db, unclosed_sql, 0),
 			 unclosed_meaning);
+	if (db_lookup_int(ctx->db, ticks_sql, "due", NULL, 0) > 0) {
+		json_row(w, "cpu", "ticks.due", (double)db_lookup_int(ctx->db, ticks_sql, "due", NULL, 0),
+			 "CPU sampling ticks due: the CPUs' sampling clocks over the period");
+		json_row(w, "cpu", "ticks.missed",
+			 (double)db_lookup_int(ctx->db, ticks_sql, "missed", NULL, 0), ticks_meaning);
+	}
 	json_row(w, "stacks", "samples.truncated", (double)q(ctx, "stacks", "samples.truncated"),
 		 "samples whose stack hit the depth limit");
 	json_row(w, "stacks", "samples.probably_truncated",
@@ -309,6 +333,7 @@ int report_section_quality(const struct report_context *ctx)
 	fprintf(ctx->out, "\nData quality\n");
 	print_losses(ctx);
 	print_dropped(ctx);
+	print_missed_ticks(ctx);
 	print_kernel_sums(ctx);
 	print_evicted(ctx);
 	print_stacks(ctx);

@@ -8,6 +8,7 @@
  * precedes each sample of a user task.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,15 +19,26 @@
 #include "cli.h"
 #include "consume/consumer.h"
 #include "consume/ustack_copy.h"
+#include "common/units.h"
 #include "cpu_sample.skel.h"
+#include "session/percpu_counts.h"
 #include "source.h"
 #include "ustack_setup.h"
 #include "util/util.h"
 
 static struct cpu_sample_bpf *skel;
 static struct bpf_link **cpu_links;   /* one per entry of cpus */
+static int *clock_fds;                /* each link's perf event, read at detach */
 static int *cpus;                     /* online CPUs with a perf event */
 static int ncpus;
+static uint64_t period_ns;            /* the events' sampling period */
+
+/* Sampling ticks, counted at detach: due by the events' clocks (each
+ * CPU's clock time over the period), and run (the program's count). */
+static struct {
+	uint64_t due, run;
+	int known;
+} ticks;
 
 /* ---- CPUs ----------------------------------------------------------------- */
 
@@ -150,7 +162,7 @@ static int open_cpu_clock(int cpu, uint64_t freq_hz)
 static int attach_one_cpu(int cpu, uint64_t freq_hz, char *why, size_t len)
 {
 	struct bpf_link *link;
-	int fd = open_cpu_clock(cpu, freq_hz);
+	int fd = open_cpu_clock(cpu, freq_hz), clock_fd;
 
 	if (fd == -ENODEV) /* went offline since we listed it */
 		return 0;
@@ -159,16 +171,20 @@ static int attach_one_cpu(int cpu, uint64_t freq_hz, char *why, size_t len)
 			 explain_perf_error(-fd));
 		return fd;
 	}
+	clock_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);  /* the link closes fd */
 	link = bpf_program__attach_perf_event(skel->progs.on_cpu_sample, fd);
 	if (!link) {
 		int err = -errno;
 
 		close(fd);
+		if (clock_fd >= 0)
+			close(clock_fd);
 		snprintf(why, len, "cannot attach the sample program to CPU %d: %s", cpu,
 			 strerror(-err));
 		return err;
 	}
 	cpus[ncpus] = cpu;
+	clock_fds[ncpus] = clock_fd;
 	cpu_links[ncpus++] = link;
 	return 0;
 }
@@ -183,8 +199,11 @@ static int cpu_attach(const struct source_env *env, char *why, size_t len)
 	}
 	cpus = calloc((size_t)nonline, sizeof(*cpus));
 	cpu_links = calloc((size_t)nonline, sizeof(*cpu_links));
-	if (!cpus || !cpu_links)
+	clock_fds = calloc((size_t)nonline, sizeof(*clock_fds));
+	if (!cpus || !cpu_links || !clock_fds)
 		err = -ENOMEM;
+	/* the kernel turns a cpu-clock frequency into this period */
+	period_ns = env->opts->freq_hz ? 1000000000ull / env->opts->freq_hz : 0;
 	for (int i = 0; i < nonline && !err; i++)
 		err = attach_one_cpu(online[i], env->opts->freq_hz, why, len);
 	free(online);
@@ -200,20 +219,51 @@ static int cpu_attach(const struct source_env *env, char *why, size_t len)
 	return err;
 }
 
+/* The ticks due on a CPU: its event's clock time (stopped: the link's
+ * destruction disabled it) over the period; -1 when unreadable. */
+static int64_t ticks_due(int fd)
+{
+	uint64_t clock_ns;
+
+	if (fd < 0 || !period_ns || read(fd, &clock_ns, sizeof(clock_ns)) != sizeof(clock_ns))
+		return -1;
+	return (int64_t)(clock_ns / period_ns);
+}
+
+/* Stops sampling, then counts the ticks due and run (both stopped now). */
 static void cpu_detach(void)
 {
+	int known = ncpus > 0;
+	uint64_t due = 0, run = 0;
+
 	for (int i = 0; i < ncpus; i++) {
+		int64_t n;
+
+		if (!cpu_links[i])
+			return;  /* detached already */
 		bpf_link__destroy(cpu_links[i]);
 		cpu_links[i] = NULL;
+		n = ticks_due(clock_fds[i]);
+		if (n < 0)
+			known = 0;
+		else
+			due += (uint64_t)n;
+		if (clock_fds[i] >= 0)
+			close(clock_fds[i]);
+		clock_fds[i] = -1;
 	}
+	if (known && skel && percpu_counts_read(skel->maps.cpu_ticks, &run, 1) == 0)
+		ticks = (typeof(ticks)){ due, run, 1 };
 }
 
 static void cpu_destroy(void)
 {
 	cpu_detach();
 	free(cpu_links);
+	free(clock_fds);
 	free(cpus);
 	cpu_links = NULL;
+	clock_fds = NULL;
 	cpus = NULL;
 	ncpus = 0;
 	cpu_sample_bpf__destroy(skel);
@@ -303,9 +353,37 @@ static int cpu_meta(struct chunk_buffer *kv, const struct source_env *env)
 	return err ? -ENOMEM : 0;
 }
 
+/* Ticks due that did not run: the timer fires late by more than a
+ * period (a virtual CPU the host did not run: its clock goes on), or the
+ * kernel skips the program (another one running on the CPU). No sample is
+ * taken at them, whatever task ran. */
+static uint64_t ticks_missed(void)
+{
+	return ticks.known && ticks.due > ticks.run ? ticks.due - ticks.run : 0;
+}
+
 static int cpu_stats(struct chunk_buffer *kv, const struct consumer *c)
 {
-	return chunk_buffer_add_kv_u64(kv, "cpu.samples", c->written[PERFCAP_SRC_CPU]) ? -ENOMEM : 0;
+	int err = chunk_buffer_add_kv_u64(kv, "cpu.samples", c->written[PERFCAP_SRC_CPU]);
+
+	if (ticks.known) {
+		err |= chunk_buffer_add_kv_u64(kv, "cpu.ticks.due", ticks.due);
+		err |= chunk_buffer_add_kv_u64(kv, "cpu.ticks.run", ticks.run);
+		err |= chunk_buffer_add_kv_u64(kv, "cpu.ticks.missed", ticks_missed());
+	}
+	return err ? -ENOMEM : 0;
+}
+
+static void cpu_summary_note(char *buf, size_t len)
+{
+	char n[32], d[32];
+	uint64_t missed = ticks_missed();
+
+	if (missed)
+		snprintf(buf, len, "%s of %s sampling ticks did not run (%.1f%%; STATS "
+			 "cpu.ticks.missed): CPU time from samples is short by up to that share",
+			 fmt_count(n, sizeof(n), missed), fmt_count(d, sizeof(d), ticks.due),
+			 100.0 * (double)missed / (double)ticks.due);
 }
 
 static const uint16_t cpu_event_types[] = { PERFCAP_EV_SAMPLE, PERFCAP_EV_USTACK, 0 };
@@ -322,4 +400,5 @@ const struct source cpu_source = {
 	.handle = cpu_handle,
 	.meta = cpu_meta,
 	.stats = cpu_stats,
+	.summary_note = cpu_summary_note,
 };

@@ -1,6 +1,7 @@
 /* test_diff_parts.c - parts of diff tested on data built in memory (no
- * capture needed): the warning that the sides served different request
- * loads, whose threshold is --min-effect; diff_select, which takes the
+ * capture needed): the warnings that the sides served different request
+ * loads and that their samplers missed different shares of ticks, whose
+ * thresholds are --min-effect; diff_select, which takes the
  * block medians; and the sorted walk of a series, against the array
  * functions of statistics.c it must agree with to the last bit. */
 #include <criterion/criterion.h>
@@ -18,7 +19,7 @@ static struct diff_run run(const char *path, double seconds, uint64_t requests)
 		.path = path, .seconds = seconds, .freq_hz = 100, .requests = requests,
 		.kernel = strdup(""), .hashes = strdup(""), .filters = strdup(""),
 		.sampling = strdup(""), .command = strdup(""), .damage = strdup(""),
-		.stolen_share = NAN,
+		.stolen_share = NAN, .missed_ticks = NAN,
 	};
 
 	diff_table_init(&r.self);
@@ -61,6 +62,44 @@ Test(diff_warnings, request_rates_apart_by_more_than_min_effect)
 	cr_expect(!load_warning(10000, 11500, 0.20, &conditional), "15%% apart, min-effect 20%%");
 	/* too few requests to normalize per request: per second, no check */
 	cr_expect(!load_warning(10, 5, 0.10, &conditional));
+}
+
+/* Whether diff_compare warns about missed sampling ticks, with these
+ * shares (NAN: not recorded) and min-effect 10%. */
+static int ticks_warning(double base_missed, double new_missed, int *conditional)
+{
+	struct diff_run a = run("a", 2.0, 10000), b = run("b", 2.0, 10000);
+	struct diff_options opts = { .alpha = 0.01, .min_effect = 0.10 };
+	struct diff_result res;
+	int found = 0;
+
+	a.missed_ticks = base_missed;
+	b.missed_ticks = new_missed;
+	cr_assert_eq(diff_compare(&a, 1, &b, 1, &opts, &res), 0);
+	for (size_t i = 0; i < res.nwarnings; i++)
+		found |= strstr(res.warnings[i], "sampling ticks did not run") != NULL;
+	*conditional = res.conditional;
+	diff_result_free(&res);
+	diff_run_free(&a);
+	diff_run_free(&b);
+	return found;
+}
+
+/* The case met: 24% of one run's ticks against 5% of the other's, CPU
+ * time 25% apart for identical code. Shares whose CPU times stay within
+ * min-effect of each other, and captures without the counts, say
+ * nothing. */
+Test(diff_warnings, missed_ticks_that_move_cpu_time_by_more_than_min_effect)
+{
+	int conditional;
+
+	cr_expect(ticks_warning(0.24, 0.05, &conditional), "24%% against 5%%");
+	cr_expect(conditional, "the comparison is conditional");
+	cr_expect(ticks_warning(0.02, 0.20, &conditional), "either side");
+	cr_expect(!ticks_warning(0.03, 0.08, &conditional), "CPU times 5%% apart");
+	cr_expect(!conditional);
+	cr_expect(!ticks_warning(0.30, 0.30, &conditional), "the same share on both");
+	cr_expect(!ticks_warning(NAN, 0.50, &conditional), "not recorded on one side");
 }
 
 static int by_value(const void *a, const void *b)
