@@ -89,6 +89,25 @@ static void check_quality(struct builder *b, const char *what, size_t field_offs
 		     "conditional", what, 100 * a, 100 * c);
 }
 
+/* Each side's highest and lowest share (a double of struct diff_run at
+ * field_offset, NAN when not recorded): 0 when a run has none. */
+static int share_ranges(const struct builder *b, size_t field_offset, double hi[2], double lo[2])
+{
+	for (int side = 0; side < 2; side++) {
+		hi[side] = 0;
+		lo[side] = 1;
+		for (size_t i = 0; i < b->s[side].n; i++) {
+			double v = *(const double *)((const char *)&b->s[side].runs[i] + field_offset);
+
+			if (isnan(v))
+				return 0;
+			hi[side] = fmax(hi[side], v);
+			lo[side] = fmin(lo[side], v);
+		}
+	}
+	return 1;
+}
+
 /* The host gave a materially different share of its CPU time to other
  * guests (steal) on one side: identical code then takes more CPU time
  * per request there, which no test of this diff can tell from a slower
@@ -97,17 +116,10 @@ static void check_quality(struct builder *b, const char *what, size_t field_offs
  * diagnosis notes (HOST_CPU_STEAL_NOTABLE), that far apart. */
 static void check_steal(struct builder *b)
 {
-	double hi[2] = { 0, 0 }, lo[2] = { 1, 1 };
+	double hi[2], lo[2];
 
-	for (int side = 0; side < 2; side++)
-		for (size_t i = 0; i < b->s[side].n; i++) {
-			double v = b->s[side].runs[i].stolen_share;
-
-			if (isnan(v))
-				return;
-			hi[side] = fmax(hi[side], v);
-			lo[side] = fmin(lo[side], v);
-		}
+	if (!share_ranges(b, offsetof(struct diff_run, stolen_share), hi, lo))
+		return;
 	for (int side = 0; side < 2; side++) {
 		double top = hi[side], other = lo[!side];
 
@@ -133,17 +145,10 @@ static void check_steal(struct builder *b)
  * when every run has the counts (older captures have none). */
 static void check_missed_ticks(struct builder *b)
 {
-	double worst[2] = { 0, 0 }, best[2] = { 1, 1 };
+	double worst[2], best[2];
 
-	for (int side = 0; side < 2; side++)
-		for (size_t i = 0; i < b->s[side].n; i++) {
-			double m = b->s[side].runs[i].missed_ticks;
-
-			if (isnan(m))
-				return;
-			worst[side] = fmax(worst[side], m);
-			best[side] = fmin(best[side], m);
-		}
+	if (!share_ranges(b, offsetof(struct diff_run, missed_ticks), worst, best))
+		return;
 	for (int side = 0; side < 2; side++) {
 		double hi = worst[side], lo = best[!side];
 

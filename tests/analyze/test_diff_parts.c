@@ -31,23 +31,31 @@ static struct diff_run run(const char *path, double seconds, uint64_t requests)
 	return r;
 }
 
-/* Whether diff_compare of one run a side warns about the request load. */
-static int load_warning(uint64_t base_requests, uint64_t new_requests, double min_effect,
-			int *conditional)
+/* Whether diff_compare of a and b (one run a side, freed here) warns with
+ * text in it, under min_effect; *conditional: the comparison was. */
+static int warns(struct diff_run a, struct diff_run b, double min_effect, const char *text,
+		 int *conditional)
 {
-	struct diff_run a = run("a", 2.0, base_requests), b = run("b", 2.0, new_requests);
 	struct diff_options opts = { .alpha = 0.01, .min_effect = min_effect };
 	struct diff_result res;
 	int found = 0;
 
 	cr_assert_eq(diff_compare(&a, 1, &b, 1, &opts, &res), 0);
 	for (size_t i = 0; i < res.nwarnings; i++)
-		found |= strstr(res.warnings[i], "served requests at different rates") != NULL;
+		found |= strstr(res.warnings[i], text) != NULL;
 	*conditional = res.conditional;
 	diff_result_free(&res);
 	diff_run_free(&a);
 	diff_run_free(&b);
 	return found;
+}
+
+/* Whether diff_compare of one run a side warns about the request load. */
+static int load_warning(uint64_t base_requests, uint64_t new_requests, double min_effect,
+			int *conditional)
+{
+	return warns(run("a", 2.0, base_requests), run("b", 2.0, new_requests), min_effect,
+		     "served requests at different rates", conditional);
 }
 
 Test(diff_warnings, request_rates_apart_by_more_than_min_effect)
@@ -69,20 +77,10 @@ Test(diff_warnings, request_rates_apart_by_more_than_min_effect)
 static int ticks_warning(double base_missed, double new_missed, int *conditional)
 {
 	struct diff_run a = run("a", 2.0, 10000), b = run("b", 2.0, 10000);
-	struct diff_options opts = { .alpha = 0.01, .min_effect = 0.10 };
-	struct diff_result res;
-	int found = 0;
 
 	a.missed_ticks = base_missed;
 	b.missed_ticks = new_missed;
-	cr_assert_eq(diff_compare(&a, 1, &b, 1, &opts, &res), 0);
-	for (size_t i = 0; i < res.nwarnings; i++)
-		found |= strstr(res.warnings[i], "sampling ticks did not run") != NULL;
-	*conditional = res.conditional;
-	diff_result_free(&res);
-	diff_run_free(&a);
-	diff_run_free(&b);
-	return found;
+	return warns(a, b, 0.10, "sampling ticks did not run", conditional);
 }
 
 /* The case met: 24% of one run's ticks against 5% of the other's, CPU
