@@ -135,14 +135,16 @@ static void check_steal(struct builder *b)
 }
 
 /* CPU time comes from samples, one per tick of each CPU's sampling
- * clock; a tick the kernel did not run the sampler for takes no sample,
- * whatever ran (on a virtual machine, mostly the host not running the
+ * clock; a tick the kernel did not run the sampler at takes no sample of
+ * what ran (on a virtual machine, most likely the host not running the
  * virtual CPU when the timer was due: its clock goes on). With a share m
- * of ticks missed, CPU times there are short by m. When the sides' shares
- * distort CPU time against each other by more than the smallest effect the
- * diff counts (--min-effect), a CPU change of that size may be the
- * sampling's: said, and the comparison is conditional. Compared only
- * when every run has the counts (older captures have none). */
+ * of the busy ticks missed, CPU times there are short by m on average
+ * (the misses need not fall evenly: a redis run that missed 22% of them
+ * lost 58% of redis's samples). When the sides' shares move CPU times
+ * apart by more than the smallest effect the diff counts (--min-effect),
+ * a CPU change of that size may be the sampling's: said, and the
+ * comparison is conditional. Compared only when every run has the counts
+ * (older captures have none). */
 static void check_missed_ticks(struct builder *b)
 {
 	double worst[2], best[2];
@@ -155,10 +157,9 @@ static void check_missed_ticks(struct builder *b)
 		if (hi < 1 && (1 - lo) / (1 - hi) - 1 > b->res->opts.min_effect) {
 			warn(b, 1, "%.0f%% of the CPU sampling ticks did not run on the %s side against"
 			     " %.0f%% on the %s (STATS cpu.ticks.missed: a virtual CPU the host did not"
-			     " run, most likely): CPU time there is short by that share, and a host"
-			     " that ran it less looks like a faster program; the comparison is"
-			     " conditional", 100 * hi, side ? "new" : "base", 100 * lo,
-			     side ? "base" : "new");
+			     " run, most likely): CPU times there are short, and a host that ran it"
+			     " less looks like a faster program; the comparison is conditional",
+			     100 * hi, side ? "new" : "base", 100 * lo, side ? "base" : "new");
 			return;
 		}
 	}

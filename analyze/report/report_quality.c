@@ -68,8 +68,9 @@ static void print_unclosed(const struct report_context *ctx)
 
 static const char ticks_sql[] = "SELECT value FROM stats WHERE chunk = 'stats' AND"
 	" key = 'cpu.ticks.' || ?1";
-static const char ticks_meaning[] = "CPU sampling ticks that did not run (of those due): no "
-	"sample was taken, whatever ran, so CPU time from samples is short by up to that share";
+static const char ticks_meaning[] = "CPU sampling ticks that did not run on busy CPUs (of "
+	"those due): no sample was taken of what ran then, so CPU times from samples are short "
+	"(a task's not necessarily by this share)";
 
 /* Sampling ticks missed (only when some were: captures with the counts). */
 static void print_missed_ticks(const struct report_context *ctx)
@@ -299,7 +300,8 @@ static void write_json(const struct report_context *ctx)
 			 unclosed_meaning);
 	if (db_lookup_int(ctx->db, ticks_sql, "due", NULL, 0) > 0) {
 		json_row(w, "cpu", "ticks.due", (double)db_lookup_int(ctx->db, ticks_sql, "due", NULL, 0),
-			 "CPU sampling ticks due: the CPUs' sampling clocks over the period");
+			 "CPU sampling ticks due on busy CPUs: the CPUs' sampling clocks over the"
+			 " period, less the host's idle time");
 		json_row(w, "cpu", "ticks.missed",
 			 (double)db_lookup_int(ctx->db, ticks_sql, "missed", NULL, 0), ticks_meaning);
 	}

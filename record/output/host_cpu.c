@@ -29,7 +29,7 @@ void host_cpu_read(struct host_cpu *h, const char *path)
 	h->ok = 1;
 }
 
-static uint64_t ticks_ns(uint64_t ticks)
+uint64_t host_cpu_ticks_ns(uint64_t ticks)
 {
 	long hz = sysconf(_SC_CLK_TCK);
 
@@ -44,9 +44,9 @@ int host_cpu_stats_kv(struct chunk_buffer *cb, const struct host_cpu *start,
 	if (!start->ok || !end->ok || end->busy < start->busy || end->idle < start->idle ||
 	    end->steal < start->steal)
 		return 0;
-	err |= chunk_buffer_add_kv_u64(cb, "host.cpu.busy_ns", ticks_ns(end->busy - start->busy));
-	err |= chunk_buffer_add_kv_u64(cb, "host.cpu.idle_ns", ticks_ns(end->idle - start->idle));
+	err |= chunk_buffer_add_kv_u64(cb, "host.cpu.busy_ns", host_cpu_ticks_ns(end->busy - start->busy));
+	err |= chunk_buffer_add_kv_u64(cb, "host.cpu.idle_ns", host_cpu_ticks_ns(end->idle - start->idle));
 	err |= chunk_buffer_add_kv_u64(cb, "host.cpu.steal_ns",
-				       ticks_ns(end->steal - start->steal));
+				       host_cpu_ticks_ns(end->steal - start->steal));
 	return err ? -ENOMEM : 0;
 }

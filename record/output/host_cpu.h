@@ -21,6 +21,9 @@ struct host_cpu {
 /* Reads /proc/stat (path: NULL for it; tests give a file). Sets h->ok. */
 void host_cpu_read(struct host_cpu *h, const char *path);
 
+/* /proc/stat clock ticks as ns. */
+uint64_t host_cpu_ticks_ns(uint64_t ticks);
+
 /* STATS host.cpu.busy_ns, host.cpu.idle_ns, host.cpu.steal_ns: what
  * changed from start to end, in ns of CPU time (nothing when either read
  * failed or the counters went back). 0 or -ENOMEM. */

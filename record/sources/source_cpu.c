@@ -21,6 +21,7 @@
 #include "consume/ustack_copy.h"
 #include "common/units.h"
 #include "cpu_sample.skel.h"
+#include "output/host_cpu.h"
 #include "session/percpu_counts.h"
 #include "source.h"
 #include "ustack_setup.h"
@@ -33,12 +34,14 @@ static int *cpus;                     /* online CPUs with a perf event */
 static int ncpus;
 static uint64_t period_ns;            /* the events' sampling period */
 
-/* Sampling ticks, counted at detach: due by the events' clocks (each
- * CPU's clock time over the period), and run (the program's count). */
+/* Busy sampling ticks, counted at detach: due by the events' clocks
+ * (each CPU's clock time over the period, less the host's idle time over
+ * the same span), and run (the program's count, idle task left out). */
 static struct {
 	uint64_t due, run;
 	int known;
 } ticks;
+static struct host_cpu idle_from;     /* /proc/stat when the last event was attached */
 
 /* ---- CPUs ----------------------------------------------------------------- */
 
@@ -211,6 +214,7 @@ static int cpu_attach(const struct source_env *env, char *why, size_t len)
 		snprintf(why, len, "no online CPU accepted a perf event");
 		err = -ENODEV;
 	}
+	host_cpu_read(&idle_from, NULL);
 	if (err == -ENOMEM)
 		snprintf(why, len, "out of memory");
 	if (!err)
@@ -230,11 +234,27 @@ static int64_t ticks_due(int fd)
 	return (int64_t)(clock_ns / period_ns);
 }
 
-/* Stops sampling, then counts the ticks due and run (both stopped now). */
+/* Ticks of the host's idle time since attach (whole periods, rounded
+ * up: /proc/stat counts hundredths); -1 when unknown. */
+static int64_t idle_ticks(void)
+{
+	struct host_cpu to;
+	uint64_t ns;
+
+	host_cpu_read(&to, NULL);
+	if (!idle_from.ok || !to.ok || to.idle < idle_from.idle || !period_ns)
+		return -1;
+	ns = host_cpu_ticks_ns(to.idle - idle_from.idle);
+	return (int64_t)((ns + period_ns - 1) / period_ns);
+}
+
+/* Stops sampling, then counts the busy ticks due and run (both stopped
+ * now). */
 static void cpu_detach(void)
 {
 	int known = ncpus > 0;
 	uint64_t due = 0, run = 0;
+	int64_t idle;
 
 	for (int i = 0; i < ncpus; i++) {
 		int64_t n;
@@ -252,8 +272,9 @@ static void cpu_detach(void)
 			close(clock_fds[i]);
 		clock_fds[i] = -1;
 	}
-	if (known && skel && percpu_counts_read(skel->maps.cpu_ticks, &run, 1) == 0)
-		ticks = (typeof(ticks)){ due, run, 1 };
+	idle = known ? idle_ticks() : -1;
+	if (idle >= 0 && skel && percpu_counts_read(skel->maps.cpu_ticks, &run, 1) == 0)
+		ticks = (typeof(ticks)){ due > (uint64_t)idle ? due - (uint64_t)idle : 0, run, 1 };
 }
 
 static void cpu_destroy(void)
@@ -353,7 +374,7 @@ static int cpu_meta(struct chunk_buffer *kv, const struct source_env *env)
 	return err ? -ENOMEM : 0;
 }
 
-/* Ticks due that did not run: the timer fires late by more than a
+/* Busy ticks due that did not run: the timer fires late by more than a
  * period (a virtual CPU the host did not run: its clock goes on), or the
  * kernel skips the program (another one running on the CPU). No sample is
  * taken at them, whatever task ran. */
@@ -380,8 +401,9 @@ static void cpu_summary_note(char *buf, size_t len)
 	uint64_t missed = ticks_missed();
 
 	if (missed)
-		snprintf(buf, len, "%s of %s sampling ticks did not run (%.1f%%; STATS "
-			 "cpu.ticks.missed): CPU time from samples is short by up to that share",
+		snprintf(buf, len, "%s of %s busy sampling ticks did not run (%.1f%%; STATS "
+			 "cpu.ticks.missed): no sample was taken of what ran then, so CPU times "
+			 "from samples are short (a task's not necessarily by this share)",
 			 fmt_count(n, sizeof(n), missed), fmt_count(d, sizeof(d), ticks.due),
 			 100.0 * (double)missed / (double)ticks.due);
 }

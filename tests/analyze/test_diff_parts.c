@@ -83,15 +83,16 @@ static int ticks_warning(double base_missed, double new_missed, int *conditional
 	return warns(a, b, 0.10, "sampling ticks did not run", conditional);
 }
 
-/* The case met: 24% of one run's ticks against 5% of the other's, CPU
- * time 25% apart for identical code. Shares whose CPU times stay within
+/* The case met: 22% of one run's busy ticks against 3.5% of the other's
+ * (CPU times 24% apart by the shares alone; diff read +99% for identical
+ * code). Shares whose CPU times stay within
  * min-effect of each other, and captures without the counts, say
  * nothing. */
 Test(diff_warnings, missed_ticks_that_move_cpu_time_by_more_than_min_effect)
 {
 	int conditional;
 
-	cr_expect(ticks_warning(0.24, 0.05, &conditional), "24%% against 5%%");
+	cr_expect(ticks_warning(0.22, 0.035, &conditional), "22%% against 3.5%%");
 	cr_expect(conditional, "the comparison is conditional");
 	cr_expect(ticks_warning(0.02, 0.20, &conditional), "either side");
 	cr_expect(!ticks_warning(0.03, 0.08, &conditional), "CPU times 5%% apart");

@@ -6,7 +6,9 @@
 # (symbols travel inside the capture). The capture's STATS host.cpu.*
 # (the host's busy, idle and stolen CPU time, from /proc/stat) add up to
 # the CPUs times the recording's length, and busy covers the single
-# thread that burned all along.
+# thread that burned all along. The sampling ticks (STATS cpu.ticks.*):
+# those due on busy CPUs are the busy time's worth at -F 499, due = run +
+# missed, and the workload's samples are among the ticks run.
 set -u
 . "$(dirname "$0")/lib.sh"
 : "${PERFCAP_RECORD:?}" "${PERFCAP_ANALYZE:?}" "${CPU_SPLIT:?}"
@@ -79,5 +81,21 @@ total, want = busy + idle + steal, ncpu * dur
 tol = 0.05 * want + ncpu * 2e7
 assert want - tol <= total <= want + steal + tol, (total, want, steal)
 assert busy >= 0.8 * dur, ("busy below the one thread that burned", busy, dur)
+PY
+due=$(capture_stat cpu.ticks.due) run=$(capture_stat cpu.ticks.run)
+missed=$(capture_stat cpu.ticks.missed) samples=$(capture_stat cpu.samples)
+echo "sampling ticks: due $due, run $run, missed $missed; samples $samples"
+[ -n "$due" ] && [ -n "$run" ] && [ -n "$missed" ] || fail "STATS cpu.ticks.* missing"
+# due counts busy and stolen time (the event's clock runs while the host
+# does not run the CPU), in whole periods: within the tolerance above
+python3 - "$busy" "$steal" "$due" "$run" "$missed" "$samples" "$(nproc)" <<'PY' \
+	|| fail "sampling ticks do not add up"
+import sys
+busy, steal, due, run, missed, samples, ncpu = (int(x) for x in sys.argv[1:])
+want = (busy + steal) * 499 / 1e9
+tol = 0.05 * want + ncpu * 2e7 * 499 / 1e9 + ncpu
+assert want - tol <= due <= want + tol, ("ticks due", due, want)
+assert missed == max(0, due - run), (due, run, missed)
+assert samples <= run, ("more samples than ticks run", samples, run)
 PY
 echo "PASS"

@@ -37,9 +37,10 @@ record() {
 #    CPUs, and a host that slows it serves half the requests; per-request
 #    changes are then the load's;
 #  - "sampling ticks did not run": the host did not run a virtual CPU when
-#    its sampling timer was due, so one side's CPU time is short (24% of
-#    the ticks of one run, against 5% on the other: "+117%" for identical
-#    code before this was counted).
+#    its sampling timer was due, so one side's CPU time is short (22% of
+#    the busy ticks of one run against 3.5% of the other's: +99% CPU per
+#    request for identical code; the full suite failed on such a pair
+#    before this was counted).
 # Record the pair again, at most five times (under ASan on a busy host
 # three pairs once all differed in load by 11-32%); the first comparable
 # pair must show nothing.
