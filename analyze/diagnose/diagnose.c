@@ -176,6 +176,28 @@ static int caveat_steal(const struct diag_input *in, struct diagnosis *d)
 	return strcmp(main_kind, "cpu_bound") == 0 || strcmp(main_kind, "cpu_contention") == 0;
 }
 
+/* Busy CPU sampling ticks at which no sample was taken (STATS
+ * cpu.ticks.missed of cpu.ticks.due; perfcap-record(1)): CPU times and
+ * shares are short by about that share, unevenly. Said from the share at
+ * which steal is (HOST_CPU_STEAL_NOTABLE: both hide CPU time the same
+ * way). Returns 1 when the main cause is about CPU time. */
+static int caveat_missed_ticks(const struct diag_input *in, struct diagnosis *d)
+{
+	static const char sql[] = "SELECT value FROM stats WHERE chunk = 'stats' AND"
+		" key = 'cpu.ticks.' || ?1";
+	int64_t due = db_lookup_int(in->db, sql, "due", NULL, 0);
+	int64_t missed = db_lookup_int(in->db, sql, "missed", NULL, 0);
+	const char *main_kind = d->ncauses ? d->causes[0].kind : "";
+	double share = due > 0 ? (double)missed / (double)due : 0;
+
+	if (share < HOST_CPU_STEAL_NOTABLE)
+		return 0;
+	diag_caveat(d, "%.0f%% of the CPU sampling ticks on busy CPUs took no sample (a virtual"
+		    " CPU the host did not run, most likely): CPU times and shares are short,"
+		    " not necessarily evenly", 100 * share);
+	return strcmp(main_kind, "cpu_bound") == 0 || strcmp(main_kind, "cpu_contention") == 0;
+}
+
 /* Lowers the confidence for the losses and sampling of the sources the
  * main cause rests on; notes losses elsewhere as caveats. */
 static void rate_quality(const struct diag_input *in, struct diagnosis *d)
@@ -210,6 +232,8 @@ static void rate_quality(const struct diag_input *in, struct diagnosis *d)
 	sqlite3_finalize(st);
 	caveat_dropped(in, d);
 	if (caveat_steal(in, d) && level < 1)
+		level = 1;
+	if (caveat_missed_ticks(in, d) && level < 1)
 		level = 1;
 	if (d->ncauses && strcmp(d->causes[0].kind, "cpu_bound") == 0 && in->samples < 200) {
 		diag_caveat(d, "only %llu CPU samples: shares are approximate",

@@ -152,6 +152,45 @@ Test(diagnose, cpu_stolen_by_the_hypervisor_is_a_caveat)
 	scratch_remove(dir);
 }
 
+/* A fifth of the busy CPUs' sampling ticks took no sample: the caveat
+ * says so and the CPU-bound verdict drops to medium confidence; 2% is no
+ * caveat. */
+Test(diagnose, missed_sampling_ticks_are_a_caveat)
+{
+	char *dir = scratch_dir();
+	const char *names[2] = { "missed.perfcap", "few.perfcap" };
+	const uint64_t missed[2] = { 120, 12 };
+	char *json[2];
+	const char *caveat = "sum('took no sample' in x for x in d['diagnosis']['caveats'])";
+
+	for (int i = 0; i < 2; i++) {
+		struct event_capture ev;
+		char *cap;
+
+		ev_init(&ev, T(0), T(3000), "cpu,sched");
+		ev_switch(&ev, T(0), 0, 0, 0, 0, 100, 100);
+		for (unsigned k = 0; k < 300; k++)
+			ev_sample_stack(&ev, T(k * 10 + 5), 100, 100, k % 10 < 8 ? STACK_A : STACK_B,
+					PC_STACK_NONE);
+		pc_buf_add_kv_u64(&ev.stats, "cpu.ticks.due", 600);
+		pc_buf_add_kv_u64(&ev.stats, "cpu.ticks.run", 600 - missed[i]);
+		pc_buf_add_kv_u64(&ev.stats, "cpu.ticks.missed", missed[i]);
+		cap = write_capture(dir, names[i], &ev);
+		json[i] = report_json(cap, NULL, NULL);
+		free(cap);
+	}
+	expect_json(dir, json[0], "d['diagnosis']['causes'][0]['kind']", "cpu_bound");
+	expect_json(dir, json[0], caveat, "1");
+	expect_json(dir, json[0], "d['diagnosis']['confidence']", "medium");
+	expect_json(dir, json[0], "[r['value'] for r in d['data_quality'] if r['key'] =="
+		    " 'ticks.missed'][0]", "120");
+	expect_json(dir, json[1], caveat, "0");
+	expect_json(dir, json[1], "d['diagnosis']['confidence']", "high");
+	free(json[0]);
+	free(json[1]);
+	scratch_remove(dir);
+}
+
 /* Three waiters each wait twice 200 ms on the mutex at 0x7000 (woken by
  * thread 101); thread 105 waits 900 ms on a condition variable (a
  * FUTEX_WAIT_BITSET: waiting for work, not a lock). */
