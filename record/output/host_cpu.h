@@ -2,8 +2,8 @@
  * busy (user, system, interrupts), idle (idle and I/O wait) and steal
  * (time a hypervisor gave to other guests while this virtual machine had
  * work: the recording cannot see it, and on-CPU times stretch by it).
- * From the "cpu" line of /proc/stat (all CPUs, USER_HZ ticks), read when
- * the recording starts and when it ends; written as STATS host.cpu.*_ns.
+ * From the "cpu" line of /proc/stat (util/cpu_times.h), read when the
+ * recording starts and when it ends; written as STATS host.cpu.*_ns.
  * The report shows the shares, the diagnosis says when steal is large
  * enough to matter, and diff warns when the sides' steal differs. */
 #ifndef RECORD_HOST_CPU_H
@@ -11,18 +11,9 @@
 
 #include <stdint.h>
 
+#include "util/cpu_times.h"
+
 struct chunk_buffer;
-
-struct host_cpu {
-	uint64_t busy, idle, steal;   /* ticks since boot */
-	int ok;                       /* read and parsed */
-};
-
-/* Reads /proc/stat (path: NULL for it; tests give a file). Sets h->ok. */
-void host_cpu_read(struct host_cpu *h, const char *path);
-
-/* /proc/stat clock ticks as ns. */
-uint64_t host_cpu_ticks_ns(uint64_t ticks);
 
 /* STATS host.cpu.busy_ns, host.cpu.idle_ns, host.cpu.steal_ns: what
  * changed from start to end, in ns of CPU time (nothing when either read

@@ -21,10 +21,10 @@
 #include "consume/ustack_copy.h"
 #include "common/units.h"
 #include "cpu_sample.skel.h"
-#include "output/host_cpu.h"
 #include "session/percpu_counts.h"
 #include "source.h"
 #include "ustack_setup.h"
+#include "util/cpu_times.h"
 #include "util/util.h"
 
 static struct cpu_sample_bpf *skel;
