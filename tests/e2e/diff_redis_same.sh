@@ -1,12 +1,12 @@
 #!/bin/bash
 # diff_redis_same.sh - issue 11: a diff of two identical runs must find
 # nothing. Debian's redis-server (built without frame pointers) runs on
-# 127.0.0.1 on a free port; it is recorded twice with default options
+# 127.0.0.1 on a free port; it is recorded with default options
 # (perfcap-record -p PID -d 3), each time under the same bounded
-# redis-benchmark load (get,set). `perfcap-analyze diff A B --fail-on
-# any:significant` must exit 0: no junk address, unresolved frame or
-# noise may be reported as a significant change. Skips when redis is not
-# installed.
+# redis-benchmark load (get,set), until two runs are comparable (below).
+# `perfcap-analyze diff A B --fail-on any:significant` of those two must
+# exit 0: no junk address, unresolved frame or noise may be reported as a
+# significant change. Skips when redis is not installed.
 set -u
 . "$(dirname "$0")/lib.sh"
 : "${PERFCAP_RECORD:?}" "${PERFCAP_ANALYZE:?}"
@@ -41,21 +41,29 @@ record() {
 #    the busy ticks of one run against 3.5% of the other's: +99% CPU per
 #    request for identical code; the full suite failed on such a pair
 #    before this was counted).
-# Record the pair again, at most five times (under ASan on a busy host
-# three pairs once all differed in load by 11-32%); the first comparable
-# pair must show nothing.
+# So runs are recorded one at a time, at most six, and each new one is
+# diffed against every earlier one until a pair is comparable; that pair
+# must show nothing. (Fresh pairs, five at most, once needed all five
+# under ASan on a busy host: loads 10-32% apart. Each new run here makes
+# as many new pairs as there are runs before it.)
 incomparable='served requests at different rates\|sampling ticks did not run'
-for attempt in 1 2 3 4 5; do
-	record a
-	record b
-	"$PERFCAP_ANALYZE" diff --fail-on any:significant "$TMP/a.perfcap" "$TMP/b.perfcap" \
-		> "$TMP/diff.out" 2> "$TMP/diff.err"
-	rc=$?
-	grep -q "$incomparable" "$TMP/diff.out" || break
-	echo "attempt $attempt: the two runs are not comparable:"
-	grep "$incomparable" "$TMP/diff.out"
-	[ $attempt -lt 5 ] || fail "five pairs of runs not comparable: the host is too noisy"
+found=
+for k in 1 2 3 4 5 6; do
+	record "r$k"
+	for ((j = 1; j < k; j++)); do
+		"$PERFCAP_ANALYZE" diff --fail-on any:significant "$TMP/r$j.perfcap" \
+			"$TMP/r$k.perfcap" > "$TMP/diff.out" 2> "$TMP/diff.err"
+		rc=$?
+		if ! grep -q "$incomparable" "$TMP/diff.out"; then
+			found="r$j r$k"
+			break 2
+		fi
+		echo "runs $j and $k are not comparable:"
+		grep "$incomparable" "$TMP/diff.out"
+	done
 done
+[ -n "$found" ] || fail "no two of six runs comparable: the host is too noisy"
+echo "comparing runs $found"
 sed -n '1,40p' "$TMP/diff.out"
 [ $rc -eq 0 ] || { cat "$TMP/diff.err"; fail "diff of two identical runs: exit $rc (significant findings)"; }
 grep -q '+0x' "$TMP/diff.out" && fail "the diff names a raw address"
