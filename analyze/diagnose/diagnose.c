@@ -183,14 +183,13 @@ static int caveat_steal(const struct diag_input *in, struct diagnosis *d)
  * way). Returns 1 when the main cause is about CPU time. */
 static int caveat_missed_ticks(const struct diag_input *in, struct diagnosis *d)
 {
-	static const char sql[] = "SELECT value FROM stats WHERE chunk = 'stats' AND"
-		" key = 'cpu.ticks.' || ?1";
-	int64_t due = db_lookup_int(in->db, sql, "due", NULL, 0);
-	int64_t missed = db_lookup_int(in->db, sql, "missed", NULL, 0);
 	const char *main_kind = d->ncauses ? d->causes[0].kind : "";
-	double share = due > 0 ? (double)missed / (double)due : 0;
+	struct sampling_ticks t;
+	double share;
 
-	if (share < HOST_CPU_STEAL_NOTABLE)
+	sampling_ticks_read(in->db, &t);
+	share = sampling_ticks_missed_share(&t);
+	if (isnan(share) || share < HOST_CPU_STEAL_NOTABLE)
 		return 0;
 	diag_caveat(d, "%.0f%% of the CPU sampling ticks on busy CPUs took no sample (a virtual"
 		    " CPU the host did not run, most likely): CPU times and shares are short,"

@@ -4,7 +4,6 @@
  * threads by comm, locks by the function that waited (the first frame of
  * the waiting stack outside libc), never by address, so two builds of a
  * program, or two runs with different address layouts, line up. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,8 +94,9 @@ static double run_seconds(sqlite3 *db)
 
 static void load_scalars(struct diff_run *run, sqlite3 *db)
 {
-	double imported, lost, unmatched, sampled, unresolved, due;
+	double imported, lost, unmatched, sampled, unresolved;
 	struct host_cpu_time cpu;
+	struct sampling_ticks ticks;
 
 	run->seconds = run_seconds(db);
 	run->freq_hz = query_double(db, "SELECT value FROM meta WHERE key = "
@@ -127,11 +127,8 @@ static void load_scalars(struct diff_run *run, sqlite3 *db)
 	run->symbol_miss_rate = sampled > 0 ? unresolved / sampled : 0;
 	host_cpu_time_read(db, &cpu);
 	run->stolen_share = host_cpu_measured_steal(&cpu);
-	due = query_double(db, "SELECT value FROM stats WHERE chunk = 'stats' AND"
-			   " key = 'cpu.ticks.due'", 0);
-	run->missed_ticks = due > 0 ? query_double(db, "SELECT value FROM stats WHERE"
-						   " chunk = 'stats' AND key = 'cpu.ticks.missed'",
-						   0) / due : NAN;
+	sampling_ticks_read(db, &ticks);
+	run->missed_ticks = sampling_ticks_missed_share(&ticks);
 }
 
 /* Rows of (key TEXT, n INTEGER) summed into table counts. */

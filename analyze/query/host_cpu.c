@@ -1,5 +1,5 @@
-/* host_cpu.c - the host's busy, idle and stolen CPU time of a capture
- * (see host_cpu.h). */
+/* host_cpu.c - the host's busy, idle and stolen CPU time of a capture and
+ * its sampling ticks (see host_cpu.h). */
 #include <math.h>
 #include <stddef.h>
 
@@ -30,4 +30,19 @@ double host_cpu_stolen_share(const struct host_cpu_time *t)
 	double ran = t->busy_ns + t->steal_ns;
 
 	return t->known && ran > 0 ? t->steal_ns / ran : 0;
+}
+
+void sampling_ticks_read(sqlite3 *db, struct sampling_ticks *t)
+{
+	int64_t due = db_lookup_int(db, stat_sql, "cpu.ticks.due", NULL, -1);
+	int64_t missed = db_lookup_int(db, stat_sql, "cpu.ticks.missed", NULL, -1);
+
+	t->known = due > 0 && missed >= 0;
+	t->due = t->known ? (double)due : 0;
+	t->missed = t->known ? (double)missed : 0;
+}
+
+double sampling_ticks_missed_share(const struct sampling_ticks *t)
+{
+	return t->known ? t->missed / t->due : NAN;
 }

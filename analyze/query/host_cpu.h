@@ -1,6 +1,6 @@
 /* host_cpu.h - the host's CPU time over a recording (STATS host.cpu.*,
  * record/host_cpu.h): busy, idle and stolen by a hypervisor for other
- * guests. Steal is time the recorded threads wanted a CPU and the virtual
+ * guests; and the CPU sampling ticks that took no sample (cpu.ticks.*). Steal is time the recorded threads wanted a CPU and the virtual
  * machine did not run: no event sees it, and it stretches whatever was
  * running (sampled CPU time, system calls, waits for a CPU). */
 #ifndef ANALYZE_QUERY_HOST_CPU_H
@@ -28,5 +28,19 @@ double host_cpu_stolen_share(const struct host_cpu_time *t);
  * least a second of CPU time (/proc/stat counts hundredths of a second, so
  * the share is then good to 1%); NAN otherwise or when unknown. */
 double host_cpu_measured_steal(const struct host_cpu_time *t);
+
+/* The CPU sampling ticks of a capture (STATS cpu.ticks.*, perfcap-record's
+ * cpu source): those due on busy CPUs and those at which no sample was
+ * taken. Like steal, missed ticks hide CPU time from the samples. */
+struct sampling_ticks {
+	double due, missed;
+	int known;                  /* the capture has them, with due > 0 */
+};
+
+/* Reads them; known = 0 when the capture has none. */
+void sampling_ticks_read(sqlite3 *db, struct sampling_ticks *t);
+
+/* missed / due; NAN when unknown. */
+double sampling_ticks_missed_share(const struct sampling_ticks *t);
 
 #endif /* ANALYZE_QUERY_HOST_CPU_H */

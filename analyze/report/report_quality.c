@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "db/db.h"
+#include "query/host_cpu.h"
 #include "util/fmt.h"
 #include "report_sections.h"
 
@@ -66,8 +67,6 @@ static void print_unclosed(const struct report_context *ctx)
 			fmt_count(a, sizeof(a), (uint64_t)n), unclosed_meaning);
 }
 
-static const char ticks_sql[] = "SELECT value FROM stats WHERE chunk = 'stats' AND"
-	" key = 'cpu.ticks.' || ?1";
 static const char ticks_meaning[] = "CPU sampling ticks that did not run on busy CPUs (of "
 	"those due): no sample was taken of what ran then, so CPU times from samples are short "
 	"(a task's not necessarily by this share)";
@@ -75,14 +74,14 @@ static const char ticks_meaning[] = "CPU sampling ticks that did not run on busy
 /* Sampling ticks missed (only when some were: captures with the counts). */
 static void print_missed_ticks(const struct report_context *ctx)
 {
-	int64_t missed = db_lookup_int(ctx->db, ticks_sql, "missed", NULL, 0);
-	int64_t due = db_lookup_int(ctx->db, ticks_sql, "due", NULL, 0);
+	struct sampling_ticks t;
 	char a[FMT_BUF], b[FMT_BUF];
 
-	if (missed > 0 && due > 0)
+	sampling_ticks_read(ctx->db, &t);
+	if (t.known && t.missed > 0)
 		fprintf(ctx->out, "  %-20s %s of %s (%.1f%%) %s\n", "Missed CPU ticks:",
-			fmt_count(a, sizeof(a), (uint64_t)missed), fmt_count(b, sizeof(b), (uint64_t)due),
-			100.0 * (double)missed / (double)due, ticks_meaning);
+			fmt_count(a, sizeof(a), (uint64_t)t.missed), fmt_count(b, sizeof(b), (uint64_t)t.due),
+			100 * sampling_ticks_missed_share(&t), ticks_meaning);
 }
 
 /* The kernel sums of agg and waits (format 1.3): what found their map full
@@ -279,6 +278,7 @@ static void write_json(const struct report_context *ctx)
 {
 	struct json_writer *w = ctx->json;
 	sqlite3_stmt *st = per_source_rows(ctx);
+	struct sampling_ticks ticks;
 	char *damage = db_lookup_text(ctx->db, quality_sql, "file", "damage");
 
 	json_begin_array(w, "data_quality");
@@ -298,12 +298,11 @@ static void write_json(const struct report_context *ctx)
 	if (db_query_int(ctx->db, unclosed_sql, 0) > 0)
 		json_row(w, "waits", "unclosed", (double)db_query_int(ctx->db, unclosed_sql, 0),
 			 unclosed_meaning);
-	if (db_lookup_int(ctx->db, ticks_sql, "due", NULL, 0) > 0) {
-		json_row(w, "cpu", "ticks.due", (double)db_lookup_int(ctx->db, ticks_sql, "due", NULL, 0),
-			 "CPU sampling ticks due on busy CPUs: the CPUs' sampling clocks over the"
-			 " period, less the host's idle time");
-		json_row(w, "cpu", "ticks.missed",
-			 (double)db_lookup_int(ctx->db, ticks_sql, "missed", NULL, 0), ticks_meaning);
+	sampling_ticks_read(ctx->db, &ticks);
+	if (ticks.known) {
+		json_row(w, "cpu", "ticks.due", ticks.due, "CPU sampling ticks due on busy CPUs:"
+			 " the CPUs' sampling clocks over the period, less the host's idle time");
+		json_row(w, "cpu", "ticks.missed", ticks.missed, ticks_meaning);
 	}
 	json_row(w, "stacks", "samples.truncated", (double)q(ctx, "stacks", "samples.truncated"),
 		 "samples whose stack hit the depth limit");
