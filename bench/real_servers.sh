@@ -25,7 +25,9 @@
 # Env: MODES, a subset of the modes in that order (e.g. "none default"),
 #      and `base`: the default recording by another build's recorder
 #      REC_BASE (e.g. MODES="none base default" REC_BASE=/tmp/old/perfcap-
-#      record compares two builds in the same interleaved rounds).
+#      record compares two builds in the same interleaved rounds), and
+#      `e=LIST`: -e LIST (e.g. MODES="none default e=cpu e=sched,waits"
+#      splits the default's cost by source).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 build=$(realpath "${1:-build}")
@@ -148,6 +150,7 @@ run() {
 	      pid=$! ;;
 	nreq) "$rec" -e $nreq -p "$pids" -f -o "$tmp/run.perfcap" 2> "$tmp/run.err" & pid=$! ;;
 	every) "$rec" -e $every -p "$pids" -f -o "$tmp/run.perfcap" 2> "$tmp/run.err" & pid=$! ;;
+	e=*) "$rec" -e "${mode#e=}" -p "$pids" -f -o "$tmp/run.perfcap" 2> "$tmp/run.err" & pid=$! ;;
 	esac
 	sleep 2 # attached
 	c0=$(server_ticks)
@@ -193,7 +196,7 @@ cpu_per_request() {
 
 summarize() {
 	local server=$1 file=$2
-	awk -v modes="none base default nreq every perf" -v server="$server" '
+	awk -v modes="$modes" -v server="$server" '
 		{ n[$1]++; s[$1] += $2; ss[$1] += $2 * $2; b[$1] += $3; l[$1] += $4;
 		  c[$1] += $5; if ($6 > r[$1]) r[$1] = $6; u[$1] += $7; uu[$1] += $7 * $7;
 		  st[$1] += $8 }
@@ -201,7 +204,7 @@ summarize() {
 			split(modes, m, " ")
 			base = s["none"] / n["none"]
 			ubase = u["none"] / n["none"]
-			printf "%-8s %-8s %12s %9s %6s %10s %8s %8s %9s %14s %6s %6s\n", "server", "mode",
+			printf "%-8s %-16s %12s %9s %6s %10s %8s %8s %9s %14s %6s %6s\n", "server", "mode",
 				"rate mean", "sd", "ratio", "bytes/s", "lost", "rec CPU", "rec RSS",
 				"srv us/req", "ratio", "steal"
 			for (i = 1; i in m; i++) {
@@ -210,7 +213,7 @@ summarize() {
 				var = n[k] > 1 ? (ss[k] - n[k] * mean * mean) / (n[k] - 1) : 0
 				um = u[k] / n[k]
 				uv = n[k] > 1 ? (uu[k] - n[k] * um * um) / (n[k] - 1) : 0
-				printf "%-8s %-8s %12.0f %9.0f %6.3f %10.0f %8d %7.2fs %7.0fM %7.2f+-%5.2f %6.3f %5.1f%%\n",
+				printf "%-8s %-16s %12.0f %9.0f %6.3f %10.0f %8d %7.2fs %7.0fM %7.2f+-%5.2f %6.3f %5.1f%%\n",
 					server, k, mean, sqrt(var > 0 ? var : 0), mean / base,
 					b[k] / n[k], l[k], c[k] / n[k], r[k] / 1024, um,
 					sqrt(uv > 0 ? uv : 0), (ubase > 0 ? um / ubase : 0), st[k] / n[k]
@@ -221,9 +224,9 @@ summarize() {
 modes=${MODES:-none default nreq every perf}
 command -v perf > /dev/null || modes=${modes/ perf/}
 for m in $modes; do
-	case " none base default nreq every perf " in
-	*" $m "*) ;;
-	*) echo "real_servers.sh: unknown mode '$m' in MODES (none base default nreq every perf)" >&2
+	case $m in
+	none | base | default | nreq | every | perf | e=?*) ;;
+	*) echo "real_servers.sh: unknown mode '$m' in MODES (none base default nreq every perf e=LIST)" >&2
 	   exit 2 ;;
 	esac
 done

@@ -38,11 +38,19 @@
  *     (offcpu_ustash, see "off-CPU stack copies" below), sent just before
  *     the OFFCPU record when the interval is recorded.
  *
- * The kernel side stays dumb: no aggregation, only pairing switch-out with
- * switch-in. Only tp_btf programs: no tracefs, kprobes or trampolines.
+ * With the waits source recorded too (with_waits, the default set), these
+ * programs also run its logic (waits.bpf.h) on the maps the waits
+ * source's object lends them, and that object's own programs on the same
+ * two tracepoints are not loaded: one program per tracepoint, one filter
+ * lookup per task, one clock read.
+ *
+ * The kernel side stays dumb: apart from the waits' sums, no aggregation,
+ * only pairing switch-out with switch-in. Only tp_btf programs: no
+ * tracefs, kprobes or trampolines.
  */
 #include "perfcap_common.bpf.h"
 #include "ustack_copy.bpf.h"
+#include "waits.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -57,6 +65,8 @@ const volatile __u64 offcpu_min_ns = 1000000;
  * kernel's BTF by user space: it is the state __schedule() acted on, while
  * prev->__state may already have been changed by a concurrent wakeup. */
 const volatile bool switch_has_prev_state = false;
+/* The waits source is recorded too: its sums are made here (waits.bpf.h). */
+const volatile bool with_waits = false;
 
 #define COPY_FPS 4 /* copies a thread keeps for reuse (see "copies at the return") */
 #define KSTACKS 4        /* kernel stacks a thread keeps for reuse (see "kernel stacks") */
@@ -155,20 +165,16 @@ static __always_inline __u32 task_cpu(struct task_struct *t)
 	return BPF_CORE_READ(other, cpu);
 }
 
-/* The state prev was switched out in: 0 when preempted (still runnable),
- * else the kernel's state bits, masked to PERFCAP_TASK_STATE_MASK. */
+/* The state prev was switched out in, as the kernel has it: 0 when
+ * preempted (still runnable), else its state bits. */
 static __always_inline __u32 switch_out_state(bool preempt, struct task_struct *prev,
 					      unsigned long long *ctx)
 {
-	__u32 state;
-
 	if (preempt)
 		return 0;
 	if (switch_has_prev_state)
-		state = (__u32)ctx[3];
-	else
-		state = task_state(prev);
-	return state & PERFCAP_TASK_STATE_MASK;
+		return (__u32)ctx[3];
+	return task_state(prev);
 }
 
 /* Whether the task entered the kernel through an interrupt taken in user
@@ -1002,7 +1008,7 @@ static __always_inline void handle_switch(unsigned long long *ctx, bool preempt,
 {
 	bool prev_traced = pc_task_traced(prev);
 	bool next_traced = pc_task_traced(next);
-	__u32 state;
+	__u32 raw, state;
 	__u64 now;
 
 	if (!next->pid) /* this CPU goes idle: what it holds goes now */
@@ -1010,7 +1016,10 @@ static __always_inline void handle_switch(unsigned long long *ctx, bool preempt,
 	if (!prev_traced && !next_traced)
 		return;
 	now = bpf_ktime_get_ns();
-	state = switch_out_state(preempt, prev, ctx);
+	raw = switch_out_state(preempt, prev, ctx);
+	state = raw & PERFCAP_TASK_STATE_MASK;
+	if (with_waits) /* blocked: any state bit, the mask's or not */
+		waits_switched(prev, prev_traced, raw != 0, next, next_traced, now);
 	if (prev_traced)
 		note_switch_out(ctx, prev, state, now, at_return);
 	if (next_traced)
@@ -1119,6 +1128,8 @@ static __always_inline void handle_wakeup(void *ctx, struct task_struct *p, __u1
 	start = bpf_task_storage_get(&offcpu_starts, p, 0, 0);
 	if (start && start->ts)
 		start->waker = w;
+	if (with_waits && !(flags & PERFCAP_WAKEUP_F_NEW)) /* waits: sched_waking only */
+		waits_woken(p, now);
 	if (pc_admit(PERFCAP_SRC_SCHED, now))
 		emit_wakeup(p, current, &w, flags, now);
 }

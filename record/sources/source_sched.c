@@ -30,8 +30,10 @@
 #include "consume/ustack_copy.h"
 #include "session/preflight.h"
 #include "util/util.h"
+#include "metrics_drain.h"
 #include "sched.skel.h"
 #include "source.h"
+#include "source_sched.h"
 
 _Static_assert(PERFCAP_TASK_STATE_MASK == PC_TASK_STATE_MASK, "state bits as in the format");
 _Static_assert(PERFCAP_SCHED_BATCH_HEADER_SIZE == offsetof(struct perfcap_sched_batch, e),
@@ -42,8 +44,11 @@ _Static_assert((PERFCAP_WAKE_HARDIRQ | PERFCAP_WAKE_SOFTIRQ | 0xf << PERFCAP_WAK
 	       PC_WAKE_F_MASK, "wake context bits as in the format");
 
 static struct sched_bpf *skel;
+static struct perfcap_sched_batch *batch_view; /* sched_batch as last read, per CPU */
 static bool prev_state_from_tracepoint;
 static bool copy_at_return;       /* on_switch_ret is the one loaded */
+static bool with_waits;           /* the programs make the waits' sums too */
+static bool loaded, attached;
 static char copy_at_switch_why[160]; /* why not, when copies are on */
 static uint64_t switches, wakeups, offcpus, forks;
 
@@ -73,6 +78,39 @@ static int ustash_setup(uint32_t stack_copy, char *why, size_t len)
 	skel->rodata->ustack_window = stack_copy;
 	skel->rodata->ustash_mask = slots - 1;
 	return 0;
+}
+
+/* With the waits source selected, the programs make its sums too
+ * (source_sched.h); without it, its sums map is one entry (a hash map is
+ * allocated whole at load). */
+static int waits_setup(bool selected, char *why, size_t len)
+{
+	int err = 0;
+
+	with_waits = selected;
+	skel->rodata->with_waits = selected;
+	if (selected)
+		metrics_classes_fill(skel->rodata->agg_class_of);
+	else
+		err = bpf_map__set_max_entries(skel->maps.agg_metrics, 1);
+	if (err)
+		source_explain(why, len, "cannot size the waits' sums map", err);
+	return err;
+}
+
+int sched_waits_maps(struct bpf_map **sums, struct bpf_map **counters, struct bpf_map **starts)
+{
+	if (!loaded || !with_waits)
+		return -ENOENT;
+	*sums = skel->maps.agg_metrics;
+	*counters = skel->maps.agg_counters;
+	*starts = skel->maps.wait_starts;
+	return 0;
+}
+
+bool sched_attached(void)
+{
+	return attached;
 }
 
 /* ---- loading and attaching -------------------------------------------- */
@@ -111,7 +149,9 @@ static int open_and_load(const struct source_env *env, char *why, size_t len)
 	skel->rodata->offcpu_min_ns = env->opts->offcpu_min_ns;
 	skel->rodata->stack_reuse_ns = env->opts->offcpu_stack_reuse_ns;
 	skel->rodata->switch_has_prev_state = prev_state_from_tracepoint;
-	err = ustash_setup(env->opts->stack_copy, why, len);
+	err = waits_setup(env->selected[PERFCAP_SRC_WAITS], why, len);
+	if (!err)
+		err = ustash_setup(env->opts->stack_copy, why, len);
 	if (!err)
 		err = source_reuse_shared_maps(env, skel->obj, why, len);
 	if (!err)
@@ -119,7 +159,7 @@ static int open_and_load(const struct source_env *env, char *why, size_t len)
 	return err;
 }
 
-static int sched_load(const struct source_env *env, char *why, size_t len)
+static int load_either(const struct source_env *env, char *why, size_t len)
 {
 	int err;
 
@@ -135,13 +175,24 @@ static int sched_load(const struct source_env *env, char *why, size_t len)
 	return open_and_load(env, why, len);
 }
 
+static int sched_load(const struct source_env *env, char *why, size_t len)
+{
+	int err = load_either(env, why, len);
+
+	loaded = !err;
+	return err;
+}
+
 static int sched_attach(const struct source_env *env, char *why, size_t len)
 {
-	int err = sched_bpf__attach(skel);
+	int err;
 
-	(void)env;
+	if (with_waits) /* the waits' windows start at the recording's start */
+		skel->bss->agg_origin_ns = env->start_ns;
+	err = sched_bpf__attach(skel);
 	if (err)
 		source_explain(why, len, "cannot attach sched_switch/sched_waking", err);
+	attached = !err;
 	return err;
 }
 
@@ -149,12 +200,16 @@ static void sched_detach(void)
 {
 	if (skel)
 		sched_bpf__detach(skel);
+	attached = false;
 }
 
 static void sched_destroy(void)
 {
 	sched_bpf__destroy(skel);
 	skel = NULL;
+	loaded = attached = with_waits = false;
+	free(batch_view);
+	batch_view = NULL;
 }
 
 /* ---- records ------------------------------------------------------------ */
@@ -287,25 +342,55 @@ static void handle_batch(struct consumer *c, const struct perfcap_sched_batch *b
 	}
 }
 
-/* Every BATCH_FLUSH_NS, each CPU's batch is sent by flush_batch run on
- * that CPU (BPF_PROG_TEST_RUN, an IPI): a CPU busy with one untraced task
- * switches no more and would keep its records. After the programs are
- * detached (final), what is left is read from the map instead: the ring
- * has been drained by then. */
+/* Every BATCH_FLUSH_NS the recorder looks at each CPU's batch (one read
+ * of the per-CPU map: a system call, no interrupt) and has flush_batch run
+ * on each CPU whose batch holds a record older than that (BPF_PROG_TEST_RUN
+ * on that CPU: an IPI): a CPU busy with one untraced task switches no more
+ * and would keep its records. A CPU that keeps switching sends its batch
+ * itself, by age, at its next record; one that went idle sent it then. So
+ * under load hardly any CPU is interrupted, where running the program on
+ * every CPU interrupted each of them ten times a second (640 interrupts a
+ * second on a 64-CPU host, each waited for by the recorder). After the programs
+ * are detached (final), what is left is read from the map instead: the
+ * ring has been drained by then. */
 #define BATCH_FLUSH_NS PERFCAP_SCHED_BATCH_AGE_NS
 
 static uint64_t batch_flushed_ns;
 static uint64_t batch_flush_errors;
+static uint64_t batch_flush_ipis;   /* STATS sched.batch_flush_ipis */
 
-static void flush_cpu_batches(void)
+/* Every CPU's batch into batch_view; the number of CPUs, 0 on error. */
+static int read_batches(void)
 {
-	int fd = bpf_program__fd(skel->progs.flush_batch), ncpus = libbpf_num_possible_cpus();
+	int fd = bpf_map__fd(skel->maps.sched_batch), ncpus = libbpf_num_possible_cpus();
+	__u32 zero = 0;
+
+	if (ncpus <= 0)
+		return 0;
+	if (!batch_view && !(batch_view = calloc((size_t)ncpus, sizeof(*batch_view))))
+		return 0;
+	if (bpf_map_lookup_elem(fd, &zero, batch_view)) {
+		batch_flush_errors++;
+		return 0;
+	}
+	return ncpus;
+}
+
+static void flush_cpu_batches(uint64_t now_ns)
+{
+	int fd = bpf_program__fd(skel->progs.flush_batch), ncpus = read_batches();
 
 	for (int cpu = 0; cpu < ncpus; cpu++) {
 		LIBBPF_OPTS(bpf_test_run_opts, opts, .cpu = cpu, .flags = BPF_F_TEST_RUN_ON_CPU);
+		const struct perfcap_sched_batch *b = &batch_view[cpu];
+		int err;
 
-		int err = bpf_prog_test_run_opts(fd, &opts);
-
+		/* both clocks are CLOCK_MONOTONIC; a batch stamped after
+		 * now_ns started since */
+		if (!b->n || b->h.ts >= now_ns || now_ns - b->h.ts < BATCH_FLUSH_NS)
+			continue;
+		batch_flush_ipis++;
+		err = bpf_prog_test_run_opts(fd, &opts);
 		/* an offline CPU (-ENXIO) went idle first: it holds nothing */
 		if (err && err != -ENXIO)
 			batch_flush_errors++;
@@ -314,20 +399,11 @@ static void flush_cpu_batches(void)
 
 static void read_left_batches(struct consumer *c)
 {
-	int fd = bpf_map__fd(skel->maps.sched_batch), ncpus = libbpf_num_possible_cpus();
-	struct perfcap_sched_batch *all;
-	__u32 zero = 0;
+	int ncpus = read_batches();
 
-	if (ncpus <= 0 || !(all = calloc((size_t)ncpus, sizeof(*all))))
-		return;
-	if (!bpf_map_lookup_elem(fd, &zero, all)) {
-		for (int cpu = 0; cpu < ncpus; cpu++)
-			if (all[cpu].n)
-				handle_batch(c, &all[cpu], sizeof(all[cpu]));
-	} else {
-		batch_flush_errors++;
-	}
-	free(all);
+	for (int cpu = 0; cpu < ncpus; cpu++)
+		if (batch_view[cpu].n)
+			handle_batch(c, &batch_view[cpu], sizeof(batch_view[cpu]));
 }
 
 static void sched_tick(struct consumer *c, uint64_t now_ns, bool final)
@@ -340,7 +416,7 @@ static void sched_tick(struct consumer *c, uint64_t now_ns, bool final)
 	}
 	if (now_ns - batch_flushed_ns >= BATCH_FLUSH_NS) {
 		batch_flushed_ns = now_ns;
-		flush_cpu_batches();
+		flush_cpu_batches(now_ns);
 	}
 }
 
@@ -425,6 +501,7 @@ static int sched_stats(struct chunk_buffer *kv, const struct consumer *c)
 	err |= chunk_buffer_add_kv_u64(kv, "sched.offcpu", offcpus);
 	err |= chunk_buffer_add_kv_u64(kv, "sched.forks", forks);
 	err |= chunk_buffer_add_kv_u64(kv, "sched.batch_flush_errors", batch_flush_errors);
+	err |= chunk_buffer_add_kv_u64(kv, "sched.batch_flush_ipis", batch_flush_ipis);
 	if (skel) {
 		const __u64 *n = skel->bss->ustash_counts;
 

@@ -19,12 +19,36 @@
 #include "source.h"
 #include "session/preflight.h"
 #include "metrics_drain.h"
+#include "source_sched.h"
 #include "util/util.h"
 #include "common/units.h"
 
 static struct waits_bpf *skel;
 static struct metrics_drain drainer = { .map_fd = -1, .source = PERFCAP_SRC_WAITS };
 static uint64_t last_unclosed;     /* waits.unclosed, as waits_stats last read it */
+static bool in_sched;              /* the sched programs make the sums (source_sched.h) */
+
+/* With the sched source loaded, its programs make the sums into its maps:
+ * this object reuses them and loads no program of its own. */
+static int share_sched_maps(char *why, size_t len)
+{
+	struct bpf_map *sums, *counters, *starts;
+	int err;
+
+	in_sched = sched_waits_maps(&sums, &counters, &starts) == 0;
+	if (!in_sched)
+		return 0;
+	err = bpf_map__reuse_fd(skel->maps.agg_metrics, bpf_map__fd(sums));
+	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.agg_counters, bpf_map__fd(counters));
+	if (!err)
+		err = bpf_map__reuse_fd(skel->maps.wait_starts, bpf_map__fd(starts));
+	if (err)
+		source_explain(why, len, "cannot share the sched source's maps", err);
+	bpf_program__set_autoload(skel->progs.waits_switch, false);
+	bpf_program__set_autoload(skel->progs.waits_waking, false);
+	return err;
+}
 
 static int waits_load(const struct source_env *env, char *why, size_t len)
 {
@@ -41,6 +65,8 @@ static int waits_load(const struct source_env *env, char *why, size_t len)
 	skel->rodata->switch_has_prev_state = preflight_tracepoint_args("sched_switch") >= 4;
 	metrics_classes_fill(skel->rodata->agg_class_of);
 	err = source_reuse_shared_maps(env, skel->obj, why, len);
+	if (!err)
+		err = share_sched_maps(why, len);
 	if (err)
 		return err;
 	err = waits_bpf__load(skel);
@@ -56,6 +82,13 @@ static int waits_attach(const struct source_env *env, char *why, size_t len)
 	drainer.origin_ns = env->start_ns;
 	drainer.map_fd = bpf_map__fd(skel->maps.agg_metrics);
 	skel->bss->agg_origin_ns = env->start_ns;
+	if (in_sched) { /* the sched source attached before: its programs sum */
+		if (sched_attached())
+			return 0;
+		snprintf(why, len, "its sums are made by the sched source's programs, "
+			 "which are not attached");
+		return -ENOENT;
+	}
 	err = waits_bpf__attach(skel);
 	if (err)
 		source_explain(why, len, "cannot attach sched_switch/sched_waking", err);
@@ -72,6 +105,7 @@ static void waits_destroy(void)
 {
 	waits_bpf__destroy(skel);
 	skel = NULL;
+	in_sched = false;
 	drainer.map_fd = -1;
 }
 
@@ -94,6 +128,7 @@ static int waits_meta(struct chunk_buffer *kv, const struct source_env *env)
 
 	(void)env;
 	err |= metrics_meta_kv(kv, "waits", drainer.origin_ns);
+	err |= chunk_buffer_add_kv_u64(kv, "waits.in_sched", in_sched);
 	return err ? -ENOMEM : 0;
 }
 

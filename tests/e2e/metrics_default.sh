@@ -22,17 +22,23 @@
 #          its first byte is there (poll, then a 3 ms sleep), so each of its
 #          69 requests with a readiness queued 3 ms or more, and not much
 #          more on average (under 10 ms).
+# In the default set the waits' sums are made by the sched source's
+# programs (META waits.in_sched 1); the futex and poll checks are run again
+# on a recording of the waits source alone (-e waits: its own programs,
+# waits.in_sched 0), which must meet them the same way.
 set -eu
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/metrics_lib.sh"
 require_bpf
 make_tmpdir
 
-# record NAME COMMAND...: the default recording of COMMAND, imported
+# record NAME COMMAND...: the default recording of COMMAND (or with
+# $REC_ARGS), imported
+REC_ARGS=
 record() {
 	name=$1
 	shift
-	"$PERFCAP_RECORD" -o "$TMP/$name.perfcap" -- "$@" > "$TMP/$name.out" 2> "$TMP/$name.err" ||
+	"$PERFCAP_RECORD" $REC_ARGS -o "$TMP/$name.perfcap" -- "$@" > "$TMP/$name.out" 2> "$TMP/$name.err" ||
 		{ cat "$TMP/$name.err" >&2; fail "perfcap-record of $name failed"; }
 	sources=$(sed -n 's/.*wrote .* events (\(.*\);.*/\1/p' "$TMP/$name.err")
 	echo "$name: $sources"
@@ -40,52 +46,69 @@ record() {
 }
 
 # ---- futex ------------------------------------------------------------------
-record futex "$LOCK_CONVOY" 20
+# check_futex NAME IN_SCHED: lock_convoy recorded as NAME
+check_futex() {
+	record "$1" "$LOCK_CONVOY" 20
+	DB="$TMP/$1.perfcap.db"
+	in_sched=$(q "$DB" "SELECT value FROM meta WHERE key = 'waits.in_sched'")
+	[ "$in_sched" = "$2" ] || fail "$1: META waits.in_sched $in_sched, expected $2"
+	n=0
+	unclosed=$(num "$(q "$DB" "SELECT value FROM stats WHERE key = 'waits.unclosed'")")
+	grep '^waiter ' "$TMP/$1.out" > "$TMP/waiters"
+	while read -r _ tid waits wait_ns; do
+		tid=${tid#tid=} waits=${waits#waits=} wait_ns=${wait_ns#wait_ns=}
+		got=$(num "$(q "$DB" "SELECT sum(futex_wait_ns) FROM thread_time_shares WHERE tid = $tid")")
+		count=$(num "$(q "$DB" "SELECT sum(futex_waits) FROM thread_time_shares WHERE tid = $tid")")
+		echo "waiter $tid: futex_wait_ns $got (measured $wait_ns), futex_waits $count (measured $waits)"
+		lo=$((wait_ns * 8 / 10 - 10000000)) hi=$((wait_ns * 12 / 10 + 10000000))
+		within "$got" "$lo" "$hi" || fail "waiter $tid: futex_wait_ns $got not within [$lo, $hi]"
+		[ $((count + unclosed)) -ge "$waits" ] ||
+			fail "waiter $tid: $count futex waits (+ $unclosed unclosed) < $waits measured"
+		n=$((n + 1))
+	done < "$TMP/waiters"
+	[ $n -ge 2 ] || fail "lock_convoy printed $n waiters"
+	wakes=$(num "$(q "$DB" "SELECT sum(futex_wakes) FROM thread_time_shares")")
+	[ "$wakes" -gt 0 ] || fail "no futex wakes"
+	keys=$(num "$(q "$DB" "SELECT count(DISTINCT key) FROM thread_metrics WHERE class = 'futex_wait' AND kind = 'waits'")")
+	[ "$keys" -ge 1 ] || fail "no futex address in thread_metrics"
+}
+check_futex futex 1
 DB="$TMP/futex.perfcap.db"
 [ "$(q "$DB" "SELECT value FROM meta WHERE key = 'sources'")" = proc,cpu,sched,block,waits,req ] ||
 	fail "default sources: $(q "$DB" "SELECT value FROM meta WHERE key = 'sources'")"
-n=0
-unclosed=$(num "$(q "$DB" "SELECT value FROM stats WHERE key = 'waits.unclosed'")")
-grep '^waiter ' "$TMP/futex.out" > "$TMP/waiters"
-while read -r _ tid waits wait_ns; do
-	tid=${tid#tid=} waits=${waits#waits=} wait_ns=${wait_ns#wait_ns=}
-	got=$(num "$(q "$DB" "SELECT sum(futex_wait_ns) FROM thread_time_shares WHERE tid = $tid")")
-	count=$(num "$(q "$DB" "SELECT sum(futex_waits) FROM thread_time_shares WHERE tid = $tid")")
-	echo "waiter $tid: futex_wait_ns $got (measured $wait_ns), futex_waits $count (measured $waits)"
-	lo=$((wait_ns * 8 / 10 - 10000000)) hi=$((wait_ns * 12 / 10 + 10000000))
-	within "$got" "$lo" "$hi" || fail "waiter $tid: futex_wait_ns $got not within [$lo, $hi]"
-	[ $((count + unclosed)) -ge "$waits" ] ||
-		fail "waiter $tid: $count futex waits (+ $unclosed unclosed) < $waits measured"
-	n=$((n + 1))
-done < "$TMP/waiters"
-[ $n -ge 2 ] || fail "lock_convoy printed $n waiters"
-wakes=$(num "$(q "$DB" "SELECT sum(futex_wakes) FROM thread_time_shares")")
-[ "$wakes" -gt 0 ] || fail "no futex wakes"
-keys=$(num "$(q "$DB" "SELECT count(DISTINCT key) FROM thread_metrics WHERE class = 'futex_wait' AND kind = 'waits'")")
-[ "$keys" -ge 1 ] || fail "no futex address in thread_metrics"
 
 # ---- poll -------------------------------------------------------------------
-record poll "$EPOLL_WAITS" 10 20
-DB="$TMP/poll.perfcap.db"
-tid=$(sed -n 's/^tid=\([0-9]*\) .*/\1/p' "$TMP/poll.out")
-epfd=$(sed -n 's/.* epfd=\([0-9]*\).*/\1/p' "$TMP/poll.out")
-waits=$(num "$(q "$DB" "SELECT sum(poll_waits) FROM thread_time_shares WHERE tid = $tid")")
-ns=$(num "$(q "$DB" "SELECT sum(poll_wait_ns) FROM thread_time_shares WHERE tid = $tid")")
-key=$(q "$DB" "SELECT group_concat(DISTINCT key) FROM thread_metrics WHERE tid = $tid AND class = 'poll'")
-unclosed=$(num "$(q "$DB" "SELECT value FROM stats WHERE key = 'waits.unclosed'")")
-echo "poll: $waits waits, $ns ns, epoll fd $key (workload: 10 x 20 ms on fd $epfd); $unclosed unclosed"
-# every wait summed, or counted as unclosed: a kernel that fires no
-# sched_switch for some switches (this VM's, for its agent's threads) hides
-# the switch-in, and the wakeup too when it interrupted such a thread
-[ "$waits" -le 10 ] && [ $((waits + unclosed)) -ge 10 ] ||
-	fail "expected 10 poll waits (or fewer and as many unclosed), got $waits and $unclosed unclosed"
-[ "$waits" -ge 8 ] || fail "only $waits of 10 poll waits summed"
-# at least 90% of the timeouts summed, at most what the workload measured
-# (a busy host wakes the thread after the timeout, never before)
-measured=$(awk '/^call / { s += $3 } END { print s + 0 }' "$TMP/poll.out")
-within "$ns" $((waits * 18000000)) "$measured" ||
-	fail "poll_wait_ns $ns not within $waits x 18 ms to the measured $measured ns"
-[ "$key" = "$epfd" ] || fail "poll key $key, expected the epoll fd $epfd"
+# check_poll NAME: epoll_waits recorded as NAME
+check_poll() {
+	record "$1" "$EPOLL_WAITS" 10 20
+	DB="$TMP/$1.perfcap.db"
+	tid=$(sed -n 's/^tid=\([0-9]*\) .*/\1/p' "$TMP/$1.out")
+	epfd=$(sed -n 's/.* epfd=\([0-9]*\).*/\1/p' "$TMP/$1.out")
+	waits=$(num "$(q "$DB" "SELECT sum(poll_waits) FROM thread_time_shares WHERE tid = $tid")")
+	ns=$(num "$(q "$DB" "SELECT sum(poll_wait_ns) FROM thread_time_shares WHERE tid = $tid")")
+	key=$(q "$DB" "SELECT group_concat(DISTINCT key) FROM thread_metrics WHERE tid = $tid AND class = 'poll'")
+	unclosed=$(num "$(q "$DB" "SELECT value FROM stats WHERE key = 'waits.unclosed'")")
+	echo "poll: $waits waits, $ns ns, epoll fd $key (workload: 10 x 20 ms on fd $epfd); $unclosed unclosed"
+	# every wait summed, or counted as unclosed: a kernel that fires no
+	# sched_switch for some switches (this VM's, for its agent's threads) hides
+	# the switch-in, and the wakeup too when it interrupted such a thread
+	[ "$waits" -le 10 ] && [ $((waits + unclosed)) -ge 10 ] ||
+		fail "expected 10 poll waits (or fewer and as many unclosed), got $waits and $unclosed unclosed"
+	[ "$waits" -ge 8 ] || fail "only $waits of 10 poll waits summed"
+	# at least 90% of the timeouts summed, at most what the workload measured
+	# (a busy host wakes the thread after the timeout, never before)
+	measured=$(awk '/^call / { s += $3 } END { print s + 0 }' "$TMP/$1.out")
+	within "$ns" $((waits * 18000000)) "$measured" ||
+		fail "poll_wait_ns $ns not within $waits x 18 ms to the measured $measured ns"
+	[ "$key" = "$epfd" ] || fail "poll key $key, expected the epoll fd $epfd"
+}
+check_poll poll
+
+# ---- the same with the waits source alone (its own programs) ----------------
+REC_ARGS="-e waits"
+check_futex futex_alone 0
+check_poll poll_alone
+REC_ARGS=
 
 # ---- block I/O and file writes ---------------------------------------------
 record fsync "$FSYNC_WRITES" "$TMP/fsync.data" 40

@@ -1,0 +1,23 @@
+/* source_sched.h - what the sched source offers the waits source: when
+ * both are recorded, sched's programs on sched_switch and sched_waking
+ * also make the waits' sums (bpf/waits.bpf.h), so that each tracepoint
+ * runs one program, not two. The sums go to maps of the sched object,
+ * which the waits source's object reuses: it drains and counts them as
+ * when its own programs fill them, and loads none of its programs.
+ */
+#ifndef RECORD_SOURCE_SCHED_H
+#define RECORD_SOURCE_SCHED_H
+#include <stdbool.h>
+
+struct bpf_map;
+
+/* The maps the sched programs sum waits into (agg_metrics, agg_counters,
+ * wait_starts), when they do: sched loaded with the waits source
+ * selected. 0, or -ENOENT when they do not. */
+int sched_waits_maps(struct bpf_map **sums, struct bpf_map **counters,
+		     struct bpf_map **starts);
+
+/* Whether the sched programs are attached (so the waits' sums are made). */
+bool sched_attached(void);
+
+#endif /* RECORD_SOURCE_SCHED_H */
