@@ -98,6 +98,7 @@ struct offcpu_start {
 	__u64 copy_fp[COPY_FPS]; /* the last copies sent for distinct fingerprints, */
 	__u64 copy_ts[COPY_FPS]; /* and their switch-outs (0: none) */
 	struct kstack_kept kept[KSTACKS];
+	struct wait_start wait;  /* with_waits: the waits source's state (waits.bpf.h) */
 };
 
 /* Task storage, not a map keyed by tid: found from the task itself at
@@ -655,7 +656,7 @@ static __always_inline bool copy_later(struct task_struct *next, __u64 out_ts, _
  * and is updated in place: ts 0 means "on CPU now". at_return: the copy
  * is taken at the return to user space, and replaces the frame-pointer
  * walk (the analyzer unwinds the copy, by frame pointers too). */
-static __always_inline void note_switch_out(void *ctx, struct task_struct *prev, __u32 state,
+static __always_inline struct offcpu_start *note_switch_out(void *ctx, struct task_struct *prev, __u32 state,
 					    __u64 now, bool at_return)
 {
 	__s32 ustack = NO_STACK;
@@ -664,9 +665,9 @@ static __always_inline void note_switch_out(void *ctx, struct task_struct *prev,
 	struct offcpu_start *start;
 
 	if (prev->pid == 0) /* idle */
-		return;
+		return NULL;
 	if (state & PERFCAP_TASK_DEAD) /* gone for good: its storage goes with it */
-		return;
+		return NULL;
 	if (state && !(prev->flags & PF_KTHREAD)) {
 		if (!(at_return && ustack_window)) {
 			ustack = pc_stack_id(ctx, PERFCAP_SRC_SCHED, BPF_F_USER_STACK);
@@ -678,7 +679,7 @@ static __always_inline void note_switch_out(void *ctx, struct task_struct *prev,
 	start = bpf_task_storage_get(&offcpu_starts, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!start) { /* no memory, or the storage busy on this CPU */
 		pc_count(PERFCAP_SRC_SCHED, PERFCAP_LOSS_MAP_FULL);
-		return;
+		return NULL;
 	}
 	start->ts = now;  /* field by field: the last copy's fields stay */
 	start->state = state;
@@ -686,6 +687,7 @@ static __always_inline void note_switch_out(void *ctx, struct task_struct *prev,
 	start->copied = copied;
 	start->out_fp = fp;
 	__builtin_memset(&start->waker, 0, sizeof(start->waker));
+	return start;
 }
 
 /* ---- kernel stacks ------------------------------------------------------------ */
@@ -872,10 +874,11 @@ static __always_inline __u16 copy_follows(struct task_struct *next,
 	return PERFCAP_OFFCPU_F_COPY_FOLLOWS;
 }
 
-static __always_inline void note_switch_in(struct task_struct *next, __u64 now, bool at_return)
+/* next, whose entry is start (NULL: none), is switched in at now. */
+static __always_inline void note_switch_in(struct task_struct *next, struct offcpu_start *start,
+					   __u64 now, bool at_return)
 {
 	__u32 tid = next->pid;
-	struct offcpu_start *start = bpf_task_storage_get(&offcpu_starts, next, 0, 0);
 
 	if (!start || !start->ts) /* off CPU since before the recording */
 		return;
@@ -1008,6 +1011,7 @@ static __always_inline void handle_switch(unsigned long long *ctx, bool preempt,
 {
 	bool prev_traced = pc_task_traced(prev);
 	bool next_traced = pc_task_traced(next);
+	struct offcpu_start *start;
 	__u32 raw, state;
 	__u64 now;
 
@@ -1018,12 +1022,19 @@ static __always_inline void handle_switch(unsigned long long *ctx, bool preempt,
 	now = bpf_ktime_get_ns();
 	raw = switch_out_state(preempt, prev, ctx);
 	state = raw & PERFCAP_TASK_STATE_MASK;
-	if (with_waits) /* blocked: any state bit, the mask's or not */
-		waits_switched(prev, prev_traced, raw != 0, next, next_traced, now);
-	if (prev_traced)
-		note_switch_out(ctx, prev, state, now, at_return);
-	if (next_traced)
-		note_switch_in(next, now, at_return);
+	if (prev_traced) {
+		start = note_switch_out(ctx, prev, state, now, at_return);
+		/* waits: a user thread blocked (any state bit, the mask's or
+		 * not); an exiting one has no entry and no wait to sum */
+		if (with_waits && raw && !(prev->flags & PF_KTHREAD) && !(state & PERFCAP_TASK_DEAD))
+			wait_begins(prev, start ? &start->wait : NULL, now);
+	}
+	if (next_traced) {
+		start = bpf_task_storage_get(&offcpu_starts, next, 0, 0);
+		if (with_waits && start)
+			wait_ends(next, &start->wait, now);
+		note_switch_in(next, start, now, at_return);
+	}
 	if (pc_admit(PERFCAP_SRC_SCHED, now))
 		emit_switch(prev, next, state,
 			    (prev_traced ? 0x1 : 0) | (next_traced ? 0x2 : 0), now);
@@ -1128,8 +1139,8 @@ static __always_inline void handle_wakeup(void *ctx, struct task_struct *p, __u1
 	start = bpf_task_storage_get(&offcpu_starts, p, 0, 0);
 	if (start && start->ts)
 		start->waker = w;
-	if (with_waits && !(flags & PERFCAP_WAKEUP_F_NEW)) /* waits: sched_waking only */
-		waits_woken(p, now);
+	if (with_waits && start && !(flags & PERFCAP_WAKEUP_F_NEW)) /* waits: sched_waking only */
+		wait_woken(&start->wait, now);
 	if (pc_admit(PERFCAP_SRC_SCHED, now))
 		emit_wakeup(p, current, &w, flags, now);
 }

@@ -30,6 +30,15 @@ char LICENSE[] SEC("license") = "GPL";
 
 #define TASK_RUNNING 0
 
+/* Each thread's wait state (with the sched source, sched.bpf.c keeps it
+ * in its own task storage instead). */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct wait_start);
+} wait_starts SEC(".maps");
+
 /* sched_switch has the prev_state argument (Linux 5.18+; set by user space
  * from the kernel's BTF): the state __schedule() acted on. prev->__state
  * may already be TASK_RUNNING again when a concurrent wakeup won the race,
@@ -47,22 +56,33 @@ static __always_inline bool switched_out_blocked(bool preempt, struct task_struc
 }
 
 /* These two run only when the sched source is not recorded; with it, its
- * programs do the same work (waits_switched, waits_woken). */
+ * programs do the same work on their own task storage. */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(waits_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	bool blocked = switched_out_blocked(preempt, prev, ctx);
-	bool prev_traced = blocked && pc_task_traced(prev), next_traced = pc_task_traced(next);
+	__u64 now = 0;
 
-	if (prev_traced || next_traced)
-		waits_switched(prev, prev_traced, blocked, next, next_traced, bpf_ktime_get_ns());
+	if (switched_out_blocked(preempt, prev, ctx) && !(prev->flags & PF_KTHREAD) &&
+	    pc_task_traced(prev)) {
+		now = bpf_ktime_get_ns();
+		wait_begins(prev, bpf_task_storage_get(&wait_starts, prev, 0,
+						       BPF_LOCAL_STORAGE_GET_F_CREATE), now);
+	}
+	if (pc_task_traced(next))
+		wait_ends(next, bpf_task_storage_get(&wait_starts, next, 0, 0),
+			  now ? now : bpf_ktime_get_ns());
 	return 0;
 }
 
 SEC("tp_btf/sched_waking")
 int BPF_PROG(waits_waking, struct task_struct *p)
 {
-	if (pc_task_traced(p))
-		waits_woken(p, bpf_ktime_get_ns());
+	struct wait_start *w;
+
+	if (!pc_task_traced(p))
+		return 0;
+	w = bpf_task_storage_get(&wait_starts, p, 0, 0);
+	if (w && w->ts && !w->woken) /* else no clock read */
+		wait_woken(w, bpf_ktime_get_ns());
 	return 0;
 }

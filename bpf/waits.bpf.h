@@ -3,10 +3,13 @@
  * two objects can run it: waits.bpf.c, on its own programs, and sched.bpf.c
  * in its programs on the same tracepoints when both sources are recorded
  * (`with_waits`): one program per tracepoint then, sharing the filters,
- * the clock read and the trampoline, instead of two. Either way the sums
- * go to this object's maps (`agg_metrics`, `agg_counters`, `wait_starts`),
- * which the waits source drains; when sched.bpf.c runs it, the waits
- * source's object lends it those maps (record/sources/source_sched.c).
+ * the clock read, the trampoline and the task storage lookups, instead of
+ * two. Each thread's wait state (struct wait_start) is given to these
+ * functions by their caller: waits.bpf.c keeps it in a task storage of its
+ * own, sched.bpf.c in the one it has anyway. The sums go to the caller's
+ * `agg_metrics` and `agg_counters`; with sched.bpf.c, the waits source's
+ * object reuses those maps of the sched object to drain and count them
+ * (record/sources/source_sched.h).
  */
 #ifndef PERFCAP_WAITS_BPF_H
 #define PERFCAP_WAITS_BPF_H
@@ -20,13 +23,6 @@ struct wait_start {
 	__u16 klass;
 	__u16 reserved[3];
 };
-
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct wait_start);
-} wait_starts SEC(".maps");
 
 #ifndef PF_KTHREAD
 #define PF_KTHREAD   0x00200000
@@ -65,10 +61,10 @@ static __always_inline bool woken_seen(const struct wait_start *w)
 	return w->woken && w->woken >= w->ts;
 }
 
-static __always_inline void wait_ends(struct task_struct *next, __u64 now)
+/* next, whose wait state is w (NULL: none), is switched in at now: a
+ * wait in progress is summed, ending at its wakeup if that was seen. */
+static __always_inline void wait_ends(struct task_struct *next, struct wait_start *w, __u64 now)
 {
-	struct wait_start *w = bpf_task_storage_get(&wait_starts, next, 0, 0);
-
 	if (!w || !w->ts)
 		return;
 	sum_wait(next, w, woken_seen(w) ? w->woken : now);
@@ -86,15 +82,14 @@ static __always_inline void wait_unclosed(struct task_struct *task, struct wait_
 		count_n(PERFCAP_AGG_C_UNCLOSED, 1);
 }
 
-static __always_inline void wait_begins(struct task_struct *prev, __u64 now)
+/* User thread prev, whose wait state is w (NULL: its task storage could
+ * not be had, counted), switches out blocked at now: its wait begins, in
+ * the system call it is in. */
+static __always_inline void wait_begins(struct task_struct *prev, struct wait_start *w, __u64 now)
 {
-	struct wait_start *w;
 	__u64 arg0, arg1, key = PERFCAP_AGG_NO_KEY;
 	long nr;
 
-	if (prev->flags & PF_KTHREAD)
-		return;
-	w = bpf_task_storage_get(&wait_starts, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!w) {
 		count_n(PERFCAP_AGG_C_NO_STORAGE, 1);
 		return;
@@ -133,29 +128,16 @@ static __always_inline void futex_wake(__u64 now)
 	sum(PERFCAP_SRC_WAITS, &k, 0, 0);
 }
 
-/* A traced task p is being woken (sched_waking) at now: a wait in progress
- * ends there; a futex waiter's wake is summed for its waker. */
-static __always_inline void waits_woken(struct task_struct *p, __u64 now)
+/* A traced task, whose wait state is w (NULL: none), is being woken
+ * (sched_waking) at now: a wait in progress ends there; a futex waiter's
+ * wake is summed for its waker. */
+static __always_inline void wait_woken(struct wait_start *w, __u64 now)
 {
-	struct wait_start *w = bpf_task_storage_get(&wait_starts, p, 0, 0);
-
 	if (!w || !w->ts || w->woken)
 		return;
 	w->woken = now;
 	if (w->klass == PERFCAP_AGG_FUTEX_WAIT)
 		futex_wake(now);
-}
-
-/* A context switch at now, from prev (traced: prev_traced; blocked: it
- * was switched out in a sleeping state, not preempted) to next. */
-static __always_inline void waits_switched(struct task_struct *prev, bool prev_traced,
-					   bool prev_blocked, struct task_struct *next,
-					   bool next_traced, __u64 now)
-{
-	if (prev_traced && prev_blocked)
-		wait_begins(prev, now);
-	if (next_traced)
-		wait_ends(next, now);
 }
 
 #endif /* PERFCAP_WAITS_BPF_H */

@@ -98,13 +98,12 @@ static int waits_setup(bool selected, char *why, size_t len)
 	return err;
 }
 
-int sched_waits_maps(struct bpf_map **sums, struct bpf_map **counters, struct bpf_map **starts)
+int sched_waits_maps(struct bpf_map **sums, struct bpf_map **counters)
 {
 	if (!loaded || !with_waits)
 		return -ENOENT;
 	*sums = skel->maps.agg_metrics;
 	*counters = skel->maps.agg_counters;
-	*starts = skel->maps.wait_starts;
 	return 0;
 }
 

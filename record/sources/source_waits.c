@@ -32,17 +32,15 @@ static bool in_sched;              /* the sched programs make the sums (source_s
  * this object reuses them and loads no program of its own. */
 static int share_sched_maps(char *why, size_t len)
 {
-	struct bpf_map *sums, *counters, *starts;
+	struct bpf_map *sums, *counters;
 	int err;
 
-	in_sched = sched_waits_maps(&sums, &counters, &starts) == 0;
+	in_sched = sched_waits_maps(&sums, &counters) == 0;
 	if (!in_sched)
 		return 0;
 	err = bpf_map__reuse_fd(skel->maps.agg_metrics, bpf_map__fd(sums));
 	if (!err)
 		err = bpf_map__reuse_fd(skel->maps.agg_counters, bpf_map__fd(counters));
-	if (!err)
-		err = bpf_map__reuse_fd(skel->maps.wait_starts, bpf_map__fd(starts));
 	if (err)
 		source_explain(why, len, "cannot share the sched source's maps", err);
 	bpf_program__set_autoload(skel->progs.waits_switch, false);
