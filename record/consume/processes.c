@@ -135,7 +135,13 @@ static uint32_t new_address_space(struct process_table *pt, uint32_t pid)
 	as->pid = pid;
 	as->reread_interval_ns = REREAD_MIN_NS;
 	as->born_ns = monotonic_ns();
+	pt->last_born_ns = as->born_ns;
 	return idx;
+}
+
+bool processes_any_young(const struct process_table *pt, uint64_t now)
+{
+	return pt->last_born_ns && now - pt->last_born_ns < YOUNG_NS;
 }
 
 /* The image p had is replaced (exec, pid reuse): it can be evicted. */

@@ -95,6 +95,7 @@ struct process_table {
 	uint64_t aspaces_evicted;   /* address spaces forgotten (stacks resolved) */
 	uint64_t threads_evicted;   /* threads forgotten (their process's, or over the cap) */
 	uint64_t jit_ips_dropped;   /* JIT ips of evicted images past the cap */
+	uint64_t last_born_ns;      /* when the youngest image was made */
 	uint64_t evicted_unmapped;  /* user ips outside every mapping, of evicted images */
 	uint64_t evicted_jit_unnamed; /* JIT ips of evicted images with no perf map */
 	uint32_t procs_peak, threads_peak, aspaces_peak; /* table sizes */
@@ -120,6 +121,11 @@ void processes_on_exec(struct process_table *pt, uint32_t pid, uint32_t tid,
 		       const char *comm, uint64_t ts, bool read_now);
 
 void processes_on_exit(struct process_table *pt, uint32_t pid);
+
+/* Whether an image is young at now (its first half second after exec or
+ * first sight, when it maps its libraries): the recorder then polls its
+ * rings more often, so that its maps are re-read in time. */
+bool processes_any_young(const struct process_table *pt, uint64_t now);
 
 /* When the process pid of the table started (/proc/PID/stat, ns since
  * boot), 0 if unknown or not in the table. */
