@@ -42,6 +42,14 @@ struct {
 } targets SEC(".maps");
 
 struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1); /* user space: pid_max / 64 words */
+	__type(key, __u32);
+	__type(value, __u64);   /* bit tgid % 64 of word tgid / 64 */
+} target_bits SEC(".maps");
+
+struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
 	__uint(max_entries, PERFCAP_RINGS_MAX);
 	__type(key, __u32);
@@ -164,13 +172,41 @@ static __always_inline bool pc_cgroup_matches(struct task_struct *task)
 }
 
 /* Does task pass every filter (pid, comm, cgroup)? */
+/* Whether tgid is followed (`target_bits`, else `targets`). */
+static __always_inline bool pc_tgid_followed(__u32 tgid)
+{
+	__u32 word = tgid / 64;
+	__u64 *bits = bpf_map_lookup_elem(&target_bits, &word);
+
+	if (bits)
+		return (*bits >> (tgid & 63)) & 1;
+	return bpf_map_lookup_elem(&targets, &tgid) != NULL; /* beyond the bitmap */
+}
+
+/* Follows tgid from now on (a fork of a followed process): 0 or -errno
+ * (`targets` full). */
+static __always_inline long pc_follow_tgid(__u32 tgid)
+{
+	__u32 word = tgid / 64;
+	__u8 one = 1;
+	__u64 *bits;
+	long err = bpf_map_update_elem(&targets, &tgid, &one, BPF_ANY);
+
+	if (err)
+		return err;
+	bits = bpf_map_lookup_elem(&target_bits, &word);
+	if (bits)
+		__sync_fetch_and_or(bits, 1ull << (tgid & 63));
+	return 0;
+}
+
 static __always_inline bool pc_task_traced(struct task_struct *task)
 {
 	if (pc_config.filter_pids) {
 		__u32 tgid = task->tgid;
 
 		/* the idle task (half of a quiet CPU's switches) is never a target */
-		if (!tgid || !bpf_map_lookup_elem(&targets, &tgid))
+		if (!tgid || !pc_tgid_followed(tgid))
 			return false;
 	}
 	if (pc_config.filter_comm && !pc_comm_matches(task))

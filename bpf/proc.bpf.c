@@ -18,13 +18,11 @@ const volatile bool emit_forks = false;
 
 static __always_inline void follow_child(__u32 parent_tgid, __u32 child_tgid)
 {
-	__u8 one = 1;
-
 	if (!pc_config.filter_pids || parent_tgid == child_tgid) /* a new thread */
 		return;
-	if (!bpf_map_lookup_elem(&targets, &parent_tgid))
+	if (!pc_tgid_followed(parent_tgid))
 		return;
-	if (bpf_map_update_elem(&targets, &child_tgid, &one, BPF_ANY))
+	if (pc_follow_tgid(child_tgid))
 		pc_count(PERFCAP_SRC_PROC, PERFCAP_LOSS_MAP_FULL);
 }
 

@@ -63,7 +63,7 @@ int session_create(struct session *s, const struct record_options *o)
 	s->env.maps = &s->maps;
 	s->env.config = &s->config;
 	memcpy(s->env.selected, o->selected, sizeof(s->env.selected));
-	targets_init(&s->targets, s->maps.targets_fd);
+	targets_init(&s->targets, s->maps.targets_fd, s->maps.target_bits, s->maps.target_words);
 	return 0;
 }
 

@@ -8,9 +8,11 @@
  * pc_wakeup_flag); the consumer also polls every few milliseconds.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -29,6 +31,7 @@ static void init_fds(struct shared_maps *m)
 {
 	memset(m, 0, sizeof(*m));
 	m->targets_fd = m->rings_fd = m->losses_fd = m->stacks_fd = m->source_rates_fd = -1;
+	m->target_bits_fd = -1;
 	for (int i = 0; i < PERFCAP_RINGS_MAX; i++)
 		m->ring_fds[i] = -1;
 }
@@ -84,6 +87,45 @@ static int create_rings(struct shared_maps *m)
 	return 0;
 }
 
+/* The tgids the bitmap covers: the kernel's pid_max (tgids are below it),
+ * at most PERFCAP_TARGET_BITS_MAX; the largest when it cannot be read. A
+ * pid_max raised during the recording leaves the new tgids to the hash. */
+static uint32_t target_bits_tgids(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/pid_max", "re");
+	unsigned long v = 0;
+
+	if (f) {
+		if (fscanf(f, "%lu", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v && v < PERFCAP_TARGET_BITS_MAX ? (uint32_t)v : PERFCAP_TARGET_BITS_MAX;
+}
+
+static int create_target_bits(struct shared_maps *m)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_MMAPABLE);
+	size_t bytes;
+	void *p;
+
+	m->target_words = (target_bits_tgids() + 63) / 64;
+	m->target_bits_fd = create_map(BPF_MAP_TYPE_ARRAY, "target_bits", sizeof(uint32_t),
+				       sizeof(uint64_t), m->target_words, &opts);
+	if (m->target_bits_fd < 0)
+		return m->target_bits_fd;
+	bytes = (size_t)m->target_words * sizeof(uint64_t);
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, m->target_bits_fd, 0);
+	if (p == MAP_FAILED) {
+		int err = -errno;
+
+		error_line("cannot map the BPF map 'target_bits': %s", strerror(-err));
+		return err;
+	}
+	m->target_bits = p;
+	return 0;
+}
+
 int shared_maps_create(struct shared_maps *m, uint32_t ring_bytes)
 {
 	int err;
@@ -101,6 +143,9 @@ int shared_maps_create(struct shared_maps *m, uint32_t ring_bytes)
 				   sizeof(uint8_t), PERFCAP_TARGETS_MAX, NULL);
 	if (m->targets_fd < 0)
 		return m->targets_fd;
+	err = create_target_bits(m);
+	if (err)
+		return err;
 	err = create_rings(m);
 	if (err)
 		return err;
@@ -137,6 +182,7 @@ int shared_maps_reuse(const struct shared_maps *m, struct bpf_object *obj)
 	int err = 0;
 
 	err = err ? err : reuse_one(obj, "targets", m->targets_fd);
+	err = err ? err : reuse_one(obj, "target_bits", m->target_bits_fd);
 	err = err ? err : reuse_one(obj, "rings", m->rings_fd);
 	err = err ? err : reuse_one(obj, "losses", m->losses_fd);
 	err = err ? err : reuse_one(obj, "stacks", m->stacks_fd);
@@ -208,7 +254,11 @@ static void close_fd(int *fd)
 
 void shared_maps_destroy(struct shared_maps *m)
 {
+	if (m->target_bits)
+		munmap(m->target_bits, (size_t)m->target_words * sizeof(uint64_t));
+	m->target_bits = NULL;
 	close_fd(&m->targets_fd);
+	close_fd(&m->target_bits_fd);
 	close_fd(&m->rings_fd);
 	for (int i = 0; i < PERFCAP_RINGS_MAX; i++)
 		close_fd(&m->ring_fds[i]);

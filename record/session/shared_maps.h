@@ -2,6 +2,8 @@
  * space before any BPF object is loaded (each object then reuses them):
  *
  *   targets       HASH tgid -> u8, the pid filter (PERFCAP_TARGETS_MAX)
+ *   target_bits   ARRAY of u64 (mmap'ed here): the same set as a bitmap
+ *                 of the tgids below pid_max, the filter's fast path
  *   rings         ARRAY_OF_MAPS of nr_rings RINGBUFs: the sharded ring
  *                 buffers; CPU c writes to rings[c % nr_rings], one ring
  *                 per CPU up to PERFCAP_RINGS_MAX
@@ -23,6 +25,9 @@ struct bpf_object;
 
 struct shared_maps {
 	int      targets_fd;
+	int      target_bits_fd;
+	uint64_t *target_bits;         /* mmap'ed, target_words words */
+	uint32_t target_words;
 	int      rings_fd;
 	int      ring_fds[PERFCAP_RINGS_MAX];
 	uint32_t nr_rings;

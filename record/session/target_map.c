@@ -1,6 +1,7 @@
 /* target_map.c - the processes being followed: the shared `targets` map and
  * the delayed removal of exited processes from it. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
@@ -10,10 +11,26 @@
 
 #define RETIRE_DELAY_NS (1000ull * 1000 * 1000)
 
-void targets_init(struct targets *t, int map_fd)
+void targets_init(struct targets *t, int map_fd, uint64_t *bits, uint32_t words)
 {
 	memset(t, 0, sizeof(*t));
 	t->map_fd = map_fd;
+	t->bits = bits;
+	t->words = words;
+}
+
+/* pid's bit on or off; atomic: proc.bpf.c sets bits of the same words at
+ * forks. A pid beyond the bitmap is in the hash only. */
+static void set_bit(struct targets *t, uint32_t pid, bool on)
+{
+	uint64_t mask = 1ull << (pid % 64);
+
+	if (!t->bits || pid / 64 >= t->words)
+		return;
+	if (on)
+		__atomic_fetch_or(&t->bits[pid / 64], mask, __ATOMIC_SEQ_CST);
+	else
+		__atomic_fetch_and(&t->bits[pid / 64], ~mask, __ATOMIC_SEQ_CST);
 }
 
 int targets_add(struct targets *t, uint32_t pid)
@@ -22,6 +39,7 @@ int targets_add(struct targets *t, uint32_t pid)
 
 	if (bpf_map_update_elem(t->map_fd, &pid, &one, BPF_ANY))
 		return -errno;
+	set_bit(t, pid, true);
 	return 0;
 }
 
@@ -44,6 +62,7 @@ void targets_remove_retired(struct targets *t, uint64_t now_ns)
 	while (done < t->nretired && now_ns - t->retired[done].at_ns >= RETIRE_DELAY_NS) {
 		uint32_t pid = t->retired[done].pid;
 
+		set_bit(t, pid, false);
 		bpf_map_delete_elem(t->map_fd, &pid);
 		done++;
 	}

@@ -1,7 +1,9 @@
 /* target_map.h - the processes being followed when recording by pid or
- * command: the shared `targets` map, filled with the initial pids (forks
- * are added by proc.bpf.c), and emptied of exited processes a little after
- * their exit, so records of their last moments still pass the filter. */
+ * command: the shared `targets` map and its bitmap `target_bits` (the
+ * filter's fast path, see perfcap_bpf.h), filled with the initial pids
+ * (forks are added by proc.bpf.c), and emptied of exited processes a
+ * little after their exit, so records of their last moments still pass
+ * the filter. */
 #ifndef RECORD_TARGET_MAP_H
 #define RECORD_TARGET_MAP_H
 
@@ -14,12 +16,15 @@ struct retired_target {
 
 struct targets {
 	int map_fd;                  /* the shared `targets` map */
+	uint64_t *bits;              /* the shared `target_bits`, mmap'ed */
+	uint32_t words;
 	struct retired_target *retired; /* exited, leaving the map (FIFO) */
 	uint32_t nretired;
 	uint32_t retired_cap;
 };
 
-void targets_init(struct targets *t, int map_fd);
+/* bits: target_bits as mapped (words of it), kept with the map. */
+void targets_init(struct targets *t, int map_fd, uint64_t *bits, uint32_t words);
 
 /* Adds pid to the map. 0 or -errno. */
 int targets_add(struct targets *t, uint32_t pid);
