@@ -119,8 +119,13 @@ static __always_inline __s32 current_fd(struct task_struct *task)
 	return -1;
 }
 
+/* sk's state, NULL when it has none. A socket with no BPF storage at all
+ * (every socket of an untraced process, unless another tool stores some)
+ * is told by one load, without the helper call. */
 static __always_inline struct perfcap_req_state *state_of(const struct sock *sk)
 {
+	if (!sk->sk_bpf_storage)
+		return NULL;
 	return bpf_sk_storage_get(&reqs, (void *)sk, NULL, 0);
 }
 
@@ -149,14 +154,21 @@ static __always_inline struct perfcap_req_state *new_state(const struct sock *sk
 }
 
 /* The state of sk for a call of task: NULL when task is not
- * traced. A socket already followed for task's process needs no filter
- * (its state names the process: one load instead of the pid filter's
- * lookup); else the filters decide and a traced task's socket gets its
- * state on first sight (or its owner, when it was made at a passive open). */
+ * traced. With the pid filter, a task of a process not followed is told
+ * first, by its bit (an inlined array load: the calls of a load generator
+ * on the same host, of every other process); a socket already followed
+ * for task's process needs no other filter (its state names the process:
+ * the comm or cgroup filter is a string compare or a walk); else the
+ * filters decide and a traced task's socket gets its state on first sight
+ * (or its owner, when it was made at a passive open). */
 static __always_inline struct perfcap_req_state *state_for_call(const struct sock *sk,
 							struct task_struct *task)
 {
-	struct perfcap_req_state *st = state_of(sk);
+	struct perfcap_req_state *st;
+
+	if (pc_config.filter_pids && !pc_tgid_followed(task->tgid))
+		return NULL;
+	st = state_of(sk);
 
 	if (st && st->r.pid == task->tgid && st->r.fd >= 0)
 		return st;
