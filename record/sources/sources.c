@@ -147,11 +147,13 @@ static const struct {
 	{ "proc", "per fork/exec/exit only; the socket snapshots cost the recorder "
 		  "8-17 ms each for a server with 300-400 connections, not the traced tasks" },
 	{ "cpu", "about 0.3% at the default -F 99" },
-	{ "sched", "about 0.2-0.65 us per context switch of a traced task (0.65 under "
-		   "pgbench, whose blocked intervals get kernel stacks and user stack copies "
-		   "taken at their return to user space, Linux 6.18+; 0.19 under "
-		   "redis-benchmark), 0.2-0.27 us per wakeup, records sent 16 to a batch; "
-		   "0.1 us per soft interrupt on the host (bench/default_cost.sh)" },
+	{ "sched", "about 0.5-1.5 us per context switch on the host, averaged over all of "
+		   "them (1.46 under pgbench, whose blocked intervals get kernel stacks and "
+		   "user stack copies taken at their return to user space, Linux 6.18+; 0.51 "
+		   "under wrk, 0.88 under redis-benchmark; with the waits source's sums, "
+		   "made in the same programs), 0.25-0.6 us per wakeup, records sent 16 to "
+		   "a batch; 0.08-0.14 us per soft interrupt's entry and exit each on the "
+		   "host (bench/default_cost.sh, bpf_stats)" },
 	{ "syscall", "about 1.5 us per system call of a traced task (shared with mux, net, "
 		     "lock, mem)" },
 	{ "mux", "the syscall program's 1.5 us per system call" },
