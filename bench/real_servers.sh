@@ -27,7 +27,8 @@
 #      REC_BASE (e.g. MODES="none base default" REC_BASE=/tmp/old/perfcap-
 #      record compares two builds in the same interleaved rounds), and
 #      `e=LIST`: -e LIST (e.g. MODES="none default e=cpu e=sched,waits"
-#      splits the default's cost by source).
+#      splits the default's cost by source), and `a=ARGS`: any options, +
+#      for a space (e.g. a=-e+cpu+-F+999).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 build=$(realpath "${1:-build}")
@@ -151,6 +152,9 @@ run() {
 	nreq) "$rec" -e $nreq -p "$pids" -f -o "$tmp/run.perfcap" 2> "$tmp/run.err" & pid=$! ;;
 	every) "$rec" -e $every -p "$pids" -f -o "$tmp/run.perfcap" 2> "$tmp/run.err" & pid=$! ;;
 	e=*) "$rec" -e "${mode#e=}" -p "$pids" -f -o "$tmp/run.perfcap" 2> "$tmp/run.err" & pid=$! ;;
+	a=*) # shellcheck disable=SC2046 # the words of the mode, + for a space
+	     "$rec" $(echo "${mode#a=}" | tr + ' ') -p "$pids" -f -o "$tmp/run.perfcap" 2> "$tmp/run.err" &
+	     pid=$! ;;
 	esac
 	sleep 2 # attached
 	c0=$(server_ticks)
@@ -225,8 +229,8 @@ modes=${MODES:-none default nreq every perf}
 command -v perf > /dev/null || modes=${modes/ perf/}
 for m in $modes; do
 	case $m in
-	none | base | default | nreq | every | perf | e=?*) ;;
-	*) echo "real_servers.sh: unknown mode '$m' in MODES (none base default nreq every perf e=LIST)" >&2
+	none | base | default | nreq | every | perf | e=?* | a=?*) ;;
+	*) echo "real_servers.sh: unknown mode '$m' in MODES (none base default nreq every perf e=LIST a=ARGS)" >&2
 	   exit 2 ;;
 	esac
 done
