@@ -198,29 +198,42 @@ cpu_per_request() {
 		'BEGIN { n = r * (t1 - t0); printf "%.2f", (n > 0 ? (b - a) / hz * 1e6 / n : 0) }'
 }
 
+# summarize SERVER FILE: per mode, the mean rate and its ratio to the
+# untraced mean, and the paired ratio: each round's rate over the untraced
+# rate of the same round (its runs are next to each other in time, so a
+# host that slows down for a while slows both), mean +- sd over the
+# rounds. The paired ratio is the one to quote on a noisy host.
 summarize() {
 	local server=$1 file=$2
 	awk -v modes="$modes" -v server="$server" '
 		{ n[$1]++; s[$1] += $2; ss[$1] += $2 * $2; b[$1] += $3; l[$1] += $4;
 		  c[$1] += $5; if ($6 > r[$1]) r[$1] = $6; u[$1] += $7; uu[$1] += $7 * $7;
-		  st[$1] += $8 }
+		  st[$1] += $8; rate[$1, $9] = $2; if ($9 > rounds) rounds = $9 }
 		END {
 			split(modes, m, " ")
 			base = s["none"] / n["none"]
 			ubase = u["none"] / n["none"]
-			printf "%-8s %-16s %12s %9s %6s %10s %8s %8s %9s %14s %6s %6s\n", "server", "mode",
-				"rate mean", "sd", "ratio", "bytes/s", "lost", "rec CPU", "rec RSS",
-				"srv us/req", "ratio", "steal"
+			printf "%-8s %-16s %12s %9s %6s %13s %10s %8s %8s %9s %14s %6s %6s\n", "server",
+				"mode", "rate mean", "sd", "ratio", "paired", "bytes/s", "lost", "rec CPU",
+				"rec RSS", "srv us/req", "ratio", "steal"
 			for (i = 1; i in m; i++) {
 				k = m[i]; if (!n[k]) continue
 				mean = s[k] / n[k]
 				var = n[k] > 1 ? (ss[k] - n[k] * mean * mean) / (n[k] - 1) : 0
 				um = u[k] / n[k]
 				uv = n[k] > 1 ? (uu[k] - n[k] * um * um) / (n[k] - 1) : 0
-				printf "%-8s %-16s %12.0f %9.0f %6.3f %10.0f %8d %7.2fs %7.0fM %7.2f+-%5.2f %6.3f %5.1f%%\n",
-					server, k, mean, sqrt(var > 0 ? var : 0), mean / base,
-					b[k] / n[k], l[k], c[k] / n[k], r[k] / 1024, um,
-					sqrt(uv > 0 ? uv : 0), (ubase > 0 ? um / ubase : 0), st[k] / n[k]
+				pn = 0; ps = 0; pss = 0
+				for (j = 1; j <= rounds; j++)
+					if (((k, j) in rate) && rate["none", j] > 0) {
+						x = rate[k, j] / rate["none", j]
+						pn++; ps += x; pss += x * x
+					}
+				pm = pn ? ps / pn : 0
+				pv = pn > 1 ? (pss - pn * pm * pm) / (pn - 1) : 0
+				printf "%-8s %-16s %12.0f %9.0f %6.3f %6.3f+-%5.3f %10.0f %8d %7.2fs %7.0fM %7.2f+-%5.2f %6.3f %5.1f%%\n",
+					server, k, mean, sqrt(var > 0 ? var : 0), mean / base, pm,
+					sqrt(pv > 0 ? pv : 0), b[k] / n[k], l[k], c[k] / n[k], r[k] / 1024,
+					um, sqrt(uv > 0 ? uv : 0), (ubase > 0 ? um / ubase : 0), st[k] / n[k]
 			}
 		}' "$file"
 }
@@ -252,7 +265,7 @@ for server in $servers; do
 		((r % 2 == 0)) && order=$(echo $modes | tr ' ' '\n' | tac | tr '\n' ' ')
 		for mode in $order; do
 			v=$(run "$server" "$mode")
-			echo "$mode $v" >> "$tmp/$server.rates"
+			echo "$mode $v $r" >> "$tmp/$server.rates"
 			echo "$server round $r: $mode: $v" >&2
 		done
 	done
