@@ -97,6 +97,8 @@ int BPF_PROG(agg_exit, struct pt_regs *regs, long ret)
 	struct agg_pending *p;
 	__u64 now, ns, origin = agg_origin_ns;
 
+	if (!pc_task_maybe_traced(task)) /* no entry: leave before the storage lookup */
+		return 0;
 	p = bpf_task_storage_get(&agg_pending, task, 0, 0);
 	if (!p || !p->ts) {
 		if (pc_task_traced(task))

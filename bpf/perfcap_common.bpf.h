@@ -200,6 +200,15 @@ static __always_inline long pc_follow_tgid(__u32 tgid)
 	return 0;
 }
 
+/* A first filter, one inlined load: false when the pid filter is on and
+ * task's process is not followed; true otherwise (the comm and cgroup
+ * filters are not asked). For hot paths that look up per-task state
+ * before filtering (sys_exit, socket calls): an untraced task leaves here. */
+static __always_inline bool pc_task_maybe_traced(struct task_struct *task)
+{
+	return !pc_config.filter_pids || pc_tgid_followed(task->tgid);
+}
+
 static __always_inline bool pc_task_traced(struct task_struct *task)
 {
 	if (pc_config.filter_pids) {

@@ -166,7 +166,7 @@ static __always_inline struct perfcap_req_state *state_for_call(const struct soc
 {
 	struct perfcap_req_state *st;
 
-	if (pc_config.filter_pids && !pc_tgid_followed(task->tgid))
+	if (!pc_task_maybe_traced(task))
 		return NULL;
 	st = state_of(sk);
 

@@ -162,10 +162,15 @@ SEC("tp_btf/sys_exit")
 int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct pending_call *p = bpf_map_lookup_elem(&syscall_pending, &tid);
+	struct pending_call *p;
 	__u64 now, ns;
 	__u32 nr;
 
+	/* every system call on the host passes here: an untraced process's
+	 * (it has no entry) leaves before the hash lookup */
+	if (!pc_task_maybe_traced(bpf_get_current_task_btf()))
+		return 0;
+	p = bpf_map_lookup_elem(&syscall_pending, &tid);
 	if (!p || !p->ts) {
 		/* entered before the recording (or the map was full) */
 		if (pc_task_traced(bpf_get_current_task_btf()))
