@@ -39,10 +39,11 @@
  *     the OFFCPU record when the interval is recorded.
  *
  * With the waits source recorded too (with_waits, the default set), these
- * programs also run its logic (waits.bpf.h) on the maps the waits
- * source's object lends them, and that object's own programs on the same
- * two tracepoints are not loaded: one program per tracepoint, one filter
- * lookup per task, one clock read.
+ * programs also run its logic (waits.bpf.h), each thread's wait state in
+ * its offcpu_starts entry and the sums in this object's agg_metrics, which
+ * the waits source's object reuses to drain; that object's own programs
+ * on the same two tracepoints are not loaded: one program per tracepoint,
+ * one filter lookup and one task storage lookup per task, one clock read.
  *
  * The kernel side stays dumb: apart from the waits' sums, no aggregation,
  * only pairing switch-out with switch-in. Only tp_btf programs: no
@@ -656,8 +657,8 @@ static __always_inline bool copy_later(struct task_struct *next, __u64 out_ts, _
  * and is updated in place: ts 0 means "on CPU now". at_return: the copy
  * is taken at the return to user space, and replaces the frame-pointer
  * walk (the analyzer unwinds the copy, by frame pointers too). */
-static __always_inline struct offcpu_start *note_switch_out(void *ctx, struct task_struct *prev, __u32 state,
-					    __u64 now, bool at_return)
+static __always_inline struct offcpu_start *note_switch_out(void *ctx, struct task_struct *prev,
+							    __u32 state, __u64 now, bool at_return)
 {
 	__s32 ustack = NO_STACK;
 	__u32 copied = 0;

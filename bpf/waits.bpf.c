@@ -20,9 +20,10 @@
  *     (waits.unclosed).
  *
  * The logic is in waits.bpf.h. When the sched source is recorded too (the
- * default set), its programs on sched_switch and sched_waking run it, on
- * this object's maps, and this object's two programs are not loaded: one
- * program per tracepoint (record/sources/source_waits.c).
+ * default set), its programs on sched_switch and sched_waking run it into
+ * the sched object's sums map, which this object reuses to be drained,
+ * and this object's two programs are not loaded: one program per
+ * tracepoint (record/sources/source_sched.h).
  */
 #include "waits.bpf.h"
 

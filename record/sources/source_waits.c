@@ -6,6 +6,9 @@
  * context switches and wakeups only, so it costs nothing per system call.
  * Written as THREAD_METRIC records with flag WAIT, window by window
  * (metrics_drain.c). Exact per-call counts and times need `-e agg`.
+ * With the sched source loaded (the default set), sched's programs make
+ * the sums into its maps, which this source's object reuses, loading none
+ * of its own programs (source_sched.h; META waits.in_sched).
  */
 #include <errno.h>
 #include <stdio.h>
