@@ -8,7 +8,6 @@
  * pc_wakeup_flag); the consumer also polls every few milliseconds.
  */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -92,13 +91,13 @@ static int create_rings(struct shared_maps *m)
  * pid_max raised during the recording leaves the new tgids to the hash. */
 static uint32_t target_bits_tgids(void)
 {
-	FILE *f = fopen("/proc/sys/kernel/pid_max", "re");
+	char line[32], *end;
 	unsigned long v = 0;
 
-	if (f) {
-		if (fscanf(f, "%lu", &v) != 1)
+	if (read_first_line("/proc/sys/kernel/pid_max", line, sizeof(line)) == 0) {
+		v = strtoul(line, &end, 10);
+		if (end == line)
 			v = 0;
-		fclose(f);
 	}
 	return v && v < PERFCAP_TARGET_BITS_MAX ? (uint32_t)v : PERFCAP_TARGET_BITS_MAX;
 }
