@@ -40,15 +40,16 @@ ncpu=$(nproc)
 
 . "$here/servers.sh"
 
-# prog_stats PID: "name run_time_ns run_cnt" per BPF program the recorder
-# holds (the prog_id of every BPF fd it has)
+# prog_stats PID: "id name run_time_ns run_cnt" per BPF program the recorder
+# holds (the prog_id of every BPF fd it has; by id: two objects may have
+# programs of the same name)
 prog_stats() {
 	local ids
 	ids=$(grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2> /dev/null | awk '{ print $2 }' |
 		sort -u | paste -sd, -)
 	bpftool prog show -j 2> /dev/null | jq -r --argjson ids "[${ids}]" \
 		'.[] | select(.id as $i | $ids | index($i)) |
-		 "\(.name) \(.run_time_ns // 0) \(.run_cnt // 0)"'
+		 "\(.id) \(.name) \(.run_time_ns // 0) \(.run_cnt // 0)"'
 }
 
 # cpu_ns PID: the process's user + system time so far
@@ -79,8 +80,8 @@ round() {
 	r=$(load_"$s")
 	prog_stats "$p" > "$tmp/p1"; c1=$(cpu_ns "$p"); t1=$(date +%s%N)
 	kill -INT "$p"; wait "$p"
-	awk -v k="$s $m $n" 'NR == FNR { t[$1] = $2; c[$1] = $3; next }
-		{ print k, $1, $2 - t[$1], $3 - c[$1] }' "$tmp/p0" "$tmp/p1" >> "$tmp/progs"
+	awk -v k="$s $m $n" 'NR == FNR { t[$1] = $3; c[$1] = $4; next }
+		{ print k, $2, $3 - t[$1], $4 - c[$1] }' "$tmp/p0" "$tmp/p1" >> "$tmp/progs"
 	local d bpf tw
 	d=$(( t1 - t0 ))
 	bpf=$(awk -v k="$s $m $n" '$1 " " $2 " " $3 == k { b += $5 } END { printf "%.0f", b }' \
@@ -109,11 +110,15 @@ report() {   # $1 = server
 	END { for (k in n) printf "   %s  BPF %s ms/s (task_works %s)  recorder %s ms/s  share %s %%  capture %s KB/s  rate %s/s\n",
 		k, f(k, "bpf"), f(k, "tw"), f(k, "rec"), f(k, "share"), f(k, "kb"), f(k, "rate") }' "$tmp/runs" | sort
 	echo "   per program (mean over rounds): ns per call, calls per s, ms per s"
+	echo "   (programs of the same name in two objects are summed)"
 	awk -v s="$1" 'NR == FNR { if ($1 == s) d[$2 " " $3] = $4; next }
-		$1 == s && $6 > 0 { k = $2 " " $4; r = $2 " " $3; n[k]++
-			ns[k] += $5 / $6; cps[k] += $6 / d[r] * 1e9; ms[k] += $5 / d[r] * 1e3 }
-		END { for (k in n) printf "   %-22s %8.0f ns %10.0f /s %8.2f ms/s\n", k,
-			ns[k] / n[k], cps[k] / n[k], ms[k] / n[k] }' "$tmp/runs" "$tmp/progs" | sort
+		$1 == s { r = $2 " " $3; k = $2 " " $4; T[r, k] += $5; C[r, k] += $6; R[r, k] = r }
+		END { for (rk in R) { r = R[rk]; split(rk, p, SUBSEP); k = p[2]
+			      if (C[rk] <= 0) continue
+			      n[k]++; ns[k] += T[rk] / C[rk]; cps[k] += C[rk] / d[r] * 1e9
+			      ms[k] += T[rk] / d[r] * 1e3 }
+		      for (k in n) printf "   %-22s %8.0f ns %10.0f /s %8.2f ms/s\n", k,
+			      ns[k] / n[k], cps[k] / n[k], ms[k] / n[k] }' "$tmp/runs" "$tmp/progs" | sort
 }
 
 bench_server() {   # $1 = server

@@ -9,8 +9,9 @@
 #            syscall program's net set: two SYSCALL records per pair and side)
 # and RUNS rounds give mean +- sd of pairs/s (keep-alive phase) per mode and
 # the overhead against `none`. With BPF statistics on, it also prints the
-# average run time of net.bpf.c's sys_exit program per call during a
-# getppid storm (the rejected path) and during tcp_echo (the lookup path).
+# average run time of the syscall program's sys_exit (which runs the net
+# source's part, bpf/net_calls.bpf.h) per call during a getppid storm (the
+# pairing path, no net work) and during tcp_echo (the fd lookup path).
 #
 # Usage: bench/net_overhead.sh [BUILD_DIR] [REQUESTS] [RUNS]   (build 50000 3)
 # Needs root, a build without sanitizers and bpftool. Not a test.
@@ -48,14 +49,14 @@ echo "tcp_echo pairs/s, $runs rounds of $requests pairs per mode (mean +- sd), $
 summarize_rates "$tmp/rates" "$modes"
 grep -E "wrote|lost" "$tmp/net.err" | sed 's/^/  last net run: /'
 
-# ns per call of net.bpf.c's sys_exit program (bpftool: run_time_ns / run_cnt)
+# ns per call of the syscall program's sys_exit (bpftool: run_time_ns / run_cnt)
 per_call() { # LABEL COMMAND...
 	local label=$1 pid id before after
 	shift
 	"$rec" -e net -a -f -o "$tmp/stats.perfcap" 2> "$tmp/stats.err" &
 	pid=$!
 	until grep -q recording "$tmp/stats.err"; do sleep 0.1; done
-	id=$(bpftool prog show | awk '/ name net_sys_exit / { id = $1 } END { sub(":", "", id); print id }')
+	id=$(bpftool prog show | awk '/ name on_sys_exit / { id = $1 } END { sub(":", "", id); print id }')
 	before=$(bpftool prog show id "$id" | grep -o 'run_time_ns [0-9]* run_cnt [0-9]*')
 	"$@" > /dev/null
 	after=$(bpftool prog show id "$id" | grep -o 'run_time_ns [0-9]* run_cnt [0-9]*')
@@ -64,6 +65,6 @@ per_call() { # LABEL COMMAND...
 		l, ($6 - $2) / ($8 - $4), $8 - $4 }'
 }
 sysctl -qw kernel.bpf_stats_enabled=1
-echo "net.bpf.c sys_exit program, recording -a (all TCP, no filter):"
-per_call "getppid storm (rejected)" "$storm" 1 2
+echo "sys_exit program with the net part, recording -a (all TCP, no filter):"
+per_call "getppid storm (no net call)" "$storm" 1 2
 per_call "tcp_echo (fd lookup path)" "$work" 0 "$requests"

@@ -25,7 +25,10 @@
 # Env: MODES, a subset of the modes in that order (e.g. "none default"),
 #      and `base`: the default recording by another build's recorder
 #      REC_BASE (e.g. MODES="none base default" REC_BASE=/tmp/old/perfcap-
-#      record compares two builds in the same interleaved rounds), and
+#      record compares two builds in the same interleaved rounds; with
+#      BASE_ARGS, that recorder's options instead, e.g. BASE_ARGS="-e
+#      cpu,sched,syscall,mux,block,net,lock,mem" and MODES="none base
+#      every"), and
 #      `e=LIST`: -e LIST (e.g. MODES="none default e=cpu e=sched,waits"
 #      splits the default's cost by source), and `a=ARGS`: any options, +
 #      for a space (e.g. a=-e+cpu+-F+999).
@@ -147,7 +150,8 @@ run() {
 		return ;;
 	perf) perf record -g -p "$pids" -o "$tmp/perf.data" > /dev/null 2>&1 & pid=$! ;;
 	default) "$rec" -p "$pids" -f -o "$tmp/run.perfcap" 2> "$tmp/run.err" & pid=$! ;;
-	base) "${REC_BASE:?base needs REC_BASE}" -p "$pids" -f -o "$tmp/run.perfcap" 2> "$tmp/run.err" &
+	base) # shellcheck disable=SC2086 # BASE_ARGS: words
+	      "${REC_BASE:?base needs REC_BASE}" ${BASE_ARGS:-} -p "$pids" -f -o "$tmp/run.perfcap" 2> "$tmp/run.err" &
 	      pid=$! ;;
 	nreq) "$rec" -e $nreq -p "$pids" -f -o "$tmp/run.perfcap" 2> "$tmp/run.err" & pid=$! ;;
 	every) "$rec" -e $every -p "$pids" -f -o "$tmp/run.perfcap" 2> "$tmp/run.err" & pid=$! ;;

@@ -330,12 +330,6 @@ struct perfcap_fork {
  * 460). Calls with other numbers (-1, x32) are counted (syscall.bad_nr). */
 #define PERFCAP_SYSCALL_NR_MAX 512
 
-/* `syscall_pending`: one entry per traced thread that made a system call
- * (about 100 bytes each with the hash overhead: 6.5 MiB preallocated),
- * deleted when the thread exits. A thread that finds it full is not paired
- * (syscall.map_full). */
-#define PERFCAP_SYSCALL_THREADS_MAX 65536
-
 /* syscall_set[nr]: which source emits calls of nr (0: none, the call is
  * only counted) and how. */
 #define PERFCAP_SYSCALL_F_STACK 0x1 /* capture the user stack */
@@ -357,7 +351,7 @@ enum perfcap_syscall_counter {
 	PERFCAP_SC_FILTERED_MIN    = 1, /* in the set, shorter than syscall_min_ns */
 	PERFCAP_SC_UNMATCHED_ENTER = 2, /* an entry whose call never exited */
 	PERFCAP_SC_UNMATCHED_EXIT  = 3, /* an exit without its entry */
-	PERFCAP_SC_MAP_FULL        = 4, /* syscall_pending full: not paired */
+	PERFCAP_SC_MAP_FULL        = 4, /* no memory for a thread's entry: not paired */
 	PERFCAP_SC_BAD_NR          = 5, /* number >= PERFCAP_SYSCALL_NR_MAX */
 	PERFCAP_SC_NR              = 6,
 };

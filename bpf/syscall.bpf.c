@@ -7,27 +7,38 @@
  *   - emitted as ONE record per completed call when its number is in the
  *     syscall set and it lasted at least syscall_min_ns.
  *
- * Pairing: `syscall_pending` holds, per thread id, the entry time, number
- * and first three arguments of the call in progress. The entry of a thread
- * is written in place at every sys_enter (inserted once, on the thread's
- * first traced call) and marked done (ts = 0) at sys_exit; it is deleted
- * when the thread exits (sched_process_exit). So the hot path is one hash
- * lookup on entry and one on exit, with no insert/delete churn. The map is
- * bounded (PERFCAP_SYSCALL_THREADS_MAX); a thread that finds it full is not
- * paired, counted as map_full.
+ * Pairing: `syscall_pending`, task local storage, holds per thread the
+ * entry time, number and first three arguments of the call in progress.
+ * It is made at the thread's first traced call, written in place at every
+ * sys_enter and marked done (ts = 0) at sys_exit, and goes with the thread
+ * (exit and exit_group, which never return, leave it pending). So the hot
+ * path is one storage lookup on entry and one on exit: the task's own
+ * pointer and a cache slot, where a hash by thread id hashed the key and
+ * walked a bucket (an untraced task has no storage and leaves at once). A
+ * thread whose entry cannot be allocated is not paired (map_full).
  *
  * The set (which numbers are emitted, by which source, with a user stack
  * or not) is read-only data filled by user space before load
  * (record/sources/syscall_sets.c). Only tp_btf programs: no tracefs, kprobes or
  * trampolines.
+ *
+ * With the net source selected (with_net), the sys_exit program also runs
+ * its part for traced tasks (net_calls.bpf.h: which connection an fd is),
+ * and with mem (with_mem) mem's (mem_calls.bpf.h: code mapped at run
+ * time), so a system call exit on the host runs one program, not three.
+ * Their maps are then the net and mem objects' too; without net, net's are
+ * made with one entry.
  */
-#include "perfcap_common.bpf.h"
+#include "net_calls.bpf.h"
+#include "mem_calls.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
 /* Set by user space before load. */
 const volatile struct perfcap_syscall_sel syscall_set[PERFCAP_SYSCALL_NR_MAX];
 const volatile __u64 syscall_min_ns = 0;
+const volatile bool with_net = false;
+const volatile bool with_mem = false;
 
 struct pending_call {
 	__u64 ts;               /* entry; 0: no call in progress */
@@ -37,9 +48,9 @@ struct pending_call {
 };
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, PERFCAP_SYSCALL_THREADS_MAX);
-	__type(key, __u32);     /* tid */
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct pending_call);
 } syscall_pending SEC(".maps");
 
@@ -79,39 +90,26 @@ static __always_inline void fill_pending(struct pending_call *p, struct pt_regs 
 	p->ts = now;            /* last: marks the entry as in progress */
 }
 
-/* First traced call of this thread: insert its entry. */
-static __always_inline void insert_pending(__u32 tid, struct pt_regs *regs, __u32 nr, __u64 now)
-{
-	struct pending_call fresh = {};
-
-	fill_pending(&fresh, regs, nr, now);
-	if (bpf_map_update_elem(&syscall_pending, &tid, &fresh, BPF_NOEXIST) == 0)
-		return;
-	count(PERFCAP_SC_MAP_FULL);
-	pc_count(PERFCAP_SRC_SYSCALL, PERFCAP_LOSS_MAP_FULL);
-}
-
 SEC("tp_btf/sys_enter")
 int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 tid = task->pid;
 	struct pending_call *p;
-	__u64 now;
 
 	if (!pc_task_traced(task))
 		return 0;
 	if ((unsigned long)id >= PERFCAP_SYSCALL_NR_MAX) /* -1, x32: paired, not counted */
 		count(PERFCAP_SC_BAD_NR);
-	now = bpf_ktime_get_ns();
-	p = bpf_map_lookup_elem(&syscall_pending, &tid);
+	/* made zeroed (ts 0) at the thread's first traced call */
+	p = bpf_task_storage_get(&syscall_pending, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!p) {
-		insert_pending(tid, regs, (__u32)id, now);
+		count(PERFCAP_SC_MAP_FULL);
+		pc_count(PERFCAP_SRC_SYSCALL, PERFCAP_LOSS_MAP_FULL);
 		return 0;
 	}
 	if (p->ts) /* the previous call never reached sys_exit */
 		count(PERFCAP_SC_UNMATCHED_ENTER);
-	fill_pending(p, regs, (__u32)id, now);
+	fill_pending(p, regs, (__u32)id, bpf_ktime_get_ns());
 	return 0;
 }
 
@@ -158,23 +156,35 @@ static __always_inline bool wanted(__u32 source, __u64 ns, __u64 now)
 	return pc_admit(source, now);
 }
 
+/* The other sources' parts, for a traced task's call. */
+static __always_inline void sources_sys_exit(struct task_struct *task, struct pt_regs *regs,
+					     long ret)
+{
+	if (with_net)
+		net_sys_exit(task, regs, ret);
+	if (with_mem)
+		mem_sys_exit(task, regs, ret);
+}
+
 SEC("tp_btf/sys_exit")
 int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct task_struct *task = bpf_get_current_task_btf();
 	struct pending_call *p;
 	__u64 now, ns;
 	__u32 nr;
 
 	/* every system call on the host passes here: an untraced process's
-	 * (it has no entry) leaves before the hash lookup */
-	if (!pc_task_maybe_traced(bpf_get_current_task_btf()))
+	 * (it has no entry) leaves before the storage lookup */
+	if (!pc_task_maybe_traced(task))
 		return 0;
-	p = bpf_map_lookup_elem(&syscall_pending, &tid);
+	p = bpf_task_storage_get(&syscall_pending, task, NULL, 0);
 	if (!p || !p->ts) {
 		/* entered before the recording (or the map was full) */
-		if (pc_task_traced(bpf_get_current_task_btf()))
+		if (pc_task_traced(task)) {
 			count(PERFCAP_SC_UNMATCHED_EXIT);
+			sources_sys_exit(task, regs, ret);
+		}
 		return 0;
 	}
 	now = bpf_ktime_get_ns();
@@ -186,18 +196,6 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 			emit_call(ctx, p, syscall_set[nr].source, syscall_set[nr].flags, ret, now);
 	}
 	p->ts = 0;
-	return 0;
-}
-
-/* ---- cleanup ------------------------------------------------------------ */
-
-/* Every exiting thread: its entry goes (exit and exit_group never return,
- * so this is also where those calls end). */
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(on_thread_exit, struct task_struct *task)
-{
-	__u32 tid = task->pid;
-
-	bpf_map_delete_elem(&syscall_pending, &tid);
+	sources_sys_exit(task, regs, ret); /* an entry is made for traced tasks only */
 	return 0;
 }

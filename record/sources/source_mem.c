@@ -5,7 +5,9 @@
  * SYSCALL records by the syscall source's `mem` set.
  *
  * An EXEC_MAP record (mmap/mprotect with PROT_EXEC succeeded in a traced
- * process) writes nothing itself: it makes the recorder re-read the
+ * process: bpf/mem_calls.bpf.h, run by the syscall program's sys_exit,
+ * whose counters map this source's object then uses too) writes nothing
+ * itself: it makes the recorder re-read the
  * process's /proc/PID/maps at once (processes_on_exec_mapping), unless a
  * known mapping already covers the range, so a library loaded by dlopen
  * or JIT code gets MAP records (and symbols) even when no CPU sample has
@@ -37,17 +39,19 @@ static int load_own(const struct source_env *env, char *why, size_t len)
 	skel->rodata->fault_one_in = (uint32_t)env->opts->fault_one_in;
 	err = source_reuse_shared_maps(env, skel->obj, why, len);
 	if (!err)
+		err = syscall_prog_share_maps(PERFCAP_SRC_MEM, skel->obj, why, len);
+	if (!err)
 		err = source_loaded(mem_bpf__load(skel), "cannot load the BPF programs", why, len);
 	return err;
 }
 
-/* Our BPF object, then our `mem` set (mmap, munmap, mprotect, brk) in the
- * syscall program. */
+/* Our `mem` set (mmap, munmap, mprotect, brk) and our part in the syscall
+ * program, then our BPF object, which uses that part's counters. */
 static int mem_load(const struct source_env *env, char *why, size_t len)
 {
-	int err = load_own(env, why, len);
+	int err = syscall_prog_load(PERFCAP_SRC_MEM, env, why, len);
 
-	return err ? err : syscall_prog_load(PERFCAP_SRC_MEM, env, why, len);
+	return err ? err : load_own(env, why, len);
 }
 
 static int mem_attach(const struct source_env *env, char *why, size_t len)
@@ -56,7 +60,7 @@ static int mem_attach(const struct source_env *env, char *why, size_t len)
 
 	(void)env;
 	if (err) {
-		source_explain(why, len, "cannot attach exceptions:page_fault_user/sys_exit", err);
+		source_explain(why, len, "cannot attach exceptions:page_fault_user", err);
 		return err;
 	}
 	return syscall_prog_attach(PERFCAP_SRC_MEM, why, len);

@@ -1,15 +1,18 @@
 /* source_net.c - the net source (`-e net`): what the analyzer needs to
  * build connection lifetimes and request spans.
  *
- *   SOCKET       the tuple behind a socket fd (bpf/net.bpf.c): at accept,
- *                connect, and at the first read/write/send/recv of an fd
- *                opened before the recording (discovered);
+ *   SOCKET       the tuple behind a socket fd (bpf/net_calls.bpf.h, run
+ *                by the syscall program's sys_exit): at accept, connect,
+ *                and at the first read/write/send/recv of an fd opened
+ *                before the recording (discovered);
  *   TCP_STATE    TCP state changes, TCP_RETRANS retransmits (net.bpf.c),
  *                of the sockets traced tasks own when filtering;
  *   SYSCALL      the socket calls themselves (accept..sendfile, close,
  *                shutdown), from the syscall program this source shares
  *                (syscall_prog.h): its `net` set.
- * The source attaches only if both parts do.
+ * The source attaches only if both parts do. The syscall program is loaded
+ * first: it makes the maps of the net part it runs, which this source's
+ * object then uses too (syscall_prog_share_maps).
  */
 #include <errno.h>
 #include <string.h>
@@ -39,6 +42,8 @@ static int load_own(const struct source_env *env, char *why, size_t len)
 	skel->rodata->pc_config = *env->config;
 	err = source_reuse_shared_maps(env, skel->obj, why, len);
 	if (!err)
+		err = syscall_prog_share_maps(PERFCAP_SRC_NET, skel->obj, why, len);
+	if (!err)
 		err = source_loaded(net_bpf__load(skel), "cannot load the BPF programs", why, len);
 	return err;
 }
@@ -49,10 +54,8 @@ static int net_load(const struct source_env *env, char *why, size_t len)
 	int err;
 
 	filtering = c->filter_pids || c->filter_comm || c->filter_cgroup;
-	err = load_own(env, why, len);
-	if (err)
-		return err;
-	return syscall_prog_load(PERFCAP_SRC_NET, env, why, len);
+	err = syscall_prog_load(PERFCAP_SRC_NET, env, why, len);
+	return err ? err : load_own(env, why, len);
 }
 
 static int net_attach(const struct source_env *env, char *why, size_t len)
@@ -62,7 +65,7 @@ static int net_attach(const struct source_env *env, char *why, size_t len)
 	(void)env;
 	if (err) {
 		source_explain(why, len,
-			       "cannot attach sys_exit/inet_sock_set_state/tcp_retransmit_skb", err);
+			       "cannot attach inet_sock_set_state/tcp_retransmit_skb", err);
 		return err;
 	}
 	return syscall_prog_attach(PERFCAP_SRC_NET, why, len);

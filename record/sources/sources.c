@@ -154,14 +154,18 @@ static const struct {
 		   "made in the same programs), 0.25-0.6 us per wakeup, records sent 16 to "
 		   "a batch; 0.08-0.14 us per soft interrupt's entry and exit each on the "
 		   "host (bench/default_cost.sh, bpf_stats)" },
-	{ "syscall", "about 1.5 us per system call of a traced task (shared with mux, net, "
-		     "lock, mem)" },
-	{ "mux", "the syscall program's 1.5 us per system call" },
+	{ "syscall", "about 0.2 us per system call of any process on the host (the "
+		     "sys_enter/sys_exit programs, which an untraced process leaves at their "
+		     "first test), 0.45 us per call of a traced task, 0.9 us per call recorded "
+		     "(shared with mux, net, lock, mem; getppid storms, bench/syscall_storm.sh)" },
+	{ "mux", "the syscall program's (above)" },
 	{ "block", "five small programs per block request: not measurable at 5000 req/s" },
-	{ "net", "the syscall program's 1.5 us per call, plus about 0.1 us per socket call" },
-	{ "lock", "the syscall program's 1.5 us per call; uprobes about 1-3 us per lock call "
-		  "(bare metal)" },
-	{ "mem", "the syscall program's 1.5 us per call, plus a program per page fault" },
+	{ "net", "the syscall program's, plus about 0.1-0.2 us per socket call of a traced "
+		 "task (an fd lookup, made in the syscall program's sys_exit)" },
+	{ "lock", "the syscall program's; about 1-6 us per kernel lock contention of a "
+		  "traced task (a kernel stack per wait >= --lock-min); uprobes about 1-3 us "
+		  "per lock call (bare metal)" },
+	{ "mem", "the syscall program's, plus a program per page fault" },
 	{ "agg", "about 0.57 us per system call of a traced task (0.35 us of it the "
 		 "sys_enter/sys_exit tracepoints themselves)" },
 	{ "probe", "two breakpoints per call of a uprobed function, one per USDT hit: "

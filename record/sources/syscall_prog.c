@@ -7,6 +7,11 @@
  * the first attach attaches it, the last detach / destroy undoes it. The
  * program's own META and STATS keys are written by the "primary" holder,
  * the attached holder with the lowest id, so they appear once.
+ *
+ * With the net or mem source selected, the sys_exit program also runs
+ * that source's part (bpf/net_calls.bpf.h, bpf/mem_calls.bpf.h) and those
+ * parts' maps are the source's object's too (syscall_prog_share_maps);
+ * without net, net's maps are made with one entry.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -47,6 +52,22 @@ static int build_sets(const struct source_env *env, char *why, size_t len)
 	return 0;
 }
 
+/* The net and mem sources' parts run in the sys_exit program when they
+ * are selected; net's LRU maps are preallocated, so without net they are
+ * made as small as they can be. */
+static void parts_setup(const bool selected[PERFCAP_SRC_MAX])
+{
+	bool with_net = selected[PERFCAP_SRC_NET];
+
+	skel->rodata->with_net = with_net;
+	skel->rodata->with_mem = selected[PERFCAP_SRC_MEM];
+	if (with_net)
+		return;
+	bpf_map__set_max_entries(skel->maps.fds, 1);
+	bpf_map__set_max_entries(skel->maps.socks, 1);
+	bpf_map__set_max_entries(skel->maps.ports, 1);
+}
+
 static int open_and_load(const struct source_env *env, char *why, size_t len)
 {
 	int err = build_sets(env, why, len);
@@ -56,6 +77,7 @@ static int open_and_load(const struct source_env *env, char *why, size_t len)
 	skel = syscall_bpf__open();
 	if (!skel)
 		return source_open_failed(why, len);
+	parts_setup(env->selected);
 	skel->rodata->pc_config = *env->config;
 	memcpy((void *)skel->rodata->syscall_set, table, sizeof(table));
 	skel->rodata->syscall_min_ns = min_ns;
@@ -80,6 +102,40 @@ int syscall_prog_load(int source, const struct source_env *env, char *why, size_
 	return 0;
 }
 
+/* The maps of each source's part of the sys_exit program. */
+static const char *const net_part_maps[] = { "fds", "socks", "ports", "net_counts", NULL };
+static const char *const mem_part_maps[] = { "mem_counters", NULL };
+
+int syscall_prog_share_maps(int source, struct bpf_object *obj, char *why, size_t len)
+{
+	const char *const *names = source == PERFCAP_SRC_NET ? net_part_maps :
+				   source == PERFCAP_SRC_MEM ? mem_part_maps : NULL;
+	bool with = source == PERFCAP_SRC_NET ? skel && skel->rodata->with_net :
+		    skel && skel->rodata->with_mem;
+
+	if (!names || !with) {
+		snprintf(why, len, "the syscall program was loaded without the %s part",
+			 event_source_name(source));
+		return -EINVAL;
+	}
+	for (; *names; names++) {
+		struct bpf_map *ours = bpf_object__find_map_by_name(skel->obj, *names);
+		struct bpf_map *theirs = bpf_object__find_map_by_name(obj, *names);
+		int err;
+
+		if (!ours || !theirs) {
+			snprintf(why, len, "no map '%s' to share with the syscall program", *names);
+			return -ENOENT;
+		}
+		err = bpf_map__reuse_fd(theirs, bpf_map__fd(ours));
+		if (err) {
+			source_explain(why, len, "cannot share the syscall program's maps", err);
+			return err;
+		}
+	}
+	return 0;
+}
+
 /* ---- attaching -------------------------------------------------------- */
 
 static int attach_one(struct bpf_program *prog, struct bpf_link **link, const char *what,
@@ -95,16 +151,14 @@ static int attach_one(struct bpf_program *prog, struct bpf_link **link, const ch
 	return err;
 }
 
-/* Thread-exit cleanup first, then sys_exit, then sys_enter: an entry is
- * only ever written when the code that consumes and deletes it runs. */
+/* sys_exit, then sys_enter: an entry is only ever written when the code
+ * that consumes it runs. */
 static int attach_all(char *why, size_t len)
 {
 	int err;
 
-	err = attach_one(skel->progs.on_thread_exit, &skel->links.on_thread_exit,
-			 "cannot attach sched_process_exit", why, len);
-	err = err ? err : attach_one(skel->progs.on_sys_exit, &skel->links.on_sys_exit,
-				     "cannot attach sys_exit", why, len);
+	err = attach_one(skel->progs.on_sys_exit, &skel->links.on_sys_exit,
+			 "cannot attach sys_exit", why, len);
 	err = err ? err : attach_one(skel->progs.on_sys_enter, &skel->links.on_sys_enter,
 				     "cannot attach sys_enter", why, len);
 	if (err)
@@ -227,7 +281,6 @@ static int program_meta(struct chunk_buffer *kv)
 	stack_set(&stacks);
 	err |= add_set(kv, "syscall.stacks", &stacks);
 	err |= chunk_buffer_add_kv_u64(kv, "syscall.min_ns", min_ns);
-	err |= chunk_buffer_add_kv_u64(kv, "syscall.threads_max", PERFCAP_SYSCALL_THREADS_MAX);
 	err |= chunk_buffer_add_kv(kv, "syscall.owner_order", "mux,lock,net,mem,syscall");
 	return err;
 }

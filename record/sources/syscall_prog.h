@@ -19,10 +19,18 @@
 
 #include "source.h"
 
+struct bpf_object;
 struct chunk_buffer;
 struct consumer;
 
 int  syscall_prog_load(int source, const struct source_env *env, char *why, size_t len);
+
+/* The net or mem source's object (obj, opened, not loaded) takes the maps
+ * of that source's part of the sys_exit program (net: fds, socks, ports,
+ * net_counts, bpf/net_calls.bpf.h; mem: mem_counters, bpf/mem_calls.bpf.h),
+ * so both objects read and write the same ones. After
+ * syscall_prog_load(source, ...). 0 or -errno (why). */
+int  syscall_prog_share_maps(int source, struct bpf_object *obj, char *why, size_t len);
 int  syscall_prog_attach(int source, char *why, size_t len);
 void syscall_prog_detach(int source);
 void syscall_prog_destroy(int source);
