@@ -18,11 +18,7 @@
 #define PERFCAP_MEM_CALLS_BPF_H
 
 #include "perfcap_common.bpf.h"
-
-#define NR_MMAP          9
-#define NR_MPROTECT      10
-#define NR_PKEY_MPROTECT 329
-#define PROT_EXEC        0x4
+#include "linux_abi.bpf.h"
 
 PC_COUNTERS(mem_counters, PERFCAP_MEM_C_NR); /* enum perfcap_mem_counter */
 
@@ -63,13 +59,13 @@ static __always_inline void mem_sys_exit(struct task_struct *task, struct pt_reg
 	__u64 nr = regs->orig_ax; /* BTF pointer: direct loads */
 	__u32 prot;
 
-	if (nr != NR_MMAP && nr != NR_MPROTECT && nr != NR_PKEY_MPROTECT)
+	if (nr != NR_mmap && nr != NR_mprotect && nr != NR_pkey_mprotect)
 		return;
 	prot = (__u32)regs->dx;
 	if (ret < 0 || !(prot & PROT_EXEC))
 		return;
 	mem_count(PERFCAP_MEM_C_EXEC_MAPS);
-	emit_exec_map(task, (__u32)nr, nr == NR_MMAP ? (__u64)ret : regs->di, regs->si, prot);
+	emit_exec_map(task, (__u32)nr, nr == NR_mmap ? (__u64)ret : regs->di, regs->si, prot);
 }
 
 #endif /* PERFCAP_MEM_CALLS_BPF_H */

@@ -8,6 +8,7 @@
 #define PERFCAP_METRICS_BPF_H
 
 #include "perfcap_common.bpf.h"
+#include "linux_abi.bpf.h"
 
 /* Set by user space before load. */
 const volatile __u8 agg_class_of[PERFCAP_SYSCALL_NR_MAX];
@@ -15,8 +16,6 @@ const volatile __u8 agg_class_of[PERFCAP_SYSCALL_NR_MAX];
 /* Set by user space before attach: record.start_ns, windows start there. */
 __u64 agg_origin_ns = 0;
 
-#define S_IFMT   00170000
-#define S_IFSOCK 0140000
 #define FUTEX_CMD_MASK 0x7f
 
 struct {

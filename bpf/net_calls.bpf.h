@@ -28,24 +28,7 @@
 
 #include "perfcap_common.bpf.h"
 #include <bpf/bpf_endian.h>
-
-#define AF_INET        2
-#define AF_INET6       10
-#define IPPROTO_TCP    6
-#define EINPROGRESS    115
-#define S_IFMT         00170000
-#define S_IFSOCK       0140000
-#define F_DUPFD        0
-#define F_DUPFD_CLOEXEC 1030
-
-/* x86_64 syscall numbers looked at here. */
-enum {
-	NR_read = 0, NR_write = 1, NR_close = 3, NR_readv = 19, NR_writev = 20,
-	NR_dup = 32, NR_dup2 = 33, NR_sendfile = 40, NR_socket = 41,
-	NR_connect = 42, NR_accept = 43, NR_sendto = 44, NR_recvfrom = 45,
-	NR_sendmsg = 46, NR_recvmsg = 47, NR_listen = 50, NR_fcntl = 72,
-	NR_accept4 = 288, NR_dup3 = 292, NR_recvmmsg = 299, NR_sendmmsg = 307,
-};
+#include "linux_abi.bpf.h"
 
 #define BIT(nr) (1ull << (nr))
 /* The calls below 64 that matter: one bit test rejects all others. */

@@ -39,23 +39,13 @@
  * Only tp_btf programs: no tracefs, kprobes or trampolines.
  */
 #include "perfcap_common.bpf.h"
+#include "linux_abi.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
-#define AF_INET      2
-#define AF_INET6     10
-#define IPPROTO_TCP  6
-#define MSG_PEEK     2
 #define TCP_SYN_SENT 2
 #define TCP_SYN_RECV 3
 #define TCP_CLOSE    7
-
-/* x86_64 system calls whose first argument is the socket's fd. */
-enum {
-	NR_read = 0, NR_write = 1, NR_readv = 19, NR_writev = 20, NR_sendfile = 40,
-	NR_sendto = 44, NR_recvfrom = 45, NR_sendmsg = 46, NR_recvmsg = 47,
-	NR_recvmmsg = 299, NR_sendmmsg = 307,
-};
 
 /* The state of one socket (`reqs`). */
 struct perfcap_req_state {
