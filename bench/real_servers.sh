@@ -131,6 +131,22 @@ steal_pct() {
 	echo "$1 $2" | awk '{ b = $3 - $1; s = $4 - $2; printf "%.1f", (b + s > 0 ? 100 * s / (b + s) : 0) }'
 }
 
+# recorder_argv MODE: sets argv to the recorder and its options for MODE
+# (every mode but none and perf)
+recorder_argv() {
+	local words
+	case $1 in
+	default) argv=("$rec") ;;
+	base) read -ra words <<< "${BASE_ARGS:-}"
+	      argv=("${REC_BASE:?base needs REC_BASE}" "${words[@]}") ;;
+	nreq) argv=("$rec" -e "$nreq") ;;
+	every) argv=("$rec" -e "$every") ;;
+	e=*) argv=("$rec" -e "${1#e=}") ;;
+	a=*) read -ra words <<< "$(echo "${1#a=}" | tr + ' ')" # + for a space
+	     argv=("$rec" "${words[@]}") ;;
+	esac
+}
+
 # run SERVER MODE: prints "rate bytes_per_s lost recorder_cpu_s rss_kib
 # server_us_per_request steal_pct"
 run() {
@@ -149,16 +165,8 @@ run() {
 		echo "$rate 0 0 0 0 $(cpu_per_request "$c0" "$c1" "$rate" "$t0" "$t1") $(steal_pct "$h0" "$h1")"
 		return ;;
 	perf) perf record -g -p "$pids" -o "$tmp/perf.data" > /dev/null 2>&1 & pid=$! ;;
-	default) "$rec" -p "$pids" -f -o "$tmp/run.perfcap" 2> "$tmp/run.err" & pid=$! ;;
-	base) # shellcheck disable=SC2086 # BASE_ARGS: words
-	      "${REC_BASE:?base needs REC_BASE}" ${BASE_ARGS:-} -p "$pids" -f -o "$tmp/run.perfcap" 2> "$tmp/run.err" &
-	      pid=$! ;;
-	nreq) "$rec" -e $nreq -p "$pids" -f -o "$tmp/run.perfcap" 2> "$tmp/run.err" & pid=$! ;;
-	every) "$rec" -e $every -p "$pids" -f -o "$tmp/run.perfcap" 2> "$tmp/run.err" & pid=$! ;;
-	e=*) "$rec" -e "${mode#e=}" -p "$pids" -f -o "$tmp/run.perfcap" 2> "$tmp/run.err" & pid=$! ;;
-	a=*) # shellcheck disable=SC2046 # the words of the mode, + for a space
-	     "$rec" $(echo "${mode#a=}" | tr + ' ') -p "$pids" -f -o "$tmp/run.perfcap" 2> "$tmp/run.err" &
-	     pid=$! ;;
+	*) recorder_argv "$mode"
+	   "${argv[@]}" -p "$pids" -f -o "$tmp/run.perfcap" 2> "$tmp/run.err" & pid=$! ;;
 	esac
 	sleep 2 # attached
 	c0=$(server_ticks)

@@ -171,7 +171,6 @@ static __always_inline bool pc_cgroup_matches(struct task_struct *task)
 	return id == pc_config.cgroup_id;
 }
 
-/* Does task pass every filter (pid, comm, cgroup)? */
 /* Whether tgid is followed (`target_bits`, else `targets`). */
 static __always_inline bool pc_tgid_followed(__u32 tgid)
 {
@@ -209,6 +208,7 @@ static __always_inline bool pc_task_maybe_traced(struct task_struct *task)
 	return !pc_config.filter_pids || pc_tgid_followed(task->tgid);
 }
 
+/* Does task pass every filter (pid, comm, cgroup)? */
 static __always_inline bool pc_task_traced(struct task_struct *task)
 {
 	if (pc_config.filter_pids) {

@@ -180,7 +180,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 		return 0;
 	p = bpf_task_storage_get(&syscall_pending, task, NULL, 0);
 	if (!p || !p->ts) {
-		/* entered before the recording (or the map was full) */
+		/* entered before the recording (or no memory for its entry) */
 		if (pc_task_traced(task)) {
 			count(PERFCAP_SC_UNMATCHED_EXIT);
 			sources_sys_exit(task, regs, ret);

@@ -48,9 +48,6 @@
 #include "output/writer_thread.h"
 #include "common/units.h"
 
-/* How long the consumer may sleep. Short, so that a new process is read
- * from /proc while it still lives (short-lived processes are common), at a
- * cost of 100 wakeups per second. */
 /* How long the recorder sleeps between drains of the rings when no ring
  * is a quarter full (which wakes it at once): 50 ms, or 10 ms while an
  * image is young (processes_any_young: its maps are re-read every 10 ms

@@ -102,18 +102,27 @@ int syscall_prog_load(int source, const struct source_env *env, char *why, size_
 	return 0;
 }
 
-/* The maps of each source's part of the sys_exit program. */
-static const char *const net_part_maps[] = { "fds", "socks", "ports", "net_counts", NULL };
-static const char *const mem_part_maps[] = { "mem_counters", NULL };
+/* The maps of source's part of the loaded sys_exit program; NULL when it
+ * runs no part of source's. */
+static const char *const *part_maps(int source)
+{
+	static const char *const net[] = { "fds", "socks", "ports", "net_counts", NULL };
+	static const char *const mem[] = { "mem_counters", NULL };
+
+	if (!skel)
+		return NULL;
+	if (source == PERFCAP_SRC_NET && skel->rodata->with_net)
+		return net;
+	if (source == PERFCAP_SRC_MEM && skel->rodata->with_mem)
+		return mem;
+	return NULL;
+}
 
 int syscall_prog_share_maps(int source, struct bpf_object *obj, char *why, size_t len)
 {
-	const char *const *names = source == PERFCAP_SRC_NET ? net_part_maps :
-				   source == PERFCAP_SRC_MEM ? mem_part_maps : NULL;
-	bool with = source == PERFCAP_SRC_NET ? skel && skel->rodata->with_net :
-		    skel && skel->rodata->with_mem;
+	const char *const *names = part_maps(source);
 
-	if (!names || !with) {
+	if (!names) {
 		snprintf(why, len, "the syscall program was loaded without the %s part",
 			 event_source_name(source));
 		return -EINVAL;
