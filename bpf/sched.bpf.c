@@ -68,6 +68,13 @@ const volatile __u64 offcpu_min_ns = 1000000;
 const volatile bool switch_has_prev_state = false;
 /* The waits source is recorded too: its sums are made here (waits.bpf.h). */
 const volatile bool with_waits = false;
+/* &__preempt_count - &runqueues of the same CPU: their offsets in the
+ * kernel's per-CPU section, read from its BTF by user space (0: unknown). */
+const volatile __s64 preempt_count_from_rq = 0;
+/* Set by user space after the check (probe_preempt_count) passed: an
+ * interrupt is then told hard or soft by the preempt count, and the
+ * softirq_exit program is not attached (see who_wakes). */
+bool irq_by_preempt_count = false;
 
 #define COPY_FPS 4 /* copies a thread keeps for reuse (see "copies at the return") */
 #define KSTACKS 4        /* kernel stacks a thread keeps for reuse (see "kernel stacks") */
@@ -130,8 +137,9 @@ struct {
 } frame_address SEC(".maps");
 
 /* The soft interrupt running on this CPU: its vector + 1, 0 when none.
- * Set by softirq_entry/exit, read by a wakeup in interrupt context to
- * tell a packet's or a block completion's softirq from a hard interrupt. */
+ * Set by softirq_entry (and cleared by softirq_exit when it is attached),
+ * read by a wakeup in interrupt context to tell a packet's or a block
+ * completion's softirq from a hard interrupt (who_wakes). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -201,10 +209,10 @@ static __always_inline bool entered_by_user_interrupt(struct task_struct *task)
  * current task's stack means interrupt context, where "current" is merely
  * the interrupted task; an interrupt taken in user mode runs on the task's
  * stack and is recognized by its register frame (above). (The preempt
- * count would say so directly, but reading a per-CPU kernel variable needs
- * it in kallsyms, which CONFIG_KALLSYMS_ALL=n kernels lack; the program's
- * own frame may be on a private BPF stack.) The address is laundered
- * through a map: privileged programs may store pointers there. */
+ * count could say so too, but it is read only where user space checked it
+ * reads true, see this_cpu_preempt_count; the program's own frame may be on
+ * a private BPF stack.) The address is laundered through a map: privileged
+ * programs may store pointers there. */
 static __always_inline bool in_interrupt_context(void *ctx, struct task_struct *task)
 {
 	__u32 zero = 0;
@@ -276,6 +284,7 @@ enum {
 	KSTACK_REUSED,     /* recorded intervals given a kept kernel stack */
 	KSTACK_AGREED,     /* walks again at a kept place that found the kept stack */
 	KSTACK_DIFFERED,   /* ... that found another one */
+	IRQ_UNREAD,        /* interrupt-context wakeups whose preempt count could not be read */
 	USTASH_NR
 };
 __u64 ustash_counts[USTASH_NR] = {};
@@ -1106,8 +1115,42 @@ static __always_inline void emit_wakeup(struct task_struct *p, struct task_struc
 	pc_submit(ring, e);
 }
 
+/* This CPU's preempt count: its runqueue (the current task's, whatever
+ * it is: the idle task's too) plus the distance to __preempt_count. No
+ * kallsyms needed: both are per-CPU variables of the same section, and
+ * rq->cpu confirms the runqueue is this CPU's. */
+#define PREEMPT_SOFTIRQ_OFFSET 0x100     /* serving a softirq */
+#define PREEMPT_HARDIRQ_MASK   0xf0000
+static __always_inline bool this_cpu_preempt_count(struct task_struct *current, __u32 *pc)
+{
+	struct rq *rq;
+
+	if (!preempt_count_from_rq || !bpf_core_field_exists(current->se.cfs_rq))
+		return false;
+	rq = current->se.cfs_rq->rq;
+	if (!rq || rq->cpu != (int)bpf_get_smp_processor_id())
+		return false;
+	return !bpf_probe_read_kernel(pc, sizeof(*pc), (void *)rq + preempt_count_from_rq);
+}
+
+/* Run by user space once on the recorder's CPU and once on another one
+ * through an interrupt (BPF_PROG_TEST_RUN): the preempt count, or
+ * 0xffffffff when it cannot be read. The first must show no interrupt,
+ * the second a hard one; only then is irq_by_preempt_count set. */
+SEC("raw_tp")
+int probe_preempt_count(void *ctx)
+{
+	__u32 pc;
+
+	return this_cpu_preempt_count(bpf_get_current_task_btf(), &pc) ? pc : 0xffffffff;
+}
+
 /* The waker: the current task, or in interrupt context the kind of
- * interrupt and the task it interrupted. */
+ * interrupt and the task it interrupted. A softirq's vector is the one
+ * softirq_entry noted on this CPU (softirqs do not nest on a CPU). Inside
+ * a softirq or not is the preempt count's to say when it can be read
+ * (irq_by_preempt_count); else softirq_exit clears the vector, and a hard
+ * interrupt inside a softirq is taken for the softirq. */
 static __always_inline void who_wakes(void *ctx, struct task_struct *current, struct waker *w)
 {
 	__u32 zero = 0, *vec;
@@ -1118,6 +1161,16 @@ static __always_inline void who_wakes(void *ctx, struct task_struct *current, st
 		return;
 	}
 	vec = bpf_map_lookup_elem(&softirq_running, &zero);
+	if (irq_by_preempt_count) {
+		__u32 pc;
+
+		if (!this_cpu_preempt_count(current, &pc)) {
+			ustash_count(IRQ_UNREAD, 1);
+			pc = 0;             /* taken for a hard interrupt */
+		}
+		if ((pc & PREEMPT_HARDIRQ_MASK) || !(pc & PREEMPT_SOFTIRQ_OFFSET))
+			vec = NULL;
+	}
 	if (vec && *vec)
 		w->flags = PERFCAP_WAKE_SOFTIRQ | ((*vec - 1) & 0xf) << PERFCAP_WAKE_VEC_SHIFT;
 	else
@@ -1147,7 +1200,8 @@ static __always_inline void handle_wakeup(void *ctx, struct task_struct *p, __u1
 }
 
 /* Soft interrupts: which one runs (softirq_running). A softirq does not
- * nest on its CPU; a hard interrupt inside one is taken for the softirq. */
+ * nest on its CPU. softirq_exit is attached only where the preempt count
+ * cannot be read (see who_wakes). */
 SEC("tp_btf/softirq_entry")
 int BPF_PROG(on_softirq_entry, unsigned int vec_nr)
 {

@@ -23,6 +23,11 @@ int preflight_tracepoint_args(const char *tp);
 /* Whether the kernel's BTF has the function (a kfunc) name. */
 bool preflight_kernel_has_func(const char *name);
 
+/* The offset of the per-CPU variable var in the kernel's per-CPU section
+ * (the BTF DATASEC .data..percpu), or -1. Two such offsets give the
+ * distance between two per-CPU variables of the same CPU. */
+long long preflight_percpu_offset(const char *var);
+
 /* Raises the soft open-file limit to the hard one: one fd is kept per
  * mapped file that samples hit. */
 void raise_fd_limit(void);

@@ -19,6 +19,7 @@
  * programs is loaded; if on_switch_ret fails to load, on_switch is tried.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,6 +51,7 @@ static bool copy_at_return;       /* on_switch_ret is the one loaded */
 static bool with_waits;           /* the programs make the waits' sums too */
 static bool loaded, attached;
 static char copy_at_switch_why[160]; /* why not, when copies are on */
+static const char *irq_context_how; /* META sched.irq_context */
 static uint64_t switches, wakeups, offcpus, forks;
 
 /* Stash slots for off-CPU stack copies (a power of two): a slot is held
@@ -132,6 +134,60 @@ static bool want_copy_at_return(const struct record_options *o)
 	return true;
 }
 
+/* &__preempt_count - &runqueues (per-CPU variables of the same section),
+ * from the kernel's BTF; 0 when either is not there. */
+static long long preempt_count_distance(void)
+{
+	long long pc = preflight_percpu_offset("__preempt_count");
+	long long rq = preflight_percpu_offset("runqueues");
+
+	return pc < 0 || rq < 0 ? 0 : pc - rq;
+}
+
+/* probe_preempt_count on cpu (through an interrupt when it is not this
+ * one; -1: here, directly): the preempt count it read, or 0xffffffff. */
+static uint32_t probe_preempt_count(int cpu)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+
+	if (cpu >= 0) {
+		opts.cpu = (__u32)cpu;
+		opts.flags = BPF_F_TEST_RUN_ON_CPU;
+	}
+	if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.probe_preempt_count), &opts))
+		return 0xffffffff;
+	return opts.retval;
+}
+
+/* Tells interrupts apart by the preempt count if it reads true: no
+ * interrupt here, a hard one on another CPU (an IPI); the softirq_exit
+ * program is then not attached (one program less per soft interrupt on
+ * the host). Else, and on one CPU, softirq_exit stays. */
+#define PC_SOFTIRQ_OFFSET 0x100u
+#define PC_HARDIRQ_MASK   0xf0000u
+static void choose_irq_context(void)
+{
+	int here = sched_getcpu(), ncpus = libbpf_num_possible_cpus(), other = -1;
+	uint32_t local, remote;
+
+	irq_context_how = "softirq_exit";
+	if (!skel->rodata->preempt_count_from_rq || here < 0)
+		return;
+	for (int cpu = 0; cpu < ncpus && other < 0; cpu++)
+		if (cpu != here)
+			other = cpu;
+	if (other < 0)
+		return;
+	local = probe_preempt_count(-1);
+	remote = probe_preempt_count(other);
+	if (local == 0xffffffff || (local & (PC_HARDIRQ_MASK | PC_SOFTIRQ_OFFSET)) ||
+	    remote == 0xffffffff || !(remote & PC_HARDIRQ_MASK))
+		return;
+	skel->bss->irq_by_preempt_count = true;
+	bpf_program__set_autoattach(skel->progs.on_softirq_exit, false);
+	irq_context_how = "preempt_count";
+}
+
 static int open_and_load(const struct source_env *env, char *why, size_t len)
 {
 	int err;
@@ -142,12 +198,14 @@ static int open_and_load(const struct source_env *env, char *why, size_t len)
 	bpf_program__set_autoload(skel->progs.on_switch, !copy_at_return);
 	bpf_program__set_autoload(skel->progs.on_switch_ret, copy_at_return);
 	bpf_program__set_autoattach(skel->progs.flush_batch, false); /* run, not attached */
+	bpf_program__set_autoattach(skel->progs.probe_preempt_count, false);
 	/* sched_switch(preempt, prev, next, prev_state) since Linux 5.18 */
 	prev_state_from_tracepoint = preflight_tracepoint_args("sched_switch") >= 4;
 	skel->rodata->pc_config = *env->config;
 	skel->rodata->offcpu_min_ns = env->opts->offcpu_min_ns;
 	skel->rodata->stack_reuse_ns = env->opts->offcpu_stack_reuse_ns;
 	skel->rodata->switch_has_prev_state = prev_state_from_tracepoint;
+	skel->rodata->preempt_count_from_rq = preempt_count_distance();
 	err = waits_setup(env->selected[PERFCAP_SRC_WAITS], why, len);
 	if (!err)
 		err = ustash_setup(env->opts->stack_copy, why, len);
@@ -179,6 +237,8 @@ static int sched_load(const struct source_env *env, char *why, size_t len)
 	int err = load_either(env, why, len);
 
 	loaded = !err;
+	if (loaded)
+		choose_irq_context();
 	return err;
 }
 
@@ -460,6 +520,8 @@ static int sched_meta(struct chunk_buffer *kv, const struct source_env *env)
 	err |= chunk_buffer_add_kv_u64(kv, "sched.stack_reuse_ns", env->opts->offcpu_stack_reuse_ns);
 	err |= chunk_buffer_add_kv(kv, "sched.prev_state",
 				   prev_state_from_tracepoint ? "tracepoint" : "task");
+	if (irq_context_how)
+		err |= chunk_buffer_add_kv(kv, "sched.irq_context", irq_context_how);
 	if (env->opts->stack_copy) {
 		err |= chunk_buffer_add_kv_u64(kv, "sched.stack_copy", env->opts->stack_copy);
 		err |= chunk_buffer_add_kv(kv, "sched.stack_copy_at",
@@ -507,6 +569,7 @@ static int sched_stats(struct chunk_buffer *kv, const struct consumer *c)
 		err |= chunk_buffer_add_kv_u64(kv, "sched.kstack.reused", n[14]);
 		err |= chunk_buffer_add_kv_u64(kv, "sched.kstack.agreed", n[15]);
 		err |= chunk_buffer_add_kv_u64(kv, "sched.kstack.differed", n[16]);
+		err |= chunk_buffer_add_kv_u64(kv, "sched.irq_unread", n[17]);
 	}
 	if (skel && skel->rodata->ustack_window) {
 		const __u64 *n = skel->bss->ustash_counts;

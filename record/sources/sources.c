@@ -152,8 +152,9 @@ static const struct {
 		   "user stack copies taken at their return to user space, Linux 6.18+; 0.51 "
 		   "under wrk, 0.88 under redis-benchmark; with the waits source's sums, "
 		   "made in the same programs), 0.25-0.6 us per wakeup, records sent 16 to "
-		   "a batch; 0.08-0.14 us per soft interrupt's entry and exit each on the "
-		   "host (bench/default_cost.sh, bpf_stats)" },
+		   "a batch; 0.07 us per soft interrupt on the host (its entry; its exit too "
+		   "where the CPU's preempt count cannot be read: META sched.irq_context) "
+		   "(bench/default_cost.sh, bpf_stats)" },
 	{ "syscall", "about 0.2 us per system call of any process on the host (the "
 		     "sys_enter/sys_exit programs, which an untraced process leaves at their "
 		     "first test), 0.45 us per call of a traced task, 0.9 us per call recorded "

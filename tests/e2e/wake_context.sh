@@ -1,0 +1,56 @@
+#!/bin/bash
+# wake_context.sh - who woke a thread from interrupt context, end to end
+# with real eBPF and the default sources: a loopback TCP server (tcp_echo,
+# 1,000 requests on one connection: the server blocks in read and each
+# request's packet wakes it from the NET_RX soft interrupt the client's
+# send runs) and a thread napping 50 ms 20 times (sleeper: woken by the
+# timer's hard interrupt), recorded together.
+#
+# The recorder tells a soft interrupt from a hard one by the CPU's preempt
+# count, found from the kernel's BTF (META sched.irq_context
+# preempt_count), or else by a softirq_exit program (softirq_exit). With
+# both per-CPU variables in the kernel's BTF, the first must be chosen and
+# must never fail to read (STATS sched.irq_unread 0). Either way the server's
+# wakeups must be NET_RX soft interrupts and the napper's hard interrupts.
+set -u
+. "$(dirname "$0")/lib.sh"
+: "${PERFCAP_RECORD:?}" "${PERFCAP_ANALYZE:?}" "${SLEEPER:?}" "${TCP_ECHO:?}" "${CAPCHECK:?}"
+require_bpf
+make_tmpdir
+
+timeout 60 "$PERFCAP_RECORD" -o "$TMP/run.perfcap" -- \
+	sh -c "\"$SLEEPER\" 20 & \"$TCP_ECHO\" 0 1000; wait" \
+	> "$TMP/record.out" 2> "$TMP/record.err" \
+	|| { cat "$TMP/record.err" >&2; fail "perfcap-record failed"; }
+tail -3 "$TMP/record.err"
+"$PERFCAP_ANALYZE" import "$TMP/run.perfcap" -o "$TMP/run.db" > /dev/null 2>&1 || fail "import failed"
+q() { "$PERFCAP_ANALYZE" query "$TMP/run.db" "$1" | tail -n +2; }
+
+how=$("$CAPCHECK" meta "$TMP/run.perfcap" sched.irq_context)
+unread=$("$CAPCHECK" stat "$TMP/run.perfcap" sched.irq_unread)
+echo "sched.irq_context $how, sched.irq_unread $unread"
+if grep -qa __preempt_count /sys/kernel/btf/vmlinux && grep -qa runqueues /sys/kernel/btf/vmlinux; then
+	[ "$how" = preempt_count ] || fail "the kernel's BTF has __preempt_count and runqueues, but sched.irq_context is '$how'"
+else
+	[ "$how" = softirq_exit ] || fail "sched.irq_context '$how' without __preempt_count in the kernel's BTF"
+fi
+[ "$unread" = 0 ] || fail "$unread interrupt-context wakeups whose preempt count could not be read"
+
+server=$(sed -n 's/^server //p' "$TMP/record.out")
+[ -n "$server" ] || { cat "$TMP/record.out"; fail "tcp_echo printed no server pid"; }
+# the server's wakeups: context 2 (soft interrupt), vector 3 (NET_RX)
+total=$(q "SELECT count(*) FROM wakeups WHERE pid = $server")
+net_rx=$(q "SELECT count(*) FROM wakeups WHERE pid = $server AND context = 2 AND softirq = 3")
+echo "tcp_echo server (pid $server): $net_rx of $total wakeups from the NET_RX soft interrupt"
+[ "${total:-0}" -ge 900 ] || fail "the server was woken $total times, want about 1,000"
+[ "$(pct "$net_rx" "$total")" -ge 90 ] || fail "only $net_rx of $total server wakeups are NET_RX soft interrupts"
+
+# the napper's: context 1 (hard interrupt: the timer)
+napper=$(q "SELECT tid FROM threads WHERE comm = 'napper' LIMIT 1")
+[ -n "$napper" ] || fail "no thread named napper"
+hard=$(q "SELECT count(*) FROM wakeups WHERE tid = $napper AND context = 1")
+soft=$(q "SELECT count(*) FROM wakeups WHERE tid = $napper AND context = 2")
+echo "napper (tid $napper): $hard wakeups from hard interrupts, $soft from soft ones"
+within "${hard:-0}" 18 30 || fail "napper: $hard wakeups from hard interrupts, want about 20"
+[ "${soft:-0}" -le 2 ] || fail "napper: $soft wakeups taken for soft interrupts"
+echo PASS
