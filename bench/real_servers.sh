@@ -147,10 +147,16 @@ recorder_argv() {
 	esac
 }
 
-# run SERVER MODE: prints "rate bytes_per_s lost recorder_cpu_s rss_kib
-# server_us_per_request steal_pct"
+# proc_cpu PID: user+sys clock ticks of PID so far
+proc_cpu() { awk '{ print $14 + $15 }' /proc/$1/stat; }
+
+# run SERVER MODE: prints "rate bytes_per_s lost recorder_ms_per_s rss_kib
+# server_us_per_request steal_pct recorder_setup_s". The recorder's CPU is
+# split at the start of the load: loading and verifying the BPF programs
+# (setup, 0.3-0.4 s for the default set) happens before the load and costs
+# the server nothing; the load's share is what competes with it.
 run() {
-	local server=$1 mode=$2 pid= t0 t1 rate size lost cpu rss
+	local server=$1 mode=$2 pid= t0 t1 rate size lost cpu rss r0 r1
 	# postgres: its backends come and go; new ones are followed as children
 	[ "$server" = postgres ] && pids=$(echo $server_pid $(cat /proc/$server_pid/task/*/children) | tr ' ' ,)
 	case $mode in
@@ -162,13 +168,14 @@ run() {
 		t1=$(date +%s.%N)
 		h1=$(host_ticks)
 		c1=$(server_ticks)
-		echo "$rate 0 0 0 0 $(cpu_per_request "$c0" "$c1" "$rate" "$t0" "$t1") $(steal_pct "$h0" "$h1")"
+		echo "$rate 0 0 0 0 $(cpu_per_request "$c0" "$c1" "$rate" "$t0" "$t1") $(steal_pct "$h0" "$h1") 0"
 		return ;;
 	perf) perf record -g -p "$pids" -o "$tmp/perf.data" > /dev/null 2>&1 & pid=$! ;;
 	*) recorder_argv "$mode"
 	   "${argv[@]}" -p "$pids" -f -o "$tmp/run.perfcap" 2> "$tmp/run.err" & pid=$! ;;
 	esac
 	sleep 2 # attached
+	r0=$(proc_cpu $pid)
 	c0=$(server_ticks)
 	h0=$(host_ticks)
 	t0=$(date +%s.%N)
@@ -176,7 +183,9 @@ run() {
 	t1=$(date +%s.%N)
 	h1=$(host_ticks)
 	c1=$(server_ticks)
-	cpu=$(awk '{ print ($14 + $15) / 100 }' /proc/$pid/stat)
+	r1=$(proc_cpu $pid)
+	cpu=$(awk -v a="$r0" -v b="$r1" -v t0="$t0" -v t1="$t1" -v hz="$(getconf CLK_TCK)" \
+		'BEGIN { printf "%.1f", (b - a) / hz * 1000 / (t1 - t0) }')
 	rss=$(awk '/^VmHWM/ { print $2 }' /proc/$pid/status)
 	kill -INT $pid
 	wait $pid || true
@@ -189,7 +198,7 @@ run() {
 		lost=$(sed -n 's/.*: lost \([0-9,]*\) of .*/\1/p' "$tmp/run.err" | tr -d , | head -1)
 	fi
 	# bytes per second of load (recording also covers the 2 s attach wait)
-	echo "$rate $(awk -v s="$size" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", s / (b - a + 2) }') ${lost:-?} $cpu $rss $(cpu_per_request "$c0" "$c1" "$rate" "$t0" "$t1") $(steal_pct "$h0" "$h1")"
+	echo "$rate $(awk -v s="$size" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", s / (b - a + 2) }') ${lost:-?} $cpu $rss $(cpu_per_request "$c0" "$c1" "$rate" "$t0" "$t1") $(steal_pct "$h0" "$h1") $(awk -v a="$r0" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", a / hz }')"
 }
 
 # server_ticks: user+sys clock ticks of the server's processes and of their
@@ -220,14 +229,14 @@ summarize() {
 	awk -v modes="$modes" -v server="$server" '
 		{ n[$1]++; s[$1] += $2; ss[$1] += $2 * $2; b[$1] += $3; l[$1] += $4;
 		  c[$1] += $5; if ($6 > r[$1]) r[$1] = $6; u[$1] += $7; uu[$1] += $7 * $7;
-		  st[$1] += $8; rate[$1, $9] = $2; if ($9 > rounds) rounds = $9 }
+		  st[$1] += $8; su[$1] += $9; rate[$1, $10] = $2; if ($10 > rounds) rounds = $10 }
 		END {
 			split(modes, m, " ")
 			base = s["none"] / n["none"]
 			ubase = u["none"] / n["none"]
-			printf "%-8s %-16s %12s %9s %6s %13s %10s %8s %8s %9s %14s %6s %6s\n", "server",
-				"mode", "rate mean", "sd", "ratio", "paired", "bytes/s", "lost", "rec CPU",
-				"rec RSS", "srv us/req", "ratio", "steal"
+			printf "%-8s %-16s %12s %9s %6s %13s %10s %8s %8s %6s %8s %14s %6s %6s\n", "server",
+				"mode", "rate mean", "sd", "ratio", "paired", "bytes/s", "lost", "rec ms/s",
+				"setup", "rec RSS", "srv us/req", "ratio", "steal"
 			for (i = 1; i in m; i++) {
 				k = m[i]; if (!n[k]) continue
 				mean = s[k] / n[k]
@@ -242,9 +251,9 @@ summarize() {
 					}
 				pm = pn ? ps / pn : 0
 				pv = pn > 1 ? (pss - pn * pm * pm) / (pn - 1) : 0
-				printf "%-8s %-16s %12.0f %9.0f %6.3f %6.3f+-%5.3f %10.0f %8d %7.2fs %7.0fM %7.2f+-%5.2f %6.3f %5.1f%%\n",
+				printf "%-8s %-16s %12.0f %9.0f %6.3f %6.3f+-%5.3f %10.0f %8d %8.1f %5.2fs %7.0fM %7.2f+-%5.2f %6.3f %5.1f%%\n",
 					server, k, mean, sqrt(var > 0 ? var : 0), mean / base, pm,
-					sqrt(pv > 0 ? pv : 0), b[k] / n[k], l[k], c[k] / n[k], r[k] / 1024,
+					sqrt(pv > 0 ? pv : 0), b[k] / n[k], l[k], c[k] / n[k], su[k] / n[k], r[k] / 1024,
 					um, sqrt(uv > 0 ? uv : 0), (ubase > 0 ? um / ubase : 0), st[k] / n[k]
 			}
 		}' "$file"
@@ -263,7 +272,9 @@ done
 {
 	echo "# $(date -u +%FT%TZ) $(uname -r), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "# $rounds rounds x $secs s, modes ABBA; rate = requests/s (redis, nginx), tps (postgres);"
-	echo "# rec CPU = recorder user+sys s per run (mean), rec RSS = peak; nreq = -e $nreq;"
+	echo "# rec ms/s = recorder user+sys CPU during the load, ms per s (mean); setup = its CPU"
+	echo "# before the load (loading the programs: not on the server's path); rec RSS = peak;"
+	echo "# nreq = -e $nreq;"
 	echo "# every = -e $every; srv us/req = server CPU (user+sys, BPF included) per request:"
 	echo "# less sensitive than the rate to other load on the machine (reaped children included);"
 	echo "# steal = the host's CPU time given to other guests, % of busy + steal (mean)"
