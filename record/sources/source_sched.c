@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,7 @@
 #include <bpf/libbpf.h>
 
 #include "cli.h"
+#include "common/units.h"
 #include "consume/consumer.h"
 #include "consume/ustack_copy.h"
 #include "session/preflight.h"
@@ -52,6 +54,8 @@ static bool with_waits;           /* the programs make the waits' sums too */
 static bool loaded, attached;
 static char copy_at_switch_why[160]; /* why not, when copies are on */
 static const char *irq_context_how; /* META sched.irq_context */
+static uint64_t irq_unread;         /* STATS sched.irq_unread, as last read */
+#define IRQ_UNREAD 17               /* its index in ustash_counts (bpf/sched.bpf.c) */
 static uint64_t switches, wakeups, offcpus, forks;
 
 /* Stash slots for off-CPU stack copies (a power of two): a slot is held
@@ -569,7 +573,8 @@ static int sched_stats(struct chunk_buffer *kv, const struct consumer *c)
 		err |= chunk_buffer_add_kv_u64(kv, "sched.kstack.reused", n[14]);
 		err |= chunk_buffer_add_kv_u64(kv, "sched.kstack.agreed", n[15]);
 		err |= chunk_buffer_add_kv_u64(kv, "sched.kstack.differed", n[16]);
-		err |= chunk_buffer_add_kv_u64(kv, "sched.irq_unread", n[17]);
+		irq_unread = n[IRQ_UNREAD];
+		err |= chunk_buffer_add_kv_u64(kv, "sched.irq_unread", irq_unread);
 	}
 	if (skel && skel->rodata->ustack_window) {
 		const __u64 *n = skel->bss->ustash_counts;
@@ -590,6 +595,21 @@ static const uint16_t sched_event_types[] = {
 	PERFCAP_EV_USTACK, PERFCAP_EV_SCHED_BATCH, 0
 };
 
+/* Wakeups whose interrupt could not be told soft or hard: written as
+ * hard (a timer's or a device's) whatever they were. */
+static void sched_summary_note(char *buf, size_t len)
+{
+	char n[32];
+
+	if (skel)
+		irq_unread = skel->bss->ustash_counts[IRQ_UNREAD];
+	if (irq_unread)
+		snprintf(buf, len, "%s wakeups in interrupt context were taken for hard interrupts: "
+			 "the CPU's preempt count could not be read (STATS sched.irq_unread), so "
+			 "a packet's or a disk's wakeup among them reads as a timer's or a device's",
+			 fmt_count(n, sizeof(n), irq_unread));
+}
+
 const struct source sched_source = {
 	.summary = "context switches, wakeups, off-CPU intervals with stacks "
 		   "(>= --offcpu-min), forks",
@@ -604,4 +624,5 @@ const struct source sched_source = {
 	.meta = sched_meta,
 	.stats = sched_stats,
 	.tick = sched_tick,
+	.summary_note = sched_summary_note,
 };
