@@ -3,10 +3,12 @@
 #include <math.h>
 #include <stddef.h>
 
+#include "common/sampling_ticks.h"
 #include "db/db.h"
 #include "host_cpu.h"
 
 static const char stat_sql[] = "SELECT value FROM stats WHERE chunk = 'stats' AND key = ?1";
+static const char meta_sql[] = "SELECT value FROM meta WHERE key = ?1";
 
 void host_cpu_time_read(sqlite3 *db, struct host_cpu_time *t)
 {
@@ -36,13 +38,18 @@ void sampling_ticks_read(sqlite3 *db, struct sampling_ticks *t)
 {
 	int64_t due = db_lookup_int(db, stat_sql, "cpu.ticks.due", NULL, -1);
 	int64_t missed = db_lookup_int(db, stat_sql, "cpu.ticks.missed", NULL, -1);
+	int64_t ncpus = db_lookup_int(db, meta_sql, "host.ncpus", NULL, 0);
+	int64_t hz = db_lookup_int(db, meta_sql, "sampling.cpu.freq_hz", NULL, 0);
 
 	t->known = due > 0 && missed >= 0;
 	t->due = t->known ? (double)due : 0;
 	t->missed = t->known ? (double)missed : 0;
+	t->slack = ncpus > 0 && hz > 0 ? (double)sampling_ticks_slack((uint64_t)ncpus, (uint64_t)hz) : 0;
 }
 
 double sampling_ticks_missed_share(const struct sampling_ticks *t)
 {
-	return t->known ? t->missed / t->due : NAN;
+	if (!t->known)
+		return NAN;
+	return t->missed > t->slack ? (t->missed - t->slack) / t->due : 0;
 }

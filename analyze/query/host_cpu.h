@@ -33,14 +33,18 @@ double host_cpu_measured_steal(const struct host_cpu_time *t);
  * cpu source): those due on busy CPUs and those at which no sample was
  * taken. Like steal, missed ticks hide CPU time from the samples. */
 struct sampling_ticks {
-	double due, missed;
+	double due, missed;         /* as STATS counted them */
+	double slack;               /* missed ticks the count cannot tell from none
+				     * (common/sampling_ticks.h; 0 without META
+				     * host.ncpus and sampling.cpu.freq_hz) */
 	int known;                  /* the capture has them, with due > 0 */
 };
 
 /* Reads them; known = 0 when the capture has none. */
 void sampling_ticks_read(sqlite3 *db, struct sampling_ticks *t);
 
-/* missed / due; NAN when unknown. */
+/* The share of the due ticks missed beyond the slack (0 within it); NAN
+ * when unknown. */
 double sampling_ticks_missed_share(const struct sampling_ticks *t);
 
 #endif /* ANALYZE_QUERY_HOST_CPU_H */

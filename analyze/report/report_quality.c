@@ -78,10 +78,11 @@ static void print_missed_ticks(const struct report_context *ctx)
 	char a[FMT_BUF], b[FMT_BUF];
 
 	sampling_ticks_read(ctx->db, &t);
-	if (t.known && t.missed > 0)
-		fprintf(ctx->out, "  %-20s %s of %s (%.1f%%) %s\n", "Missed CPU ticks:",
+	if (t.known && t.missed > t.slack)
+		fprintf(ctx->out, "  %-20s %s of %s (%.1f%% beyond the %.0f the count cannot tell"
+			" from none) %s\n", "Missed CPU ticks:",
 			fmt_count(a, sizeof(a), (uint64_t)t.missed), fmt_count(b, sizeof(b), (uint64_t)t.due),
-			100 * sampling_ticks_missed_share(&t), ticks_meaning);
+			100 * sampling_ticks_missed_share(&t), t.slack, ticks_meaning);
 }
 
 /* The kernel sums of agg and waits (format 1.3): what found their map full
@@ -303,6 +304,9 @@ static void write_json(const struct report_context *ctx)
 		json_row(w, "cpu", "ticks.due", ticks.due, "CPU sampling ticks due on busy CPUs:"
 			 " the CPUs' sampling clocks over the period, less the host's idle time");
 		json_row(w, "cpu", "ticks.missed", ticks.missed, ticks_meaning);
+		json_row(w, "cpu", "ticks.missed_slack", ticks.slack, "missed ticks the count cannot"
+			 " tell from none (the host's idle time is read from /proc/stat in hundredths"
+			 " of a second per CPU): only those beyond are taken as missed");
 	}
 	json_row(w, "stacks", "samples.truncated", (double)q(ctx, "stacks", "samples.truncated"),
 		 "samples whose stack hit the depth limit");

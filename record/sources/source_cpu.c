@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "consume/consumer.h"
 #include "consume/ustack_copy.h"
+#include "common/sampling_ticks.h"
 #include "common/units.h"
 #include "cpu_sample.skel.h"
 #include "session/percpu_counts.h"
@@ -383,6 +384,16 @@ static uint64_t ticks_missed(void)
 	return ticks.known && ticks.due > ticks.run ? ticks.due - ticks.run : 0;
 }
 
+/* Missed ticks the count cannot tell from none (common/sampling_ticks.h):
+ * idle time is the host's, so all its online CPUs. */
+static uint64_t ticks_slack(void)
+{
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return sampling_ticks_slack(online > 0 ? (uint64_t)online : (uint64_t)ncpus,
+				    period_ns ? 1000000000ull / period_ns : 0);
+}
+
 static int cpu_stats(struct chunk_buffer *kv, const struct consumer *c)
 {
 	int err = chunk_buffer_add_kv_u64(kv, "cpu.samples", c->written[PERFCAP_SRC_CPU]);
@@ -398,14 +409,16 @@ static int cpu_stats(struct chunk_buffer *kv, const struct consumer *c)
 static void cpu_summary_note(char *buf, size_t len)
 {
 	char n[32], d[32];
-	uint64_t missed = ticks_missed();
+	uint64_t missed = ticks_missed(), slack = ticks_slack();
 
-	if (missed)
-		snprintf(buf, len, "%s of %s busy sampling ticks did not run (%.1f%%; STATS "
-			 "cpu.ticks.missed): no sample was taken of what ran then, so CPU times "
-			 "from samples are short (a task's not necessarily by this share)",
+	if (missed > slack)
+		snprintf(buf, len, "%s of %s busy sampling ticks did not run (%.1f%% beyond the "
+			 "%llu the count cannot tell from none; STATS cpu.ticks.missed): no sample "
+			 "was taken of what ran then, so CPU times from samples are short (a "
+			 "task's not necessarily by this share)",
 			 fmt_count(n, sizeof(n), missed), fmt_count(d, sizeof(d), ticks.due),
-			 100.0 * (double)missed / (double)ticks.due);
+			 100.0 * (double)(missed - slack) / (double)ticks.due,
+			 (unsigned long long)slack);
 }
 
 static const uint16_t cpu_event_types[] = { PERFCAP_EV_SAMPLE, PERFCAP_EV_USTACK, 0 };

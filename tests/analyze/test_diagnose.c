@@ -154,16 +154,18 @@ Test(diagnose, cpu_stolen_by_the_hypervisor_is_a_caveat)
 
 /* A fifth of the busy CPUs' sampling ticks took no sample: the caveat
  * says so and the CPU-bound verdict drops to medium confidence; 2% is no
- * caveat. */
+ * caveat. A quiet capture's 4 of 8 (two CPUs at 99 Hz: within the 8 ticks
+ * the count cannot tell from none) is none either, where 120 of 600 on
+ * the same host still is. */
 Test(diagnose, missed_sampling_ticks_are_a_caveat)
 {
 	char *dir = scratch_dir();
-	const char *names[2] = { "missed.perfcap", "few.perfcap" };
-	const uint64_t missed[2] = { 120, 12 };
-	char *json[2];
+	const char *names[4] = { "missed.perfcap", "few.perfcap", "quiet.perfcap", "host.perfcap" };
+	const uint64_t missed[4] = { 120, 12, 4, 120 }, due[4] = { 600, 600, 8, 600 };
+	char *json[4];
 	const char *caveat = "sum('took no sample' in x for x in d['diagnosis']['caveats'])";
 
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 4; i++) {
 		struct event_capture ev;
 		char *cap;
 
@@ -172,9 +174,13 @@ Test(diagnose, missed_sampling_ticks_are_a_caveat)
 		for (unsigned k = 0; k < 300; k++)
 			ev_sample_stack(&ev, T(k * 10 + 5), 100, 100, k % 10 < 8 ? STACK_A : STACK_B,
 					PC_STACK_NONE);
-		pc_buf_add_kv_u64(&ev.stats, "cpu.ticks.due", 600);
-		pc_buf_add_kv_u64(&ev.stats, "cpu.ticks.run", 600 - missed[i]);
+		pc_buf_add_kv_u64(&ev.stats, "cpu.ticks.due", due[i]);
+		pc_buf_add_kv_u64(&ev.stats, "cpu.ticks.run", due[i] - missed[i]);
 		pc_buf_add_kv_u64(&ev.stats, "cpu.ticks.missed", missed[i]);
+		if (i >= 2) {   /* the host's CPUs and the sampling rate are known */
+			pc_buf_add_kv(&ev.meta, "host.ncpus", "2");
+			pc_buf_add_kv(&ev.meta, "sampling.cpu.freq_hz", "99");
+		}
 		cap = write_capture(dir, names[i], &ev);
 		json[i] = report_json(cap, NULL, NULL);
 		free(cap);
@@ -186,8 +192,12 @@ Test(diagnose, missed_sampling_ticks_are_a_caveat)
 		    " 'ticks.missed'][0]", "120");
 	expect_json(dir, json[1], caveat, "0");
 	expect_json(dir, json[1], "d['diagnosis']['confidence']", "high");
-	free(json[0]);
-	free(json[1]);
+	expect_json(dir, json[2], caveat, "0");
+	expect_json(dir, json[2], "[r['value'] for r in d['data_quality'] if r['key'] =="
+		    " 'ticks.missed_slack'][0]", "8");
+	expect_json(dir, json[3], caveat, "1");
+	for (int i = 0; i < 4; i++)
+		free(json[i]);
 	scratch_remove(dir);
 }
 
