@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -169,23 +170,55 @@ static uint32_t probe_preempt_count(int cpu)
  * the host). Else, and on one CPU, softirq_exit stays. */
 #define PC_SOFTIRQ_OFFSET 0x100u
 #define PC_HARDIRQ_MASK   0xf0000u
+/* A run on another CPU that shows a hard interrupt, trying each other CPU
+ * up to REMOTE_TRIES times a millisecond apart: a CPU idling in a polling
+ * loop (cpuidle haltpoll on a virtual machine) runs the function from its
+ * idle loop when it sees it queued, without the interrupt, and shows
+ * none. */
+#define REMOTE_TRIES 10
+static bool remote_shows_hardirq(int here)
+{
+	int ncpus = libbpf_num_possible_cpus();
+
+	for (int try = 0; try < REMOTE_TRIES; try++) {
+		for (int cpu = 0; cpu < ncpus; cpu++) {
+			uint32_t pc = cpu == here ? 0xffffffff : probe_preempt_count(cpu);
+
+			if (pc != 0xffffffff && (pc & PC_HARDIRQ_MASK))
+				return true;
+		}
+		usleep(1000);
+	}
+	return false;
+}
+
+/* Whether the preempt count reads true: no interrupt here, a hard one on
+ * another CPU. The thread is pinned to its CPU meanwhile: moved to the
+ * other one between the runs, its "remote" run would be local. */
+static bool preempt_count_reads_true(void)
+{
+	int here = sched_getcpu();
+	cpu_set_t saved, one;
+	uint32_t local;
+	bool ok;
+
+	if (here < 0 || sched_getaffinity(0, sizeof(saved), &saved))
+		return false;
+	CPU_ZERO(&one);
+	CPU_SET(here, &one);
+	if (sched_setaffinity(0, sizeof(one), &one))
+		return false;
+	local = probe_preempt_count(-1);
+	ok = local != 0xffffffff && !(local & (PC_HARDIRQ_MASK | PC_SOFTIRQ_OFFSET)) &&
+	     remote_shows_hardirq(here);
+	sched_setaffinity(0, sizeof(saved), &saved);
+	return ok;
+}
+
 static void choose_irq_context(void)
 {
-	int here = sched_getcpu(), ncpus = libbpf_num_possible_cpus(), other = -1;
-	uint32_t local, remote;
-
 	irq_context_how = "softirq_exit";
-	if (!skel->rodata->preempt_count_from_rq || here < 0)
-		return;
-	for (int cpu = 0; cpu < ncpus && other < 0; cpu++)
-		if (cpu != here)
-			other = cpu;
-	if (other < 0)
-		return;
-	local = probe_preempt_count(-1);
-	remote = probe_preempt_count(other);
-	if (local == 0xffffffff || (local & (PC_HARDIRQ_MASK | PC_SOFTIRQ_OFFSET)) ||
-	    remote == 0xffffffff || !(remote & PC_HARDIRQ_MASK))
+	if (!skel->rodata->preempt_count_from_rq || !preempt_count_reads_true())
 		return;
 	skel->bss->irq_by_preempt_count = true;
 	bpf_program__set_autoattach(skel->progs.on_softirq_exit, false);
