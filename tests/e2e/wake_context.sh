@@ -1,7 +1,7 @@
 #!/bin/bash
 # wake_context.sh - who woke a thread from interrupt context, end to end
 # with real eBPF and the default sources: a loopback TCP server (tcp_echo,
-# 1,000 requests on one connection: the server blocks in read and each
+# 1,000 requests on one connection: the server blocks in read and a
 # request's packet wakes it from the NET_RX soft interrupt the client's
 # send runs) and a thread napping 50 ms 20 times (sleeper: woken by the
 # timer's hard interrupt), recorded together.
@@ -42,7 +42,9 @@ server=$(sed -n 's/^server //p' "$TMP/record.out")
 total=$(q "SELECT count(*) FROM wakeups WHERE pid = $server")
 net_rx=$(q "SELECT count(*) FROM wakeups WHERE pid = $server AND context = 2 AND softirq = 3")
 echo "tcp_echo server (pid $server): $net_rx of $total wakeups from the NET_RX soft interrupt"
-[ "${total:-0}" -ge 900 ] || fail "the server was woken $total times, want about 1,000"
+# (one per request at most: a request that arrived before the server read
+# again wakes no one, and that varies from run to run with the CPUs)
+[ "${total:-0}" -ge 100 ] || fail "the server was woken $total times, want at least 100 of 1,000"
 [ "$(pct "$net_rx" "$total")" -ge 90 ] || fail "only $net_rx of $total server wakeups are NET_RX soft interrupts"
 
 # the napper's: context 1 (hard interrupt: the timer)
