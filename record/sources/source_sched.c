@@ -217,7 +217,11 @@ static bool preempt_count_reads_true(void)
 
 static void choose_irq_context(void)
 {
+	const char *forced = getenv("PERFCAP_IRQ_CONTEXT"); /* perfcap-record(1), ENVIRONMENT */
+
 	irq_context_how = "softirq_exit";
+	if (forced && strcmp(forced, "softirq_exit") == 0)
+		return;
 	if (!skel->rodata->preempt_count_from_rq || !preempt_count_reads_true())
 		return;
 	skel->bss->irq_by_preempt_count = true;
