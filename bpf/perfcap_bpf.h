@@ -205,6 +205,14 @@ struct perfcap_switch {
 #define PERFCAP_WAKE_SOFTIRQ   0x4
 #define PERFCAP_WAKE_VEC_SHIFT 8
 
+/* The kernel's preempt count, as sched.bpf.c's probe_preempt_count
+ * returns it to user space (PERFCAP_PREEMPT_UNREAD: it could not be read):
+ * serving a soft interrupt, in a hard one (Linux's SOFTIRQ_OFFSET and
+ * HARDIRQ_MASK). */
+#define PERFCAP_PREEMPT_SOFTIRQ_OFFSET 0x100u
+#define PERFCAP_PREEMPT_HARDIRQ_MASK   0xf0000u
+#define PERFCAP_PREEMPT_UNREAD         0xffffffffu
+
 struct perfcap_wakeup {
 	struct perfcap_event_header h;
 	__u32 pid, tid;         /* woken */

@@ -1119,8 +1119,6 @@ static __always_inline void emit_wakeup(struct task_struct *p, struct task_struc
  * it is: the idle task's too) plus the distance to __preempt_count. No
  * kallsyms needed: both are per-CPU variables of the same section, and
  * rq->cpu confirms the runqueue is this CPU's. */
-#define PREEMPT_SOFTIRQ_OFFSET 0x100     /* serving a softirq */
-#define PREEMPT_HARDIRQ_MASK   0xf0000
 static __always_inline bool this_cpu_preempt_count(struct task_struct *current, __u32 *pc)
 {
 	struct rq *rq;
@@ -1133,16 +1131,16 @@ static __always_inline bool this_cpu_preempt_count(struct task_struct *current, 
 	return !bpf_probe_read_kernel(pc, sizeof(*pc), (void *)rq + preempt_count_from_rq);
 }
 
-/* Run by user space once on the recorder's CPU and once on another one
- * through an interrupt (BPF_PROG_TEST_RUN): the preempt count, or
- * 0xffffffff when it cannot be read. The first must show no interrupt,
- * the second a hard one; only then is irq_by_preempt_count set. */
+/* Run by user space (BPF_PROG_TEST_RUN) on the recorder's CPU, where it
+ * must show no interrupt, and on the other CPUs through an interrupt,
+ * until one shows a hard one; only then is irq_by_preempt_count set. The
+ * preempt count, or PERFCAP_PREEMPT_UNREAD. */
 SEC("raw_tp")
 int probe_preempt_count(void *ctx)
 {
 	__u32 pc;
 
-	return this_cpu_preempt_count(bpf_get_current_task_btf(), &pc) ? pc : 0xffffffff;
+	return this_cpu_preempt_count(bpf_get_current_task_btf(), &pc) ? pc : PERFCAP_PREEMPT_UNREAD;
 }
 
 /* The waker: the current task, or in interrupt context the kind of
@@ -1168,7 +1166,7 @@ static __always_inline void who_wakes(void *ctx, struct task_struct *current, st
 			ustash_count(IRQ_UNREAD, 1);
 			pc = 0;             /* taken for a hard interrupt */
 		}
-		if ((pc & PREEMPT_HARDIRQ_MASK) || !(pc & PREEMPT_SOFTIRQ_OFFSET))
+		if ((pc & PERFCAP_PREEMPT_HARDIRQ_MASK) || !(pc & PERFCAP_PREEMPT_SOFTIRQ_OFFSET))
 			vec = NULL;
 	}
 	if (vec && *vec)

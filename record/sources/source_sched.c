@@ -150,7 +150,8 @@ static long long preempt_count_distance(void)
 }
 
 /* probe_preempt_count on cpu (through an interrupt when it is not this
- * one; -1: here, directly): the preempt count it read, or 0xffffffff. */
+ * one; -1: here, directly): the preempt count it read, or
+ * PERFCAP_PREEMPT_UNREAD. */
 static uint32_t probe_preempt_count(int cpu)
 {
 	LIBBPF_OPTS(bpf_test_run_opts, opts);
@@ -160,7 +161,7 @@ static uint32_t probe_preempt_count(int cpu)
 		opts.flags = BPF_F_TEST_RUN_ON_CPU;
 	}
 	if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.probe_preempt_count), &opts))
-		return 0xffffffff;
+		return PERFCAP_PREEMPT_UNREAD;
 	return opts.retval;
 }
 
@@ -168,8 +169,6 @@ static uint32_t probe_preempt_count(int cpu)
  * interrupt here, a hard one on another CPU (an IPI); the softirq_exit
  * program is then not attached (one program less per soft interrupt on
  * the host). Else, and on one CPU, softirq_exit stays. */
-#define PC_SOFTIRQ_OFFSET 0x100u
-#define PC_HARDIRQ_MASK   0xf0000u
 /* A run on another CPU that shows a hard interrupt, trying each other CPU
  * up to REMOTE_TRIES times a millisecond apart: a CPU idling in a polling
  * loop (cpuidle haltpoll on a virtual machine) runs the function from its
@@ -182,9 +181,9 @@ static bool remote_shows_hardirq(int here)
 
 	for (int try = 0; try < REMOTE_TRIES; try++) {
 		for (int cpu = 0; cpu < ncpus; cpu++) {
-			uint32_t pc = cpu == here ? 0xffffffff : probe_preempt_count(cpu);
+			uint32_t pc = cpu == here ? PERFCAP_PREEMPT_UNREAD : probe_preempt_count(cpu);
 
-			if (pc != 0xffffffff && (pc & PC_HARDIRQ_MASK))
+			if (pc != PERFCAP_PREEMPT_UNREAD && (pc & PERFCAP_PREEMPT_HARDIRQ_MASK))
 				return true;
 		}
 		usleep(1000);
@@ -209,7 +208,8 @@ static bool preempt_count_reads_true(void)
 	if (sched_setaffinity(0, sizeof(one), &one))
 		return false;
 	local = probe_preempt_count(-1);
-	ok = local != 0xffffffff && !(local & (PC_HARDIRQ_MASK | PC_SOFTIRQ_OFFSET)) &&
+	ok = local != PERFCAP_PREEMPT_UNREAD &&
+	     !(local & (PERFCAP_PREEMPT_HARDIRQ_MASK | PERFCAP_PREEMPT_SOFTIRQ_OFFSET)) &&
 	     remote_shows_hardirq(here);
 	sched_setaffinity(0, sizeof(saved), &saved);
 	return ok;
