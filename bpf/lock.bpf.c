@@ -4,9 +4,10 @@
  * (a uprobe and a uretprobe on pthread_mutex_lock, attached by user space
  * to the object the target itself maps: record/sources/uprobe_target.c).
  *
- * Kernel locks: contention_begin leaves {start, lock, flags} under the
- * thread's tid in `lock_waits`; contention_end with the same lock ends the
- * interval. Two levels nest (a spinlock contended while waiting for a
+ * Kernel locks: contention_begin leaves {start, lock, flags} in the
+ * thread's `lock_waits` (task local storage: found from the task, freed
+ * with it; a hash by tid took a lookup, an insert and a delete per
+ * contention); contention_end with the same lock ends the interval. Two levels nest (a spinlock contended while waiting for a
  * mutex, or in an interrupt on top of the task); a begin of the lock
  * already being waited for (a mutex's optimistic spin, then its sleep)
  * keeps the first start. User mutexes: the uprobe leaves {start, mutex}
@@ -47,10 +48,10 @@ struct lock_wait {
 };
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, PERFCAP_LOCK_WAITERS_MAX);
-	__type(key, __u32);     /* tid */
-	__type(value, struct lock_wait);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct lock_wait); /* depth 0: not waiting */
 } lock_waits SEC(".maps");
 
 struct mutex_call {
@@ -74,31 +75,29 @@ static __always_inline void count_add(__u32 which, __u64 n)
 
 /* ---- kernel lock contention ------------------------------------------------ */
 
-static __always_inline struct lock_wait *wait_slot(__u32 tid)
+/* task's waits, made (zeroed) at its first contention; NULL, counted,
+ * when the kernel had no memory for them (or they were busy on this CPU:
+ * a contention inside the storage's own code). */
+static __always_inline struct lock_wait *wait_slot(struct task_struct *task)
 {
-	struct lock_wait *w = bpf_map_lookup_elem(&lock_waits, &tid);
-	struct lock_wait fresh = {};
+	struct lock_wait *w = bpf_task_storage_get(&lock_waits, task, NULL,
+						   BPF_LOCAL_STORAGE_GET_F_CREATE);
 
-	if (w)
-		return w;
-	if (bpf_map_update_elem(&lock_waits, &tid, &fresh, BPF_NOEXIST) &&
-	    !bpf_map_lookup_elem(&lock_waits, &tid)) {
+	if (!w)
 		pc_count(PERFCAP_SRC_LOCK, PERFCAP_LOSS_MAP_FULL);
-		return NULL;
-	}
-	return bpf_map_lookup_elem(&lock_waits, &tid);
+	return w;
 }
 
 SEC("tp_btf/contention_begin")
 int BPF_PROG(on_contention_begin, void *lock, unsigned int flags)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 tid = task->pid, d;
 	struct lock_wait *w;
+	__u32 d;
 
-	if (tid == 0 || !pc_task_traced(task)) /* idle tasks share tid 0 */
+	if (task->pid == 0 || !pc_task_traced(task)) /* idle tasks share tid 0 */
 		return 0;
-	w = wait_slot(tid);
+	w = wait_slot(task);
 	if (!w)
 		return 0;
 	d = w->depth;
@@ -165,14 +164,13 @@ SEC("tp_btf/contention_end")
 int BPF_PROG(on_contention_end, void *lock, int ret)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 tid = task->pid;
 	struct lock_wait *w;
 	int level;
 
-	if (tid == 0)
+	if (task->pid == 0)
 		return 0;
-	w = bpf_map_lookup_elem(&lock_waits, &tid);
-	if (!w) /* not traced, or waiting since before the recording */
+	w = bpf_task_storage_get(&lock_waits, task, NULL, 0);
+	if (!w || !w->depth) /* not traced, or waiting since before the recording */
 		return 0;
 	level = matching_level(w, (__u64)lock);
 	if (level < 0) {
@@ -184,8 +182,6 @@ int BPF_PROG(on_contention_end, void *lock, int ret)
 	level &= 1; /* for the verifier: 0 or 1 */
 	emit_lock(ctx, task, w->start[level], w->lock[level], w->flags[level], ret);
 	w->depth = level;
-	if (level == 0)
-		bpf_map_delete_elem(&lock_waits, &tid);
 	return 0;
 }
 

@@ -469,11 +469,6 @@ struct perfcap_tcp_event {
 
 /* ---- lock (lock.bpf.c) ---------------------------------------------------- */
 
-/* `lock_waits`: threads inside a kernel lock contention (contention_begin
- * seen, contention_end not yet), two nesting levels each (about 80 bytes
- * with the hash overhead). A begin that finds it full is counted
- * (lock.map_full) and gets no record. */
-#define PERFCAP_LOCK_WAITERS_MAX 16384
 /* `mutex_calls`: threads inside the uprobed lock function (entry seen,
  * return not yet). */
 #define PERFCAP_MUTEX_CALLS_MAX 16384

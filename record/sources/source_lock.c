@@ -259,7 +259,6 @@ static int lock_meta(struct chunk_buffer *kv, const struct source_env *env)
 				   kernel_contention ? "tp_btf lock:contention_begin/end"
 						     : "unavailable");
 	err |= chunk_buffer_add_kv_u64(kv, "lock.min_ns", env->opts->lock_min_ns);
-	err |= chunk_buffer_add_kv_u64(kv, "lock.waiters_max", PERFCAP_LOCK_WAITERS_MAX);
 	err |= chunk_buffer_add_kv(kv, "lock.mutex_function", mutex_uprobe_functions[0]);
 	err |= chunk_buffer_add_kv(kv, "lock.mutex_uprobes",
 				   probes.desc[0] ? probes.desc : mutex_state);
