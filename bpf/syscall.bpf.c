@@ -115,10 +115,12 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 
 /* ---- exit -------------------------------------------------------------- */
 
-static __always_inline void emit_call(void *ctx, const struct pending_call *p, __u32 source,
+/* One SYSCALL record. The ids and the name are read from the task itself
+ * (direct loads through its BTF pointer), not by two helper calls. */
+static __always_inline void emit_call(void *ctx, struct task_struct *task,
+				      const struct pending_call *p, __u32 source,
 				      __u8 flags, long ret, __u64 now)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	void *ring = pc_ring(source);
 	struct perfcap_syscall *e;
 
@@ -129,8 +131,8 @@ static __always_inline void emit_call(void *ctx, const struct pending_call *p, _
 		return;
 	pc_header(&e->h, PERFCAP_EV_SYSCALL, p->ts);
 	e->duration = now - p->ts;
-	e->pid = pid_tgid >> 32;
-	e->tid = (__u32)pid_tgid;
+	e->pid = task->tgid;
+	e->tid = task->pid;
 	e->nr = p->nr;
 	e->ustack = -1;
 	if (flags & PERFCAP_SYSCALL_F_STACK)
@@ -139,7 +141,7 @@ static __always_inline void emit_call(void *ctx, const struct pending_call *p, _
 	e->args[0] = p->args[0];
 	e->args[1] = p->args[1];
 	e->args[2] = p->args[2];
-	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	__builtin_memcpy(e->comm, task->comm, sizeof(e->comm));
 	pc_submit(ring, e);
 	count(PERFCAP_SC_EMITTED);
 }
@@ -193,7 +195,8 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	if (nr < PERFCAP_SYSCALL_NR_MAX) {
 		add_total(nr, ns);
 		if (wanted(syscall_set[nr].source, ns, now))
-			emit_call(ctx, p, syscall_set[nr].source, syscall_set[nr].flags, ret, now);
+			emit_call(ctx, task, p, syscall_set[nr].source, syscall_set[nr].flags, ret,
+				  now);
 	}
 	p->ts = 0;
 	sources_sys_exit(task, regs, ret); /* an entry is made for traced tasks only */
