@@ -17,6 +17,11 @@
  * (on_switch_ret, kernels with the task_work kfunc), else just before it
  * (on_switch, taken at the switch-out). One of the two sched_switch
  * programs is loaded; if on_switch_ret fails to load, on_switch is tried.
+ *
+ * A wakeup in interrupt context is told soft or hard by the CPU's preempt
+ * count where a check at load shows it reads true (choose_irq_context:
+ * offsets from the kernel's BTF, a probe run here and on another CPU),
+ * else by the softirq_exit program (META sched.irq_context).
  */
 #include <errno.h>
 #include <sched.h>
