@@ -43,10 +43,6 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-#define TCP_SYN_SENT 2
-#define TCP_SYN_RECV 3
-#define TCP_CLOSE    7
-
 /* The state of one socket (`reqs`). */
 struct perfcap_req_state {
 	__u64 pending_ready;       /* first data arrival since the last read, 0: none */

@@ -62,6 +62,15 @@ static char copy_at_switch_why[160]; /* why not, when copies are on */
 static const char *irq_context_how; /* META sched.irq_context */
 static uint64_t irq_unread;         /* STATS sched.irq_unread, as last read */
 #define IRQ_UNREAD 17               /* its index in ustash_counts (bpf/sched.bpf.c) */
+
+/* STATS sched.irq_unread: from the programs while they are loaded, else
+ * as last read (the summary may come after they are gone). */
+static uint64_t irq_unread_now(void)
+{
+	if (skel)
+		irq_unread = skel->bss->ustash_counts[IRQ_UNREAD];
+	return irq_unread;
+}
 static uint64_t switches, wakeups, offcpus, forks;
 
 /* Stash slots for off-CPU stack copies (a power of two): a slot is held
@@ -225,10 +234,20 @@ static void choose_irq_context(void)
 	const char *forced = getenv("PERFCAP_IRQ_CONTEXT"); /* perfcap-record(1), ENVIRONMENT */
 
 	irq_context_how = "softirq_exit";
-	if (forced && strcmp(forced, "softirq_exit") == 0)
+	if (forced && strcmp(forced, "softirq_exit") == 0) {
+		verbose_line("sched: soft interrupts told by softirq_exit (PERFCAP_IRQ_CONTEXT)");
 		return;
-	if (!skel->rodata->preempt_count_from_rq || !preempt_count_reads_true())
+	}
+	if (!skel->rodata->preempt_count_from_rq) {
+		verbose_line("sched: soft interrupts told by softirq_exit: the kernel's BTF has no "
+			     "__preempt_count or runqueues in .data..percpu");
 		return;
+	}
+	if (!preempt_count_reads_true()) {
+		verbose_line("sched: soft interrupts told by softirq_exit: the preempt count did not "
+			     "read true here and on another CPU");
+		return;
+	}
 	skel->bss->irq_by_preempt_count = true;
 	bpf_program__set_autoattach(skel->progs.on_softirq_exit, false);
 	irq_context_how = "preempt_count";
@@ -615,8 +634,7 @@ static int sched_stats(struct chunk_buffer *kv, const struct consumer *c)
 		err |= chunk_buffer_add_kv_u64(kv, "sched.kstack.reused", n[14]);
 		err |= chunk_buffer_add_kv_u64(kv, "sched.kstack.agreed", n[15]);
 		err |= chunk_buffer_add_kv_u64(kv, "sched.kstack.differed", n[16]);
-		irq_unread = n[IRQ_UNREAD];
-		err |= chunk_buffer_add_kv_u64(kv, "sched.irq_unread", irq_unread);
+		err |= chunk_buffer_add_kv_u64(kv, "sched.irq_unread", irq_unread_now());
 	}
 	if (skel && skel->rodata->ustack_window) {
 		const __u64 *n = skel->bss->ustash_counts;
@@ -643,9 +661,7 @@ static void sched_summary_note(char *buf, size_t len)
 {
 	char n[32];
 
-	if (skel)
-		irq_unread = skel->bss->ustash_counts[IRQ_UNREAD];
-	if (irq_unread)
+	if (irq_unread_now())
 		snprintf(buf, len, "%s wakeups in interrupt context were taken for hard interrupts: "
 			 "the CPU's preempt count could not be read (STATS sched.irq_unread), so "
 			 "a packet's or a disk's wakeup among them reads as a timer's or a device's",
