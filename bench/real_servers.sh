@@ -196,6 +196,12 @@ run() {
 	else
 		size=$(stat -c %s "$tmp/run.perfcap")
 		lost=$(sed -n 's/.*: lost \([0-9,]*\) of .*/\1/p' "$tmp/run.err" | tr -d , | head -1)
+		# a source that did not load records nothing and costs nothing:
+		# its mode would look cheap for the wrong reason
+		if grep -q "warning: not recording" "$tmp/run.err"; then
+			grep "warning: not recording" "$tmp/run.err" | sed "s/^/real_servers.sh: $mode: /" >&2
+			exit 1
+		fi
 	fi
 	# bytes per second of load (recording also covers the 2 s attach wait)
 	echo "$rate $(awk -v s="$size" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", s / (b - a + 2) }') ${lost:-?} $cpu $rss $(cpu_per_request "$c0" "$c1" "$rate" "$t0" "$t1") $(steal_pct "$h0" "$h1") $(awk -v a="$r0" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", a / hz }')"
