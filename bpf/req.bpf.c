@@ -457,8 +457,8 @@ int BPF_PROG(on_state, const struct sock *sk, const int oldstate, const int news
 }
 
 /* At the recording's end, user space reads through this iterator over
- * `reqs` each socket's batch not yet sent (a struct
- * perfcap_request_batch of n entries, h.ts 0) and its request still open,
+ * `reqs` each socket's batch not yet sent (a whole struct
+ * perfcap_request_batch, n entries used, h.ts 0) and its request still open,
  * when answered at least once (a struct perfcap_request). */
 SEC("iter/bpf_sk_storage_map")
 int dump_open(struct bpf_iter__bpf_sk_storage_map *ctx)
@@ -468,10 +468,13 @@ int dump_open(struct bpf_iter__bpf_sk_storage_map *ctx)
 
 	if (!ctx->sk || !st)
 		return 0;
+	/* The whole batch, n entries used: the verifier checks a variable
+	 * size here against no bound (it does not know the value's size), and
+	 * the attach refuses the program (EACCES) when the largest size it
+	 * could prove exceeds the value. */
 	n = st->b.n;
 	if (n && n <= PERFCAP_REQ_BATCH_MAX)
-		bpf_seq_write(ctx->meta->seq, &st->b,
-			      PERFCAP_REQ_BATCH_HEADER_SIZE + n * sizeof(st->b.e[0]));
+		bpf_seq_write(ctx->meta->seq, &st->b, sizeof(st->b));
 	if (st->open && st->r.writes)
 		bpf_seq_write(ctx->meta->seq, &st->r, sizeof(st->r));
 	return 0;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "db/db.h"
+#include "perfcap_format.h"
 #include "query/host_cpu.h"
 #include "util/fmt.h"
 #include "report_sections.h"
@@ -107,6 +108,27 @@ static void print_kernel_sums(const struct report_context *ctx)
 		fmt_count(b, sizeof(b), (uint64_t)db_lookup_int(ctx->db, ns_sql, "agg", "waits", 0)),
 		fmt_count(c, sizeof(c), (uint64_t)db_lookup_int(ctx->db, late_sql, "agg", "waits", 0)));
 	print_unclosed(ctx);
+}
+
+/* The requests the kernel still held at the recording's end (each
+ * connection's batch not yet sent, its open request), when the recorder
+ * could not read them (STATS req.open_at_end.failed: why; NULL: read). */
+static char *req_at_end_failed(const struct report_context *ctx)
+{
+	static const char sql[] = "SELECT value FROM stats WHERE chunk = 'stats' AND key = ?1";
+
+	return db_lookup_text(ctx->db, sql, "req.open_at_end.failed", NULL);
+}
+
+static void print_req_at_end(const struct report_context *ctx)
+{
+	char *why = req_at_end_failed(ctx);
+
+	if (why)
+		fprintf(ctx->out, "  %-20s not read at the end (%s): each connection still open "
+			"then lacks its last requests (up to %d) and its open one\n",
+			"Requests held:", why, PC_REQUEST_BATCH_MAX);
+	free(why);
 }
 
 /* The recorder's memory bound: exited processes are forgotten once their
@@ -280,7 +302,7 @@ static void write_json(const struct report_context *ctx)
 	struct json_writer *w = ctx->json;
 	sqlite3_stmt *st = per_source_rows(ctx);
 	struct sampling_ticks ticks;
-	char *damage = db_lookup_text(ctx->db, quality_sql, "file", "damage");
+	char *why, *damage = db_lookup_text(ctx->db, quality_sql, "file", "damage");
 
 	json_begin_array(w, "data_quality");
 	while (st && sqlite3_step(st) == SQLITE_ROW)
@@ -296,6 +318,10 @@ static void write_json(const struct report_context *ctx)
 		 (double)q(ctx, "record", "flight.events_dropped"),
 		 "events dropped by the flight recorder: older than its window");
 	write_json_evicted(ctx);
+	why = req_at_end_failed(ctx);
+	if (why) /* 1: the count of such failures there can be */
+		json_row(w, "req", "open_at_end.failed", 1, why);
+	free(why);
 	if (db_query_int(ctx->db, unclosed_sql, 0) > 0)
 		json_row(w, "waits", "unclosed", (double)db_query_int(ctx->db, unclosed_sql, 0),
 			 unclosed_meaning);
@@ -340,6 +366,7 @@ int report_section_quality(const struct report_context *ctx)
 	print_dropped(ctx);
 	print_missed_ticks(ctx);
 	print_kernel_sums(ctx);
+	print_req_at_end(ctx);
 	print_evicted(ctx);
 	print_stacks(ctx);
 	report_quality_user_stacks(ctx);

@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -45,6 +46,9 @@ _Static_assert(sizeof(struct perfcap_req_entry) == sizeof(struct pc_request_entr
 	       "kernel and capture request entries differ");
 
 static struct req_bpf *skel;
+static struct bpf_link *dump_link;   /* the iterator over the socket storage */
+static int dump_fd = -1;             /* its reader, read at the end */
+static int dump_err;                 /* why there is none: -errno */
 static uint64_t at_end;              /* requests written from the map at the end */
 static bool open_unread;             /* the iterator failed: open requests not read */
 
@@ -73,12 +77,34 @@ static int req_load(const struct source_env *env, char *why, size_t len)
 	if (!skel)
 		return source_open_failed(why, len);
 	skel->rodata->pc_config = *env->config;
-	/* the iterator is attached at the end, with the map (req_tick) */
+	/* the iterator is attached with the map (req_attach) */
 	bpf_program__set_autoattach(skel->progs.dump_open, false);
 	err = source_reuse_shared_maps(env, skel->obj, why, len);
 	if (!err)
 		err = source_loaded(req_bpf__load(skel), "cannot load the BPF programs", why, len);
 	return err;
+}
+
+/* The iterator that reads, at the end, what the programs still hold. It
+ * is attached and its reader created now, with the programs, while the
+ * recorder still holds the capabilities it gives up after attach
+ * (session/privileges.c); an iterator walks the map when it is read, not
+ * when it is created. */
+static void attach_dump(void)
+{
+	DECLARE_LIBBPF_OPTS(bpf_iter_attach_opts, opts);
+	union bpf_iter_link_info info = { .map.map_fd = bpf_map__fd(skel->maps.reqs) };
+
+	opts.link_info = &info;
+	opts.link_info_len = sizeof(info);
+	dump_link = bpf_program__attach_iter(skel->progs.dump_open, &opts);
+	if (!dump_link) {
+		dump_err = -errno;
+		return;
+	}
+	dump_fd = bpf_iter_create(bpf_link__fd(dump_link));
+	if (dump_fd < 0)
+		dump_err = -errno;
 }
 
 static int req_attach(const struct source_env *env, char *why, size_t len)
@@ -89,6 +115,8 @@ static int req_attach(const struct source_env *env, char *why, size_t len)
 	if (err)
 		source_explain(why, len, "cannot attach sock_recv_length/sock_send_length/"
 			       "sk_data_ready/inet_sock_set_state", err);
+	else
+		attach_dump();
 	return err;
 }
 
@@ -100,6 +128,11 @@ static void req_detach(void)
 
 static void req_destroy(void)
 {
+	if (dump_fd >= 0)
+		close(dump_fd);
+	dump_fd = -1;
+	bpf_link__destroy(dump_link);
+	dump_link = NULL;
 	req_bpf__destroy(skel);
 	skel = NULL;
 }
@@ -214,11 +247,10 @@ static int read_open_one(struct consumer *c, int fd)
 		at_end++;
 		return 1;
 	}
+	/* a batch comes whole, n of its entries used (see dump_open) */
 	if (u.h.type != PERFCAP_EV_REQUEST_BATCH ||
-	    read_full(fd, (char *)&u + hs, PERFCAP_REQ_BATCH_HEADER_SIZE - hs) !=
-	    (ssize_t)(PERFCAP_REQ_BATCH_HEADER_SIZE - hs) ||
-	    !u.b.n || u.b.n > PERFCAP_REQ_BATCH_MAX ||
-	    read_full(fd, u.b.e, u.b.n * sizeof(u.b.e[0])) != (ssize_t)(u.b.n * sizeof(u.b.e[0])))
+	    read_full(fd, (char *)&u + hs, sizeof(u.b) - hs) != (ssize_t)(sizeof(u.b) - hs) ||
+	    !u.b.n || u.b.n > PERFCAP_REQ_BATCH_MAX)
 		return -1;
 	write_batch(c, &u.b);
 	return 1;
@@ -229,21 +261,14 @@ static int read_open_one(struct consumer *c, int fd)
  * writes any more (the programs are detached). */
 static void req_tick(struct consumer *c, uint64_t now_ns, bool final)
 {
-	DECLARE_LIBBPF_OPTS(bpf_iter_attach_opts, opts);
-	union bpf_iter_link_info info = { .map.map_fd = bpf_map__fd(skel->maps.reqs) };
-	struct bpf_link *link;
 	int fd, rc;
 
 	(void)now_ns;
 	if (!final || !skel)
 		return;
-	opts.link_info = &info;
-	opts.link_info_len = sizeof(info);
-	link = bpf_program__attach_iter(skel->progs.dump_open, &opts);
-	fd = link ? bpf_iter_create(bpf_link__fd(link)) : -1;
+	fd = dump_fd;
 	if (fd < 0) {
 		open_unread = true;
-		bpf_link__destroy(link);
 		return;
 	}
 	while ((rc = read_open_one(c, fd)) > 0)
@@ -251,7 +276,7 @@ static void req_tick(struct consumer *c, uint64_t now_ns, bool final)
 	if (rc < 0)
 		open_unread = true;
 	close(fd);
-	bpf_link__destroy(link);
+	dump_fd = -1;
 }
 
 /* ---- metadata and counters ----------------------------------------------- */
@@ -280,10 +305,28 @@ static int req_stats(struct chunk_buffer *kv, const struct consumer *c)
 	err |= chunk_buffer_add_kv_u64(kv, "req.unanswered", n[PERFCAP_REQ_CNT_UNANSWERED]);
 	err |= chunk_buffer_add_kv_u64(kv, "req.fd_unknown", n[PERFCAP_REQ_CNT_FD_UNKNOWN]);
 	err |= chunk_buffer_add_kv_u64(kv, "req.open_at_end", at_end);
-	if (open_unread)
-		err |= chunk_buffer_add_kv(kv, "req.open_at_end.failed",
-					   "the socket storage iterator could not be read whole");
+	if (open_unread) {
+		char why[160];
+
+		snprintf(why, sizeof(why), "the socket storage iterator could not be read whole%s%s",
+			 dump_err ? ": " : "", dump_err ? strerror(-dump_err) : "");
+		err |= chunk_buffer_add_kv(kv, "req.open_at_end.failed", why);
+	}
 	return err ? -ENOMEM : 0;
+}
+
+/* The requests still held by the kernel at the end (each connection's
+ * batch not yet sent, its open request) are in the capture only if the
+ * iterator could be read. */
+static void req_summary_note(char *buf, size_t len)
+{
+	if (open_unread)
+		snprintf(buf, len, "the requests the kernel still held at the end (up to %d "
+			 "a connection) could not be read%s%s (STATS req.open_at_end.failed)",
+			 PERFCAP_REQ_BATCH_MAX, dump_err ? ": " : "",
+			 dump_err ? strerror(-dump_err) : "");
+	else
+		buf[0] = '\0';
 }
 
 static const uint16_t req_event_types[] = { PERFCAP_EV_REQUEST, PERFCAP_EV_REQUEST_BATCH, 0 };
@@ -302,5 +345,6 @@ const struct source req_source = {
 	.handle = req_handle,
 	.meta = req_meta,
 	.stats = req_stats,
+	.summary_note = req_summary_note,
 	.tick = req_tick,
 };
