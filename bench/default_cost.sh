@@ -76,6 +76,10 @@ round() {
 	"$rec" $args -p "$targets" -o "$out" -f > /dev/null 2> "$tmp/err" &
 	p=$!
 	sleep 1
+	if ! kill -0 "$p" 2> /dev/null; then   # refused its options, or failed to start
+		sed "s/^/default_cost.sh: $m: /" "$tmp/err" >&2
+		exit 1
+	fi
 	prog_stats "$p" > "$tmp/p0"; c0=$(cpu_ns "$p"); t0=$(date +%s%N)
 	r=$(load_"$s")
 	prog_stats "$p" > "$tmp/p1"; c1=$(cpu_ns "$p"); t1=$(date +%s%N)

@@ -175,6 +175,11 @@ run() {
 	   "${argv[@]}" -p "$pids" -f -o "$tmp/run.perfcap" 2> "$tmp/run.err" & pid=$! ;;
 	esac
 	sleep 2 # attached
+	if ! kill -0 $pid 2> /dev/null; then # refused its options, or failed to start
+		[ "$mode" != perf ] && sed "s/^/real_servers.sh: $mode: /" "$tmp/run.err" >&2
+		echo "real_servers.sh: $mode: the recorder exited before the load" >&2
+		exit 1
+	fi
 	r0=$(proc_cpu $pid)
 	c0=$(server_ticks)
 	h0=$(host_ticks)

@@ -60,7 +60,8 @@ bool parse_u64_in_range(const char *s, uint64_t min, uint64_t max, uint64_t *out
 static double unit_ns(const char *unit, enum duration_form form)
 {
 	static const struct { const char *name; double ns; } units[] = {
-		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
+		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { "m", 60e9 },
+		{ "h", 3600e9 },
 	};
 
 	if (*unit == '\0')

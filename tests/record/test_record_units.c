@@ -499,6 +499,10 @@ Test(units, recorder_durations_need_a_unit)
 	cr_assert_eq(duration("0.0", f, 0, hour), 12345);
 	cr_assert_eq(duration("1e3ms", f, 0, hour), 12345);
 	cr_assert_eq(duration("2h", f, 0, hour), 12345);
+	cr_assert_eq(duration("1h", f, 0, hour), hour);
+	cr_assert_eq(duration("1.5m", f, 0, hour), 90000000000ull);
+	cr_assert_eq(duration("10m", f, 0, hour), 600000000000ull);
+	cr_assert_eq(duration("1min", f, 0, hour), 12345);
 	cr_assert_eq(duration("3601s", f, 0, hour), 12345);
 	cr_assert_eq(duration("-1ms", f, 0, hour), 12345);
 }
