@@ -106,32 +106,36 @@ static __always_inline __u16 classify(struct task_struct *task, __u64 nr, __u64 
 
 static __always_inline __u32 hist_bucket(__u64 ns)
 {
+	__u64 x = ns >> PERFCAP_AGG_HIST_SHIFT;
 	__u32 b = 0;
 
-	ns >>= PERFCAP_AGG_HIST_SHIFT;
-	/* log2 by halving: at most 31 steps, bounded for the verifier */
-	for (int i = 0; i < PERFCAP_AGG_HIST - 1; i++) {
-		ns >>= 1;
-		if (!ns)
-			break;
-		b++;
-	}
-	return b;
+	/* floor(log2(x)), 0 for 0: six halvings of the range, not a loop */
+	if (x >> 32) { b += 32; x >>= 32; }
+	if (x >> 16) { b += 16; x >>= 16; }
+	if (x >> 8) { b += 8; x >>= 8; }
+	if (x >> 4) { b += 4; x >>= 4; }
+	if (x >> 2) { b += 2; x >>= 2; }
+	if (x >> 1)
+		b += 1;
+	return b < PERFCAP_AGG_HIST - 1 ? b : PERFCAP_AGG_HIST - 1;
 }
 
+/* Plain adds: an entry is keyed by thread, and one thread's calls and
+ * waits end one at a time (its switch-ins and system call exits do not
+ * overlap), so no two CPUs add to one entry at once; user space only
+ * reads. */
 static __always_inline void add_call(struct perfcap_agg_value *v, __u64 ns, long ret,
 				     bool bytes)
 {
 	__u32 b = hist_bucket(ns);
 
-	__sync_fetch_and_add(&v->count, 1);
-	__sync_fetch_and_add(&v->total_ns, ns);
+	v->count++;
+	v->total_ns += ns;
 	if (ret < 0)
-		__sync_fetch_and_add(&v->errors, 1);
+		v->errors++;
 	else if (bytes && ret > 0)
-		__sync_fetch_and_add(&v->bytes, ret);
-	if (b < PERFCAP_AGG_HIST)
-		__sync_fetch_and_add(&v->hist[b], 1);
+		v->bytes += ret;
+	v->hist[b & (PERFCAP_AGG_HIST - 1)]++;
 }
 
 /* Adds one call (or wait) of ns to k's entry; a full map is counted for
