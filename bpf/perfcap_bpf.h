@@ -55,6 +55,13 @@
  * opens get a state at once, so a first request's arrival is seen). */
 #define PERFCAP_REQ_PORTS 1024
 
+/* The req source's phases (req.bpf.c req_phase, set by user space):
+ * requests are followed when their first read falls in an OPEN phase,
+ * to their end through DRAIN; OFF: the programs return at once. */
+#define PERFCAP_REQ_OFF   0
+#define PERFCAP_REQ_OPEN  1
+#define PERFCAP_REQ_DRAIN 2
+
 /* ---- sources, record types, loss reasons ------------------------------ */
 
 enum perfcap_source_id {
@@ -767,6 +774,9 @@ enum perfcap_req_count {
 	PERFCAP_REQ_CNT_SENT,       /* requests sent to the ring (or lost there, counted) */
 	PERFCAP_REQ_CNT_UNANSWERED, /* reads of a "request" that got no write: not requests */
 	PERFCAP_REQ_CNT_FD_UNKNOWN, /* sockets first used outside read/recv/write/send calls */
+	PERFCAP_REQ_CNT_STARTED,    /* requests opened (windows: open = STARTED - CLOSED) */
+	PERFCAP_REQ_CNT_CLOSED,     /* requests closed, answered or not, cut or not */
+	PERFCAP_REQ_CNT_CUT,        /* requests open when their window's epoch ended */
 	PERFCAP_REQ_CNT_NR,
 };
 

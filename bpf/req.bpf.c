@@ -47,10 +47,15 @@ char LICENSE[] SEC("license") = "GPL";
 struct perfcap_req_state {
 	__u64 pending_ready;       /* first data arrival since the last read, 0: none */
 	__u64 prev_end;            /* the last sent request's end, 0: none yet */
-	__u8  prev_io;             /* 0: no call yet, 'r', 'w' */
+	__u8  prev_io;             /* 0: no call yet, 'r', 'w', '?': not known (windows) */
 	__u8  open;                /* a request is open (r holds it) */
 	__u8  closed;              /* EOF seen: no more requests */
-	__u8  reserved[5];
+	__u8  no_lower;            /* prev_end not known: the next request has no lower bound */
+	__u8  seqs_known;          /* seq_copied and seq_write were noted */
+	__u32 epoch;               /* the window it was last followed in (req_epoch) */
+	__u32 seq_copied;          /* windows: the reader's and writer's TCP positions */
+	__u32 seq_write;           /* after the last call followed */
+	__u8  reserved[3];
 	struct perfcap_request r;  /* the open request (and the connection's ids) */
 	struct perfcap_request_batch b; /* sent requests not yet in the ring */
 };
@@ -79,6 +84,74 @@ PC_COUNTERS(req_counts, PERFCAP_REQ_CNT_NR);
 static __always_inline void req_count(__u32 counter)
 {
 	pc_counter_add(&req_counts, counter, 1);
+}
+
+/* Windows (record/sources/source_req.c): with req_windowed, user space
+ * moves req_phase OPEN -> DRAIN -> OFF each period and starts each OPEN
+ * with a new req_epoch. Without, the phase stays OPEN and the epoch 0.
+ * The phase is OFF until every program is attached: a receive followed
+ * while the sends were not yet would merge requests. */
+const volatile bool req_windowed = false;
+volatile __u32 req_phase = PERFCAP_REQ_OFF;
+volatile __u32 req_epoch;
+
+/* The reader's and the writer's positions in sk's byte streams. */
+static __always_inline bool tcp_seqs(struct sock *sk, __u32 *copied, __u32 *written,
+				     __u32 *data_segs_out)
+{
+	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
+
+	if (!tp)
+		return false;
+	*copied = tp->copied_seq;
+	*written = tp->write_seq;
+	*data_segs_out = tp->data_segs_out;
+	return true;
+}
+
+/* After a followed call: where the streams are (windows only). */
+static __always_inline void note_seqs(struct perfcap_req_state *st, struct sock *sk)
+{
+	__u32 segs;
+
+	if (req_windowed)
+		st->seqs_known = tcp_seqs(sk, &st->seq_copied, &st->seq_write, &segs);
+}
+
+/* Is st followed in the current window? A state from an earlier one is
+ * brought in during OPEN: its open request, cut by that window's end, is
+ * dropped (counted), and what it knew of the conversation (the last
+ * call, the previous request's end, a pending arrival) is kept only if
+ * nothing moved on the socket since it was last followed (the call
+ * being made, d_copied or d_written bytes, aside). */
+static __always_inline bool in_window(struct perfcap_req_state *st, struct sock *sk, __u32 phase,
+				      __u32 d_copied, __u32 d_written)
+{
+	__u32 epoch = req_epoch, copied, written, segs;
+	bool same;
+
+	if (st->epoch == epoch)
+		return true;
+	if (phase != PERFCAP_REQ_OPEN)
+		return false;
+	if (st->open) {
+		st->open = 0;
+		req_count(PERFCAP_REQ_CNT_CUT);
+		req_count(PERFCAP_REQ_CNT_CLOSED);
+	}
+	same = tcp_seqs(sk, &copied, &written, &segs);
+	if (same && st->seqs_known) /* the socket as it was last followed? */
+		same = copied - d_copied == st->seq_copied && written - d_written == st->seq_write;
+	else if (same)              /* never followed a call: nothing answered yet? */
+		same = !st->prev_io && !segs;
+	if (!same) {
+		st->prev_io = '?';
+		st->prev_end = 0;
+		st->no_lower = 1;
+		st->pending_ready = 0;
+	}
+	st->epoch = epoch;
+	return true;
 }
 
 static __always_inline bool tcp_inet(const struct sock *sk)
@@ -136,6 +209,7 @@ static __always_inline struct perfcap_req_state *new_state(const struct sock *sk
 	st->r.family = sk->__sk_common.skc_family;
 	st->r.lport = sk->__sk_common.skc_num;
 	st->r.origin = origin;
+	st->epoch = req_epoch;
 	return st;
 }
 
@@ -148,7 +222,7 @@ static __always_inline struct perfcap_req_state *new_state(const struct sock *sk
  * filters decide and a traced task's socket gets its state on first sight
  * (or its owner, when it was made at a passive open). */
 static __always_inline struct perfcap_req_state *state_for_call(const struct sock *sk,
-							struct task_struct *task)
+							struct task_struct *task, __u32 phase)
 {
 	struct perfcap_req_state *st;
 
@@ -159,6 +233,8 @@ static __always_inline struct perfcap_req_state *state_for_call(const struct soc
 	if (st && st->r.pid == task->tgid && st->r.fd >= 0)
 		return st;
 	if (!pc_task_traced(task))
+		return NULL;
+	if (!st && phase != PERFCAP_REQ_OPEN) /* draining: nothing new */
 		return NULL;
 	if (!st)
 		return new_state(sk, task, PERFCAP_REQ_SEEN, current_fd(task), bpf_ktime_get_ns());
@@ -287,6 +363,8 @@ static __always_inline void send_request(struct perfcap_req_state *st, __u16 why
 	if (!st->open)
 		return;
 	st->open = 0;
+	if (req_windowed)
+		req_count(PERFCAP_REQ_CNT_CLOSED);
 	if (!st->r.writes) {        /* never answered: not a request */
 		req_count(PERFCAP_REQ_CNT_UNANSWERED);
 		return;
@@ -320,7 +398,8 @@ static __always_inline void start_request(struct perfcap_req_state *st, __u32 ti
 
 	send_request(st, 0, now);
 	lower = st->prev_end ? st->prev_end : r->conn_ts;
-	r->h.flags = PERFCAP_REQ_F_LOWER;
+	r->h.flags = st->no_lower ? 0 : PERFCAP_REQ_F_LOWER;
+	st->no_lower = 0;
 	r->lower_ts = lower;
 	r->ready_ts = 0;
 	if (st->pending_ready && r->origin != PERFCAP_REQ_CONNECTED) {
@@ -337,6 +416,8 @@ static __always_inline void start_request(struct perfcap_req_state *st, __u32 ti
 	r->pickup_tid = tid;
 	r->other_tid = 0;
 	st->open = 1;
+	if (req_windowed)
+		req_count(PERFCAP_REQ_CNT_STARTED);
 }
 
 /* A port traced processes serve: its next passive opens get a state. */
@@ -351,16 +432,17 @@ static __always_inline void learn_port(__u16 port)
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(on_recv, struct sock *sk, int ret, int flags)
 {
+	__u32 phase = req_phase;
 	struct task_struct *task;
 	struct perfcap_req_state *st;
 	__u64 now;
 	__u32 tid;
 
-	if (ret < 0 || (flags & MSG_PEEK) || !tcp_inet(sk))
+	if (phase == PERFCAP_REQ_OFF || ret < 0 || (flags & MSG_PEEK) || !tcp_inet(sk))
 		return 0;
 	task = bpf_get_current_task_btf();
-	st = state_for_call(sk, task);
-	if (!st || st->closed)
+	st = state_for_call(sk, task, phase);
+	if (!st || st->closed || !in_window(st, sk, phase, ret, 0))
 		return 0;
 	now = bpf_ktime_get_ns();
 	if (ret == 0) {             /* EOF: the peer is done */
@@ -370,31 +452,38 @@ int BPF_PROG(on_recv, struct sock *sk, int ret, int flags)
 		return 0;
 	}
 	tid = task->pid;
-	if (st->prev_io != 'r')
-		start_request(st, tid, now);
+	if (st->prev_io != 'r' && st->prev_io != '?') {
+		if (phase == PERFCAP_REQ_OPEN)
+			start_request(st, tid, now);
+		else                    /* draining: the next one is not followed */
+			send_request(st, 0, now);
+	}
 	st->prev_io = 'r';
 	st->pending_ready = 0;      /* what had arrived is read */
 	st->r.reads++;
 	st->r.bytes_in += ret;
 	note_tid(&st->r, tid);
+	note_seqs(st, sk);
 	return 0;
 }
 
 SEC("tp_btf/sock_send_length")
 int BPF_PROG(on_send, struct sock *sk, int ret, int flags)
 {
+	__u32 phase = req_phase;
 	struct task_struct *task;
 	struct perfcap_req_state *st;
 	__u64 now;
 
-	if (ret <= 0 || !tcp_inet(sk))
+	if (phase == PERFCAP_REQ_OFF || ret <= 0 || !tcp_inet(sk))
 		return 0;
 	task = bpf_get_current_task_btf();
-	st = state_for_call(sk, task);
-	if (!st)
+	st = state_for_call(sk, task, phase);
+	if (!st || !in_window(st, sk, phase, 0, ret))
 		return 0;
 	now = bpf_ktime_get_ns();
 	st->prev_io = 'w';
+	note_seqs(st, sk);
 	if (!st->open)              /* a write before the connection's first read */
 		return 0;
 	if (!st->r.writes) {
@@ -410,11 +499,14 @@ int BPF_PROG(on_send, struct sock *sk, int ret, int flags)
 }
 
 SEC("tp_btf/sk_data_ready")
-int BPF_PROG(on_data_ready, const struct sock *sk)
+int BPF_PROG(on_data_ready, struct sock *sk)
 {
-	struct perfcap_req_state *st = state_of(sk);
+	struct perfcap_req_state *st;
 
-	if (st && !st->pending_ready)
+	if (req_phase != PERFCAP_REQ_OPEN)
+		return 0;
+	st = state_of(sk);
+	if (st && in_window(st, sk, PERFCAP_REQ_OPEN, 0, 0) && !st->pending_ready)
 		st->pending_ready = bpf_ktime_get_ns();
 	return 0;
 }
@@ -449,6 +541,11 @@ int BPF_PROG(on_state, const struct sock *sk, const int oldstate, const int news
 	st = state_of(sk);
 	if (!st)
 		return 0;
+	if (st->epoch != req_epoch && st->open) { /* cut by its window's end */
+		st->open = 0;
+		req_count(PERFCAP_REQ_CNT_CUT);
+		req_count(PERFCAP_REQ_CNT_CLOSED);
+	}
 	now = bpf_ktime_get_ns();
 	send_request(st, PERFCAP_REQ_F_AT_CLOSE, now);
 	flush_batch(st, now);
@@ -475,7 +572,7 @@ int dump_open(struct bpf_iter__bpf_sk_storage_map *ctx)
 	n = st->b.n;
 	if (n && n <= PERFCAP_REQ_BATCH_MAX)
 		bpf_seq_write(ctx->meta->seq, &st->b, sizeof(st->b));
-	if (st->open && st->r.writes)
+	if (st->open && st->r.writes && st->epoch == req_epoch)
 		bpf_seq_write(ctx->meta->seq, &st->r, sizeof(st->r));
 	return 0;
 }

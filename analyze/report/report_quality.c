@@ -131,6 +131,41 @@ static void print_req_at_end(const struct report_context *ctx)
 	free(why);
 }
 
+/* Requests followed in time windows (PERFCAP_REQ_RATE, experimental):
+ * the share of the recording they cover, -1 when there were none. */
+static const char windows_sql[] = "SELECT CAST(value AS INTEGER) FROM stats WHERE"
+	" chunk = 'stats' AND key = ?1";
+
+static double req_windows_share(const struct report_context *ctx, int64_t *count, int64_t *cut)
+{
+	int64_t covered = db_lookup_int(ctx->db, windows_sql, "req.windows.covered_ns", NULL, -1);
+	int64_t span = db_lookup_int(ctx->db, windows_sql, "req.windows.span_ns", NULL, -1);
+
+	*count = db_lookup_int(ctx->db, windows_sql, "req.windows.count", NULL, 0);
+	*cut = db_lookup_int(ctx->db, windows_sql, "req.cut", NULL, 0);
+	if (covered < 0 || span <= 0 || *count <= 0)
+		return -1;
+	return covered >= span ? 1.0 : (double)covered / (double)span;
+}
+
+static const char windows_meaning[] = "requests were followed only when their first read "
+	"fell in a time window (PERFCAP_REQ_RATE, experimental): request counts and rates are "
+	"of those followed, not scaled to all";
+
+static void print_req_windows(const struct report_context *ctx)
+{
+	int64_t count, cut;
+	double share = req_windows_share(ctx, &count, &cut);
+	char a[FMT_BUF], b[FMT_BUF];
+
+	if (share < 0)
+		return;
+	fprintf(ctx->out, "  %-20s %.1f%% of the recording, in %s windows (%s cut at a window's "
+		"change): %s\n", "Requests followed:", 100 * share,
+		fmt_count(a, sizeof(a), (uint64_t)count), fmt_count(b, sizeof(b), (uint64_t)cut),
+		windows_meaning);
+}
+
 /* The recorder's memory bound: exited processes are forgotten once their
  * stacks are resolved (harmless, said for completeness); live ones over
  * the cap are described again if seen later; JIT ips past the cap lose
@@ -297,6 +332,15 @@ static void write_json_evicted(const struct report_context *ctx)
 			 rows[i][1]);
 }
 
+static void write_json_req_windows(const struct report_context *ctx)
+{
+	int64_t count, cut;
+	double share = req_windows_share(ctx, &count, &cut);
+
+	if (share >= 0)
+		json_row(ctx->json, "req", "windows.followed_share", share, windows_meaning);
+}
+
 static void write_json(const struct report_context *ctx)
 {
 	struct json_writer *w = ctx->json;
@@ -322,6 +366,7 @@ static void write_json(const struct report_context *ctx)
 	if (why) /* 1: the count of such failures there can be */
 		json_row(w, "req", "open_at_end.failed", 1, why);
 	free(why);
+	write_json_req_windows(ctx);
 	if (db_query_int(ctx->db, unclosed_sql, 0) > 0)
 		json_row(w, "waits", "unclosed", (double)db_query_int(ctx->db, unclosed_sql, 0),
 			 unclosed_meaning);
@@ -367,6 +412,7 @@ int report_section_quality(const struct report_context *ctx)
 	print_missed_ticks(ctx);
 	print_kernel_sums(ctx);
 	print_req_at_end(ctx);
+	print_req_windows(ctx);
 	print_evicted(ctx);
 	print_stacks(ctx);
 	report_quality_user_stacks(ctx);

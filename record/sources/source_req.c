@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -25,6 +26,7 @@
 
 #include "consume/consumer.h"      /* perfcap_bpf.h, which the skeleton needs */
 #include "req.skel.h"
+#include "common/units.h"
 #include "session/percpu_counts.h"
 #include "source.h"
 
@@ -52,6 +54,25 @@ static int dump_err;                 /* why there is none: -errno */
 static uint64_t at_end;              /* requests written from the map at the end */
 static bool open_unread;             /* the iterator failed: open requests not read */
 
+/* Windows: above `budget` requests a second, requests are followed when
+ * their first read falls in an OPEN phase at the start of each period,
+ * long enough for about budget a second, to their end through DRAIN (until
+ * none is open); then OFF to the next period. Below it, OPEN throughout. */
+#define WIN_PERIOD_NS 1000000000ull
+#define WIN_MIN_NS      50000000ull
+
+static struct {
+	uint64_t budget;             /* PERFCAP_REQ_RATE; 0: every request */
+	uint64_t span_start;         /* the first tick */
+	uint64_t period_start, open_start, open_len;
+	uint64_t started_at_open;    /* STARTED when the OPEN phase began */
+	uint64_t covered_ns;         /* OPEN time in all */
+	uint64_t span_ns;
+	uint64_t windows;            /* periods with a window shorter than the period */
+	uint32_t phase, epoch;
+	bool windowed;               /* this period has a window */
+} win;
+
 /* read(2) until len bytes or the end; what was read, or -1. */
 static ssize_t read_full(int fd, void *buf, size_t len)
 {
@@ -71,12 +92,20 @@ static ssize_t read_full(int fd, void *buf, size_t len)
 
 static int req_load(const struct source_env *env, char *why, size_t len)
 {
+	const char *rate;
 	int err;
 
 	skel = req_bpf__open();
 	if (!skel)
 		return source_open_failed(why, len);
 	skel->rodata->pc_config = *env->config;
+	rate = getenv("PERFCAP_REQ_RATE");
+	if (rate && *rate && !parse_u64_in_range(rate, 1, 100000000, &win.budget)) {
+		snprintf(why, len, "PERFCAP_REQ_RATE '%s': expected requests a second, "
+			 "1 to 100,000,000", rate);
+		return -EINVAL;
+	}
+	skel->rodata->req_windowed = win.budget > 0;
 	/* the iterator is attached with the map (req_attach) */
 	bpf_program__set_autoattach(skel->progs.dump_open, false);
 	err = source_reuse_shared_maps(env, skel->obj, why, len);
@@ -115,8 +144,11 @@ static int req_attach(const struct source_env *env, char *why, size_t len)
 	if (err)
 		source_explain(why, len, "cannot attach sock_recv_length/sock_send_length/"
 			       "sk_data_ready/inet_sock_set_state", err);
-	else
+	if (!err) {
 		attach_dump();
+		/* on now that all are: see req_phase */
+		skel->bss->req_phase = PERFCAP_REQ_OPEN;
+	}
 	return err;
 }
 
@@ -256,6 +288,71 @@ static int read_open_one(struct consumer *c, int fd)
 	return 1;
 }
 
+static void win_set(uint32_t phase)
+{
+	skel->bss->req_epoch = win.epoch;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	skel->bss->req_phase = win.phase = phase;
+}
+
+/* One tick of the windows (about every 50 ms): the phase to be in now. */
+static void win_tick(uint64_t now)
+{
+	uint64_t n[PERFCAP_REQ_CNT_NR], started, closed, len, rate, w;
+
+	if (percpu_counts_read(skel->maps.req_counts, n, PERFCAP_REQ_CNT_NR))
+		return;
+	started = n[PERFCAP_REQ_CNT_STARTED];
+	closed = n[PERFCAP_REQ_CNT_CLOSED];
+	if (!win.span_start) {
+		win.span_start = win.period_start = win.open_start = now;
+		win.open_len = WIN_PERIOD_NS;
+		win.started_at_open = started;
+		win.phase = PERFCAP_REQ_OPEN;
+		return;
+	}
+	if (win.phase == PERFCAP_REQ_OPEN && win.windowed && now - win.open_start >= win.open_len) {
+		win.covered_ns += now - win.open_start;
+		win.open_len = now - win.open_start;
+		win_set(PERFCAP_REQ_DRAIN);
+	}
+	if (win.phase == PERFCAP_REQ_DRAIN && started <= closed)
+		win_set(PERFCAP_REQ_OFF);
+	if (now - win.period_start < WIN_PERIOD_NS)
+		return;
+	if (win.phase == PERFCAP_REQ_OPEN) {   /* open the whole period */
+		win.covered_ns += now - win.open_start;
+		win.open_len = now - win.open_start;
+	}
+	len = win.open_len ? win.open_len : 1;
+	rate = (started - win.started_at_open) * 1000000000ull / len;
+	w = rate ? win.budget * WIN_PERIOD_NS / rate : WIN_PERIOD_NS;
+	/* a new epoch only after a gap: a state from a period followed to
+	 * its end is still right, and its requests in flight go on */
+	if (win.phase != PERFCAP_REQ_OPEN)
+		win.epoch++;
+	win.windowed = w < WIN_PERIOD_NS;
+	if (!win.windowed)
+		w = WIN_PERIOD_NS;
+	else if (w < WIN_MIN_NS)
+		w = WIN_MIN_NS;
+	if (win.windowed)
+		win.windows++;
+	win.period_start = win.open_start = now;
+	win.open_len = w;
+	win.started_at_open = started;
+	win_set(PERFCAP_REQ_OPEN);
+}
+
+static void win_end(uint64_t now)
+{
+	if (!win.span_start)
+		return;
+	if (win.phase == PERFCAP_REQ_OPEN)
+		win.covered_ns += now - win.open_start;
+	win.span_ns = now - win.span_start;
+}
+
 /* At the end: the requests still open (answered at least once), read
  * through the iterator over the socket storage (dump_open), which nothing
  * writes any more (the programs are detached). */
@@ -263,9 +360,14 @@ static void req_tick(struct consumer *c, uint64_t now_ns, bool final)
 {
 	int fd, rc;
 
-	(void)now_ns;
-	if (!final || !skel)
+	if (!skel)
 		return;
+	if (win.budget && !final)
+		win_tick(now_ns);
+	if (!final)
+		return;
+	if (win.budget)
+		win_end(now_ns);
 	fd = dump_fd;
 	if (fd < 0) {
 		open_unread = true;
@@ -275,6 +377,7 @@ static void req_tick(struct consumer *c, uint64_t now_ns, bool final)
 		;
 	if (rc < 0)
 		open_unread = true;
+
 	close(fd);
 	dump_fd = -1;
 }
@@ -288,6 +391,8 @@ static int req_meta(struct chunk_buffer *kv, const struct source_env *env)
 	(void)env;
 	err |= chunk_buffer_add_kv(kv, "req.rule", "a read after a write starts a request; "
 				   "readiness from sk_data_ready; TCP only");
+	if (win.budget)
+		err |= chunk_buffer_add_kv_u64(kv, "req.windows.budget", win.budget);
 	return err ? -ENOMEM : 0;
 }
 
@@ -305,6 +410,14 @@ static int req_stats(struct chunk_buffer *kv, const struct consumer *c)
 	err |= chunk_buffer_add_kv_u64(kv, "req.unanswered", n[PERFCAP_REQ_CNT_UNANSWERED]);
 	err |= chunk_buffer_add_kv_u64(kv, "req.fd_unknown", n[PERFCAP_REQ_CNT_FD_UNKNOWN]);
 	err |= chunk_buffer_add_kv_u64(kv, "req.open_at_end", at_end);
+	if (win.budget) {
+		err |= chunk_buffer_add_kv_u64(kv, "req.windows.count", win.windows);
+		err |= chunk_buffer_add_kv_u64(kv, "req.windows.covered_ns", win.covered_ns);
+		err |= chunk_buffer_add_kv_u64(kv, "req.windows.span_ns", win.span_ns);
+		err |= chunk_buffer_add_kv_u64(kv, "req.started", n[PERFCAP_REQ_CNT_STARTED]);
+		err |= chunk_buffer_add_kv_u64(kv, "req.closed", n[PERFCAP_REQ_CNT_CLOSED]);
+		err |= chunk_buffer_add_kv_u64(kv, "req.cut", n[PERFCAP_REQ_CNT_CUT]);
+	}
 	if (open_unread) {
 		char why[160];
 
@@ -320,13 +433,20 @@ static int req_stats(struct chunk_buffer *kv, const struct consumer *c)
  * iterator could be read. */
 static void req_summary_note(char *buf, size_t len)
 {
-	if (open_unread)
-		snprintf(buf, len, "the requests the kernel still held at the end (up to %d "
-			 "a connection) could not be read%s%s (STATS req.open_at_end.failed)",
-			 PERFCAP_REQ_BATCH_MAX, dump_err ? ": " : "",
+	int n = 0;
+
+	buf[0] = '\0';
+	if (win.windows && win.span_ns)
+		n = snprintf(buf, len, "followed in %llu time windows, %.1f%% of the recording "
+			     "(PERFCAP_REQ_RATE %llu, experimental): reports count only those "
+			     "requests (STATS req.windows.*)%s", (unsigned long long)win.windows,
+			     100.0 * (double)win.covered_ns / (double)win.span_ns,
+			     (unsigned long long)win.budget, open_unread ? "; " : "");
+	if (open_unread && n >= 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, "the requests the kernel still held at the end "
+			 "(up to %d a connection) could not be read%s%s (STATS "
+			 "req.open_at_end.failed)", PERFCAP_REQ_BATCH_MAX, dump_err ? ": " : "",
 			 dump_err ? strerror(-dump_err) : "");
-	else
-		buf[0] = '\0';
 }
 
 static const uint16_t req_event_types[] = { PERFCAP_EV_REQUEST, PERFCAP_EV_REQUEST_BATCH, 0 };
