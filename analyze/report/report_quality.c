@@ -132,20 +132,27 @@ static void print_req_at_end(const struct report_context *ctx)
 }
 
 /* Requests followed in time windows (PERFCAP_REQ_RATE, experimental):
- * the share of the recording they cover, -1 when there were none. */
+ * the share of the recording they cover (share < 0: no windows). */
+struct req_windows {
+	double share;
+	int64_t count, cut;
+};
+
 static const char windows_sql[] = "SELECT CAST(value AS INTEGER) FROM stats WHERE"
 	" chunk = 'stats' AND key = ?1";
 
-static double req_windows_share(const struct report_context *ctx, int64_t *count, int64_t *cut)
+static struct req_windows req_windows_read(const struct report_context *ctx)
 {
 	int64_t covered = db_lookup_int(ctx->db, windows_sql, "req.windows.covered_ns", NULL, -1);
 	int64_t span = db_lookup_int(ctx->db, windows_sql, "req.windows.span_ns", NULL, -1);
+	struct req_windows r = { .share = -1 };
 
-	*count = db_lookup_int(ctx->db, windows_sql, "req.windows.count", NULL, 0);
-	*cut = db_lookup_int(ctx->db, windows_sql, "req.cut", NULL, 0);
-	if (covered < 0 || span <= 0 || *count <= 0)
-		return -1;
-	return covered >= span ? 1.0 : (double)covered / (double)span;
+	r.count = db_lookup_int(ctx->db, windows_sql, "req.windows.count", NULL, 0);
+	if (covered < 0 || span <= 0 || r.count <= 0)
+		return r;
+	r.cut = db_lookup_int(ctx->db, windows_sql, "req.cut", NULL, 0);
+	r.share = covered >= span ? 1.0 : (double)covered / (double)span;
+	return r;
 }
 
 static const char windows_meaning[] = "requests were followed only when their first read "
@@ -154,15 +161,14 @@ static const char windows_meaning[] = "requests were followed only when their fi
 
 static void print_req_windows(const struct report_context *ctx)
 {
-	int64_t count, cut;
-	double share = req_windows_share(ctx, &count, &cut);
+	struct req_windows r = req_windows_read(ctx);
 	char a[FMT_BUF], b[FMT_BUF];
 
-	if (share < 0)
+	if (r.share < 0)
 		return;
 	fprintf(ctx->out, "  %-20s %.1f%% of the recording, in %s windows (%s cut at a window's "
-		"change): %s\n", "Requests followed:", 100 * share,
-		fmt_count(a, sizeof(a), (uint64_t)count), fmt_count(b, sizeof(b), (uint64_t)cut),
+		"change): %s\n", "Requests followed:", 100 * r.share,
+		fmt_count(a, sizeof(a), (uint64_t)r.count), fmt_count(b, sizeof(b), (uint64_t)r.cut),
 		windows_meaning);
 }
 
@@ -334,11 +340,10 @@ static void write_json_evicted(const struct report_context *ctx)
 
 static void write_json_req_windows(const struct report_context *ctx)
 {
-	int64_t count, cut;
-	double share = req_windows_share(ctx, &count, &cut);
+	struct req_windows r = req_windows_read(ctx);
 
-	if (share >= 0)
-		json_row(ctx->json, "req", "windows.followed_share", share, windows_meaning);
+	if (r.share >= 0)
+		json_row(ctx->json, "req", "windows.followed_share", r.share, windows_meaning);
 }
 
 static void write_json(const struct report_context *ctx)

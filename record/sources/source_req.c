@@ -13,6 +13,10 @@
  * end; at the recording's end the batches not yet sent and the requests
  * still open (written with flag AT_END) are read here through an iterator
  * over the socket storage.
+ *
+ * With PERFCAP_REQ_RATE (experimental, docs/perfcap-record.md ENVIRONMENT)
+ * requests are followed in time windows above that rate: win_tick moves
+ * the programs' phase (req.bpf.c req_phase) each second.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -353,9 +357,10 @@ static void win_end(uint64_t now)
 	win.span_ns = now - win.span_start;
 }
 
-/* At the end: the requests still open (answered at least once), read
- * through the iterator over the socket storage (dump_open), which nothing
- * writes any more (the programs are detached). */
+/* Each tick: the windows' phase (with PERFCAP_REQ_RATE). At the end: the
+ * requests still open (answered at least once) and the batches not sent,
+ * read through the iterator over the socket storage (dump_open), which
+ * nothing writes any more (the programs are detached). */
 static void req_tick(struct consumer *c, uint64_t now_ns, bool final)
 {
 	int fd, rc;
@@ -377,12 +382,20 @@ static void req_tick(struct consumer *c, uint64_t now_ns, bool final)
 		;
 	if (rc < 0)
 		open_unread = true;
-
 	close(fd);
 	dump_fd = -1;
 }
 
 /* ---- metadata and counters ----------------------------------------------- */
+
+/* ": why" when the iterator could not be made (dump_err), else "". */
+static const char *dump_why(char *buf, size_t len)
+{
+	if (!dump_err)
+		return "";
+	snprintf(buf, len, ": %s", strerror(-dump_err));
+	return buf;
+}
 
 static int req_meta(struct chunk_buffer *kv, const struct source_env *env)
 {
@@ -419,20 +432,21 @@ static int req_stats(struct chunk_buffer *kv, const struct consumer *c)
 		err |= chunk_buffer_add_kv_u64(kv, "req.cut", n[PERFCAP_REQ_CNT_CUT]);
 	}
 	if (open_unread) {
-		char why[160];
+		char why[160], e[64];
 
-		snprintf(why, sizeof(why), "the socket storage iterator could not be read whole%s%s",
-			 dump_err ? ": " : "", dump_err ? strerror(-dump_err) : "");
+		snprintf(why, sizeof(why), "the socket storage iterator could not be read whole%s",
+			 dump_why(e, sizeof(e)));
 		err |= chunk_buffer_add_kv(kv, "req.open_at_end.failed", why);
 	}
 	return err ? -ENOMEM : 0;
 }
 
-/* The requests still held by the kernel at the end (each connection's
- * batch not yet sent, its open request) are in the capture only if the
- * iterator could be read. */
+/* What the summary must say: requests followed in windows only, and the
+ * requests still held by the kernel at the end (each connection's batch
+ * not yet sent, its open request) when the iterator could not be read. */
 static void req_summary_note(char *buf, size_t len)
 {
+	char e[64];
 	int n = 0;
 
 	buf[0] = '\0';
@@ -444,9 +458,8 @@ static void req_summary_note(char *buf, size_t len)
 			     (unsigned long long)win.budget, open_unread ? "; " : "");
 	if (open_unread && n >= 0 && (size_t)n < len)
 		snprintf(buf + n, len - (size_t)n, "the requests the kernel still held at the end "
-			 "(up to %d a connection) could not be read%s%s (STATS "
-			 "req.open_at_end.failed)", PERFCAP_REQ_BATCH_MAX, dump_err ? ": " : "",
-			 dump_err ? strerror(-dump_err) : "");
+			 "(up to %d a connection) could not be read%s (STATS "
+			 "req.open_at_end.failed)", PERFCAP_REQ_BATCH_MAX, dump_why(e, sizeof(e)));
 }
 
 static const uint16_t req_event_types[] = { PERFCAP_EV_REQUEST, PERFCAP_EV_REQUEST_BATCH, 0 };
