@@ -210,6 +210,21 @@
 		return Math.max(600, Math.min(1340, (container.clientWidth || page.clientWidth || 1200) - 4));
 	}
 
+	/* d3-flame-graph grows each new frame's width and sets its label in
+	 * transitions that run on later animation frames, even at duration 0
+	 * (the width's transition has d3's default length). A page printed or
+	 * captured before they end shows frames cut short, so end them now:
+	 * the final width is the one already set on the frame's label box. */
+	function settleFrames(holder) {
+		d3.select(holder).selectAll("g.frame").each(function () {
+			var g = d3.select(this);
+			g.interrupt();
+			g.selectAll("*").interrupt();
+			g.select("rect").attr("width", g.select("foreignObject").attr("width"));
+			g.select("foreignObject div").text(g.attr("name"));
+		});
+	}
+
 	/* A flame graph with a search box, reset-zoom and clear buttons and a
 	 * details line; returns {chart, holder, search(term)}. */
 	function flameGraph(body, data, options) {
@@ -246,6 +261,7 @@
 		 * at once shows every frame; zoom and search animate. */
 		chart.transitionDuration(0);
 		d3.select(holder).datum(data).call(chart);
+		settleFrames(holder);
 		chart.transitionDuration(300);
 
 		function search() {

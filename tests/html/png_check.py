@@ -2,7 +2,8 @@
 """png_check.py PNG WIDTH HEIGHT FIXTURE.json - checks a page screenshot:
 the PNG decodes (zlib, standard library only) to WIDTH x HEIGHT, is not
 blank (at least 32 colours, at least 5% non-white pixels) and shows what the
-fixture should draw: for a report, the flame graph's warm frames and every
+fixture should draw: a flame graph drawn whole (its root frame across
+most of the page), and for a report, the flame graph's warm frames and every
 thread state of the timeline (colours read from html/page.js); for a diff,
 both red (growth) and blue (shrinkage) frames. Exit 0 pass, 1 fail."""
 import json
@@ -70,6 +71,13 @@ def state_colours():
             for m in re.finditer(r'(\w+): "#([0-9a-fA-F]{6})"', table)}
 
 
+def page_colours():
+    """{name: (r, g, b)} of the --name: #rrggbb colours in html/page.css."""
+    source = open(os.path.join(HERE, "..", "..", "html", "page.css")).read()
+    return {m.group(1): tuple(int(m.group(2)[i:i + 2], 16) for i in (0, 2, 4))
+            for m in re.finditer(r"--([\w-]+):\s*#([0-9a-fA-F]{6})\b", source)}
+
+
 def main():
     path, width, height, fixture = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
     data = json.load(open(os.path.join(HERE, fixture)))
@@ -90,6 +98,22 @@ def main():
     non_white = total - counts.get((255, 255, 255), 0)
     check(len(counts) >= 32, "%d distinct colours" % len(counts))
     check(non_white >= total // 20, "%.1f%% non-white pixels" % (100.0 * non_white / total))
+
+    # The flame graph's root frame holds every sample, so it is drawn the
+    # graph's whole width: one colour over most of a row. Rules and panels
+    # (page.css's colours) span rows too and do not count. A page caught
+    # while its frames still grow has no such run.
+    page = set(page_colours().values()) | {(255, 255, 255)}
+    root = 0
+    for row in rows:
+        start = 0
+        for x in range(1, w + 1):
+            if x == w or row[x] != row[start]:
+                run = x - start
+                if run > root and row[start] not in page:
+                    root = run
+                start = x
+    check(root >= w * 3 // 4, "flame graph root frame %d px wide (want >= %d)" % (root, w * 3 // 4))
 
     def pixels(test):
         return sum(n for px, n in counts.items() if test(*px))
