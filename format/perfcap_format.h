@@ -18,7 +18,7 @@
 
 #define PC_FILE_MAGIC      "PERFCAP\0" /* 8 bytes */
 #define PC_FORMAT_MAJOR    1           /* incompatible layout changes */
-#define PC_FORMAT_MINOR    9           /* compatible additions */
+#define PC_FORMAT_MINOR    10          /* compatible additions */
 
 struct pc_file_header {
 	char     magic[8];        /* PC_FILE_MAGIC */
@@ -117,6 +117,7 @@ enum pc_rec_type {
 	PC_REC_PROBE      = 24, /* EVENTS (1.5): a call of a uprobed function, or a USDT hit */
 	PC_REC_REQUEST    = 25, /* EVENTS (1.7): a request on a TCP connection, inferred in the kernel */
 	PC_REC_REQUEST_BATCH = 26, /* EVENTS (1.8): consecutive requests of one connection */
+	PC_REC_REQUEST_WINDOW = 27, /* EVENTS (1.10): a second whose requests were followed in a window */
 };
 
 /* "no stack captured" in a sample. Stack ids are assigned by the recorder
@@ -471,6 +472,22 @@ struct pc_request_entry {
 	uint16_t reads, writes;
 	uint16_t flags;           /* PC_REQUEST_F_* */
 	uint16_t reserved;
+};
+
+/* (1.10) A period (a second) in which the req source followed requests
+ * only in a time window at its start (requests above its rate budget, META
+ * req.windows.budget): the requests whose first read fell in [ts, ts +
+ * open_ns) were followed to their end; none that started in [ts + open_ns,
+ * ts + period_ns) was. Each followed request of the period stands for
+ * period_ns / open_ns of its requests. Periods followed whole have no
+ * record. open_ns 0: none was followed (the programs could not be
+ * attached again), the period's requests are not known. */
+struct pc_rec_request_window {
+	struct pc_rec h;          /* h.flags: 0 */
+	uint64_t ts;              /* the period's start, where its window opens */
+	uint64_t open_ns;         /* the window's length, <= period_ns */
+	uint64_t period_ns;       /* to the next period, or the recording's end */
+	uint64_t started;         /* requests the kernel started in the window */
 };
 
 struct pc_rec_block {

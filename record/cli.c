@@ -51,6 +51,7 @@ enum long_only_option {
 	OPT_PROBE_MIN,
 	OPT_PROBE_NO_STACK,
 	OPT_JVM_PERFMAP,
+	OPT_REQ_RATE,
 };
 
 const char *argp_program_version =
@@ -67,6 +68,7 @@ static const char doc[] =
 "    perfcap-record -e sched --offcpu-min 5ms -p 1234   # off-CPU >= 5 ms only\n"
 "    perfcap-record -e syscall,mux --syscalls read,write --syscall-min 1ms -p 1234\n"
 "    perfcap-record -a --comm nginx -d 10     # every process named nginx\n"
+"    perfcap-record --req-rate 0 -p 1234 -d 10   # every request, no windows\n"
 "    perfcap-record -a -d 10 -o all.perfcap   # the whole system, 10 s\n"
 "    perfcap-record -a --max-size 64M    # stop before the file passes 64 MiB\n"
 "    perfcap-record -a --flight-recorder 64M   # keep the last ~64 MiB; kill -USR1 writes it\n"
@@ -149,6 +151,10 @@ static const struct argp_option options[] = {
 	{ "probe-no-stack", OPT_PROBE_NO_STACK, NULL, 0,
 	  "uprobe:/usdt: probes: records without the user stack (about a third of a "
 	  "recorded call's cost; no callers in the report)", 1 },
+	{ "req-rate", OPT_REQ_RATE, "N", 0,
+	  "req: follow about N requests a second: above N, only those whose first read "
+	  "falls in a window at the start of each second (each then stands for its second "
+	  "over its window in reports; default 10000; 0: every request)", 1 },
 	{ NULL, 0, NULL, 0, "Filters and sampling:", 2 },
 	{ "comm", OPT_COMM, "NAME", 0, "Only processes named NAME (15 characters at most)", 2 },
 	{ "cgroup", OPT_CGROUP, "PATH", 0, "Only tasks in this cgroup v2 directory or below", 2 },
@@ -176,6 +182,7 @@ struct parse_state {
 	const char *stack_copy_arg;
 	const char *offcpu_copy_arg;
 	const char *offcpu_reuse_arg;
+	const char *req_rate_arg;
 	const char *probe_min_arg;
 	int ntargets;
 };
@@ -276,6 +283,9 @@ static error_t parse_option(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_PROBE_NO_STACK:
 		o->probe_no_stack = true;
+		break;
+	case OPT_REQ_RATE:
+		ps->req_rate_arg = arg;
 		break;
 	case ARGP_KEY_ARGS:
 		o->command = state->argv + state->next;
@@ -575,6 +585,19 @@ static int validate_offcpu_copy(struct record_options *o, const char *arg, const
 	return 0;
 }
 
+/* --req-rate N: 0 (every request) to 100,000,000 a second */
+static int validate_req_rate(struct record_options *o, const char *arg)
+{
+	if (!arg)
+		return 0;
+	if (!parse_u64_in_range(arg, 0, 100000000, &o->req_rate)) {
+		error_line("invalid --req-rate '%s': expected requests a second, 0 (every "
+			   "request) to 100,000,000", arg);
+		return 1;
+	}
+	return 0;
+}
+
 /* --max-size and --flight-recorder */
 static int validate_limits(struct record_options *o, const struct parse_state *ps)
 {
@@ -670,6 +693,7 @@ int cli_parse(int argc, char **argv, struct record_options *opts)
 	opts->fault_one_in = DEFAULT_FAULT_ONE_IN;
 	opts->sample_one_in = 1;
 	opts->stack_copy = DEFAULT_STACK_COPY;
+	opts->req_rate = DEFAULT_REQ_RATE;
 	opts->argc = argc;
 	opts->argv = argv;
 	argp_err_exit_status = 1;
@@ -684,7 +708,8 @@ int cli_parse(int argc, char **argv, struct record_options *opts)
 	    validate_sample(opts, ps.sample_arg) || validate_rate_cap(opts, ps.rate_cap_arg) ||
 	    validate_lock_mem(opts, &ps) || validate_limits(opts, &ps) ||
 	    validate_stack_copy(opts, ps.stack_copy_arg) ||
-	    validate_offcpu_copy(opts, ps.offcpu_copy_arg, ps.offcpu_reuse_arg))
+	    validate_offcpu_copy(opts, ps.offcpu_copy_arg, ps.offcpu_reuse_arg) ||
+	    validate_req_rate(opts, ps.req_rate_arg))
 		return 1;
 	if (opts->list_events)
 		return 0;

@@ -25,6 +25,9 @@ enum target_mode {
 #define DEFAULT_OUTPUT     "run.perfcap"
 #define FALLBACK_MAX_FREQ  100000
 #define DEFAULT_STACK_COPY (32u * 1024) /* --stack-copy: bytes of user stack */
+/* --req-rate: requests a second the req source follows (windows above it;
+ * docs/perfcap-record.md, the req source and PERFORMANCE ON REAL SERVERS) */
+#define DEFAULT_REQ_RATE 10000
 
 struct probe_spec;
 
@@ -61,6 +64,7 @@ struct record_options {
 	bool gc_probes;           /* -e gc: the targets' runtimes' GC probes (gc_runtimes.h) */
 	uint64_t probe_min_ns;    /* probe: --probe-min, shortest call recorded (all counted) */
 	bool probe_no_stack;      /* probe: --probe-no-stack, records without the user stack */
+	uint64_t req_rate;        /* req: --req-rate, requests a second followed; 0: all */
 	/* in-kernel filters (besides the pid filter of -p / a command) */
 	const char *comm;         /* --comm: process name, NULL: any */
 	const char *cgroup_path;  /* --cgroup: NULL: any */

@@ -349,8 +349,25 @@ static void free_runs(struct kreq_runs *R)
 	free(R);
 }
 
+int kernel_requests_add_window(struct kernel_requests *k, const struct pc_rec_request_window *w)
+{
+	if (array_grow((void **)&k->windows, &k->windows_cap, k->nwindows, sizeof(*k->windows),
+		       64) < 0) {
+		fprintf(stderr, "perfcap-analyze: import: out of memory (request windows)\n");
+		return -1;
+	}
+	k->windows[k->nwindows++] = (struct kreq_window){
+		.ts = (int64_t)w->ts, .open_ns = (int64_t)w->open_ns,
+		.period_ns = (int64_t)w->period_ns, .started = (int64_t)w->started,
+	};
+	return 0;
+}
+
 void kernel_requests_release(struct kernel_requests *k)
 {
+	free(k->windows);
+	k->windows = NULL;
+	k->nwindows = k->windows_cap = 0;
 	free(k->buf);
 	free_runs(k->runs);
 	free(k->conns);

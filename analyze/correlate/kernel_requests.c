@@ -205,7 +205,8 @@ static void tids_text(const struct pc_rec_request *r, char *buf)
 }
 
 static int insert_row(struct batch_insert *rows, const struct pc_rec_request *r, int64_t conn,
-		      int64_t lower, int64_t ready, const char *source)
+		      int64_t lower, int64_t ready, const char *source,
+		      const struct kreq_window *window)
 {
 	uint8_t *kind;
 	int64_t *row = batch_row(rows, &kind);
@@ -239,21 +240,124 @@ static int insert_row(struct batch_insert *rows, const struct pc_rec_request *r,
 	row[21] = end - ready;
 	if (!source)
 		kind[18] = kind[20] = kind[21] = BATCH_NULL;
+	if (window)
+		row[22] = window->ts;
+	else
+		kind[22] = BATCH_NULL;
 	return batch_commit_row(rows);
 }
 
-/* One request: its row, and its pool events when it was served here. */
-static int add_request(struct batch_insert *rows, struct pool *pool,
-		       struct request_totals *totals, const struct pc_rec_request *r,
-		       int64_t conn)
+/* ---- windows ------------------------------------------------------------ */
+
+static int window_cmp(const void *pa, const void *pb)
 {
+	const struct kreq_window *a = pa, *b = pb;
+
+	return a->ts < b->ts ? -1 : a->ts > b->ts;
+}
+
+/* The windows in time order, each once: one overlapping an earlier one is
+ * left out (counted). */
+static void sort_windows(struct kernel_requests *k)
+{
+	size_t n = 0;
+
+	if (k->nwindows < 2)
+		return;
+	qsort(k->windows, k->nwindows, sizeof(*k->windows), window_cmp);
+	for (size_t i = 0; i < k->nwindows; i++) {
+		if (n && k->windows[i].ts < k->windows[n - 1].ts + k->windows[n - 1].period_ns) {
+			k->windows_overlapping++;
+			continue;
+		}
+		k->windows[n++] = k->windows[i];
+	}
+	k->nwindows = n;
+}
+
+/* The window whose period holds ts, or NULL. */
+static struct kreq_window *window_of(struct kernel_requests *k, int64_t ts)
+{
+	size_t lo = 0, hi = k->nwindows;
+
+	while (lo < hi) {            /* the first window starting after ts */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k->windows[mid].ts <= ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || ts - k->windows[lo - 1].ts >= k->windows[lo - 1].period_ns)
+		return NULL;
+	return &k->windows[lo - 1];
+}
+
+static int write_windows(sqlite3 *db, const struct kernel_requests *k)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(db, "INSERT INTO request_windows (start_ts, open_ns, period_ns,"
+				    " started, followed, weight) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+				    -1, &st, NULL);
+
+	for (size_t i = 0; rc == SQLITE_OK && i < k->nwindows; i++) {
+		const struct kreq_window *w = &k->windows[i];
+
+		sqlite3_bind_int64(st, 1, w->ts);
+		sqlite3_bind_int64(st, 2, w->open_ns);
+		sqlite3_bind_int64(st, 3, w->period_ns);
+		sqlite3_bind_int64(st, 4, w->started);
+		sqlite3_bind_int64(st, 5, w->followed);
+		if (w->open_ns)
+			sqlite3_bind_double(st, 6, (double)w->period_ns / (double)w->open_ns);
+		else
+			sqlite3_bind_null(st, 6);
+		rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_OK)
+		db_report_error(db, "request_windows");
+	return rc == SQLITE_OK ? 0 : -1;
+}
+
+/* The time no request was followed in, each window's period after its
+ * window, for the pool's averages (pool.h). 0 or -1. */
+static int window_gaps(const struct kernel_requests *k, struct pool_gap **gaps, struct pool *pool)
+{
+	size_t n = 0;
+
+	if (!k->nwindows)
+		return 0;
+	*gaps = malloc(k->nwindows * sizeof(**gaps));
+	if (!*gaps)
+		return oom();
+	for (size_t i = 0; i < k->nwindows; i++)
+		if (k->windows[i].open_ns < k->windows[i].period_ns)
+			(*gaps)[n++] = (struct pool_gap){ k->windows[i].ts + k->windows[i].open_ns,
+							  k->windows[i].ts + k->windows[i].period_ns };
+	pool->win.gaps = *gaps;
+	pool->win.ngaps = n;
+	return 0;
+}
+
+/* ---- rows ----------------------------------------------------------------- */
+
+/* One request: its row, and its pool events when it was served here. */
+static int add_request(struct batch_insert *rows, struct pool *pool, struct kernel_requests *k,
+		       const struct pc_rec_request *r, int64_t conn)
+{
+	struct request_totals *totals = k->totals;
+	struct kreq_window *window = k->nwindows ? window_of(k, (int64_t)r->start_ts) : NULL;
 	int64_t lower = r->h.flags & PC_REQUEST_F_LOWER ? (int64_t)(r->start_ts - r->lower_ns)
 							: (int64_t)r->conn_ts;
 	const char *source;
 	int64_t ready = readiness(r, lower, &source), start = (int64_t)r->start_ts;
 	int64_t queue = source && start - ready > 0 ? start - ready : 0;
 
-	if (insert_row(rows, r, conn, lower, ready, source) < 0 ||
+	if (window)
+		window->followed++;
+	if (insert_row(rows, r, conn, lower, ready, source, window) < 0 ||
 	    request_totals_add(totals, r->pid, r->fd, r->pickup_tid, start,
 			       (int64_t)r->end_ts - start, source != NULL, ready,
 			       source && start - ready > 0 ? start - ready : 0,
@@ -304,7 +408,7 @@ static int one_request(struct batch_insert *rows, struct pool *pool, struct kern
 {
 	if (outbound(l, r))
 		r->origin = PC_REQUEST_CONNECTED;
-	return add_request(rows, pool, k->totals, r,
+	return add_request(rows, pool, k, r,
 			   (int64_t)*hmap_find(&k->conn_ids, r->conn_ts, r->cookie));
 }
 
@@ -340,9 +444,10 @@ static int build_rows(sqlite3 *db, struct kernel_requests *k, const int64_t *ski
 	struct kreq_cursor cursor = { 0 };
 	const struct kreq_head *h;
 	struct pool pool;
+	struct pool_gap *gaps = NULL;
 	int rc = -1, more;
 
-	if (pool_init(&pool, db, writer) < 0)
+	if (pool_init(&pool, db, writer) < 0 || window_gaps(k, &gaps, &pool) < 0)
 		goto out;
 	if (batch_init(&rows, db, REQUEST_COLUMNS, REQUEST_NCOLS) < 0)
 		goto out;
@@ -363,6 +468,7 @@ out:
 	batch_free(&rows);
 	sql_writer_stop(writer);
 	pool_free(&pool);
+	free(gaps);
 	return rc;
 }
 
@@ -373,11 +479,14 @@ int kernel_requests_build(sqlite3 *db, struct kernel_requests *k, const int64_t 
 	int rc = -1;
 
 	k->totals = totals;
+	sort_windows(k);
 	if (!k->n)
-		return 0;
+		return write_windows(db, k);
 	if (load_listeners(db, &l) < 0 || number_connections(k) < 0)
 		goto out;
 	rc = build_rows(db, k, skip, nskip, &l);
+	if (rc == 0)
+		rc = write_windows(db, k);
 out:
 	free(l.ports);
 	free(l.pids);

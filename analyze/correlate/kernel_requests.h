@@ -40,6 +40,13 @@ struct kreq_conn {
  * stay in memory (32 bytes and a hash slot each). */
 struct request_totals;
 
+/* A REQUEST_WINDOW (format 1.10): requests whose start falls in [ts, ts +
+ * period_ns) were followed only when it fell in [ts, ts + open_ns); each
+ * stands for period_ns / open_ns of them. */
+struct kreq_window {
+	int64_t ts, open_ns, period_ns, started, followed;
+};
+
 struct kernel_requests {
 	unsigned char *buf;         /* the records since the last run */
 	size_t len, cap;
@@ -52,6 +59,9 @@ struct kernel_requests {
 	size_t nruns;               /* runs written to disk (stays too) */
 	uint64_t skipped;    /* left out: their process's requests came from calls */
 	struct request_totals *totals; /* kernel_requests_build's: each row added */
+	struct kreq_window *windows;   /* as decoded; sorted and checked by the build */
+	size_t nwindows, windows_cap;
+	uint64_t windows_overlapping;  /* left out: overlapping an earlier one */
 };
 
 /* The loader's run size: 64 MiB of records, about 1.2M requests. */
@@ -68,11 +78,17 @@ int kernel_requests_add(struct kernel_requests *k, const struct pc_rec_request *
 int kernel_requests_add_batch(struct kernel_requests *k, const struct pc_rec_request_batch *b,
 			      const uint8_t *entries);
 
+/* Keeps one REQUEST_WINDOW (checked by the caller: 0 < period_ns, open_ns
+ * <= period_ns, ts + period_ns within int64). 0 or -1 (out of memory). */
+int kernel_requests_add_window(struct kernel_requests *k, const struct pc_rec_request_window *w);
+
 /* Writes requests rows and pool_utilisation windows for the kept records
  * but those of the nskip processes in skip (ascending: the processes
  * whose rows came from their calls; theirs are counted in k->skipped).
  * Requests are numbered per (pid, fd) connection as requests.c numbers
- * them. Each row is also added to totals (request_totals.h). 0 or -1
+ * them. Each row is also added to totals (request_totals.h). A request
+ * that started in a window's period names it (window_ts); the windows are
+ * written to request_windows, each with the requests it followed. 0 or -1
  * (reported). */
 int kernel_requests_build(sqlite3 *db, struct kernel_requests *k, const int64_t *skip,
 			  size_t nskip, struct request_totals *totals);

@@ -210,13 +210,41 @@ int pool_add(struct pool *p, int64_t pid, int64_t tid, int64_t ready_ts, int64_t
 	return p->failed ? -1 : 0;
 }
 
+/* The time of gaps inside [lo, hi). */
+static int64_t gap_time(const struct pool_windows *w, int64_t lo, int64_t hi)
+{
+	size_t a = 0, b = w->ngaps;
+	int64_t t = 0;
+
+	while (a < b) {              /* the first gap ending after lo */
+		size_t mid = a + (b - a) / 2;
+
+		if (w->gaps[mid].end <= lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	for (; a < w->ngaps && w->gaps[a].start < hi; a++) {
+		int64_t s = w->gaps[a].start > lo ? w->gaps[a].start : lo;
+		int64_t e = w->gaps[a].end < hi ? w->gaps[a].end : hi;
+
+		t += e > s ? e - s : 0;
+	}
+	return t;
+}
+
+/* What a window's sums are averaged over: its time inside the capture,
+ * less the gaps (no request followed then). */
 static int64_t window_divisor(const struct pool_windows *w, int64_t start)
 {
 	int64_t end = start + w->width;
 	int64_t hi = w->has_cap_end && w->cap_end < end ? w->cap_end : end;
 	int64_t lo = w->has_cap_start && w->cap_start > start ? w->cap_start : start;
+	int64_t d = hi - lo > 0 ? hi - lo : w->width;
 
-	return hi - lo > 0 ? hi - lo : w->width;
+	if (w->ngaps && hi > lo)
+		d -= gap_time(w, lo, hi);
+	return d > 0 ? d : 1;
 }
 
 /* One window's row; busy and waiting: the steps counted whole in it. */

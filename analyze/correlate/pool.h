@@ -19,6 +19,15 @@ struct pool_windows {
 	int64_t origin;
 	int64_t cap_start, cap_end;
 	int has_cap_start, has_cap_end;
+	/* Time no request was followed in (the req source's windows, format
+	 * 1.10: each second's part after its window): left out of the
+	 * averages, in time order, not overlapping; NULL: none. */
+	const struct pool_gap *gaps;
+	size_t ngaps;
+};
+
+struct pool_gap {
+	int64_t start, end;
 };
 
 /* One window's sums, kept while its process's requests come (pool.c). */

@@ -247,6 +247,7 @@ static int insert_request(struct requests_pass *P, const struct request *r,
 	batch_text(row, kind, 19, q->source);
 	set_opt(row, kind, 20, queue);
 	set_opt(row, kind, 21, sojourn);
+	kind[22] = BATCH_NULL;   /* window_ts: every call is seen */
 	if (batch_commit_row(&P->rows) < 0 || note_pid(P->pids, s->pid) < 0)
 		return -1;
 	return request_totals_add(P->totals, s->pid, s->fd, r->pickup_tid, r->start_ts,

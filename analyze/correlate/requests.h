@@ -43,8 +43,8 @@ struct request_totals;
 #define REQUEST_COLUMNS \
 	"requests (pid, fd, conn, cookie, origin, conn_ts, request, tids, pickup_tid," \
 	" start_ts, first_write_ts, end_ts, service_ns, bytes_in, bytes_out, reads, writes," \
-	" lower_ts, ready_ts, ready_source, queue_ns, sojourn_ns)"
-#define REQUEST_NCOLS 22
+	" lower_ts, ready_ts, ready_source, queue_ns, sojourn_ns, window_ts)"
+#define REQUEST_NCOLS 23
 
 /* The processes requests_build wrote rows for: ascending, each once
  * (the kernel's records of these are then left out, --requests-from

@@ -161,7 +161,10 @@ static const char create_derived_tables_sql[] =
 	"  start_ts INTEGER, first_write_ts INTEGER, end_ts INTEGER, service_ns INTEGER,"
 	"  bytes_in INTEGER, bytes_out INTEGER, reads INTEGER, writes INTEGER,"
 	"  lower_ts INTEGER, ready_ts INTEGER, ready_source TEXT, queue_ns INTEGER,"
-	"  sojourn_ns INTEGER);"
+	"  sojourn_ns INTEGER, window_ts INTEGER);"
+	/* the req source's windows (format 1.10, kernel_requests.h) */
+	"CREATE TABLE request_windows (start_ts INTEGER PRIMARY KEY, open_ns INTEGER,"
+	"  period_ns INTEGER, started INTEGER, followed INTEGER, weight REAL);"
 	/* the request passes' per-process sums (correlate/request_totals.h) */
 	"CREATE TABLE request_totals (pid INTEGER, queued INTEGER, queue_ns INTEGER,"
 	"  service_ns INTEGER, services INTEGER, on_arrival INTEGER, min_ready_ts INTEGER,"

@@ -92,6 +92,21 @@ static double run_seconds(sqlite3 *db)
 	return ns > 0 ? ns / 1e9 : 0;
 }
 
+/* The requests served: those followed in the req source's windows
+ * (format 1.10) each weigh their window's period over its length, so a
+ * run recorded with windows and one without compare per request; a
+ * database imported before has no request_windows: a count. */
+static uint64_t served_requests(sqlite3 *db)
+{
+	double n = query_double(db, "SELECT total(ifnull(w.weight, 1)) FROM " SERVED_FROM
+				" LEFT JOIN request_windows w ON w.start_ts = s.window_ts"
+				" WHERE " SERVED, -1);
+
+	if (n < 0)
+		n = query_double(db, "SELECT count(*) FROM " SERVED_FROM " WHERE " SERVED, 0);
+	return (uint64_t)(n + 0.5);
+}
+
 static void load_scalars(struct diff_run *run, sqlite3 *db)
 {
 	double imported, lost, unmatched, sampled, unresolved;
@@ -102,8 +117,7 @@ static void load_scalars(struct diff_run *run, sqlite3 *db)
 	run->freq_hz = query_double(db, "SELECT value FROM meta WHERE key = "
 				    "'sampling.cpu.freq_hz'", 0);
 	run->samples = (uint64_t)query_double(db, "SELECT sum(count) FROM sample_counts", 0);
-	run->requests = (uint64_t)query_double(db, "SELECT count(*) FROM " SERVED_FROM
-					       " WHERE " SERVED, 0);
+	run->requests = served_requests(db);
 	run->kernel = query_string(db, "SELECT value FROM meta WHERE key = 'host.kernel.release'");
 	run->command = query_string(db, "SELECT value FROM meta WHERE key = 'target.command'");
 	run->damage = query_string(db, "SELECT value FROM quality WHERE source = 'file' AND "

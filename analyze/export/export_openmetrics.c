@@ -23,6 +23,7 @@ struct om {
 	int prom;                 /* Prometheus text format instead of OpenMetrics */
 	struct names names;
 	char common[640];         /* host="...",run_id="..." */
+	int req_windows;          /* requests followed in windows (request_windows) */
 };
 
 static void escape_label(char *buf, size_t len, const char *text)
@@ -174,15 +175,21 @@ struct histogram_def {
 	const char *value;        /* the duration column, ns */
 	const char *end;          /* the time the value is known */
 	const char *pid, *tid, *start;
+	int weighted;             /* requests: each counts its window's weight */
 };
+
+/* The requests with their weight: a request followed in the req source's
+ * windows (format 1.10) stands for its window's period over its length. */
+static const char weighted_requests[] = "(SELECT r.*, ifnull(w.weight, 1) AS weight"
+	" FROM requests r LEFT JOIN request_windows w ON w.start_ts = r.window_ts)";
 
 static const struct histogram_def histograms[] = {
 	{ "perfcap_request_service_seconds", "Request service time, first read to last write.",
 	  "requests", "pid, ''", "pid", NULL, "service_ns", "end_ts",
-	  "pid", "pickup_tid", "start_ts" },
+	  "pid", "pickup_tid", "start_ts", 1 },
 	{ "perfcap_request_queue_seconds", "Request queueing, ready to picked up.",
 	  "requests", "pid, ''", "pid", NULL, "queue_ns", "start_ts",
-	  "pid", "pickup_tid", "ready_ts" },
+	  "pid", "pickup_tid", "ready_ts", 1 },
 	{ "perfcap_syscall_duration_seconds", "System call latency, entry to exit.",
 	  "syscall_intervals", "pid, name", "pid", "syscall", "duration", "end_ts",
 	  "pid", "tid", "start_ts" },
@@ -232,19 +239,28 @@ static void hist_points(struct om *m, const struct histogram_def *h, struct hist
 }
 
 /* The SQL of a histogram: per series and window, the counts at or below
- * each bound, the count and the sum. */
+ * each bound, the count and the sum; of requests followed in windows,
+ * each counted by its weight (the counts rounded). */
 static void hist_sql(struct om *m, const struct histogram_def *h, char *sql, size_t len)
 {
+	int weighted = h->weighted && m->req_windows;
 	char cond[1024];
 	size_t n;
 
 	n = (size_t)snprintf(sql, len, "SELECT %s, (%s - :from) / %llu AS w", h->series, h->end,
 			     (unsigned long long)m->cx->window_ns);
 	for (size_t i = 0; i < NBOUNDS; i++)
-		n += (size_t)snprintf(sql + n, len - n, ", sum(%s <= %llu)", h->value,
+		n += (size_t)snprintf(sql + n, len - n, weighted ?
+				      ", CAST(round(total((%s <= %llu) * weight)) AS INTEGER)" :
+				      ", sum(%s <= %llu)", h->value,
 				      (unsigned long long)bounds_ns[i]);
-	snprintf(sql + n, len - n, ", count(*), sum(%s) FROM %s WHERE %s IS NOT NULL AND %s"
-		 " AND %s >= :from GROUP BY 1, 2, 3 ORDER BY 1, 2, 3", h->value, h->from,
+	if (weighted)
+		n += (size_t)snprintf(sql + n, len - n, ", CAST(round(total(weight)) AS INTEGER),"
+				      " total(%s * weight)", h->value);
+	else
+		n += (size_t)snprintf(sql + n, len - n, ", count(*), sum(%s)", h->value);
+	snprintf(sql + n, len - n, " FROM %s WHERE %s IS NOT NULL AND %s AND %s >= :from"
+		 " GROUP BY 1, 2, 3 ORDER BY 1, 2, 3", weighted ? weighted_requests : h->from,
 		 h->value, export_scope_sql(m->cx, cond, sizeof(cond), h->pid, h->tid, h->start,
 					    h->end), h->end);
 }
@@ -338,6 +354,8 @@ int export_openmetrics(struct export_ctx *cx, FILE *out, int prometheus)
 	snprintf(m.common, sizeof(m.common), "host=\"%s\",run_id=\"%s\"", host, run);
 	if (names_load(&m.names, cx->db) < 0)
 		return -1;
+	m.req_windows = report_has_object(cx->db, "request_windows") &&
+			db_query_int(cx->db, "SELECT count(*) > 0 FROM request_windows", 0);
 	rc = om_write(&m);
 	if (rc < 0)
 		db_report_error(cx->db, "openmetrics");

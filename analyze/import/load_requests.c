@@ -4,7 +4,8 @@
  * default recording), as `--requests-from` chooses: auto (calls where a
  * process has them, the kernel's records for the other processes), calls
  * or kernel. REQUEST records are kept as they are decoded, and each
- * request of a REQUEST_BATCH as the REQUEST record it stands for. */
+ * request of a REQUEST_BATCH as the REQUEST record it stands for; the
+ * REQUEST_WINDOWs (1.10) too, which the kernel's requests name. */
 #include <stdlib.h>
 
 #include "correlate/kernel_requests.h"
@@ -32,6 +33,20 @@ int decode_request_batch(struct loader *L, const struct record_in *in)
 	L->counts.requests_batched += b->n;
 	L->nevents += b->n - 1u;   /* as many events as requests, as the recorder counted */
 	if (kernel_requests_add_batch(&L->kreqs, b, in->tail) < 0)
+		L->failed = 1;
+	return 0;
+}
+
+int decode_request_window(struct loader *L, const struct record_in *in)
+{
+	const struct pc_rec_request_window *w = in->body;
+
+	if (!w->period_ns || w->open_ns > w->period_ns || w->ts > (uint64_t)INT64_MAX ||
+	    w->period_ns > (uint64_t)INT64_MAX - w->ts || w->started > (uint64_t)INT64_MAX) {
+		L->counts.records_malformed++;
+		return 0;
+	}
+	if (kernel_requests_add_window(&L->kreqs, w) < 0)
 		L->failed = 1;
 	return 0;
 }

@@ -95,6 +95,10 @@ static const struct record_type types[RECORD_TYPE_MAX + 1] = {
 	/* format 1.8: up to 8 requests of a connection, expanded as REQUESTs */
 	TYPE(PC_REC_REQUEST_BATCH, "request_batch", "req", struct pc_rec_request_batch,
 	     decode_request_batch) },
+	/* format 1.10: the req source's windows; request_windows is written
+	 * by the requests pass */
+	TYPE(PC_REC_REQUEST_WINDOW, "request_window", "req", struct pc_rec_request_window,
+	     decode_request_window) },
 };
 
 const struct record_type *record_type_get(uint16_t type)

@@ -29,6 +29,10 @@ struct latency_row {
 	int64_t nr;
 	int64_t count, p50, p90, p99, total;
 	char dominant[64];
+	/* requests followed in windows: the row weighs each by its window */
+	int64_t followed;         /* the requests themselves; -1: not weighted */
+	int64_t followed_total;   /* their service time */
+	int weighted_pct;         /* the percentiles are weighted too */
 };
 
 static void call_name(const struct report_context *ctx, int64_t nr, char *buf, size_t len)
@@ -72,6 +76,27 @@ static uint64_t nearest_rank(uint64_t n, int pct)
 	return rank ? rank - 1 : 0;
 }
 
+/* The requests' row of requests followed in the req source's windows:
+ * count, total and percentiles weighted (each request by its window's
+ * period over its length), the percentiles only when their service times
+ * were all kept (else the followed requests' own, said by weighted_pct). */
+static void weigh_row(struct request_preload *pre, struct latency_row *r)
+{
+	static const int pct[3] = { 50, 90, 99 };
+	int64_t v[3];
+
+	r->followed = r->count;
+	r->followed_total = r->total;
+	r->count = (int64_t)(pre->wcount + 0.5);
+	r->total = (int64_t)(pre->wtotal + 0.5);
+	r->weighted_pct = report_requests_weighted_ranks(pre, pct, 3, v) == 0;
+	if (r->weighted_pct) {
+		r->p50 = v[0];
+		r->p90 = v[1];
+		r->p99 = v[2];
+	}
+}
+
 /* The requests' row: count, p50/p90/p99 and total of service_ns over the
  * requests in scope, and the value bounding the slowest tenth
  * (slow_path_floor_pos) into *floor_ns. The window-function statement
@@ -111,7 +136,10 @@ static int request_row(const struct report_context *ctx, struct latency_row *r,
 		r->p90 = val[1];
 		r->p99 = val[2];
 		r->total = pre->total;
+		r->followed = -1;
 		*floor_ns = val[3];
+		if (pre->weights)
+			weigh_row(pre, r);
 		memcpy(hist->b, pre->hist, sizeof(hist->b));
 		hist->lo = pre->hist_lo;
 		hist->hi = pre->hist_hi;
@@ -436,6 +464,10 @@ static void requests_json(struct json_writer *w, const struct latency *l)
 	json_int(w, "p90_ns", l->req.p90);
 	json_int(w, "p99_ns", l->req.p99);
 	json_int(w, "total_ns", l->req.total);
+	if (l->req.followed >= 0) {   /* weighted: windows */
+		json_int(w, "followed", l->req.followed);
+		json_bool(w, "weighted_percentiles", l->req.weighted_pct);
+	}
 	json_string(w, "dominant", l->req.dominant);
 	if (l->queue_mean >= 0)
 		json_double(w, "queue_mean_ns", l->queue_mean);
@@ -478,6 +510,13 @@ static void print_requests(const struct report_context *ctx, const struct latenc
 	fprintf(ctx->out, "  %-18s %9s %10s %10s %10s %10s  %s\n", "", "count", "p50", "p90",
 		"p99", "total", "");
 	print_row(ctx->out, &l->req);
+	if (l->req.followed >= 0)
+		fprintf(ctx->out, "  weighted: the %s requests followed in the req source's windows,"
+			" each standing for its window's period over its length (request_windows),"
+			" give the count, total%s above; the lines below are of those followed\n",
+			fmt_count(a, sizeof(a), (uint64_t)l->req.followed),
+			l->req.weighted_pct ? " and percentiles" : " (percentiles: of those followed,"
+			" too many to weigh in the report's memory)");
 	if (l->queue_mean >= 0)
 		fprintf(ctx->out, "  queueing before pickup: mean %s over %lld requests"
 			" (request_queueing%s)\n",
@@ -527,11 +566,15 @@ static int load_requests(const struct report_context *ctx, struct latency *l)
 		return -1;
 	/* the slow requests are picked from the spans when there are some */
 	cands = report_requests_candidates(spans, &ncands);
+	/* the slow path and the dominant component are of the requests
+	 * followed (the spans), not weighted */
 	if (l->nreq > 0)
-		rc = slow_path_begin(ctx->db, ctx->scope, (uint64_t)l->req.count, floor_ns, cands,
+		rc = slow_path_begin(ctx->db, ctx->scope, (uint64_t)(l->req.followed >= 0 ?
+				     l->req.followed : l->req.count), floor_ns, cands,
 				     ncands, &l->slow, &walk);
 	if (rc == 0 && l->nreq > 0) {
-		dominant = report_request_dominant(ctx, spans, l->req.total, walk, &walked,
+		dominant = report_request_dominant(ctx, spans, l->req.followed >= 0 ?
+						   l->req.followed_total : l->req.total, walk, &walked,
 						   l->req.dominant, sizeof(l->req.dominant));
 		if (dominant == -2)
 			rc = -1;

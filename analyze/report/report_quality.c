@@ -131,15 +131,33 @@ static void print_req_at_end(const struct report_context *ctx)
 	free(why);
 }
 
-/* Requests followed in time windows (PERFCAP_REQ_RATE, experimental):
+/* Requests followed in time windows (perfcap-record --req-rate):
  * the share of the recording they cover (share < 0: no windows). */
 struct req_windows {
 	double share;
 	int64_t count, cut;
+	int64_t followed;           /* the requests table's rows (-1: not read) */
+	double estimated;           /* ... each weighted by its window */
 };
 
 static const char windows_sql[] = "SELECT CAST(value AS INTEGER) FROM stats WHERE"
 	" chunk = 'stats' AND key = ?1";
+
+/* The requests of the whole recording and what they stand for: each one
+ * followed in a window's period weighs period / window (request_windows),
+ * the others 1. */
+static void req_windows_estimate(const struct report_context *ctx, struct req_windows *r)
+{
+	sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(ctx->db, "SELECT count(*), total(ifnull(w.weight, 1)) FROM"
+			       " requests r LEFT JOIN request_windows w ON w.start_ts = r.window_ts",
+			       -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+		r->followed = sqlite3_column_int64(st, 0);
+		r->estimated = sqlite3_column_double(st, 1);
+	}
+	sqlite3_finalize(st);
+}
 
 static struct req_windows req_windows_read(const struct report_context *ctx)
 {
@@ -152,12 +170,17 @@ static struct req_windows req_windows_read(const struct report_context *ctx)
 		return r;
 	r.cut = db_lookup_int(ctx->db, windows_sql, "req.cut", NULL, 0);
 	r.share = covered >= span ? 1.0 : (double)covered / (double)span;
+	r.followed = -1;
+	if (report_has_object(ctx->db, "request_windows"))
+		req_windows_estimate(ctx, &r);
 	return r;
 }
 
 static const char windows_meaning[] = "requests were followed only when their first read "
-	"fell in a time window (PERFCAP_REQ_RATE, experimental): request counts and rates are "
-	"of those followed, not scaled to all";
+	"fell in a time window (perfcap-record --req-rate), each standing for its window's "
+	"period over its length (request_windows): the requests row of the latency "
+	"breakdown (count, total, percentiles) weighs them so, the other request lines count "
+	"those followed";
 
 static void print_req_windows(const struct report_context *ctx)
 {
@@ -167,9 +190,13 @@ static void print_req_windows(const struct report_context *ctx)
 	if (r.share < 0)
 		return;
 	fprintf(ctx->out, "  %-20s %.1f%% of the recording, in %s windows (%s cut at a window's "
-		"change): %s\n", "Requests followed:", 100 * r.share,
-		fmt_count(a, sizeof(a), (uint64_t)r.count), fmt_count(b, sizeof(b), (uint64_t)r.cut),
-		windows_meaning);
+		"change)", "Requests followed:", 100 * r.share,
+		fmt_count(a, sizeof(a), (uint64_t)r.count), fmt_count(b, sizeof(b), (uint64_t)r.cut));
+	if (r.followed >= 0)
+		fprintf(ctx->out, "; the %s followed stand for about %s in the whole recording",
+			fmt_count(a, sizeof(a), (uint64_t)r.followed),
+			fmt_count(b, sizeof(b), (uint64_t)(r.estimated + 0.5)));
+	fprintf(ctx->out, ": %s\n", windows_meaning);
 }
 
 /* The recorder's memory bound: exited processes are forgotten once their
@@ -342,8 +369,16 @@ static void write_json_req_windows(const struct report_context *ctx)
 {
 	struct req_windows r = req_windows_read(ctx);
 
-	if (r.share >= 0)
-		json_row(ctx->json, "req", "windows.followed_share", r.share, windows_meaning);
+	if (r.share < 0)
+		return;
+	json_row(ctx->json, "req", "windows.followed_share", r.share, windows_meaning);
+	if (r.followed >= 0) {
+		json_row(ctx->json, "req", "windows.followed", (double)r.followed,
+			 "requests followed (rows of requests), in the whole recording");
+		json_row(ctx->json, "req", "windows.estimated", r.estimated,
+			 "the requests they stand for, each weighted by its window's period over "
+			 "its length (request_windows; 1 outside windows)");
+	}
 }
 
 static void write_json(const struct report_context *ctx)

@@ -62,9 +62,11 @@ struct request_read {
 static sqlite3_stmt *prepare_read(const struct report_context *ctx, int by_thread)
 {
 	char overlap[1024], started[1024], sql[3200];
+	/* window_ts: a database imported before format 1.10 has none */
+	int windows = report_has_object(ctx->db, "request_windows");
 
 	snprintf(sql, sizeof(sql), "SELECT CAST(tids AS INTEGER), start_ts, end_ts, pid, fd, rowid,"
-		 " service_ns FROM %s WHERE (%s) OR (%s)%s",
+		 " service_ns, %s FROM %s WHERE (%s) OR (%s)%s", windows ? "window_ts" : "NULL",
 		 report_requests_from(ctx->scope, "requests"),
 		 report_scope_sql(overlap, sizeof(overlap), "pid", "CAST(tids AS INTEGER)",
 				  "start_ts", "end_ts"),
@@ -263,11 +265,118 @@ static void add_window(struct request_windows *w, sqlite3_stmt *st, int64_t from
 	w->sum[k] += sqlite3_column_int64(st, 6);
 }
 
+/* ---- weights of requests followed in windows ----------------------------- */
+
+struct request_weight {
+	int64_t ts;
+	double w;
+};
+
+struct weighted_ns {
+	int64_t ns;
+	double w;
+};
+
+/* request_windows' weights by start, into p->weights (none: NULL). 0 or -1. */
+static int load_weights(const struct report_context *ctx, struct request_preload *p)
+{
+	size_t cap = 0;
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (!report_has_object(ctx->db, "request_windows") ||
+	    sqlite3_prepare_v2(ctx->db, "SELECT start_ts, weight FROM request_windows WHERE"
+			       " weight IS NOT NULL ORDER BY start_ts", -1, &st, NULL) != SQLITE_OK) {
+		sqlite3_finalize(st);
+		return 0;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (array_grow((void **)&p->weights, &cap, p->nweights, sizeof(*p->weights), 64) < 0) {
+			sqlite3_finalize(st);
+			return -1;
+		}
+		p->weights[p->nweights++] = (struct request_weight){ sqlite3_column_int64(st, 0),
+								      sqlite3_column_double(st, 1) };
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+/* The weight of the current row of st: its window's, else 1. */
+static double weight_of(const struct request_preload *p, sqlite3_stmt *st)
+{
+	int64_t ts;
+	size_t lo = 0, hi = p->nweights;
+
+	if (sqlite3_column_type(st, 7) == SQLITE_NULL)
+		return 1;
+	ts = sqlite3_column_int64(st, 7);
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->weights[mid].ts < ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < p->nweights && p->weights[lo].ts == ts ? p->weights[lo].w : 1;
+}
+
+/* Keeps ns with its weight w, while the memory allows (wns_over past it). */
+static int add_weighted(struct request_preload *p, int64_t ns, double w)
+{
+	size_t max = report_requests_memory() / 4 / sizeof(*p->wns);
+
+	p->wcount += w;
+	p->wtotal += w * (double)ns;
+	if (p->wns_over)
+		return 0;
+	if (p->nwns >= max) {
+		p->wns_over = 1;
+		free(p->wns);
+		p->wns = NULL;
+		p->nwns = p->capwns = 0;
+		return 0;
+	}
+	if (array_grow((void **)&p->wns, &p->capwns, p->nwns, sizeof(*p->wns), 1024) < 0)
+		return -1;
+	p->wns[p->nwns++] = (struct weighted_ns){ ns, w };
+	return 0;
+}
+
+static int by_ns(const void *pa, const void *pb)
+{
+	const struct weighted_ns *a = pa, *b = pb;
+
+	return a->ns < b->ns ? -1 : a->ns > b->ns;
+}
+
+int report_requests_weighted_ranks(struct request_preload *p, const int *pct, size_t k,
+				   int64_t *out)
+{
+	double sum = 0;
+	size_t i = 0;
+
+	if (p->wns_over || !p->nwns)
+		return -1;
+	qsort(p->wns, p->nwns, sizeof(*p->wns), by_ns);
+	for (size_t j = 0; j < k; j++) {   /* pct ascending */
+		double want = p->wcount * pct[j] / 100.0;
+
+		while (i < p->nwns - 1 && sum + p->wns[i].w < want)
+			sum += p->wns[i++].w;
+		out[j] = p->wns[i].ns;
+	}
+	return 0;
+}
+
 /* One request of the first read. 0 or -1. */
 static int add_request(struct request_preload *p, sqlite3_stmt *st)
 {
 	int64_t ns = sqlite3_column_int64(st, 6);
 
+	if (p->weights && add_weighted(p, ns, weight_of(p, st)) < 0)
+		return -1;
 	p->n++;
 	p->total = (int64_t)((uint64_t)p->total + (uint64_t)ns);  /* no UB on a wild value */
 	report_hist_add(p->hist, &p->hist_lo, &p->hist_hi, ns, 1);
@@ -293,7 +402,7 @@ int report_requests_preload(const struct report_context *ctx, int want_spans,
 		     !(w->sum = calloc(w->n, sizeof(*w->sum)))))
 		return -1;
 	if (!(p->ns = rank_select_new(fit(report_requests_memory() / 4, 16))) ||
-	    (want_spans && !(p->spans = read_new())))
+	    (want_spans && !(p->spans = read_new())) || load_weights(ctx, p) < 0)
 		return -1;
 	st = prepare_read(ctx, 0);
 	while (st && (rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -316,6 +425,11 @@ int report_requests_preload(const struct report_context *ctx, int want_spans,
 
 void report_requests_preload_free(struct request_preload *p)
 {
+	free(p->weights);
+	free(p->wns);
+	p->weights = NULL;
+	p->wns = NULL;
+	p->nweights = p->nwns = p->capwns = 0;
 	rank_select_free(p->ns);
 	report_requests_read_free(p->spans);
 	free(p->windows.count);

@@ -111,10 +111,19 @@ void report_requests_read_free(struct request_read *r);
  * with thread_state_rows sorted the same way). 0 or -1 (free p with
  * report_requests_preload_free either way). */
 struct rank_select;
+struct request_weight;
 struct request_preload {
 	int valid;
 	uint64_t n;                       /* requests overlapping the window */
 	int64_t total;                    /* their service time */
+	/* Requests followed in the req source's windows (request_windows,
+	 * format 1.10): each weighs its window's period over its length. */
+	struct request_weight *weights;   /* by window start; NULL: none */
+	size_t nweights;
+	double wcount, wtotal;            /* the weighted count and service time */
+	struct weighted_ns *wns;          /* each request's service time and weight */
+	size_t nwns, capwns;
+	int wns_over;                     /* past the memory: weighted percentiles unknown */
 	uint64_t hist[LOG2_BUCKETS];
 	int hist_lo, hist_hi;
 	struct rank_select *ns;
@@ -134,6 +143,13 @@ size_t report_requests_memory(void);
  * keep them all. 0 or -1 (reported). */
 int report_requests_ranks(const struct report_context *ctx, struct request_preload *p,
 			  const uint64_t *pos, size_t k, int64_t *out);
+
+/* With p->weights: the weighted percentiles pct[0..k) (the least service
+ * time whose requests, with the faster ones, weigh at least pct% of all)
+ * into out. 0, or -1 when p did not keep them all (p->wns_over) or out of
+ * memory. */
+int report_requests_weighted_ranks(struct request_preload *p, const int *pct, size_t k,
+				   int64_t *out);
 
 /* The slow path's candidates (any order), for slow_path_begin; NULL and 0
  * without spans. */

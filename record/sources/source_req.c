@@ -14,9 +14,11 @@
  * still open (written with flag AT_END) are read here through an iterator
  * over the socket storage.
  *
- * With PERFCAP_REQ_RATE (experimental, docs/perfcap-record.md ENVIRONMENT)
- * requests are followed in time windows above that rate: win_tick moves
- * the programs' phase (req.bpf.c req_phase) each second.
+ * Above --req-rate requests a second (default 10,000), requests are
+ * followed in time windows: win_tick moves the programs' phase (req.bpf.c
+ * req_phase) each second, detaches the three that run at every TCP call
+ * between windows, and writes a REQUEST_WINDOW per windowed second, which
+ * says what each of its requests stands for.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -28,10 +30,11 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "cli.h"
 #include "consume/consumer.h"      /* perfcap_bpf.h, which the skeleton needs */
 #include "req.skel.h"
-#include "common/units.h"
 #include "session/percpu_counts.h"
+#include "util/util.h"
 #include "source.h"
 
 _Static_assert(PERFCAP_REQ_F_READY == PC_REQUEST_F_READY &&
@@ -66,13 +69,15 @@ static bool open_unread;             /* the iterator failed: open requests not r
 #define WIN_MIN_NS      50000000ull
 
 static struct {
-	uint64_t budget;             /* PERFCAP_REQ_RATE; 0: every request */
+	uint64_t budget;             /* --req-rate; 0: every request */
 	uint64_t span_start;         /* the first tick */
 	uint64_t period_start, open_start, open_len;
 	uint64_t started_at_open;    /* STARTED when the OPEN phase began */
+	uint64_t started_open;       /* ... and how many it started */
 	uint64_t covered_ns;         /* OPEN time in all */
 	uint64_t span_ns;
 	uint64_t windows;            /* periods with a window shorter than the period */
+	uint64_t attach_failed;      /* periods not followed: see hot_attach */
 	uint32_t phase, epoch;
 	bool windowed;               /* this period has a window */
 } win;
@@ -96,19 +101,13 @@ static ssize_t read_full(int fd, void *buf, size_t len)
 
 static int req_load(const struct source_env *env, char *why, size_t len)
 {
-	const char *rate;
 	int err;
 
 	skel = req_bpf__open();
 	if (!skel)
 		return source_open_failed(why, len);
 	skel->rodata->pc_config = *env->config;
-	rate = getenv("PERFCAP_REQ_RATE");
-	if (rate && *rate && !parse_u64_in_range(rate, 1, 100000000, &win.budget)) {
-		snprintf(why, len, "PERFCAP_REQ_RATE '%s': expected requests a second, "
-			 "1 to 100,000,000", rate);
-		return -EINVAL;
-	}
+	win.budget = env->opts->req_rate;
 	skel->rodata->req_windowed = win.budget > 0;
 	/* the iterator is attached with the map (req_attach) */
 	bpf_program__set_autoattach(skel->progs.dump_open, false);
@@ -292,6 +291,80 @@ static int read_open_one(struct consumer *c, int fd)
 	return 1;
 }
 
+/* The three programs that run at every TCP receive, send and arrival on
+ * the host, traced or not: between windows they are detached, so that
+ * the calls cost nothing then rather than a program's entry and exit. */
+static int hot_attached = 1;         /* 1 attached, 0 detached, -1 cannot reattach */
+static int hot_err;                  /* why they stay attached: -errno */
+
+/* Program i of the three and its link. */
+static struct bpf_link **hot_link(int i, struct bpf_program **prog)
+{
+	switch (i) {
+	case 0: *prog = skel->progs.on_recv; return &skel->links.on_recv;
+	case 1: *prog = skel->progs.on_send; return &skel->links.on_send;
+	default: *prog = skel->progs.on_data_ready; return &skel->links.on_data_ready;
+	}
+}
+
+static void hot_destroy(void)
+{
+	struct bpf_program *prog;
+
+	for (int i = 0; i < 3; i++) {
+		struct bpf_link **l = hot_link(i, &prog);
+
+		bpf_link__destroy(*l);
+		*l = NULL;
+	}
+}
+
+/* Detached between windows; first attached once more, the first time:
+ * the recorder gave up capabilities after attach, and a kernel may want
+ * them to attach again. Then they stay attached throughout. */
+static void hot_detach(void)
+{
+	static bool probed;
+	struct bpf_link *probe;
+
+	if (hot_attached != 1)
+		return;
+	if (!probed) {
+		probe = bpf_program__attach(skel->progs.on_data_ready);
+		if (!probe) {
+			hot_err = -errno;
+			hot_attached = -1;
+			return;
+		}
+		bpf_link__destroy(probe);
+		probed = true;
+	}
+	hot_destroy();
+	hot_attached = 0;
+}
+
+/* All three attached again, or none (false: this period is not followed;
+ * the next one tries again). */
+static bool hot_attach(void)
+{
+	struct bpf_program *prog;
+
+	if (hot_attached != 0)
+		return true;
+	for (int i = 0; i < 3; i++) {
+		struct bpf_link **l = hot_link(i, &prog);
+
+		*l = bpf_program__attach(prog);
+		if (!*l) {
+			hot_err = -errno;
+			hot_destroy();
+			return false;
+		}
+	}
+	hot_attached = 1;
+	return true;
+}
+
 static void win_set(uint32_t phase)
 {
 	skel->bss->req_epoch = win.epoch;
@@ -299,10 +372,41 @@ static void win_set(uint32_t phase)
 	skel->bss->req_phase = win.phase = phase;
 }
 
+/* The capture's REQUEST_WINDOW for the period that ends at end, when it
+ * had a window (periods followed whole have none). */
+static void win_write(struct consumer *c, uint64_t end)
+{
+	struct pc_rec_request_window rec = {
+		.h.type = PC_REC_REQUEST_WINDOW,
+		.ts = win.period_start,
+		.open_ns = win.open_len,
+		.period_ns = end - win.period_start,
+		.started = win.started_open,
+	};
+
+	if (!win.windowed)
+		return;
+	if (rec.open_ns > rec.period_ns)
+		rec.open_ns = rec.period_ns;
+	consumer_add_event(c, PERFCAP_SRC_REQ, &rec, sizeof(rec), rec.ts);
+}
+
+/* The last period's record, when it had a window; the next one from t,
+ * open for open_len (its window's length, or the whole period). */
+static void next_period(struct consumer *c, uint64_t t, uint64_t open_len, uint64_t started)
+{
+	win_write(c, t);
+	win.period_start = win.open_start = t;
+	win.open_len = open_len;
+	win.started_at_open = started;
+	win.started_open = 0;
+}
+
 /* One tick of the windows (about every 50 ms): the phase to be in now. */
-static void win_tick(uint64_t now)
+static void win_tick(struct consumer *c, uint64_t now)
 {
 	uint64_t n[PERFCAP_REQ_CNT_NR], started, closed, len, rate, w;
+	bool windowed;
 
 	if (percpu_counts_read(skel->maps.req_counts, n, PERFCAP_REQ_CNT_NR))
 		return;
@@ -316,48 +420,69 @@ static void win_tick(uint64_t now)
 		return;
 	}
 	if (win.phase == PERFCAP_REQ_OPEN && win.windowed && now - win.open_start >= win.open_len) {
-		win.covered_ns += now - win.open_start;
-		win.open_len = now - win.open_start;
 		win_set(PERFCAP_REQ_DRAIN);
+		/* after the flip: every request followed started before */
+		win.open_len = monotonic_ns() - win.open_start;
+		win.covered_ns += win.open_len;
+		win.started_open = started - win.started_at_open;
 	}
-	if (win.phase == PERFCAP_REQ_DRAIN && started <= closed)
+	if (win.phase == PERFCAP_REQ_DRAIN && started <= closed) {
 		win_set(PERFCAP_REQ_OFF);
+		hot_detach();
+	}
 	if (now - win.period_start < WIN_PERIOD_NS)
 		return;
 	if (win.phase == PERFCAP_REQ_OPEN) {   /* open the whole period */
 		win.covered_ns += now - win.open_start;
 		win.open_len = now - win.open_start;
+		win.started_open = started - win.started_at_open;
 	}
 	len = win.open_len ? win.open_len : 1;
-	rate = (started - win.started_at_open) * 1000000000ull / len;
+	rate = win.started_open * 1000000000ull / len;
 	w = rate ? win.budget * WIN_PERIOD_NS / rate : WIN_PERIOD_NS;
 	/* a new epoch only after a gap: a state from a period followed to
 	 * its end is still right, and its requests in flight go on */
 	if (win.phase != PERFCAP_REQ_OPEN)
 		win.epoch++;
-	win.windowed = w < WIN_PERIOD_NS;
-	if (!win.windowed)
+	windowed = w < WIN_PERIOD_NS;
+	if (!windowed)
 		w = WIN_PERIOD_NS;
 	else if (w < WIN_MIN_NS)
 		w = WIN_MIN_NS;
-	if (win.windowed)
+	if (!hot_attach()) {    /* still OFF: all three attached before any runs */
+		next_period(c, now, 0, started);
+		win.attach_failed++;
+		win.windowed = true;   /* a window of nothing, so that it is said */
+		return;
+	}
+	/* the period starts where it opens, after the attach (milliseconds),
+	 * before the flip: every request followed starts after; the last
+	 * period ends there */
+	next_period(c, monotonic_ns(), w, started);
+	if (win.phase != PERFCAP_REQ_OPEN)
+		win_set(PERFCAP_REQ_OPEN);
+	win.windowed = windowed;
+	if (windowed)
 		win.windows++;
-	win.period_start = win.open_start = now;
-	win.open_len = w;
-	win.started_at_open = started;
-	win_set(PERFCAP_REQ_OPEN);
 }
 
-static void win_end(uint64_t now)
+static void win_end(struct consumer *c, uint64_t now)
 {
+	uint64_t n[PERFCAP_REQ_CNT_NR];
+
 	if (!win.span_start)
 		return;
-	if (win.phase == PERFCAP_REQ_OPEN)
+	if (win.phase == PERFCAP_REQ_OPEN) {
 		win.covered_ns += now - win.open_start;
+		win.open_len = now - win.open_start;
+		if (!percpu_counts_read(skel->maps.req_counts, n, PERFCAP_REQ_CNT_NR))
+			win.started_open = n[PERFCAP_REQ_CNT_STARTED] - win.started_at_open;
+	}
+	win_write(c, now);
 	win.span_ns = now - win.span_start;
 }
 
-/* Each tick: the windows' phase (with PERFCAP_REQ_RATE). At the end: the
+/* Each tick: the windows' phase (with --req-rate). At the end: the
  * requests still open (answered at least once) and the batches not sent,
  * read through the iterator over the socket storage (dump_open), which
  * nothing writes any more (the programs are detached). */
@@ -368,11 +493,11 @@ static void req_tick(struct consumer *c, uint64_t now_ns, bool final)
 	if (!skel)
 		return;
 	if (win.budget && !final)
-		win_tick(now_ns);
+		win_tick(c, now_ns);
 	if (!final)
 		return;
 	if (win.budget)
-		win_end(now_ns);
+		win_end(c, now_ns);
 	fd = dump_fd;
 	if (fd < 0) {
 		open_unread = true;
@@ -430,6 +555,13 @@ static int req_stats(struct chunk_buffer *kv, const struct consumer *c)
 		err |= chunk_buffer_add_kv_u64(kv, "req.started", n[PERFCAP_REQ_CNT_STARTED]);
 		err |= chunk_buffer_add_kv_u64(kv, "req.closed", n[PERFCAP_REQ_CNT_CLOSED]);
 		err |= chunk_buffer_add_kv_u64(kv, "req.cut", n[PERFCAP_REQ_CNT_CUT]);
+		err |= chunk_buffer_add_kv_u64(kv, "req.windows.attach_failed", win.attach_failed);
+		if (hot_err)
+			err |= chunk_buffer_add_kv(kv, "req.windows.detach", hot_attached < 0 ?
+						   "refused: attached throughout" :
+						   "attach failed: periods not followed");
+		if (hot_err)
+			err |= chunk_buffer_add_kv(kv, "req.windows.detach_error", strerror(-hot_err));
 	}
 	if (open_unread) {
 		char why[160], e[64];
@@ -452,8 +584,10 @@ static void req_summary_note(char *buf, size_t len)
 	buf[0] = '\0';
 	if (win.windows && win.span_ns)
 		n = snprintf(buf, len, "followed in %llu time windows, %.1f%% of the recording "
-			     "(PERFCAP_REQ_RATE %llu, experimental): reports count only those "
-			     "requests (STATS req.windows.*)%s", (unsigned long long)win.windows,
+			     "(--req-rate %llu): each stands for its "
+			     "second over its window (REQUEST_WINDOW); the report's requests row "
+			     "weighs them, its other request lines count those followed (STATS "
+			     "req.windows.*)%s", (unsigned long long)win.windows,
 			     100.0 * (double)win.covered_ns / (double)win.span_ns,
 			     (unsigned long long)win.budget, open_unread ? "; " : "");
 	if (open_unread && n >= 0 && (size_t)n < len)
@@ -467,7 +601,8 @@ static const uint16_t req_event_types[] = { PERFCAP_EV_REQUEST, PERFCAP_EV_REQUE
 const struct source req_source = {
 	.summary = "requests on TCP connections (first read after a write to its last "
 		   "write), bytes, threads, arrival (sk_data_ready); inferred in the kernel, "
-		   "no record per system call, up to 8 requests of a connection per record",
+		   "no record per system call, up to 8 requests of a connection per record; "
+		   "above --req-rate a second, in time windows",
 	.id = PERFCAP_SRC_REQ,
 	.default_on = true,
 	.event_types = req_event_types,

@@ -1,5 +1,5 @@
 #!/bin/bash
-# req_real.sh - requests in the DEFAULT recording of Debian's servers (the
+# req_real.sh - requests in the default recording of Debian's servers (the
 # req source, issue 12), counted against the servers' own accounting:
 #   redis  redis-server on 127.0.0.1 (a free port), recorded with
 #          `perfcap-record -p REDIS` (no -e) while redis-benchmark runs a
@@ -18,6 +18,12 @@
 #          transaction, no SSL): each of the 4 benchmark backends must have
 #          exactly 1 + 250 x 7 requests (its start-up message, then one per
 #          statement).
+# These three follow every request (--req-rate 0). Then redis again under
+# the default, which follows requests in time windows above 10,000 a second
+# (150,000 commands each of set and get, seconds of them: the first second
+# is followed whole): the report's requests row, each
+# followed request weighted by its window, must give redis's own count
+# within 10%.
 # Each report must show the requests, their percentiles and their
 # queueing from the data's arrival, and be the same when its requests do
 # not fit in 64 KiB; the diff of each capture against itself must be the
@@ -44,13 +50,17 @@ stop_all() {
 	rm -rf "$TMP"
 }
 
-# start_recording NAME PIDS: perfcap-record -p PIDS with the default
-# sources, in the background until stop_recording; returns once it records
+# start_recording NAME PIDS [OPTION...]: perfcap-record -p PIDS with the
+# default sources, in the background until stop_recording; returns once it
+# records
 start_recording() {
-	"$PERFCAP_RECORD" -p "$2" -o "$TMP/$1.perfcap" > "$TMP/$1.out" 2> "$TMP/$1.err" &
+	local name=$1 pids=$2
+	shift 2
+	"$PERFCAP_RECORD" "$@" -p "$pids" -o "$TMP/$name.perfcap" > "$TMP/$name.out" \
+		2> "$TMP/$name.err" &
 	recpid=$!
-	wait_for "$TMP/$1.err" "recording" 10 ||
-		{ cat "$TMP/$1.err"; fail "perfcap-record did not start"; }
+	wait_for "$TMP/$name.err" "recording" 10 ||
+		{ cat "$TMP/$name.err"; fail "perfcap-record did not start"; }
 }
 
 stop_recording() {
@@ -112,7 +122,7 @@ check_diff() {
 start_redis   # lib.sh: port, rpid
 trap stop_all EXIT
 commands() { redis-cli -p "$port" info stats | tr -d '\r' | sed -n 's/^total_commands_processed://p'; }
-start_recording redis "$rpid"
+start_recording redis "$rpid" --req-rate 0
 before=$(commands)
 timeout 60 redis-benchmark -p "$port" -c 10 -n 20000 -t set,get -q > "$TMP/bench.out" 2>&1 ||
 	fail "redis-benchmark failed: $(cat "$TMP/bench.out")"
@@ -124,6 +134,29 @@ got=$(sqlite3 "$TMP/redis.db" "SELECT count(*) FROM requests WHERE pid = $rpid A
 echo "redis: $got requests recorded, $expected commands counted by redis"
 [ "$got" = "$expected" ] || fail "redis: $got requests, redis counted $expected commands"
 check_report redis "$expected"
+
+# the default: above 10,000 requests a second, followed in time windows;
+# the report's requests row weighs each by its window: redis's own count
+# within 10% (the windows sample time; redis-benchmark's rate is steady)
+start_recording redis-win "$rpid"
+before=$(commands)
+timeout 60 redis-benchmark -p "$port" -c 10 -n 150000 -t set,get -q > "$TMP/bench.out" 2>&1 ||
+	fail "redis-benchmark failed: $(cat "$TMP/bench.out")"
+stop_recording redis-win
+after=$(commands)
+expected=$((after - before - 1))
+"$PERFCAP_ANALYZE" report --json "$TMP/redis-win.perfcap" > "$TMP/redis-win.json" 2> /dev/null ||
+	fail "report (redis, windows)"
+read -r count followed <<EOF
+$(python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))["latency"]["requests"]
+print(r["count"], r.get("followed", -1))' "$TMP/redis-win.json")
+EOF
+echo "redis (default, windows): $followed requests followed, standing for $count; redis counted $expected"
+[ "$followed" -ge 0 ] && [ "$followed" -lt "$expected" ] ||
+	fail "redis: no windows at $expected commands (followed $followed)"
+within "$count" $((expected * 90 / 100)) $((expected * 110 / 100)) ||
+	fail "redis: the report's weighted count $count is not redis's $expected within 10%"
 cleanup_redis
 
 # ---- nginx -----------------------------------------------------------------------
@@ -160,7 +193,7 @@ done
 workers=$(pgrep -P "$npid" | paste -sd,)
 [ "$(echo "$workers" | tr ',' '\n' | wc -l)" = 2 ] || fail "nginx workers: '$workers'"
 : > "$TMP/nginx/access.log"   # the readiness probe's connection made no request
-start_recording nginx "$workers"
+start_recording nginx "$workers" --req-rate 0
 timeout 60 python3 - "$nport" << 'PY' || fail "the nginx client failed"
 import http.client, sys, threading
 port = int(sys.argv[1])
@@ -210,7 +243,7 @@ for _ in $(seq 100); do pg_isready -h 127.0.0.1 -p "$pgport" > /dev/null 2>&1 &&
 pgpid=$(head -1 "$TMP/pg/data/postmaster.pid")
 pgbench -h 127.0.0.1 -p "$pgport" -U postgres -i -s 1 postgres > "$TMP/pg/init.log" 2>&1 ||
 	fail "pgbench -i: $(tail -3 "$TMP/pg/init.log")"
-start_recording postgres "$pgpid"
+start_recording postgres "$pgpid" --req-rate 0
 PGSSLMODE=disable timeout 60 pgbench -n -h 127.0.0.1 -p "$pgport" -U postgres -c 4 -t 250 \
 	postgres > "$TMP/pg/bench.out" 2>&1 || fail "pgbench: $(tail -3 "$TMP/pg/bench.out")"
 stop_recording postgres

@@ -1,13 +1,12 @@
 #!/bin/sh
-# req_windows.sh - requests followed in time windows (PERFCAP_REQ_RATE,
-# experimental; record/sources/source_req.c, bpf/req.bpf.c): above the
+# req_windows.sh - requests followed in time windows (--req-rate; record/sources/source_req.c, bpf/req.bpf.c): above the
 # budget, a request is followed when its first read falls in a window at
 # the start of each second, to its end; a socket's state from an earlier
 # window is trusted only if its TCP positions did not move meanwhile.
 #
 # tcp_echo 0 120000: one keep-alive connection, requests of 100 bytes
 # answered by 300, as fast as loopback goes (tens of thousands a second).
-# `PERFCAP_REQ_RATE=1000 perfcap-record -p SERVER -d 3`, imported:
+# `perfcap-record --req-rate 1000 -p SERVER -d 3`, imported:
 #  - META req.windows.budget 1000; STATS: at least one window, the time
 #    covered less than the recording, requests started = closed + cut;
 #  - every request followed is whole: one read of 100 bytes, one write of
@@ -28,7 +27,7 @@ trap 'kill "$echo_pid" 2> /dev/null; wait "$echo_pid" 2> /dev/null; rm -rf "$TMP
 wait_for "$TMP/echo.out" '^keepalive ' 5 || fail "tcp_echo did not start: $(cat "$TMP/echo.out")"
 server=$(awk '/^server/ { print $2 }' "$TMP/echo.out")
 
-PERFCAP_REQ_RATE=1000 "$PERFCAP_RECORD" -p "$server" -d 3 -o "$TMP/r.perfcap" 2> "$TMP/r.err" ||
+"$PERFCAP_RECORD" --req-rate 1000 -p "$server" -d 3 -o "$TMP/r.perfcap" 2> "$TMP/r.err" ||
 	{ cat "$TMP/r.err" >&2; fail "perfcap-record failed"; }
 cat "$TMP/r.err"
 grep -q "not recording 'req'" "$TMP/r.err" && fail "the req source did not load"
