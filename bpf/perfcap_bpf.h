@@ -777,6 +777,8 @@ enum perfcap_req_count {
 	PERFCAP_REQ_CNT_STARTED,    /* requests opened (windows: open = STARTED - CLOSED) */
 	PERFCAP_REQ_CNT_CLOSED,     /* requests closed, answered or not, cut or not */
 	PERFCAP_REQ_CNT_CUT,        /* requests open when their window's epoch ended */
+	PERFCAP_REQ_CNT_DONE,       /* answered (a first write) or closed unanswered:
+				     * STARTED - DONE await an answer */
 	PERFCAP_REQ_CNT_NR,
 };
 

@@ -118,12 +118,15 @@ static __always_inline void note_seqs(struct perfcap_req_state *st, struct sock 
 		st->seqs_known = tcp_seqs(sk, &st->seq_copied, &st->seq_write, &segs);
 }
 
+static __always_inline void settle_earlier(struct perfcap_req_state *st, bool known,
+					   bool copied_moved, bool written_moved, __u16 why);
+
 /* Is st followed in the current window? A state from an earlier one is
- * brought in during OPEN: its open request, cut by that window's end, is
- * dropped (counted), and what it knew of the conversation (the last
- * call, the previous request's end, a pending arrival) is kept only if
- * nothing moved on the socket since it was last followed (the call
- * being made, d_copied or d_written bytes, aside). */
+ * brought in during OPEN: its open request is settled (settle_earlier),
+ * and what it knew of the conversation (the last call, the previous
+ * request's end, a pending arrival) is kept only if nothing moved on the
+ * socket since it was last followed (the call being made, d_copied or
+ * d_written bytes, aside). */
 static __always_inline bool in_window(struct perfcap_req_state *st, struct sock *sk, __u32 phase,
 				      __u32 d_copied, __u32 d_written)
 {
@@ -134,16 +137,16 @@ static __always_inline bool in_window(struct perfcap_req_state *st, struct sock 
 		return true;
 	if (phase != PERFCAP_REQ_OPEN)
 		return false;
-	if (st->open) {
-		st->open = 0;
-		req_count(PERFCAP_REQ_CNT_CUT);
-		req_count(PERFCAP_REQ_CNT_CLOSED);
-	}
 	same = tcp_seqs(sk, &copied, &written, &segs);
-	if (same && st->seqs_known) /* the socket as it was last followed? */
+	if (same && st->seqs_known) { /* the socket as it was last followed? */
+		settle_earlier(st, true, copied - d_copied != st->seq_copied,
+			       written - d_written != st->seq_write, 0);
 		same = copied - d_copied == st->seq_copied && written - d_written == st->seq_write;
-	else if (same)              /* never followed a call: nothing answered yet? */
-		same = !st->prev_io && !segs;
+	} else {
+		settle_earlier(st, false, false, false, 0);
+		if (same)           /* never followed a call: nothing answered yet? */
+			same = !st->prev_io && !segs;
+	}
 	if (!same) {
 		st->prev_io = '?';
 		st->prev_end = 0;
@@ -367,6 +370,8 @@ static __always_inline void send_request(struct perfcap_req_state *st, __u16 why
 		req_count(PERFCAP_REQ_CNT_CLOSED);
 	if (!st->r.writes) {        /* never answered: not a request */
 		req_count(PERFCAP_REQ_CNT_UNANSWERED);
+		if (req_windowed)
+			req_count(PERFCAP_REQ_CNT_DONE);
 		return;
 	}
 	st->prev_end = st->r.end_ts;
@@ -378,6 +383,44 @@ static __always_inline void send_request(struct perfcap_req_state *st, __u16 why
 		flush_batch(st, now);
 		send_alone(st, flags, now);
 	}
+}
+
+/* The open request of a window gone by, at its socket's first call in
+ * this one, or at its close, by what moved on the socket since it was
+ * last followed (known: the positions were noted and read):
+ *   answered, and nothing moved, or the peer's next request was read
+ *     (copied_moved): complete, its end its last write (a keep-alive
+ *     connection that went idle after it); sent;
+ *   unanswered and nothing moved: still waiting for its answer, followed
+ *     on;
+ *   else (its answer went on unseen, or the positions are unknown): cut,
+ *     dropped and counted. */
+static __always_inline void settle_earlier(struct perfcap_req_state *st, bool known,
+					   bool copied_moved, bool written_moved, __u16 why)
+{
+	if (!st->open)
+		return;
+	if (known && st->r.writes && (copied_moved || !written_moved)) {
+		send_request(st, copied_moved ? 0 : why, bpf_ktime_get_ns());
+		return;
+	}
+	if (known && !st->r.writes && !copied_moved && !written_moved)
+		return;
+	st->open = 0;
+	if (!st->r.writes)
+		req_count(PERFCAP_REQ_CNT_DONE);
+	req_count(PERFCAP_REQ_CNT_CUT);
+	req_count(PERFCAP_REQ_CNT_CLOSED);
+}
+
+/* settle_earlier at sk's close. */
+static __always_inline void settle_at_close(struct perfcap_req_state *st, struct sock *sk)
+{
+	__u32 copied, written, segs;
+	bool known = st->seqs_known && tcp_seqs(sk, &copied, &written, &segs);
+
+	settle_earlier(st, known, known && copied != st->seq_copied,
+		       known && written != st->seq_write, PERFCAP_REQ_F_AT_CLOSE);
 }
 
 static __always_inline void note_tid(struct perfcap_request *r, __u32 tid)
@@ -490,6 +533,8 @@ int BPF_PROG(on_send, struct sock *sk, int ret, int flags)
 		st->r.first_write_ts = now;
 		if (st->r.number == 1 && st->r.origin != PERFCAP_REQ_CONNECTED)
 			learn_port(st->r.lport);
+		if (req_windowed)
+			req_count(PERFCAP_REQ_CNT_DONE);
 	}
 	st->r.writes++;
 	st->r.bytes_out += ret;
@@ -541,11 +586,9 @@ int BPF_PROG(on_state, const struct sock *sk, const int oldstate, const int news
 	st = state_of(sk);
 	if (!st)
 		return 0;
-	if (st->epoch != req_epoch && st->open) { /* cut by its window's end */
-		st->open = 0;
-		req_count(PERFCAP_REQ_CNT_CUT);
-		req_count(PERFCAP_REQ_CNT_CLOSED);
-	}
+	/* a request not followed to here (a window gone by, or OFF now) */
+	if (st->open && (st->epoch != req_epoch || req_phase == PERFCAP_REQ_OFF))
+		settle_at_close(st, (struct sock *)sk);
 	now = bpf_ktime_get_ns();
 	send_request(st, PERFCAP_REQ_F_AT_CLOSE, now);
 	flush_batch(st, now);

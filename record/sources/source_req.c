@@ -67,6 +67,10 @@ static bool open_unread;             /* the iterator failed: open requests not r
  * none is open); then OFF to the next period. Below it, OPEN throughout. */
 #define WIN_PERIOD_NS 1000000000ull
 #define WIN_MIN_NS      50000000ull
+/* A drain this long ends once every followed request got an answer: the
+ * ones still open then are mostly idle keep-alive connections' last, which
+ * their next call completes (req.bpf.c settle_earlier). */
+#define DRAIN_IDLE_NS  100000000ull
 
 static struct {
 	uint64_t budget;             /* --req-rate; 0: every request */
@@ -78,6 +82,8 @@ static struct {
 	uint64_t span_ns;
 	uint64_t windows;            /* periods with a window shorter than the period */
 	uint64_t attach_failed;      /* periods not followed: see hot_attach */
+	uint64_t drain_start;        /* the last DRAIN began */
+	uint64_t idle_ends;          /* drains ended with answered requests open */
 	uint32_t phase, epoch;
 	bool windowed;               /* this period has a window */
 } win;
@@ -402,16 +408,28 @@ static void next_period(struct consumer *c, uint64_t t, uint64_t open_len, uint6
 	win.started_open = 0;
 }
 
+/* Whether the drain is over: no followed request open, or, after
+ * DRAIN_IDLE_NS, none waiting for its answer (counted: idle_ends). */
+static bool drained(const uint64_t *n, uint64_t now)
+{
+	if (n[PERFCAP_REQ_CNT_STARTED] <= n[PERFCAP_REQ_CNT_CLOSED])
+		return true;
+	if (now - win.drain_start < DRAIN_IDLE_NS ||
+	    n[PERFCAP_REQ_CNT_STARTED] > n[PERFCAP_REQ_CNT_DONE])
+		return false;
+	win.idle_ends++;
+	return true;
+}
+
 /* One tick of the windows (about every 50 ms): the phase to be in now. */
 static void win_tick(struct consumer *c, uint64_t now)
 {
-	uint64_t n[PERFCAP_REQ_CNT_NR], started, closed, len, rate, w;
+	uint64_t n[PERFCAP_REQ_CNT_NR], started, len, rate, w;
 	bool windowed;
 
 	if (percpu_counts_read(skel->maps.req_counts, n, PERFCAP_REQ_CNT_NR))
 		return;
 	started = n[PERFCAP_REQ_CNT_STARTED];
-	closed = n[PERFCAP_REQ_CNT_CLOSED];
 	if (!win.span_start) {
 		win.span_start = win.period_start = win.open_start = now;
 		win.open_len = WIN_PERIOD_NS;
@@ -422,11 +440,12 @@ static void win_tick(struct consumer *c, uint64_t now)
 	if (win.phase == PERFCAP_REQ_OPEN && win.windowed && now - win.open_start >= win.open_len) {
 		win_set(PERFCAP_REQ_DRAIN);
 		/* after the flip: every request followed started before */
-		win.open_len = monotonic_ns() - win.open_start;
+		win.drain_start = monotonic_ns();
+		win.open_len = win.drain_start - win.open_start;
 		win.covered_ns += win.open_len;
 		win.started_open = started - win.started_at_open;
 	}
-	if (win.phase == PERFCAP_REQ_DRAIN && started <= closed) {
+	if (win.phase == PERFCAP_REQ_DRAIN && drained(n, now)) {
 		win_set(PERFCAP_REQ_OFF);
 		hot_detach();
 	}
@@ -556,6 +575,7 @@ static int req_stats(struct chunk_buffer *kv, const struct consumer *c)
 		err |= chunk_buffer_add_kv_u64(kv, "req.closed", n[PERFCAP_REQ_CNT_CLOSED]);
 		err |= chunk_buffer_add_kv_u64(kv, "req.cut", n[PERFCAP_REQ_CNT_CUT]);
 		err |= chunk_buffer_add_kv_u64(kv, "req.windows.attach_failed", win.attach_failed);
+		err |= chunk_buffer_add_kv_u64(kv, "req.windows.idle_ends", win.idle_ends);
 		if (hot_err)
 			err |= chunk_buffer_add_kv(kv, "req.windows.detach", hot_attached < 0 ?
 						   "refused: attached throughout" :
