@@ -68,12 +68,18 @@ static void print_sampling(const struct report_context *ctx)
 		fprintf(ctx->out, "  %-11s %g Hz per CPU\n", "frequency", ctx->freq_hz);
 	else
 		fprintf(ctx->out, "  %-11s unknown (CPU time not estimated)\n", "frequency");
-	fprintf(ctx->out, "  %-11s CPU %s; events 1 in %s; rate cap %s per s per CPU\n",
+	char *req_rate = report_meta(ctx, "req.windows.budget");
+
+	fprintf(ctx->out, "  %-11s CPU %s; events 1 in %s; rate cap %s per s per CPU",
 		"sampling", event ? event : "-", one_in ? one_in : "1",
 		cap && strcmp(cap, "0") != 0 ? cap : "none");
+	if (req_rate)   /* the req source's windows (Data quality: how many) */
+		fprintf(ctx->out, "; requests in time windows above %s per s", req_rate);
+	fprintf(ctx->out, "\n");
 	free(one_in);
 	free(cap);
 	free(event);
+	free(req_rate);
 }
 
 static void print_window(const struct report_context *ctx)
@@ -180,6 +186,7 @@ static void write_json(const struct report_context *ctx)
 	json_meta(ctx, "rate_cap", "sampling.events.rate_cap");
 	json_meta(ctx, "offcpu_min_ns", "sched.offcpu_min_ns");
 	json_meta(ctx, "syscall_min_ns", "syscall.min_ns");
+	json_meta(ctx, "req_rate", "req.windows.budget");
 	json_end_object(w);
 	json_uint(w, "capture_start_ns", s->capture_start);
 	json_uint(w, "capture_end_ns", s->capture_end);
