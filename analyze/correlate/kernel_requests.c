@@ -40,6 +40,7 @@
 #include "db/sql_writer.h"
 #include "util/grow.h"
 #include "util/hashmap.h"
+#include "util/sorted_search.h"
 
 static int oom(void)
 {
@@ -278,19 +279,12 @@ static void sort_windows(struct kernel_requests *k)
 /* The window whose period holds ts, or NULL. */
 static struct kreq_window *window_of(struct kernel_requests *k, int64_t ts)
 {
-	size_t lo = 0, hi = k->nwindows;
+	size_t next = sorted_first_above(k->windows, k->nwindows, sizeof(*k->windows),
+					 offsetof(struct kreq_window, ts), ts);
 
-	while (lo < hi) {            /* the first window starting after ts */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (k->windows[mid].ts <= ts)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo || ts - k->windows[lo - 1].ts >= k->windows[lo - 1].period_ns)
+	if (!next || ts - k->windows[next - 1].ts >= k->windows[next - 1].period_ns)
 		return NULL;
-	return &k->windows[lo - 1];
+	return &k->windows[next - 1];
 }
 
 static int write_windows(sqlite3 *db, const struct kernel_requests *k)

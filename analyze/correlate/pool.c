@@ -22,6 +22,7 @@
 #include "db/db.h"
 #include "db/sql_writer.h"
 #include "pool.h"
+#include "util/sorted_search.h"
 
 /* Windows per process at most: a damaged capture whose requests span
  * years must not fill the disk with empty windows. */
@@ -213,17 +214,11 @@ int pool_add(struct pool *p, int64_t pid, int64_t tid, int64_t ready_ts, int64_t
 /* The time of gaps inside [lo, hi). */
 static int64_t gap_time(const struct pool_windows *w, int64_t lo, int64_t hi)
 {
-	size_t a = 0, b = w->ngaps;
+	/* the first gap ending after lo */
+	size_t a = sorted_first_above(w->gaps, w->ngaps, sizeof(*w->gaps),
+				      offsetof(struct pool_gap, end), lo);
 	int64_t t = 0;
 
-	while (a < b) {              /* the first gap ending after lo */
-		size_t mid = a + (b - a) / 2;
-
-		if (w->gaps[mid].end <= lo)
-			a = mid + 1;
-		else
-			b = mid;
-	}
 	for (; a < w->ngaps && w->gaps[a].start < hi; a++) {
 		int64_t s = w->gaps[a].start > lo ? w->gaps[a].start : lo;
 		int64_t e = w->gaps[a].end < hi ? w->gaps[a].end : hi;

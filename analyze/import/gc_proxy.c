@@ -37,6 +37,7 @@
 
 #include "db/db.h"
 #include "load_state.h"
+#include "util/sorted_search.h"
 
 #define GAP_NS    1000000ll   /* a worker off CPU this briefly is still in the pause */
 #define LEAD_NS   1000000ll   /* an app thread stopped at most this before */
@@ -234,16 +235,9 @@ static int load_releases(sqlite3 *db, int64_t pid, const struct roles *r, struct
 /* Whether a release falls in [s, e + LEAD_NS] (rel sorted). */
 static int released(const struct spans *rel, int64_t s, int64_t e)
 {
-	size_t lo = 0, hi = rel->n;
+	size_t i = sorted_first_from(rel->v, rel->n, sizeof(*rel->v), offsetof(struct span, s), s);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (rel->v[mid].s < s)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < rel->n && rel->v[lo].s <= e + LEAD_NS;
+	return i < rel->n && rel->v[i].s <= e + LEAD_NS;
 }
 
 /* The application's last stop at or before t (app sorted, merged): the

@@ -30,6 +30,7 @@
 #include "util/grow.h"
 #include "util/radix_sort.h"
 #include "util/rank_select.h"
+#include "util/sorted_search.h"
 #include "util/span_cover.h"
 #include "util/temp_file.h"
 #include "report_sections.h"
@@ -306,20 +307,14 @@ static int load_weights(const struct report_context *ctx, struct request_preload
 static double weight_of(const struct request_preload *p, sqlite3_stmt *st)
 {
 	int64_t ts;
-	size_t lo = 0, hi = p->nweights;
+	size_t i;
 
 	if (sqlite3_column_type(st, 7) == SQLITE_NULL)
 		return 1;
 	ts = sqlite3_column_int64(st, 7);
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->weights[mid].ts < ts)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < p->nweights && p->weights[lo].ts == ts ? p->weights[lo].w : 1;
+	i = sorted_first_from(p->weights, p->nweights, sizeof(*p->weights),
+			      offsetof(struct request_weight, ts), ts);
+	return i < p->nweights && p->weights[i].ts == ts ? p->weights[i].w : 1;
 }
 
 /* Keeps ns with its weight w, while the memory allows (wns_over past it). */
