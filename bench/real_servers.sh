@@ -31,7 +31,8 @@
 #      every"), and
 #      `e=LIST`: -e LIST (e.g. MODES="none default e=cpu e=sched,waits"
 #      splits the default's cost by source), and `a=ARGS`: any options, +
-#      for a space (e.g. a=-e+cpu+-F+999).
+#      for a space (e.g. a=-e+cpu+-F+999; a=--req-rate+0 is the default
+#      following every request, not in time windows above 10,000 a second).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 build=$(realpath "${1:-build}")
