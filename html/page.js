@@ -564,6 +564,12 @@
 			body.appendChild(table(keys, [cellsOf(keys.map(function (k) {
 				return /_ns$/.test(k) ? fmtNs(r[k]) : fmtAny(r[k]);
 			}))]));
+			if (typeof r.followed === "number")
+				body.appendChild(el("p", {"class": "note", text: "Weighted: the " +
+					fmtCount(r.followed) + " requests followed in the recorder's time windows " +
+					"(perfcap-record --req-rate) each stand for their window's second over its " +
+					"length in count, total" + (r.weighted_percentiles ? " and percentiles" : "") +
+					"; the slowest requests, the queueing and the histogram are of those followed."}));
 			if (r.slow) renderSlowRequests(body, r.slow);
 		}
 		var syscalls = latency.syscalls || [];

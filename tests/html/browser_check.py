@@ -11,7 +11,8 @@ the page was made from:
 - search highlights exactly the frames whose name contains SEARCH_TERM;
 - clicking a frame zooms to it (full width, ancestors faded), reset undoes it;
 - report: one histogram per latency histogram with one bar per bucket, one
-  timeline rect per span, one data-quality row per counter;
+  timeline rect per span, one data-quality row per counter; a note under
+  the requests row exactly when it is weighted (latency.requests.followed);
 - diff: one findings row per finding, two overlaid bars per bucket, frame
   colours follow the sign of each frame's change (red grew, blue shrank)
   in both directions, and base-only frames appear only in new -> base.
@@ -102,6 +103,12 @@ def check_common(page, data, term):
 
 def check_report(page, data):
     latency = data.get("latency") or {}
+    req = latency.get("requests")
+    note = page.evaluate("document.querySelector('#latency p.note') !== null")
+    if isinstance(req, dict) and isinstance(req.get("followed"), (int, float)):
+        check(note, "requests followed in time windows: the page says the row is weighted")
+    else:
+        check(not note, "no weighting note without time windows")
     histograms = latency.get("histograms") or []
     charts = page.evaluate("document.querySelectorAll('#latency svg.histogram').length")
     check(charts == len(histograms), "one chart per latency histogram (%d)" % charts)
