@@ -9,7 +9,19 @@
  * two cases: a switch-out (it was running) and a wakeup that is not a new
  * task's (it was blocked); those intervals start at the capture start and
  * are partial, as are the ones still open at the capture end. Events that
- * contradict the state (a switch-in of a running thread...) are counted. */
+ * contradict the state (a switch-in of a running thread...) are counted.
+ *
+ * A wakeup can come before the switch-out it ends: sched_waking fires in
+ * the waker (on another CPU) as soon as the sleeper has declared its sleep
+ * (its task state), and the waker then waits for the sleeper to get off
+ * its CPU, whose sched_switch still says it blocked. Its wait ended before
+ * it began: the thread is runnable from that switch-out (early_runnable),
+ * not blocked until its switch-in with its wakeup "missing" (which made
+ * run-queue time sleep: a third of redis's on a contended CPU). A wakeup
+ * seen while running that the thread did not block after (it found its
+ * event and ran on) is the next switch-out's only if that one blocks; if
+ * a wakeup then comes while it is runnable, it was blocked after all, up
+ * to that wakeup, which is what the state is made. */
 #include "correlate_state.h"
 #include "perfcap_format.h"
 #include "wait_class.h"
@@ -57,6 +69,7 @@ static void enter_state(struct thread *t, uint8_t state, uint64_t ts, int64_t cp
 	t->partial_start = 0;
 	t->has_waker = 0;
 	t->reason = RR_NONE;
+	t->early_runnable = 0;
 }
 
 /* t was seen first doing something that proves it was in state since the
@@ -96,10 +109,19 @@ static int switch_out(struct correlator *c, const struct tl_event *ev)
 		enter_state(t, TH_DEAD, ev->key, ev->u1);
 		if (rc == 0)
 			rc = waits_flush_thread(c, t);
+	} else if (t->woken_running) {   /* woken before it got off the CPU */
+		enter_state(t, TH_RUNNABLE, ev->key, ev->u1);
+		t->blocked_kind = (uint8_t)kind;
+		t->reason = RR_WAKEUP;
+		t->early_runnable = 1;
+		t->has_waker = 1;
+		t->waker_tid = t->early_waker_tid;
+		t->waker_pid = t->early_waker_pid;
 	} else {
 		enter_state(t, TH_BLOCKED, ev->key, ev->u1);
 		t->blocked_kind = (uint8_t)kind;
 	}
+	t->woken_running = 0;
 	return rc;
 }
 
@@ -126,6 +148,7 @@ static int switch_in(struct correlator *c, const struct tl_event *ev)
 		break;
 	}
 	enter_state(t, TH_RUNNING, ev->key, ev->u1);
+	t->woken_running = 0;
 	return rc;
 }
 
@@ -197,8 +220,16 @@ int sched_on_wakeup(struct correlator *c, const struct tl_event *ev)
 	if (!t)
 		return -1;
 	t->pid = ev->pid;
-	if (t->state == TH_RUNNING || t->state == TH_RUNNABLE)
-		return 0;         /* woken before it got off the CPU: nothing changes */
+	if (t->state == TH_RUNNING) {   /* woken before it got off the CPU */
+		t->woken_running = 1;
+		t->early_waker_tid = ev->tid2;
+		t->early_waker_pid = ev->pid2;
+		return 0;
+	}
+	if (t->state == TH_RUNNABLE && !t->early_runnable)
+		return 0;
+	if (t->state == TH_RUNNABLE)    /* it did block, up to this wakeup */
+		t->state = TH_BLOCKED;
 	if (t->state == TH_BLOCKED ||
 	    (t->state == TH_UNKNOWN && !is_new &&
 	     assume_since_start(c, t, TH_BLOCKED, ev->key, -1))) {

@@ -44,6 +44,12 @@ struct thread {
 	uint8_t  reason;          /* TH_RUNNABLE: enum runnable_reason */
 	uint8_t  has_waker;
 	uint8_t  partial_start;   /* its state began before the capture did */
+	/* sched_states.c: a wakeup seen while it was still running (the
+	 * waker's, kept for its switch-out), and a runnable state entered at
+	 * a blocking switch-out because of one */
+	uint8_t  woken_running;
+	uint8_t  early_runnable;
+	uint32_t early_waker_tid, early_waker_pid;
 	int64_t  cpu;             /* CPU it runs on, left, or was woken onto */
 	uint64_t since;           /* when it entered its state */
 	uint32_t waker_tid, waker_pid;

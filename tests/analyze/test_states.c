@@ -269,3 +269,39 @@ Test(states, a_thread_leaving_the_filter_stops_running)
 	ev_free(&ev);
 	scratch_remove(dir);
 }
+
+/* A wakeup that comes before the switch-out it ends (sched_waking fires in
+ * the waker once the sleeper declared its sleep; the sleeper's switch-out
+ * still says it blocked): the thread is runnable from the switch-out, not
+ * asleep until its switch-in with its wakeup missing. A wakeup while
+ * running that the thread ran on after (it did not block) does not make a
+ * later real block runnable: the later wakeup shows it was blocked. */
+Test(states, a_wakeup_before_its_switch_out_makes_the_thread_runnable)
+{
+	char *dir = scratch_dir();
+	struct event_capture ev;
+	sqlite3 *db;
+
+	ev_init(&ev, T(0), T(200), "cpu,sched");
+	ev_switch(&ev, T(10), 0, 0, 0, 0, PID, TID);
+	/* woken at 19.99 ms on CPU 1 while still on CPU 0, off at 20 */
+	ev_wakeup(&ev, T(20) - 10000, PID, TID, PID, WAKER, 0, 0);
+	ev_switch(&ev, T(20), 0, PID, TID, PC_TASK_INTERRUPTIBLE, 0, 0);
+	ev_switch(&ev, T(30), 0, 0, 0, 0, PID, TID);          /* runnable 10 ms */
+	/* woken while running at 40, runs on; blocks at 60, woken at 90 */
+	ev_wakeup(&ev, T(40), PID, TID, PID, WAKER, 0, 0);
+	ev_switch(&ev, T(60), 0, PID, TID, PC_TASK_INTERRUPTIBLE, 0, 0);
+	ev_wakeup(&ev, T(90), PID, TID, PID, WAKER, 0, 0);
+	ev_switch(&ev, T(95), 0, 0, 0, 0, PID, TID);
+	ev_switch(&ev, T(100), 0, PID, TID, PC_TASK_INTERRUPTIBLE, 0, 0);
+	db = import_events(dir, "early", &ev, NULL);
+	expect_text(db, "SELECT group_concat(state || ':' || (duration / 1000000), ' ') FROM"
+		    " (SELECT * FROM thread_states WHERE tid=101 AND partial=0 ORDER BY start_ts)",
+		    "running:10 runnable:10 running:30 sleep:30 runnable:5 running:5");
+	expect_text(db, "SELECT reason || ':' || waker_tid FROM thread_states WHERE tid=101"
+		    " AND state='runnable' AND start_ts=" "1020000000", "wakeup:102");
+	expect_int(db, "SELECT ifnull(unmatched, 0) FROM data_quality WHERE source='sched'", 0);
+	sqlite3_close(db);
+	ev_free(&ev);
+	scratch_remove(dir);
+}
