@@ -139,9 +139,11 @@ static __always_inline bool in_window(struct perfcap_req_state *st, struct sock 
 		return false;
 	same = tcp_seqs(sk, &copied, &written, &segs);
 	if (same && st->seqs_known) { /* the socket as it was last followed? */
-		settle_earlier(st, true, copied - d_copied != st->seq_copied,
-			       written - d_written != st->seq_write, 0);
-		same = copied - d_copied == st->seq_copied && written - d_written == st->seq_write;
+		bool cm = copied - d_copied != st->seq_copied;
+		bool wm = written - d_written != st->seq_write;
+
+		settle_earlier(st, true, cm, wm, 0);
+		same = !cm && !wm;
 	} else {
 		settle_earlier(st, false, false, false, 0);
 		if (same)           /* never followed a call: nothing answered yet? */

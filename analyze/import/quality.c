@@ -243,9 +243,12 @@ static void put_format(struct quality_writer *w, struct loader *L)
 /* REQUEST records (the req source): how many became requests rows, how
  * many were left out because their process's rows came from its socket
  * calls (import --requests-from), and how many sorted runs the import
- * wrote to disk to keep them (0: they fitted in memory). */
+ * wrote to disk to keep them (0: they fitted in memory); REQUEST_WINDOWs
+ * left out for overlapping an earlier one, when there were any. */
 static void put_requests(struct quality_writer *w, struct loader *L)
 {
+	if (L->kreqs.windows_overlapping) /* a hostile or damaged capture's */
+		quality_put_u64(w, "req", "windows.overlapping", L->kreqs.windows_overlapping);
 	if (!L->kreqs.n)
 		return;
 	quality_put_u64(w, "req", "requests.rows", L->kreqs.n - L->kreqs.skipped);

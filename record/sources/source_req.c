@@ -303,23 +303,22 @@ static int read_open_one(struct consumer *c, int fd)
 static int hot_attached = 1;         /* 1 attached, 0 detached, -1 cannot reattach */
 static int hot_err;                  /* why they stay attached: -errno */
 
-/* Program i of the three and its link. */
-static struct bpf_link **hot_link(int i, struct bpf_program **prog)
+/* Program i of the three, and its link in the skeleton. */
+static struct bpf_program *hot_prog(int i, struct bpf_link ***link)
 {
 	switch (i) {
-	case 0: *prog = skel->progs.on_recv; return &skel->links.on_recv;
-	case 1: *prog = skel->progs.on_send; return &skel->links.on_send;
-	default: *prog = skel->progs.on_data_ready; return &skel->links.on_data_ready;
+	case 0: *link = &skel->links.on_recv; return skel->progs.on_recv;
+	case 1: *link = &skel->links.on_send; return skel->progs.on_send;
+	default: *link = &skel->links.on_data_ready; return skel->progs.on_data_ready;
 	}
 }
 
 static void hot_destroy(void)
 {
-	struct bpf_program *prog;
+	struct bpf_link **l;
 
 	for (int i = 0; i < 3; i++) {
-		struct bpf_link **l = hot_link(i, &prog);
-
+		hot_prog(i, &l);
 		bpf_link__destroy(*l);
 		*l = NULL;
 	}
@@ -353,12 +352,12 @@ static void hot_detach(void)
  * the next one tries again). */
 static bool hot_attach(void)
 {
-	struct bpf_program *prog;
+	struct bpf_link **l;
 
 	if (hot_attached != 0)
 		return true;
 	for (int i = 0; i < 3; i++) {
-		struct bpf_link **l = hot_link(i, &prog);
+		struct bpf_program *prog = hot_prog(i, &l);
 
 		*l = bpf_program__attach(prog);
 		if (!*l) {
