@@ -94,6 +94,9 @@ static __always_inline void req_count(__u32 counter)
 const volatile bool req_windowed = false;
 volatile __u32 req_phase = PERFCAP_REQ_OFF;
 volatile __u32 req_epoch;
+/* The last write of a followed request during DRAIN (user space ends a
+ * drain that went quiet, see source_req.c drained()). */
+volatile __u64 req_drain_write;
 
 /* The reader's and the writer's positions in sk's byte streams. */
 static __always_inline bool tcp_seqs(struct sock *sk, __u32 *copied, __u32 *written,
@@ -542,6 +545,8 @@ int BPF_PROG(on_send, struct sock *sk, int ret, int flags)
 	st->r.bytes_out += ret;
 	st->r.end_ts = now;
 	note_tid(&st->r, task->pid);
+	if (phase == PERFCAP_REQ_DRAIN)
+		req_drain_write = now;
 	return 0;
 }
 

@@ -402,11 +402,16 @@ static int poll_timeout_ms(const struct recorder *r, uint64_t now)
 {
 	int most = processes_any_young(&r->consumer.processes, now) ? POLL_TIMEOUT_YOUNG_MS
 								    : POLL_TIMEOUT_MS;
-	uint64_t deadline, left_ms;
+	uint64_t deadline = r->consumer.tick_by_ns, left_ms;
 
-	if (!r->opts->duration_ns)
+	if (r->opts->duration_ns) {
+		uint64_t end = r->run.start_monotonic_ns + r->opts->duration_ns;
+
+		if (!deadline || end < deadline)
+			deadline = end;
+	}
+	if (!deadline)
 		return most;
-	deadline = r->run.start_monotonic_ns + r->opts->duration_ns;
 	if (now >= deadline)
 		return 0;
 	left_ms = (deadline - now + 999999) / 1000000;
@@ -468,6 +473,7 @@ static void record_until_stopped(struct recorder *r)
 			break;
 		}
 		now = monotonic_ns();
+		r->consumer.tick_by_ns = 0;  /* the ticks say again what they want */
 		session_tick(&r->session, &r->consumer, now, false);
 		consumer_tick(&r->consumer, now);
 		targets_remove_retired(&r->session.targets, now);

@@ -71,6 +71,8 @@ struct consumer {
 	uint32_t exec_pids[CONSUMER_EXECS_MAX]; /* traced processes that exec'd since
 					 * the last tick (the gc probes' planning) */
 	size_t nexec_pids;
+	uint64_t tick_by_ns;         /* a source wants its next tick by then (0: no wish);
+				      * set in a tick, read by the loop's next poll */
 	void *on_exit_ctx;
 	uint64_t last_flush_ns;
 	uint64_t last_evict_ns;   /* eviction runs on its own clock (evict.c) */
@@ -100,6 +102,14 @@ int consumer_flush(struct consumer *c);
 
 /* Flushes if FLUSH_INTERVAL_NS passed since the last flush. */
 int consumer_tick(struct consumer *c, uint64_t now_ns);
+
+/* From a source's tick: tick again by t (the loop polls at least that
+ * soon; without a wish, it ticks after each poll of up to 50 ms). */
+static inline void consumer_tick_by(struct consumer *c, uint64_t t)
+{
+	if (!c->tick_by_ns || t < c->tick_by_ns)
+		c->tick_by_ns = t;
+}
 
 void consumer_free(struct consumer *c);
 

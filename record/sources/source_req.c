@@ -63,14 +63,20 @@ static bool open_unread;             /* the iterator failed: open requests not r
 
 /* Windows: above `budget` requests a second, requests are followed when
  * their first read falls in an OPEN phase at the start of each period,
- * long enough for about budget a second, to their end through DRAIN (until
- * none is open); then OFF to the next period. Below it, OPEN throughout. */
+ * long enough for about budget a second (the last period's rate says how
+ * long), and never past budget started; then to their end through DRAIN
+ * (until none is open), then OFF to the next period. Below it, OPEN
+ * throughout. The phases change at their times, not at the next poll:
+ * each tick asks the loop for the next one (consumer_tick_by). */
 #define WIN_PERIOD_NS 1000000000ull
 #define WIN_MIN_NS      50000000ull
-/* A drain this long ends once every followed request got an answer: the
- * ones still open then are mostly idle keep-alive connections' last, which
- * their next call completes (req.bpf.c settle_earlier). */
-#define DRAIN_IDLE_NS  100000000ull
+/* How often a drain looks whether it is over. */
+#define DRAIN_POLL_NS    2000000ull
+/* A drain ends, with requests still open, once every followed request got
+ * an answer and none wrote for this long: the ones open then are mostly
+ * idle keep-alive connections' last, which their next call completes
+ * (req.bpf.c settle_earlier); a response still being written holds it. */
+#define DRAIN_QUIET_NS  20000000ull
 
 static struct {
 	uint64_t budget;             /* --req-rate; 0: every request */
@@ -84,6 +90,8 @@ static struct {
 	uint64_t attach_failed;      /* periods not followed: see hot_attach */
 	uint64_t drain_start;        /* the last DRAIN began */
 	uint64_t idle_ends;          /* drains ended with answered requests open */
+	uint64_t attached_at;        /* the hot programs attached since (0: detached) */
+	uint64_t attached_ns;        /* ... for this long in all, before */
 	uint32_t phase, epoch;
 	bool windowed;               /* this period has a window */
 } win;
@@ -346,6 +354,9 @@ static void hot_detach(void)
 	}
 	hot_destroy();
 	hot_attached = 0;
+	if (win.attached_at)
+		win.attached_ns += monotonic_ns() - win.attached_at;
+	win.attached_at = 0;
 }
 
 /* All three attached again, or none (false: this period is not followed;
@@ -367,6 +378,7 @@ static bool hot_attach(void)
 		}
 	}
 	hot_attached = 1;
+	win.attached_at = monotonic_ns();
 	return true;
 }
 
@@ -407,50 +419,46 @@ static void next_period(struct consumer *c, uint64_t t, uint64_t open_len, uint6
 	win.started_open = 0;
 }
 
-/* Whether the drain is over: no followed request open, or, after
- * DRAIN_IDLE_NS, none waiting for its answer (counted: idle_ends). */
+/* Whether the drain is over: no followed request open, or every one
+ * answered and none written for DRAIN_QUIET_NS (counted: idle_ends). */
 static bool drained(const uint64_t *n, uint64_t now)
 {
+	uint64_t last = skel->bss->req_drain_write;
+
 	if (n[PERFCAP_REQ_CNT_STARTED] <= n[PERFCAP_REQ_CNT_CLOSED])
 		return true;
-	if (now - win.drain_start < DRAIN_IDLE_NS ||
-	    n[PERFCAP_REQ_CNT_STARTED] > n[PERFCAP_REQ_CNT_DONE])
+	if (last < win.drain_start)
+		last = win.drain_start;
+	if (now < last + DRAIN_QUIET_NS || n[PERFCAP_REQ_CNT_STARTED] > n[PERFCAP_REQ_CNT_DONE])
 		return false;
 	win.idle_ends++;
 	return true;
 }
 
-/* One tick of the windows (about every 50 ms): the phase to be in now. */
-static void win_tick(struct consumer *c, uint64_t now)
+/* OPEN -> DRAIN: the window ends now. */
+static void win_drain(void)
 {
-	uint64_t n[PERFCAP_REQ_CNT_NR], started, len, rate, w;
+	uint64_t n[PERFCAP_REQ_CNT_NR];
+
+	win_set(PERFCAP_REQ_DRAIN);
+	/* after the flip: every request followed started before */
+	win.drain_start = monotonic_ns();
+	win.open_len = win.drain_start - win.open_start;
+	win.covered_ns += win.open_len;
+	if (!percpu_counts_read(skel->maps.req_counts, n, PERFCAP_REQ_CNT_NR))
+		win.started_open = n[PERFCAP_REQ_CNT_STARTED] - win.started_at_open;
+}
+
+/* A new period from now: the window's length from the last one's rate,
+ * the programs attached again, OPEN. */
+static void win_next_period(struct consumer *c, uint64_t now, uint64_t started)
+{
+	uint64_t len, rate, w;
 	bool windowed;
 
-	if (percpu_counts_read(skel->maps.req_counts, n, PERFCAP_REQ_CNT_NR))
-		return;
-	started = n[PERFCAP_REQ_CNT_STARTED];
-	if (!win.span_start) {
-		win.span_start = win.period_start = win.open_start = now;
-		win.open_len = WIN_PERIOD_NS;
-		win.started_at_open = started;
-		win.phase = PERFCAP_REQ_OPEN;
-		return;
-	}
-	if (win.phase == PERFCAP_REQ_OPEN && win.windowed && now - win.open_start >= win.open_len) {
-		win_set(PERFCAP_REQ_DRAIN);
-		/* after the flip: every request followed started before */
-		win.drain_start = monotonic_ns();
-		win.open_len = win.drain_start - win.open_start;
-		win.covered_ns += win.open_len;
-		win.started_open = started - win.started_at_open;
-	}
-	if (win.phase == PERFCAP_REQ_DRAIN && drained(n, now)) {
-		win_set(PERFCAP_REQ_OFF);
-		hot_detach();
-	}
-	if (now - win.period_start < WIN_PERIOD_NS)
-		return;
 	if (win.phase == PERFCAP_REQ_OPEN) {   /* open the whole period */
+		if (now < win.open_start)
+			now = win.open_start;
 		win.covered_ns += now - win.open_start;
 		win.open_len = now - win.open_start;
 		win.started_open = started - win.started_at_open;
@@ -484,6 +492,61 @@ static void win_tick(struct consumer *c, uint64_t now)
 		win.windows++;
 }
 
+/* When OPEN will have started budget requests at the rate so far (a
+ * millisecond from now at the soonest; the period's end when none yet). */
+static uint64_t budget_eta(uint64_t now, uint64_t started)
+{
+	uint64_t got = started - win.started_at_open, since = now - win.open_start, left;
+
+	if (!got || now < win.open_start)
+		return win.period_start + WIN_PERIOD_NS;
+	left = got < win.budget ? win.budget - got : 0;
+	return now + 1000000 + (uint64_t)((double)left * (double)since / (double)got);
+}
+
+/* One tick of the windows: the phase to be in now, and when to look
+ * again. */
+static void win_tick(struct consumer *c, uint64_t now)
+{
+	uint64_t n[PERFCAP_REQ_CNT_NR], started;
+
+	if (percpu_counts_read(skel->maps.req_counts, n, PERFCAP_REQ_CNT_NR))
+		return;
+	started = n[PERFCAP_REQ_CNT_STARTED];
+	if (!win.span_start) {
+		win.span_start = win.period_start = win.open_start = win.attached_at = now;
+		win.open_len = WIN_PERIOD_NS;
+		win.started_at_open = started;
+		win.phase = PERFCAP_REQ_OPEN;
+		return;
+	}
+	if (win.phase == PERFCAP_REQ_OPEN && !win.windowed &&
+	    started - win.started_at_open >= win.budget)
+		/* a period followed whole reached the budget: it ends here,
+		 * every request of it followed, and the next one, from the
+		 * rate now known, opens a window at once */
+		win_next_period(c, now, started);
+	else if (win.phase == PERFCAP_REQ_OPEN && win.windowed &&
+		 (now >= win.open_start + win.open_len ||
+		  started - win.started_at_open >= win.budget))
+		win_drain();
+	if (win.phase == PERFCAP_REQ_DRAIN && drained(n, monotonic_ns())) {
+		win_set(PERFCAP_REQ_OFF);
+		hot_detach();
+	}
+	/* (now may be before a period started in this tick: sums, not
+	 * differences) */
+	if (now >= win.period_start + WIN_PERIOD_NS)
+		win_next_period(c, now, started);
+	if (win.phase == PERFCAP_REQ_DRAIN)
+		consumer_tick_by(c, now + DRAIN_POLL_NS);
+	if (win.phase == PERFCAP_REQ_OPEN)
+		consumer_tick_by(c, budget_eta(now, started));
+	if (win.phase == PERFCAP_REQ_OPEN && win.windowed)
+		consumer_tick_by(c, win.open_start + win.open_len);
+	consumer_tick_by(c, win.period_start + WIN_PERIOD_NS);
+}
+
 static void win_end(struct consumer *c, uint64_t now)
 {
 	uint64_t n[PERFCAP_REQ_CNT_NR];
@@ -498,6 +561,9 @@ static void win_end(struct consumer *c, uint64_t now)
 	}
 	win_write(c, now);
 	win.span_ns = now - win.span_start;
+	if (win.attached_at && now > win.attached_at)  /* to the end */
+		win.attached_ns += now - win.attached_at;
+	win.attached_at = 0;
 }
 
 /* Each tick: the windows' phase (with --req-rate). At the end: the
@@ -570,6 +636,7 @@ static int req_stats(struct chunk_buffer *kv, const struct consumer *c)
 		err |= chunk_buffer_add_kv_u64(kv, "req.windows.count", win.windows);
 		err |= chunk_buffer_add_kv_u64(kv, "req.windows.covered_ns", win.covered_ns);
 		err |= chunk_buffer_add_kv_u64(kv, "req.windows.span_ns", win.span_ns);
+		err |= chunk_buffer_add_kv_u64(kv, "req.windows.attached_ns", win.attached_ns);
 		err |= chunk_buffer_add_kv_u64(kv, "req.started", n[PERFCAP_REQ_CNT_STARTED]);
 		err |= chunk_buffer_add_kv_u64(kv, "req.closed", n[PERFCAP_REQ_CNT_CLOSED]);
 		err |= chunk_buffer_add_kv_u64(kv, "req.cut", n[PERFCAP_REQ_CNT_CUT]);
@@ -602,12 +669,13 @@ static void req_summary_note(char *buf, size_t len)
 
 	buf[0] = '\0';
 	if (win.windows && win.span_ns)
-		n = snprintf(buf, len, "followed in %llu time windows, %.1f%% of the recording "
-			     "(--req-rate %llu): each stands for its "
+		n = snprintf(buf, len, "followed in %llu time windows, %.1f%% of the recording, "
+			     "its programs attached %.1f%% (--req-rate %llu): each stands for its "
 			     "second over its window (REQUEST_WINDOW); the report's requests row "
 			     "weighs them, its other request lines count those followed (STATS "
 			     "req.windows.*)%s", (unsigned long long)win.windows,
 			     100.0 * (double)win.covered_ns / (double)win.span_ns,
+			     100.0 * (double)win.attached_ns / (double)win.span_ns,
 			     (unsigned long long)win.budget, open_unread ? "; " : "");
 	if (open_unread && n >= 0 && (size_t)n < len)
 		snprintf(buf + n, len - (size_t)n, "the requests the kernel still held at the end "
