@@ -30,8 +30,9 @@
  *     shorter than offcpu_min_ns), and no frame-pointer walk is taken at
  *     the switch-out. The copy follows its OFFCPU record, which says so
  *     (PERFCAP_OFFCPU_F_COPY_FOLLOWS). A thread's copy also stands for its
- *     later intervals blocked at the same place (a fingerprint taken at
- *     each blocking switch-out) for stack_reuse_ns: those schedule nothing
+ *     later intervals blocked at the same place (a fingerprint of where
+ *     it blocked, from the head of its stack kept at each blocking
+ *     switch-out) for stack_reuse_ns: those schedule nothing
  *     (PERFCAP_OFFCPU_F_COPY_SAME). See "copies at the return".
  *   on_switch (older kernels, or --offcpu-copy switch-out): copied at
  *     every blocking switch-out into a stash slot of its own
@@ -77,6 +78,7 @@ const volatile __s64 preempt_count_from_rq = 0;
 bool irq_by_preempt_count = false;
 
 #define COPY_FPS 4 /* copies a thread keeps for reuse (see "copies at the return") */
+#define FP_HEAD 256      /* bytes of user stack a fingerprint covers (ditto) */
 #define KSTACKS 4        /* kernel stacks a thread keeps for reuse (see "kernel stacks") */
 #define KSTACK_KEEP 32   /* frames of such a stack (deeper ones are walked each time) */
 
@@ -102,7 +104,10 @@ struct offcpu_start {
 	__s32 ustack;
 	__u32 copied;           /* offcpu_ustash slot + 1 holding this interval's copy, 0: none */
 	struct waker waker;     /* last waker seen since */
-	__u64 out_fp;           /* fingerprint of the blocked user state at switch-out, 0: none */
+	__u64 out_fp;           /* fingerprint of the blocked user state at switch-out, 0: none;
+				 * made at the switch-in of a recorded interval */
+	__u32 head_read;        /* head holds the user stack at this switch-out */
+	__u64 head[FP_HEAD / 8]; /* ... its first FP_HEAD bytes, for out_fp */
 	__u64 copy_fp[COPY_FPS]; /* the last copies sent for distinct fingerprints, */
 	__u64 copy_ts[COPY_FPS]; /* and their switch-outs (0: none) */
 	struct kstack_kept kept[KSTACKS];
@@ -400,8 +405,11 @@ static __always_inline void ustash_release(void *ring, __u32 tid, __u64 out_ts, 
  * same place. Scheduling a task_work costs this VM about 25 us (the kfunc
  * queues an irq_work: a self-IPI, a VM exit), and a server's threads block
  * at a few places again and again (a backend waiting for its client or a
- * row lock, an event loop in epoll_wait). So each blocking switch-out of a
- * user thread takes a fingerprint of where it blocked: its user ip and sp,
+ * row lock, an event loop in epoll_wait). So each recorded interval of a
+ * user thread gets a fingerprint of where it blocked (made at its
+ * switch-in from the registers, which have not changed, and the stack's
+ * head, copied into the thread's entry at every blocking switch-out, the
+ * one time it can be read): its user ip and sp,
  * the system call, and every word of the first FP_HEAD bytes of its stack
  * that points into the executable's text, with its offset (return
  * addresses into the program: which callers, at which depth). Callee-saved
@@ -416,15 +424,6 @@ static __always_inline void ustash_release(void *ring, __u32 tid, __u64 out_ts, 
  * did not (copies.refresh_differed): two call paths with the same
  * fingerprint differ only in library callers or deeper than FP_HEAD. */
 const volatile __u64 stack_reuse_ns = 1000000000ull; /* 0: copy every interval */
-
-#define FP_HEAD 256
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64[FP_HEAD / 8]);
-} fp_scratch SEC(".maps");
 
 static __always_inline __u64 fp_mix(__u64 h, __u64 x)
 {
@@ -452,17 +451,16 @@ static __always_inline __u64 fp_of(struct task_struct *task, const __u64 *head)
 	return h | 1;
 }
 
-/* At a blocking switch-out of user thread prev (current): its
- * fingerprint, 0 when its stack cannot be read. */
-static __always_inline __u64 fp_switch_out(struct task_struct *prev)
+/* At a blocking switch-out of user thread prev (current): the head of
+ * its user stack into start, whether it could be read. Only the copy is
+ * taken here: the fingerprint is made from it at the switch-in, and only
+ * for a recorded interval (on postgres one blocking switch-out in 300),
+ * since the stack cannot be read then: the current task is another. */
+static __always_inline __u32 head_switch_out(struct task_struct *prev, struct offcpu_start *start)
 {
 	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(prev);
-	__u32 zero = 0;
-	__u64 *head = bpf_map_lookup_elem(&fp_scratch, &zero);
 
-	if (!stack_reuse_ns || !head || bpf_probe_read_user(head, FP_HEAD, (const void *)r->sp))
-		return 0;
-	return fp_of(prev, head);
+	return stack_reuse_ns && !bpf_probe_read_user(start->head, FP_HEAD, (const void *)r->sp);
 }
 
 /* A blocked thread's user registers and user stack do not change until it
@@ -671,7 +669,7 @@ static __always_inline struct offcpu_start *note_switch_out(void *ctx, struct ta
 {
 	__s32 ustack = NO_STACK;
 	__u32 copied = 0;
-	__u64 fp = 0;
+	bool head = false;
 	struct offcpu_start *start;
 
 	if (prev->pid == 0) /* idle */
@@ -683,7 +681,7 @@ static __always_inline struct offcpu_start *note_switch_out(void *ctx, struct ta
 			ustack = pc_stack_id(ctx, PERFCAP_SRC_SCHED, BPF_F_USER_STACK);
 			copied = ustash_take(prev, now);
 		} else {
-			fp = fp_switch_out(prev);
+			head = true;
 		}
 	}
 	start = bpf_task_storage_get(&offcpu_starts, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -695,7 +693,8 @@ static __always_inline struct offcpu_start *note_switch_out(void *ctx, struct ta
 	start->state = state;
 	start->ustack = ustack;
 	start->copied = copied;
-	start->out_fp = fp;
+	start->out_fp = 0;
+	start->head_read = head && head_switch_out(prev, start);
 	__builtin_memset(&start->waker, 0, sizeof(start->waker));
 	return start;
 }
@@ -894,7 +893,11 @@ static __always_inline void note_switch_in(struct task_struct *next, struct offc
 		return;
 	if (now - start->ts >= offcpu_min_ns && pc_admit_unsampled(PERFCAP_SRC_SCHED, now)) {
 		__u64 copy_ts = 0;
-		__u16 flags = at_return ? copy_follows(next, start, now, &copy_ts) : 0;
+		__u16 flags;
+
+		if (start->head_read && start->state)
+			start->out_fp = fp_of(next, start->head);
+		flags = at_return ? copy_follows(next, start, now, &copy_ts) : 0;
 
 		emit_offcpu(next, start, now, flags, copy_ts);
 	}
