@@ -11,7 +11,10 @@
 #
 #   redis    redis-server, driven by redis-benchmark (SET+GET, 50 clients)
 #   nginx    nginx (1 worker, a 4 KiB static file), driven by wrk
-#   postgres postgres (synchronous_commit off), driven by pgbench (TPC-B)
+#   postgres postgres (synchronous_commit off), driven by pgbench (TPC-B);
+#            no autovacuum or timed checkpoint, every table vacuumed before
+#            each run (pgbench -v): each run starts from the same tables,
+#            and no background job lands in one mode's run and not another's
 #
 # Every server listens on 127.0.0.1 only, in a private directory, and is
 # started and stopped by this script by its pid. The load is bounded: a
@@ -106,6 +109,7 @@ start_postgres() {
 	runuser -u postgres -- "$bin/initdb" -D "$tmp/pg/data" -A trust > "$tmp/pg/initdb.log" 2>&1
 	runuser -u postgres -- "$bin/postgres" -D "$tmp/pg/data" -k "$tmp/pg" -p 15432 \
 		-c listen_addresses=127.0.0.1 -c synchronous_commit=off \
+		-c autovacuum=off -c checkpoint_timeout=1h -c max_wal_size=8GB \
 		> "$tmp/pg/server.log" 2>&1 &
 	server_pid=$!
 	for _ in $(seq 100); do
@@ -118,7 +122,7 @@ start_postgres() {
 	pids=$(echo $server_pid $(cat /proc/$server_pid/task/*/children) | tr ' ' ,)
 }
 load_postgres() {
-	pgbench -h 127.0.0.1 -p 15432 -U postgres -c 8 -j 2 -T "$secs" postgres 2> /dev/null |
+	pgbench -h 127.0.0.1 -p 15432 -U postgres -v -c 8 -j 2 -T "$secs" postgres 2> /dev/null |
 		awk '/^tps/ { printf "%.0f\n", $3 }'
 }
 

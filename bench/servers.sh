@@ -93,6 +93,7 @@ start_postgres() {
 	setpriv --reuid=postgres --regid=postgres --init-groups -- \
 		"$bin/postgres" -D "$tmp/pg" -p "$port" -k "$tmp/pgsock" \
 		-c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off \
+		-c autovacuum=off -c checkpoint_timeout=1h -c max_wal_size=8GB \
 		> "$tmp/pg.log" 2>&1 &
 	spid=$!
 	targets=$spid   # backends are forked later: followed
@@ -102,7 +103,7 @@ start_postgres() {
 }
 
 load_postgres() {   # transactions/s
-	pgbench -h 127.0.0.1 -p "$port" -U postgres -c 8 -j 2 -T "$secs" postgres 2> /dev/null |
+	pgbench -h 127.0.0.1 -p "$port" -U postgres -v -c 8 -j 2 -T "$secs" postgres 2> /dev/null |
 		awk '/^tps = / { printf "%.0f\n", $3; exit }'
 }
 
