@@ -70,7 +70,9 @@ static bool open_unread;             /* the iterator failed: open requests not r
  * each tick asks the loop for the next one (consumer_tick_by). */
 #define WIN_PERIOD_NS 1000000000ull
 #define WIN_MIN_NS      50000000ull
-/* How often a drain looks whether it is over. */
+/* How often a drain looks whether it is over (after DRAIN_QUIET_NS, every
+ * DRAIN_QUIET_NS / 2: a request still unanswered can hold it to the next
+ * period). */
 #define DRAIN_POLL_NS    2000000ull
 /* A drain ends, with requests still open, once every followed request got
  * an answer and none wrote for this long: the ones open then are mostly
@@ -538,8 +540,9 @@ static void win_tick(struct consumer *c, uint64_t now)
 	 * differences) */
 	if (now >= win.period_start + WIN_PERIOD_NS)
 		win_next_period(c, now, started);
-	if (win.phase == PERFCAP_REQ_DRAIN)
-		consumer_tick_by(c, now + DRAIN_POLL_NS);
+	if (win.phase == PERFCAP_REQ_DRAIN)   /* a drain that lasts: looked at less often */
+		consumer_tick_by(c, now + (now < win.drain_start + DRAIN_QUIET_NS ? DRAIN_POLL_NS
+										   : DRAIN_QUIET_NS / 2));
 	if (win.phase == PERFCAP_REQ_OPEN)
 		consumer_tick_by(c, budget_eta(now, started));
 	if (win.phase == PERFCAP_REQ_OPEN && win.windowed)
