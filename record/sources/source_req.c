@@ -64,9 +64,12 @@ static bool open_unread;             /* the iterator failed: open requests not r
 /* Windows: above `budget` requests a second, requests are followed when
  * their first read falls in an OPEN phase at the start of each period,
  * long enough for about budget a second (the last period's rate says how
- * long), and never past budget started; then to their end through DRAIN
+ * long); then to their end through DRAIN
  * (until none is open), then OFF to the next period. Below it, OPEN
- * throughout. The phases change at their times, not at the next poll:
+ * throughout (a load that comes, or grows past the budget, is followed
+ * whole to the end of its first second: exact, where a window would
+ * extrapolate its start). The phases change at their times, not at the
+ * next poll:
  * each tick asks the loop for the next one (consumer_tick_by). */
 #define WIN_PERIOD_NS 1000000000ull
 #define WIN_MIN_NS      50000000ull
@@ -97,6 +100,16 @@ static struct {
 	uint32_t phase, epoch;
 	bool windowed;               /* this period has a window */
 } win;
+
+/* The windows start at t, in a first period followed whole: its time is
+ * covered from the attach, when the programs began to follow. */
+static void win_begin(uint64_t t)
+{
+	win.span_start = win.period_start = win.open_start = win.attached_at = t;
+	win.open_len = WIN_PERIOD_NS;
+	win.started_at_open = 0;
+	win.phase = PERFCAP_REQ_OPEN;
+}
 
 /* read(2) until len bytes or the end; what was read, or -1. */
 static ssize_t read_full(int fd, void *buf, size_t len)
@@ -167,6 +180,8 @@ static int req_attach(const struct source_env *env, char *why, size_t len)
 		attach_dump();
 		/* on now that all are: see req_phase */
 		skel->bss->req_phase = PERFCAP_REQ_OPEN;
+		if (win.budget)  /* the first period, followed whole from here */
+			win_begin(monotonic_ns());
 	}
 	return err;
 }
@@ -494,18 +509,6 @@ static void win_next_period(struct consumer *c, uint64_t now, uint64_t started)
 		win.windows++;
 }
 
-/* When OPEN will have started budget requests at the rate so far (a
- * millisecond from now at the soonest; the period's end when none yet). */
-static uint64_t budget_eta(uint64_t now, uint64_t started)
-{
-	uint64_t got = started - win.started_at_open, since = now - win.open_start, left;
-
-	if (!got || now < win.open_start)
-		return win.period_start + WIN_PERIOD_NS;
-	left = got < win.budget ? win.budget - got : 0;
-	return now + 1000000 + (uint64_t)((double)left * (double)since / (double)got);
-}
-
 /* One tick of the windows: the phase to be in now, and when to look
  * again. */
 static void win_tick(struct consumer *c, uint64_t now)
@@ -515,22 +518,9 @@ static void win_tick(struct consumer *c, uint64_t now)
 	if (percpu_counts_read(skel->maps.req_counts, n, PERFCAP_REQ_CNT_NR))
 		return;
 	started = n[PERFCAP_REQ_CNT_STARTED];
-	if (!win.span_start) {
-		win.span_start = win.period_start = win.open_start = win.attached_at = now;
-		win.open_len = WIN_PERIOD_NS;
-		win.started_at_open = started;
-		win.phase = PERFCAP_REQ_OPEN;
+	if (!win.span_start)    /* not attached */
 		return;
-	}
-	if (win.phase == PERFCAP_REQ_OPEN && !win.windowed &&
-	    started - win.started_at_open >= win.budget)
-		/* a period followed whole reached the budget: it ends here,
-		 * every request of it followed, and the next one, from the
-		 * rate now known, opens a window at once */
-		win_next_period(c, now, started);
-	else if (win.phase == PERFCAP_REQ_OPEN && win.windowed &&
-		 (now >= win.open_start + win.open_len ||
-		  started - win.started_at_open >= win.budget))
+	if (win.phase == PERFCAP_REQ_OPEN && win.windowed && now >= win.open_start + win.open_len)
 		win_drain();
 	if (win.phase == PERFCAP_REQ_DRAIN && drained(n, monotonic_ns())) {
 		win_set(PERFCAP_REQ_OFF);
@@ -543,8 +533,6 @@ static void win_tick(struct consumer *c, uint64_t now)
 	if (win.phase == PERFCAP_REQ_DRAIN)   /* a drain that lasts: looked at less often */
 		consumer_tick_by(c, now + (now < win.drain_start + DRAIN_QUIET_NS ? DRAIN_POLL_NS
 										   : DRAIN_QUIET_NS / 2));
-	if (win.phase == PERFCAP_REQ_OPEN)
-		consumer_tick_by(c, budget_eta(now, started));
 	if (win.phase == PERFCAP_REQ_OPEN && win.windowed)
 		consumer_tick_by(c, win.open_start + win.open_len);
 	consumer_tick_by(c, win.period_start + WIN_PERIOD_NS);
