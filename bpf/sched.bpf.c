@@ -895,7 +895,7 @@ static __always_inline void note_switch_in(struct task_struct *next, struct offc
 		__u64 copy_ts = 0;
 		__u16 flags;
 
-		if (start->head_read && start->state)
+		if (start->head_read) /* read only at blocking switch-outs */
 			start->out_fp = fp_of(next, start->head);
 		flags = at_return ? copy_follows(next, start, now, &copy_ts) : 0;
 

@@ -64,13 +64,12 @@ static bool open_unread;             /* the iterator failed: open requests not r
 /* Windows: above `budget` requests a second, requests are followed when
  * their first read falls in an OPEN phase at the start of each period,
  * long enough for about budget a second (the last period's rate says how
- * long); then to their end through DRAIN
- * (until none is open), then OFF to the next period. Below it, OPEN
- * throughout (a load that comes, or grows past the budget, is followed
- * whole to the end of its first second: exact, where a window would
- * extrapolate its start). The phases change at their times, not at the
- * next poll:
- * each tick asks the loop for the next one (consumer_tick_by). */
+ * long); then to their end through DRAIN (until none is open), then OFF
+ * to the next period. Below it, OPEN throughout (a load that comes, or
+ * grows past the budget, is followed whole to the end of its first
+ * second: exact, where a window would extrapolate its start). The phases
+ * change at their times, not at the next poll: each tick asks the loop
+ * for the next one (consumer_tick_by). */
 #define WIN_PERIOD_NS 1000000000ull
 #define WIN_MIN_NS      50000000ull
 /* How often a drain looks whether it is over (after DRAIN_QUIET_NS, every
@@ -85,7 +84,7 @@ static bool open_unread;             /* the iterator failed: open requests not r
 
 static struct {
 	uint64_t budget;             /* --req-rate; 0: every request */
-	uint64_t span_start;         /* the first tick */
+	uint64_t span_start;         /* the attach (0: not attached) */
 	uint64_t period_start, open_start, open_len;
 	uint64_t started_at_open;    /* STARTED when the OPEN phase began */
 	uint64_t started_open;       /* ... and how many it started */
@@ -100,6 +99,25 @@ static struct {
 	uint32_t phase, epoch;
 	bool windowed;               /* this period has a window */
 } win;
+
+/* The kernel's STARTED count into *started; false when unread. */
+static bool read_started(uint64_t *started)
+{
+	uint64_t n[PERFCAP_REQ_CNT_NR];
+
+	if (percpu_counts_read(skel->maps.req_counts, n, PERFCAP_REQ_CNT_NR))
+		return false;
+	*started = n[PERFCAP_REQ_CNT_STARTED];
+	return true;
+}
+
+/* The hot programs stop counting as attached at t. */
+static void attached_until(uint64_t t)
+{
+	if (win.attached_at && t > win.attached_at)
+		win.attached_ns += t - win.attached_at;
+	win.attached_at = 0;
+}
 
 /* The windows start at t, in a first period followed whole: its time is
  * covered from the attach, when the programs began to follow. */
@@ -371,9 +389,7 @@ static void hot_detach(void)
 	}
 	hot_destroy();
 	hot_attached = 0;
-	if (win.attached_at)
-		win.attached_ns += monotonic_ns() - win.attached_at;
-	win.attached_at = 0;
+	attached_until(monotonic_ns());
 }
 
 /* All three attached again, or none (false: this period is not followed;
@@ -455,15 +471,15 @@ static bool drained(const uint64_t *n, uint64_t now)
 /* OPEN -> DRAIN: the window ends now. */
 static void win_drain(void)
 {
-	uint64_t n[PERFCAP_REQ_CNT_NR];
+	uint64_t started;
 
 	win_set(PERFCAP_REQ_DRAIN);
 	/* after the flip: every request followed started before */
 	win.drain_start = monotonic_ns();
 	win.open_len = win.drain_start - win.open_start;
 	win.covered_ns += win.open_len;
-	if (!percpu_counts_read(skel->maps.req_counts, n, PERFCAP_REQ_CNT_NR))
-		win.started_open = n[PERFCAP_REQ_CNT_STARTED] - win.started_at_open;
+	if (read_started(&started))
+		win.started_open = started - win.started_at_open;
 }
 
 /* A new period from now: the window's length from the last one's rate,
@@ -515,11 +531,9 @@ static void win_tick(struct consumer *c, uint64_t now)
 {
 	uint64_t n[PERFCAP_REQ_CNT_NR], started;
 
-	if (percpu_counts_read(skel->maps.req_counts, n, PERFCAP_REQ_CNT_NR))
+	if (!win.span_start || percpu_counts_read(skel->maps.req_counts, n, PERFCAP_REQ_CNT_NR))
 		return;
 	started = n[PERFCAP_REQ_CNT_STARTED];
-	if (!win.span_start)    /* not attached */
-		return;
 	if (win.phase == PERFCAP_REQ_OPEN && win.windowed && now >= win.open_start + win.open_len)
 		win_drain();
 	if (win.phase == PERFCAP_REQ_DRAIN && drained(n, monotonic_ns())) {
@@ -540,21 +554,19 @@ static void win_tick(struct consumer *c, uint64_t now)
 
 static void win_end(struct consumer *c, uint64_t now)
 {
-	uint64_t n[PERFCAP_REQ_CNT_NR];
+	uint64_t started;
 
 	if (!win.span_start)
 		return;
 	if (win.phase == PERFCAP_REQ_OPEN) {
 		win.covered_ns += now - win.open_start;
 		win.open_len = now - win.open_start;
-		if (!percpu_counts_read(skel->maps.req_counts, n, PERFCAP_REQ_CNT_NR))
-			win.started_open = n[PERFCAP_REQ_CNT_STARTED] - win.started_at_open;
+		if (read_started(&started))
+			win.started_open = started - win.started_at_open;
 	}
 	win_write(c, now);
 	win.span_ns = now - win.span_start;
-	if (win.attached_at && now > win.attached_at)  /* to the end */
-		win.attached_ns += now - win.attached_at;
-	win.attached_at = 0;
+	attached_until(now);
 }
 
 /* Each tick: the windows' phase (with --req-rate). At the end: the
