@@ -106,7 +106,8 @@ struct offcpu_start {
 	struct waker waker;     /* last waker seen since */
 	__u64 out_fp;           /* fingerprint of the blocked user state at switch-out, 0: none;
 				 * made at the switch-in of a recorded interval */
-	__u32 head_read;        /* head holds the user stack at this switch-out */
+	__u16 head_read;        /* head holds the user stack at this switch-out */
+	__u16 since_recorded;   /* blocking switch-outs since the last recorded interval */
 	__u64 head[FP_HEAD / 8]; /* ... its first FP_HEAD bytes, for out_fp */
 	__u64 copy_fp[COPY_FPS]; /* the last copies sent for distinct fingerprints, */
 	__u64 copy_ts[COPY_FPS]; /* and their switch-outs (0: none) */
@@ -290,6 +291,7 @@ enum {
 	KSTACK_AGREED,     /* walks again at a kept place that found the kept stack */
 	KSTACK_DIFFERED,   /* ... that found another one */
 	IRQ_UNREAD,        /* interrupt-context wakeups whose preempt count could not be read */
+	USTASH_NO_HEAD,    /* recorded blocked intervals without a fingerprint (head not read) */
 	USTASH_NR
 };
 __u64 ustash_counts[USTASH_NR] = {};
@@ -452,15 +454,34 @@ static __always_inline __u64 fp_of(struct task_struct *task, const __u64 *head)
 }
 
 /* At a blocking switch-out of user thread prev (current): the head of
- * its user stack into start, whether it could be read. Only the copy is
- * taken here: the fingerprint is made from it at the switch-in, and only
- * for a recorded interval (on postgres one blocking switch-out in 300),
- * since the stack cannot be read then: the current task is another. */
-static __always_inline __u32 head_switch_out(struct task_struct *prev, struct offcpu_start *start)
+ * its user stack into start, whether it was read. Only the copy is taken
+ * here: the fingerprint is made from it at the switch-in, and only for a
+ * recorded interval, since the stack cannot be read then: the current task
+ * is another.
+ *
+ * And only by a thread that had a recorded interval among its last
+ * HEAD_AFTER_RECORDED blocking switch-outs. The read is most of what a
+ * short wait costs (about 90 ns of a pinned pingpong's 250 ns switch),
+ * and a server under load blocks mostly briefly: on postgres one blocking
+ * switch-out in 600 is recorded. A recorded interval without a head has
+ * no fingerprint: it gets a copy of its own at its return and its kernel
+ * stack walked (STATS sched.ustack.no_head), a few microseconds against
+ * the reads saved; its copy's fingerprint is kept, so a thread that then
+ * waits long again at that place, reading heads again, reuses it. A
+ * thread whose recorded intervals come more often than that (a pool of
+ * sleepers, an idle event loop) reads every head, as before. */
+#define HEAD_AFTER_RECORDED 64
+
+static __always_inline __u16 head_switch_out(struct task_struct *prev, struct offcpu_start *start)
 {
 	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(prev);
 
-	return stack_reuse_ns && !bpf_probe_read_user(start->head, FP_HEAD, (const void *)r->sp);
+	if (!stack_reuse_ns)
+		return 0;
+	if (start->since_recorded >= HEAD_AFTER_RECORDED)
+		return 0;
+	start->since_recorded++;
+	return !bpf_probe_read_user(start->head, FP_HEAD, (const void *)r->sp);
 }
 
 /* A blocked thread's user registers and user stack do not change until it
@@ -897,6 +918,10 @@ static __always_inline void note_switch_in(struct task_struct *next, struct offc
 
 		if (start->head_read) /* read only at blocking switch-outs */
 			start->out_fp = fp_of(next, start->head);
+		else if (start->state && at_return && ustack_window)
+			ustash_count(USTASH_NO_HEAD, 1);
+		if (start->state)
+			start->since_recorded = 0;
 		flags = at_return ? copy_follows(next, start, now, &copy_ts) : 0;
 
 		emit_offcpu(next, start, now, flags, copy_ts);

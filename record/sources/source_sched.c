@@ -614,6 +614,7 @@ static int return_copy_stats(struct chunk_buffer *kv, const __u64 *n)
 	err |= chunk_buffer_add_kv_u64(kv, "sched.ustack.copy_ns", n[11]);
 	err |= chunk_buffer_add_kv_u64(kv, "sched.ustack.same", n[12]);
 	err |= chunk_buffer_add_kv_u64(kv, "sched.ustack.refreshed", n[13]);
+	err |= chunk_buffer_add_kv_u64(kv, "sched.ustack.no_head", n[18]);
 	return err;
 }
 

@@ -7,9 +7,12 @@
  * stands for the thread's later waits at the same place (perfcap-record
  * --offcpu-stack-reuse) must not give one caller's wait the other's stack.
  * The waits alternate, short (2 ms) then long (12 ms), so their order and
- * their length say which caller each was.
+ * their length say which caller each was. With BURST, each wait follows
+ * BURST brief ones (20 us naps elsewhere, never recorded): a thread that
+ * blocks mostly briefly, whose recorded waits the recorder does not
+ * fingerprint (bpf/sched.bpf.c, HEAD_AFTER_RECORDED).
  *
- * Usage: two_sites ROUNDS  (default 100)
+ * Usage: two_sites [ROUNDS [BURST]]  (default 100 0)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,12 +37,25 @@ __attribute__((noipa)) static int site_long(void)
 	return nap_for(12) + 1;
 }
 
+__attribute__((noipa)) static int burst(int n)
+{
+	struct timespec t = { 0, 20 * 1000 };
+	int acc = 0;
+
+	for (int i = 0; i < n; i++)
+		acc += nanosleep(&t, NULL);
+	return acc;
+}
+
 int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 100, acc = 0;
+	int brief = argc > 2 ? atoi(argv[2]) : 0;
 
 	for (int i = 0; i < rounds; i++) {
+		acc += burst(brief);
 		acc += site_short();
+		acc += burst(brief);
 		acc += site_long();
 	}
 	printf("two_sites: %d rounds (%d)\n", rounds, acc);
