@@ -60,6 +60,13 @@
 #define COMMAND_STOP_TIMEOUT_MS 2000
 #define PID_CHECK_INTERVAL_NS (100ull * 1000 * 1000)
 #define SNAPSHOT_CHECK_INTERVAL_NS (1000ull * 1000 * 1000)
+/* Snapshots of processes followed later take at most 1 / SNAPSHOT_DUTY of
+ * a CPU: after one that took T, the next waits at least SNAPSHOT_DUTY * T.
+ * A service whose connections each get a process (postgres without a
+ * pooler) has new processes every second; the tables' walk and the peer
+ * walk grow with the host's sockets and processes (10-30 ms on a quiet
+ * host, up to the 200 ms budget on a big one). */
+#define SNAPSHOT_DUTY 100
 
 enum stop_reason {
 	STOP_NONE = 0,
@@ -333,17 +340,22 @@ static void snapshot_sockets(struct recorder *r)
 }
 
 /* Followed processes that appeared since (forks of targets, the
- * command's children) get their own snapshot once they have settled. */
+ * command's children) get their own snapshot once they have settled, at
+ * most SNAPSHOT_DUTY times less often than snapshots take. */
 static void snapshot_new_targets(struct recorder *r, uint64_t now)
 {
+	uint64_t spent = r->sockets.stats.ns_total, wait = SNAPSHOT_CHECK_INTERVAL_NS;
 	uint32_t *pids = NULL, n = 0;
 
 	if (r->opts->mode == TARGET_ALL || now < r->next_snapshot_check_ns)
 		return;
-	r->next_snapshot_check_ns = now + SNAPSHOT_CHECK_INTERVAL_NS;
 	if (targets_list(&r->session.targets, &pids, &n) == 0)
 		socket_snapshot_new(&r->sockets, &r->consumer, pids, n, now);
 	free(pids);
+	spent = r->sockets.stats.ns_total - spent;
+	if (spent * SNAPSHOT_DUTY > wait)
+		wait = spent * SNAPSHOT_DUTY;
+	r->next_snapshot_check_ns = now + wait;
 }
 
 static int setup(struct recorder *r)
