@@ -220,6 +220,37 @@ struct perfcap_switch {
 #define PERFCAP_PREEMPT_HARDIRQ_MASK   0xf0000u
 #define PERFCAP_PREEMPT_UNREAD         0xffffffffu
 
+/* Which soft interrupt runs, told without a program at each one's entry:
+ * per-CPU fields that are set only while it runs, in per-CPU variables
+ * given as distances from the CPU's runqueues (like the preempt count:
+ * all in the per-CPU section, from the kernel's BTF;
+ * record/sources/softirq_marks.c). The programs read them through
+ * bpf_rdonly_cast (direct loads), so only on kernels with that kfunc.
+ *   timer_bases     timer_bases[i].running_timer, i < nr_timer (TIMER: a
+ *                   timer_list callback runs; the deferrable base is left
+ *                   out)
+ *   hrtimer_bases   hrtimer_bases.clock_base[4..7].running (HRTIMER: a
+ *                   soft hrtimer's callback runs)
+ *   softnet         softnet_data.in_net_rx_action (NET_RX; it stays set
+ *                   after a net_rx_action that ran out of budget, which
+ *                   then raised NET_RX again: so only with NET_RX not
+ *                   pending, read at `pending`, __softirq_pending)
+ * Any other soft interrupt (BLOCK, TASKLET, RCU ...) is written with
+ * vector PERFCAP_SOFTIRQ_UNNAMED. */
+#define PERFCAP_TIMER_BASES_MAX    4
+#define PERFCAP_HRTIMER_FIRST_SOFT 4 /* HRTIMER_BASE_MONOTONIC_SOFT */
+#define PERFCAP_HRTIMER_BASES      8
+#define PERFCAP_SOFTIRQ_UNNAMED    15
+
+struct perfcap_softirq_marks {
+	__s64 timer_bases;
+	__s64 hrtimer_bases;
+	__s64 softnet;
+	__s64 pending;
+	__u32 nr_timer;
+	__u32 reserved;
+};
+
 struct perfcap_wakeup {
 	struct perfcap_event_header h;
 	__u32 pid, tid;         /* woken */

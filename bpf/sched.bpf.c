@@ -76,6 +76,13 @@ const volatile __s64 preempt_count_from_rq = 0;
  * interrupt is then told hard or soft by the preempt count, and the
  * softirq_exit program is not attached (see who_wakes). */
 bool irq_by_preempt_count = false;
+/* The per-CPU fields that name the running soft interrupt (perfcap_bpf.h),
+ * set by user space before load; softirq_by_marks is set with
+ * irq_by_preempt_count when they are all there: softirq_entry is then not
+ * attached either (see softirq_named). */
+const volatile struct perfcap_softirq_marks softirq_marks = {};
+const volatile bool marks_usable = false; /* softirq_marks found, bpf_rdonly_cast there */
+bool softirq_by_marks = false;
 
 #define COPY_FPS 4 /* copies a thread keeps for reuse (see "copies at the return") */
 #define FP_HEAD 256      /* bytes of user stack a fingerprint covers (ditto) */
@@ -1147,16 +1154,92 @@ static __always_inline void emit_wakeup(struct task_struct *p, struct task_struc
  * it is: the idle task's too) plus the distance to __preempt_count. No
  * kallsyms needed: both are per-CPU variables of the same section, and
  * rq->cpu confirms the runqueue is this CPU's. */
-static __always_inline bool this_cpu_preempt_count(struct task_struct *current, __u32 *pc)
+static __always_inline struct rq *this_cpu_rq(struct task_struct *current)
 {
 	struct rq *rq;
 
 	if (!preempt_count_from_rq || !bpf_core_field_exists(current->se.cfs_rq))
-		return false;
+		return NULL;
 	rq = current->se.cfs_rq->rq;
 	if (!rq || rq->cpu != (int)bpf_get_smp_processor_id())
+		return NULL;
+	return rq;
+}
+
+static __always_inline bool this_cpu_preempt_count(struct task_struct *current, __u32 *pc,
+						   struct rq **out)
+{
+	struct rq *rq = this_cpu_rq(current);
+
+	*out = rq;
+	return rq && !bpf_probe_read_kernel(pc, sizeof(*pc), (void *)rq + preempt_count_from_rq);
+}
+
+extern void *bpf_rdonly_cast(const void *obj__ign, __u32 btf_id) __ksym __weak;
+
+/* Whether a timer_list callback runs on rq's CPU. */
+static __always_inline bool timer_runs(struct rq *rq)
+{
+	for (__u32 i = 0; i < PERFCAP_TIMER_BASES_MAX; i++) {
+		struct timer_base *b;
+
+		if (i >= softirq_marks.nr_timer)
+			break;
+		b = bpf_rdonly_cast((void *)rq + softirq_marks.timer_bases +
+					    i * bpf_core_type_size(struct timer_base),
+				    bpf_core_type_id_kernel(struct timer_base));
+		if (b->running_timer)
+			return true;
+	}
+	return false;
+}
+
+/* Whether a soft hrtimer's callback runs on rq's CPU. */
+static __always_inline bool soft_hrtimer_runs(struct rq *rq)
+{
+	struct hrtimer_cpu_base *b =
+		bpf_rdonly_cast((void *)rq + softirq_marks.hrtimer_bases,
+				bpf_core_type_id_kernel(struct hrtimer_cpu_base));
+
+	for (__u32 j = PERFCAP_HRTIMER_FIRST_SOFT; j < PERFCAP_HRTIMER_BASES; j++)
+		if (b->clock_base[j].running)
+			return true;
+	return false;
+}
+
+/* Whether net_rx_action runs on rq's CPU: its flag set, NET_RX not
+ * pending again (a net_rx_action out of budget leaves the flag set and
+ * raises NET_RX; the soft interrupts after it in that pass then see it
+ * pending, those before it in the next pass, TIMER among them, not). */
+static __always_inline bool net_rx_runs(struct rq *rq)
+{
+	struct softnet_data *sd;
+	__u16 pending = 0;
+
+	if (!bpf_core_field_exists(struct softnet_data, in_net_rx_action))
 		return false;
-	return !bpf_probe_read_kernel(pc, sizeof(*pc), (void *)rq + preempt_count_from_rq);
+	sd = bpf_rdonly_cast((void *)rq + softirq_marks.softnet,
+			     bpf_core_type_id_kernel(struct softnet_data));
+	return sd->in_net_rx_action &&
+	       !bpf_probe_read_kernel(&pending, sizeof(pending), (void *)rq + softirq_marks.pending) &&
+	       !(pending & (1u << 3));
+}
+
+/* The soft interrupt running on rq's CPU (vector + 1), from the fields set
+ * while it runs: a timer_list callback (TIMER), a soft hrtimer's (HRTIMER),
+ * net_rx_action (NET_RX). The timers before NET_RX (see net_rx_runs).
+ * Else PERFCAP_SOFTIRQ_UNNAMED + 1: a soft interrupt with no such field
+ * (BLOCK, TASKLET, RCU, NET_TX ...), or a timer of another, idle CPU
+ * expired here (the timer migration of Linux 6.9+). */
+static __always_inline __u32 softirq_named(struct rq *rq)
+{
+	if (timer_runs(rq))
+		return 1 + 1;   /* TIMER_SOFTIRQ */
+	if (net_rx_runs(rq))
+		return 3 + 1;   /* NET_RX_SOFTIRQ */
+	if (soft_hrtimer_runs(rq))
+		return 8 + 1;   /* HRTIMER_SOFTIRQ */
+	return PERFCAP_SOFTIRQ_UNNAMED + 1;
 }
 
 /* Run by user space (BPF_PROG_TEST_RUN) on the recorder's CPU, where it
@@ -1166,39 +1249,55 @@ static __always_inline bool this_cpu_preempt_count(struct task_struct *current, 
 SEC("raw_tp")
 int probe_preempt_count(void *ctx)
 {
+	struct rq *rq;
 	__u32 pc;
 
-	return this_cpu_preempt_count(bpf_get_current_task_btf(), &pc) ? pc : PERFCAP_PREEMPT_UNREAD;
+	return this_cpu_preempt_count(bpf_get_current_task_btf(), &pc, &rq) ? pc
+										: PERFCAP_PREEMPT_UNREAD;
+}
+
+/* In interrupt context: the soft interrupt running on this CPU (vector +
+ * 1), or 0 for a hard one. Inside a softirq or not is the preempt count's
+ * to say when it can be read (irq_by_preempt_count); else softirq_exit
+ * clears the vector softirq_entry noted, and a hard interrupt inside a
+ * softirq is taken for the softirq. The vector is named by the per-CPU
+ * fields set while it runs (softirq_by_marks), else it is the one
+ * softirq_entry noted on this CPU (softirqs do not nest on a CPU). */
+static __always_inline __u32 running_softirq(struct task_struct *current)
+{
+	__u32 zero = 0, pc, *vec;
+	struct rq *rq;
+
+	if (!irq_by_preempt_count) {
+		vec = bpf_map_lookup_elem(&softirq_running, &zero);
+		return vec ? *vec : 0;
+	}
+	if (!this_cpu_preempt_count(current, &pc, &rq)) {
+		ustash_count(IRQ_UNREAD, 1);
+		return 0;               /* taken for a hard interrupt */
+	}
+	if ((pc & PERFCAP_PREEMPT_HARDIRQ_MASK) || !(pc & PERFCAP_PREEMPT_SOFTIRQ_OFFSET))
+		return 0;
+	if (marks_usable && softirq_by_marks && rq)
+		return softirq_named(rq);
+	vec = bpf_map_lookup_elem(&softirq_running, &zero);
+	return vec && *vec ? *vec : PERFCAP_SOFTIRQ_UNNAMED + 1;
 }
 
 /* The waker: the current task, or in interrupt context the kind of
- * interrupt and the task it interrupted. A softirq's vector is the one
- * softirq_entry noted on this CPU (softirqs do not nest on a CPU). Inside
- * a softirq or not is the preempt count's to say when it can be read
- * (irq_by_preempt_count); else softirq_exit clears the vector, and a hard
- * interrupt inside a softirq is taken for the softirq. */
+ * interrupt and the task it interrupted. */
 static __always_inline void who_wakes(void *ctx, struct task_struct *current, struct waker *w)
 {
-	__u32 zero = 0, *vec;
+	__u32 vec;
 
 	if (!in_interrupt_context(ctx, current)) {
 		w->pid = current->pid ? current->tgid : 0; /* 0 when idle */
 		w->tid = current->pid;
 		return;
 	}
-	vec = bpf_map_lookup_elem(&softirq_running, &zero);
-	if (irq_by_preempt_count) {
-		__u32 pc;
-
-		if (!this_cpu_preempt_count(current, &pc)) {
-			ustash_count(IRQ_UNREAD, 1);
-			pc = 0;             /* taken for a hard interrupt */
-		}
-		if ((pc & PERFCAP_PREEMPT_HARDIRQ_MASK) || !(pc & PERFCAP_PREEMPT_SOFTIRQ_OFFSET))
-			vec = NULL;
-	}
-	if (vec && *vec)
-		w->flags = PERFCAP_WAKE_SOFTIRQ | ((*vec - 1) & 0xf) << PERFCAP_WAKE_VEC_SHIFT;
+	vec = running_softirq(current);
+	if (vec)
+		w->flags = PERFCAP_WAKE_SOFTIRQ | ((vec - 1) & 0xf) << PERFCAP_WAKE_VEC_SHIFT;
 	else
 		w->flags = PERFCAP_WAKE_HARDIRQ;
 	w->irq_pid = current->pid ? current->tgid : 0;
@@ -1227,7 +1326,8 @@ static __always_inline void handle_wakeup(void *ctx, struct task_struct *p, __u1
 
 /* Soft interrupts: which one runs (softirq_running). A softirq does not
  * nest on its CPU. softirq_exit is attached only where the preempt count
- * cannot be read (see who_wakes). */
+ * cannot be read, softirq_entry only where the per-CPU fields cannot name
+ * the running one (see running_softirq). */
 SEC("tp_btf/softirq_entry")
 int BPF_PROG(on_softirq_entry, unsigned int vec_nr)
 {

@@ -18,7 +18,7 @@
 
 #define PC_FILE_MAGIC      "PERFCAP\0" /* 8 bytes */
 #define PC_FORMAT_MAJOR    1           /* incompatible layout changes */
-#define PC_FORMAT_MINOR    10          /* compatible additions */
+#define PC_FORMAT_MINOR    11          /* compatible additions */
 
 struct pc_file_header {
 	char     magic[8];        /* PC_FILE_MAGIC */
@@ -282,6 +282,7 @@ struct pc_rec_switch {
 #define PC_WAKE_F_HARDIRQ 0x2u
 #define PC_WAKE_F_SOFTIRQ 0x4u
 #define PC_WAKE_VEC(flags) (((flags) >> 8) & 0xfu)
+#define PC_WAKE_VEC_UNNAMED 15u /* (1.11) a soft interrupt the recorder did not name */
 #define PC_WAKE_F_MASK    0x0f06u
 
 struct pc_rec_wakeup {

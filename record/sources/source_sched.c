@@ -41,6 +41,7 @@
 #include "util/util.h"
 #include "metrics_drain.h"
 #include "sched.skel.h"
+#include "softirq_marks.h"
 #include "source.h"
 #include "source_sched.h"
 
@@ -51,6 +52,7 @@ _Static_assert(PERFCAP_OFFCPU_HEADER_SIZE == offsetof(struct perfcap_offcpu, kip
 	       "the OFFCPU header is what precedes the stack");
 _Static_assert((PERFCAP_WAKE_HARDIRQ | PERFCAP_WAKE_SOFTIRQ | 0xf << PERFCAP_WAKE_VEC_SHIFT) ==
 	       PC_WAKE_F_MASK, "wake context bits as in the format");
+_Static_assert(PERFCAP_SOFTIRQ_UNNAMED == PC_WAKE_VEC_UNNAMED, "the unnamed vector as in the format");
 
 static struct sched_bpf *skel;
 static struct perfcap_sched_batch *batch_view; /* sched_batch as last read, per CPU */
@@ -60,6 +62,9 @@ static bool with_waits;           /* the programs make the waits' sums too */
 static bool loaded, attached;
 static char copy_at_switch_why[160]; /* why not, when copies are on */
 static const char *irq_context_how; /* META sched.irq_context */
+static const char *softirq_vector_how; /* META sched.softirq_vector */
+static bool softirq_marks_found;  /* rodata softirq_marks filled */
+static char softirq_marks_why[160];
 static uint64_t irq_unread;         /* STATS sched.irq_unread, as last read */
 #define IRQ_UNREAD 17               /* its index in ustash_counts (bpf/sched.bpf.c) */
 
@@ -253,8 +258,36 @@ static void choose_irq_context(void)
 	irq_context_how = "preempt_count";
 }
 
+/* With the preempt count read, the running soft interrupt is named by the
+ * per-CPU fields set while it runs where the kernel has them all
+ * (softirq_marks.c): no program runs at each soft interrupt's entry (on
+ * nginx and redis under load, 180,000-210,000 a second, the largest of
+ * the default recording's programs). Else softirq_entry notes it. */
+static void choose_softirq_vector(void)
+{
+	const char *forced = getenv("PERFCAP_SOFTIRQ_VECTOR"); /* perfcap-record(1), ENVIRONMENT */
+
+	softirq_vector_how = "softirq_entry";
+	if (forced && strcmp(forced, "softirq_entry") == 0) {
+		verbose_line("sched: soft interrupts named by softirq_entry (PERFCAP_SOFTIRQ_VECTOR)");
+		return;
+	}
+	if (!skel->bss->irq_by_preempt_count) {
+		verbose_line("sched: soft interrupts named by softirq_entry: the preempt count is not read");
+		return;
+	}
+	if (!softirq_marks_found) {
+		verbose_line("sched: soft interrupts named by softirq_entry: %s", softirq_marks_why);
+		return;
+	}
+	skel->bss->softirq_by_marks = true;
+	bpf_program__set_autoattach(skel->progs.on_softirq_entry, false);
+	softirq_vector_how = "marks";
+}
+
 static int open_and_load(const struct source_env *env, char *why, size_t len)
 {
+	struct perfcap_softirq_marks marks;
 	int err;
 
 	skel = sched_bpf__open();
@@ -271,6 +304,9 @@ static int open_and_load(const struct source_env *env, char *why, size_t len)
 	skel->rodata->stack_reuse_ns = env->opts->offcpu_stack_reuse_ns;
 	skel->rodata->switch_has_prev_state = prev_state_from_tracepoint;
 	skel->rodata->preempt_count_from_rq = preempt_count_distance();
+	softirq_marks_found = softirq_marks_find(&marks, softirq_marks_why, sizeof(softirq_marks_why));
+	skel->rodata->softirq_marks = marks;
+	skel->rodata->marks_usable = softirq_marks_found;
 	err = waits_setup(env->selected[PERFCAP_SRC_WAITS], why, len);
 	if (!err)
 		err = ustash_setup(env->opts->stack_copy, why, len);
@@ -302,8 +338,10 @@ static int sched_load(const struct source_env *env, char *why, size_t len)
 	int err = load_either(env, why, len);
 
 	loaded = !err;
-	if (loaded)
+	if (loaded) {
 		choose_irq_context();
+		choose_softirq_vector();
+	}
 	return err;
 }
 
@@ -587,6 +625,8 @@ static int sched_meta(struct chunk_buffer *kv, const struct source_env *env)
 				   prev_state_from_tracepoint ? "tracepoint" : "task");
 	if (irq_context_how)
 		err |= chunk_buffer_add_kv(kv, "sched.irq_context", irq_context_how);
+	if (softirq_vector_how)
+		err |= chunk_buffer_add_kv(kv, "sched.softirq_vector", softirq_vector_how);
 	if (env->opts->stack_copy) {
 		err |= chunk_buffer_add_kv_u64(kv, "sched.stack_copy", env->opts->stack_copy);
 		err |= chunk_buffer_add_kv(kv, "sched.stack_copy_at",

@@ -152,8 +152,10 @@ static const struct {
 		   "user stack copies taken at their return to user space, Linux 6.18+; 0.51 "
 		   "under wrk, 0.88 under redis-benchmark; with the waits source's sums, "
 		   "made in the same programs), 0.25-0.6 us per wakeup, records sent 16 to "
-		   "a batch; 0.07 us per soft interrupt on the host (its entry; its exit too "
-		   "where the CPU's preempt count cannot be read: META sched.irq_context) "
+		   "a batch; none per soft interrupt where the kernel's per-CPU fields name "
+		   "the running one (Linux 6.8+, META sched.softirq_vector marks), else 0.07 "
+		   "us each (its entry; its exit too where the CPU's preempt count cannot be "
+		   "read: META sched.irq_context) "
 		   "(bench/default_cost.sh, bpf_stats)" },
 	{ "syscall", "about 0.2 us per system call of any process on the host (the "
 		     "sys_enter/sys_exit programs, which an untraced process leaves at their "

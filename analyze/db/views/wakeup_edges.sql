@@ -10,9 +10,12 @@ SELECT o.offcpu_id, o.ts - o.duration AS start_ts, o.ts AS end_ts, o.duration,
     -- a hard interrupt: a device completing an I/O wait, else a timer
     WHEN o.waker_context = 1 THEN
       CASE WHEN o.wait_class = 'block_io' THEN 'device' ELSE 'timer' END
-    -- a soft interrupt, by vector (format/SPEC.md, WAKEUP)
+    -- a soft interrupt, by vector (format/SPEC.md, WAKEUP); 15 (1.11): one
+    -- the recorder did not name (not a timer's, not NET_RX): for an I/O
+    -- wait, a device's completion, as for a hard interrupt
     WHEN o.waker_context = 2 THEN
       CASE o.waker_softirq WHEN 1 THEN 'timer' WHEN 8 THEN 'timer' WHEN 4 THEN 'device'
+        WHEN 15 THEN CASE WHEN o.wait_class = 'block_io' THEN 'device' ELSE 'softirq:?' END
         WHEN 0 THEN 'softirq:HI' WHEN 2 THEN 'softirq:NET_TX' WHEN 3 THEN 'softirq:NET_RX'
         WHEN 5 THEN 'softirq:IRQ_POLL' WHEN 6 THEN 'softirq:TASKLET'
         WHEN 7 THEN 'softirq:SCHED' WHEN 9 THEN 'softirq:RCU'
@@ -24,12 +27,12 @@ SELECT o.offcpu_id, o.ts - o.duration AS start_ts, o.ts AS end_ts, o.duration,
     ELSE 'unknown' END AS waker_kind,
   -- the waker task: for a soft interrupt other than timers and block
   -- completions, the task it ran on (a loopback send's sender); 0 for
-  -- timers, devices and unknown wakers
+  -- timers, devices, unnamed soft interrupts and unknown wakers
   CASE WHEN o.waker_context = 0 THEN ifnull(o.waker_pid, 0)
-    WHEN o.waker_context = 2 AND o.waker_softirq NOT IN (1, 4, 8) THEN ifnull(o.irq_pid, 0)
+    WHEN o.waker_context = 2 AND o.waker_softirq NOT IN (1, 4, 8, 15) THEN ifnull(o.irq_pid, 0)
     ELSE 0 END AS waker_pid,
   CASE WHEN o.waker_context = 0 THEN ifnull(o.waker_tid, 0)
-    WHEN o.waker_context = 2 AND o.waker_softirq NOT IN (1, 4, 8) THEN ifnull(o.irq_tid, 0)
+    WHEN o.waker_context = 2 AND o.waker_softirq NOT IN (1, 4, 8, 15) THEN ifnull(o.irq_tid, 0)
     ELSE 0 END AS waker_tid,
   o.waker_context, o.waker_softirq,
   -- the window of thread_time_shares holding the wakeup (the wait's end):
