@@ -234,15 +234,23 @@ static bool preempt_count_reads_true(void)
 	return ok;
 }
 
+/* Whether environment variable var (perfcap-record(1), ENVIRONMENT)
+ * forces the fallback named value; says so with -v. */
+static bool forced_by_env(const char *var, const char *value, const char *what)
+{
+	const char *set = getenv(var);
+
+	if (!set || strcmp(set, value) != 0)
+		return false;
+	verbose_line("sched: %s by %s (%s)", what, value, var);
+	return true;
+}
+
 static void choose_irq_context(void)
 {
-	const char *forced = getenv("PERFCAP_IRQ_CONTEXT"); /* perfcap-record(1), ENVIRONMENT */
-
 	irq_context_how = "softirq_exit";
-	if (forced && strcmp(forced, "softirq_exit") == 0) {
-		verbose_line("sched: soft interrupts told by softirq_exit (PERFCAP_IRQ_CONTEXT)");
+	if (forced_by_env("PERFCAP_IRQ_CONTEXT", "softirq_exit", "soft interrupts told"))
 		return;
-	}
 	if (!skel->rodata->preempt_count_from_rq) {
 		verbose_line("sched: soft interrupts told by softirq_exit: the kernel's BTF has no "
 			     "__preempt_count or runqueues in .data..percpu");
@@ -265,13 +273,9 @@ static void choose_irq_context(void)
  * the default recording's programs). Else softirq_entry notes it. */
 static void choose_softirq_vector(void)
 {
-	const char *forced = getenv("PERFCAP_SOFTIRQ_VECTOR"); /* perfcap-record(1), ENVIRONMENT */
-
 	softirq_vector_how = "softirq_entry";
-	if (forced && strcmp(forced, "softirq_entry") == 0) {
-		verbose_line("sched: soft interrupts named by softirq_entry (PERFCAP_SOFTIRQ_VECTOR)");
+	if (forced_by_env("PERFCAP_SOFTIRQ_VECTOR", "softirq_entry", "soft interrupts named"))
 		return;
-	}
 	if (!skel->bss->irq_by_preempt_count) {
 		verbose_line("sched: soft interrupts named by softirq_entry: the preempt count is not read");
 		return;
