@@ -894,6 +894,8 @@ static __always_inline __u16 copy_follows(struct task_struct *next,
 	*copy_ts = 0;
 	if (!start->state || !ustack_window || (next->flags & (PF_KTHREAD | PF_IO_WORKER)))
 		return 0;
+	if (!start->out_fp && stack_reuse_ns) /* no head read: copied afresh */
+		ustash_count(USTASH_NO_HEAD, 1);
 	for (__u32 i = 0; i < COPY_FPS && start->out_fp; i++)
 		if (start->copy_fp[i] == start->out_fp)
 			last = start->copy_ts[i];
@@ -925,8 +927,6 @@ static __always_inline void note_switch_in(struct task_struct *next, struct offc
 
 		if (start->head_read) /* read only at blocking switch-outs */
 			start->out_fp = fp_of(next, start->head);
-		else if (start->state && at_return && ustack_window)
-			ustash_count(USTASH_NO_HEAD, 1);
 		if (start->state)
 			start->since_recorded = 0;
 		flags = at_return ? copy_follows(next, start, now, &copy_ts) : 0;

@@ -110,26 +110,33 @@ bool preflight_kernel_has_func(const char *name)
 	return found;
 }
 
-long long preflight_percpu_offset(const char *var)
+long long preflight_percpu_var(const struct btf *btf, const char *var, long long *size)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
-	const struct btf_var_secinfo *vs;
-	const struct btf_type *sec;
-	long long off = -1;
-	int id;
+	int id = btf__find_by_name_kind(btf, ".data..percpu", BTF_KIND_DATASEC);
+	const struct btf_type *sec = id > 0 ? btf__type_by_id(btf, (uint32_t)id) : NULL;
+	const struct btf_var_secinfo *vs = sec ? btf_var_secinfos(sec) : NULL;
 
-	if (!btf)
-		return -1;
-	id = btf__find_by_name_kind(btf, ".data..percpu", BTF_KIND_DATASEC);
-	sec = id > 0 ? btf__type_by_id(btf, (uint32_t)id) : NULL;
-	vs = sec ? btf_var_secinfos(sec) : NULL;
-	for (int i = 0; vs && i < btf_vlen(sec) && off < 0; i++) {
+	for (int i = 0; vs && i < btf_vlen(sec); i++) {
 		const struct btf_type *v = btf__type_by_id(btf, vs[i].type);
 		const char *name = v ? btf__name_by_offset(btf, v->name_off) : NULL;
 
-		if (name && strcmp(name, var) == 0)
-			off = vs[i].offset;
+		if (name && strcmp(name, var) == 0) {
+			if (size)
+				*size = vs[i].size;
+			return vs[i].offset;
+		}
 	}
+	return -1;
+}
+
+long long preflight_percpu_offset(const char *var)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	long long off;
+
+	if (!btf)
+		return -1;
+	off = preflight_percpu_var(btf, var, NULL);
 	btf__free(btf);
 	return off;
 }

@@ -28,6 +28,11 @@ bool preflight_kernel_has_func(const char *name);
  * distance between two per-CPU variables of the same CPU. */
 long long preflight_percpu_offset(const char *var);
 
+/* The same in an already loaded BTF, and the variable's size (size may
+ * be NULL). */
+struct btf;
+long long preflight_percpu_var(const struct btf *btf, const char *var, long long *size);
+
 /* Raises the soft open-file limit to the hard one: one fd is kept per
  * mapped file that samples hit. */
 void raise_fd_limit(void);

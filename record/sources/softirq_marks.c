@@ -16,27 +16,8 @@
 
 #include <bpf/btf.h>
 
+#include "session/preflight.h"
 #include "softirq_marks.h"
-
-/* The per-CPU variable var: its offset and size, or -1. */
-static long long percpu_var(const struct btf *btf, const char *var, long long *size)
-{
-	int id = btf__find_by_name_kind(btf, ".data..percpu", BTF_KIND_DATASEC);
-	const struct btf_type *sec = id > 0 ? btf__type_by_id(btf, (unsigned)id) : NULL;
-	const struct btf_var_secinfo *vs = sec ? btf_var_secinfos(sec) : NULL;
-
-	for (int i = 0; vs && i < btf_vlen(sec); i++) {
-		const struct btf_type *v = btf__type_by_id(btf, vs[i].type);
-		const char *name = v ? btf__name_by_offset(btf, v->name_off) : NULL;
-
-		if (name && strcmp(name, var) == 0) {
-			if (size)
-				*size = vs[i].size;
-			return vs[i].offset;
-		}
-	}
-	return -1;
-}
 
 /* The struct (or typedef of one) named name: its type id, or -1. */
 static int struct_id(const struct btf *btf, const char *name)
@@ -77,10 +58,10 @@ static bool pending_offset(const struct btf *btf, long long *off)
 	int id;
 	long long m;
 
-	*off = percpu_var(btf, "__softirq_pending", NULL);
+	*off = preflight_percpu_var(btf, "__softirq_pending", NULL);
 	if (*off >= 0)
 		return true;
-	*off = percpu_var(btf, "irq_stat", NULL);
+	*off = preflight_percpu_var(btf, "irq_stat", NULL);
 	id = struct_id(btf, "irq_cpustat_t");
 	m = member(btf, id, "__softirq_pending", NULL);
 	if (*off < 0 || m < 0)
@@ -91,7 +72,7 @@ static bool pending_offset(const struct btf *btf, long long *off)
 
 static bool timer_offsets(const struct btf *btf, long long rq, struct perfcap_softirq_marks *m)
 {
-	long long size = 0, base = percpu_var(btf, "timer_bases", &size);
+	long long size = 0, base = preflight_percpu_var(btf, "timer_bases", &size);
 	int id = struct_id(btf, "timer_base");
 	long long each = id > 0 ? btf__resolve_size(btf, (unsigned)id) : -1;
 	long long nr;
@@ -108,7 +89,7 @@ static bool timer_offsets(const struct btf *btf, long long rq, struct perfcap_so
 
 static bool hrtimer_offsets(const struct btf *btf, long long rq, struct perfcap_softirq_marks *m)
 {
-	long long base = percpu_var(btf, "hrtimer_bases", NULL);
+	long long base = preflight_percpu_var(btf, "hrtimer_bases", NULL);
 	int id = struct_id(btf, "hrtimer_cpu_base"), arr_type = 0;
 	const struct btf_type *arr;
 
@@ -124,7 +105,7 @@ static bool hrtimer_offsets(const struct btf *btf, long long rq, struct perfcap_
 
 static bool net_rx_offsets(const struct btf *btf, long long rq, struct perfcap_softirq_marks *m)
 {
-	long long base = percpu_var(btf, "softnet_data", NULL), pending;
+	long long base = preflight_percpu_var(btf, "softnet_data", NULL), pending;
 
 	if (base < 0 || member(btf, struct_id(btf, "softnet_data"), "in_net_rx_action", NULL) < 0 ||
 	    !pending_offset(btf, &pending))
@@ -137,7 +118,7 @@ static bool net_rx_offsets(const struct btf *btf, long long rq, struct perfcap_s
 bool softirq_marks_find(struct perfcap_softirq_marks *m, char *why, size_t len)
 {
 	struct btf *btf = btf__load_vmlinux_btf();
-	long long rq = btf ? percpu_var(btf, "runqueues", NULL) : -1;
+	long long rq = btf ? preflight_percpu_var(btf, "runqueues", NULL) : -1;
 	const char *missing = NULL;
 
 	memset(m, 0, sizeof(*m));

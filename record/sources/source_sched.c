@@ -67,6 +67,7 @@ static bool softirq_marks_found;  /* rodata softirq_marks filled */
 static char softirq_marks_why[160];
 static uint64_t irq_unread;         /* STATS sched.irq_unread, as last read */
 #define IRQ_UNREAD 17               /* its index in ustash_counts (bpf/sched.bpf.c) */
+#define USTASH_NO_HEAD 18           /* STATS sched.ustack.no_head's index there */
 
 /* STATS sched.irq_unread: from the programs while they are loaded, else
  * as last read (the summary may come after they are gone). */
@@ -658,7 +659,7 @@ static int return_copy_stats(struct chunk_buffer *kv, const __u64 *n)
 	err |= chunk_buffer_add_kv_u64(kv, "sched.ustack.copy_ns", n[11]);
 	err |= chunk_buffer_add_kv_u64(kv, "sched.ustack.same", n[12]);
 	err |= chunk_buffer_add_kv_u64(kv, "sched.ustack.refreshed", n[13]);
-	err |= chunk_buffer_add_kv_u64(kv, "sched.ustack.no_head", n[18]);
+	err |= chunk_buffer_add_kv_u64(kv, "sched.ustack.no_head", n[USTASH_NO_HEAD]);
 	return err;
 }
 
