@@ -11,7 +11,9 @@
 #
 #   redis    redis-server, driven by redis-benchmark (SET+GET, 50 clients)
 #   nginx    nginx (1 worker, a 4 KiB static file), driven by wrk
-#   postgres postgres (synchronous_commit off), driven by pgbench (TPC-B);
+#   postgres postgres (synchronous_commit off), driven by pgbench (TPC-B,
+#            8 clients, scale 8: pgbench(1) asks for a scale at least the
+#            clients' count, else a run "mostly measures update contention")
 #            no autovacuum or timed checkpoint, every table vacuumed before
 #            each run (pgbench -v): each run starts from the same tables,
 #            and no background job lands in one mode's run and not another's
@@ -22,6 +24,21 @@
 #
 # Usage: bench/real_servers.sh [BUILD_DIR] [ROUNDS] [SECONDS] [SERVER...]
 #   defaults: build, 4 rounds, 5 s per run, all three servers.
+# PIN=1 (env) pins the server and the recorder (or perf) to CPU 1 and the
+# load generator to CPU 0 (taskset), so that where the scheduler places
+# the threads of server and load cannot move the rate; the recorder shares
+# the server's CPU, so all its cost is charged to the server (an upper
+# bound). On the 2-CPU VM of 2026-11-28 it did not make the rates steadier
+# (untraced sd 6-7% of the mean either way: the spread is the host's).
+# Default 0: nothing pinned, the host as it is.
+# Each run's load is measured in steady state, the way a recorder attached
+# to a busy server sees it: the recorder is attached (2 s), then the same
+# load runs WARM seconds (env, default 2; 0: none) unmeasured, in every
+# mode, untraced too, then the measured load. Without it a 5 s run
+# follows its load's first second whole (the req source follows a load
+# that starts or grows past --req-rate whole to the end of that second:
+# docs/perfcap-record.md), a fifth of the run at that source's full cost,
+# which a recording of a server already busy pays once, not every 5 s.
 # Needs root, perf, redis-server + redis-tools, nginx-light + wrk,
 # postgresql. Not a test: prints a table (also to $OUT, default
 # /tmp/real_servers.txt). State the load average with the numbers.
@@ -60,7 +77,7 @@ trap cleanup EXIT
 # ---- servers: start_NAME sets server_pid and pids (what -p records) -------
 
 start_redis() {
-	redis-server --port 16379 --bind 127.0.0.1 --save '' --appendonly no \
+	"${on_server[@]}" redis-server --port 16379 --bind 127.0.0.1 --save '' --appendonly no \
 		--daemonize no > "$tmp/redis.log" 2>&1 &
 	server_pid=$!
 	for _ in $(seq 50); do redis-cli -p 16379 ping > /dev/null 2>&1 && break; sleep 0.1; done
@@ -68,7 +85,7 @@ start_redis() {
 }
 # requests/s of one bounded run (about $secs s at 80k requests/s)
 load_redis() {
-	redis-benchmark -p 16379 -n $((secs * 80000)) -c 50 -t set,get -q 2> /dev/null |
+	"${on_load[@]}" redis-benchmark -p 16379 -n $((secs * 80000)) -c 50 -t set,get -q 2> /dev/null |
 		awk '{ for (i = 1; i <= NF; i++) if ($i == "requests") { s += $(i - 1); n++ } }
 		     END { printf "%.0f\n", s / n }'
 }
@@ -91,13 +108,13 @@ http {
 	server { listen 127.0.0.1:18080; root $tmp/nginx/www; }
 }
 EOF
-	nginx -c "$tmp/nginx/nginx.conf" -g 'daemon off;' &
+	"${on_server[@]}" nginx -c "$tmp/nginx/nginx.conf" -g 'daemon off;' &
 	server_pid=$!
 	for _ in $(seq 50); do curl -sf http://127.0.0.1:18080/ > /dev/null 2>&1 && break; sleep 0.1; done
 	pids=$(echo $server_pid $(cat /proc/$server_pid/task/*/children) | tr ' ' ,)
 }
 load_nginx() {
-	wrk -t 1 -c 50 -d "${secs}s" http://127.0.0.1:18080/ 2> /dev/null |
+	"${on_load[@]}" wrk -t 1 -c 50 -d "${secs}s" http://127.0.0.1:18080/ 2> /dev/null |
 		awk '/^Requests\/sec/ { printf "%.0f\n", $2 }'
 }
 
@@ -107,7 +124,7 @@ start_postgres() {
 	mkdir -p "$tmp/pg"
 	chown postgres "$tmp/pg"
 	runuser -u postgres -- "$bin/initdb" -D "$tmp/pg/data" -A trust > "$tmp/pg/initdb.log" 2>&1
-	runuser -u postgres -- "$bin/postgres" -D "$tmp/pg/data" -k "$tmp/pg" -p 15432 \
+	"${on_server[@]}" runuser -u postgres -- "$bin/postgres" -D "$tmp/pg/data" -k "$tmp/pg" -p 15432 \
 		-c listen_addresses=127.0.0.1 -c synchronous_commit=off \
 		-c autovacuum=off -c checkpoint_timeout=1h -c max_wal_size=8GB \
 		> "$tmp/pg/server.log" 2>&1 &
@@ -118,15 +135,39 @@ start_postgres() {
 	done
 	# runuser's child is the postmaster
 	server_pid=$(cat /proc/$server_pid/task/*/children | awk '{ print $1 }')
-	pgbench -h 127.0.0.1 -p 15432 -U postgres -i -s 4 postgres > "$tmp/pg/init.log" 2>&1
+	pgbench -h 127.0.0.1 -p 15432 -U postgres -i -s 8 postgres > "$tmp/pg/init.log" 2>&1
 	pids=$(echo $server_pid $(cat /proc/$server_pid/task/*/children) | tr ' ' ,)
 }
+# the postmaster and its background processes (no client backend)
+pg_pids() {
+	local p
+	{
+		echo "$server_pid"
+		for p in $(cat /proc/$server_pid/task/*/children); do
+			tr '\0' ' ' < /proc/$p/cmdline 2> /dev/null | grep -qv '127\.0\.0\.1(' && echo "$p"
+		done
+	} | paste -sd,
+}
 load_postgres() {
-	pgbench -h 127.0.0.1 -p 15432 -U postgres -v -c 8 -j 2 -T "$secs" postgres 2> /dev/null |
+	"${on_load[@]}" pgbench -h 127.0.0.1 -p 15432 -U postgres -v -c 8 -j 2 -T "$secs" postgres 2> /dev/null |
 		awk '/^tps/ { printf "%.0f\n", $3 }'
 }
 
 # ---- one run -------------------------------------------------------------
+
+warm_secs=${WARM:-2}
+on_server=()
+on_load=()
+if [ "${PIN:-0}" = 1 ]; then
+	[ "$(nproc)" -ge 2 ] || { echo "real_servers.sh: PIN=1 needs 2 CPUs" >&2; exit 2; }
+	on_server=(taskset -c 1)
+	on_load=(taskset -c 0)
+fi
+# warm SERVER: the unmeasured load before the measured one (see WARM)
+warm() {
+	local secs=$warm_secs
+	if [ "$secs" != 0 ]; then load_$1 > /dev/null; fi
+}
 
 # host_ticks: "busy steal" clock ticks of the whole host (/proc/stat)
 host_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $9 }' /proc/stat; }
@@ -162,10 +203,13 @@ proc_cpu() { awk '{ print $14 + $15 }' /proc/$1/stat; }
 # the server nothing; the load's share is what competes with it.
 run() {
 	local server=$1 mode=$2 pid= t0 t1 rate size lost cpu rss r0 r1
-	# postgres: its backends come and go; new ones are followed as children
-	[ "$server" = postgres ] && pids=$(echo $server_pid $(cat /proc/$server_pid/task/*/children) | tr ' ' ,)
+	# postgres: its backends come and go; new ones are followed as children.
+	# The postmaster and its helpers, not the last run's client backends,
+	# which may still be exiting (-p refuses a pid that is gone)
+	[ "$server" = postgres ] && pids=$(pg_pids)
 	case $mode in
 	none)
+		warm "$server"
 		c0=$(server_ticks)
 		h0=$(host_ticks)
 		t0=$(date +%s.%N)
@@ -175,9 +219,12 @@ run() {
 		c1=$(server_ticks)
 		echo "$rate 0 0 0 0 $(cpu_per_request "$c0" "$c1" "$rate" "$t0" "$t1") $(steal_pct "$h0" "$h1") 0"
 		return ;;
-	perf) perf record -g -p "$pids" -o "$tmp/perf.data" > /dev/null 2>&1 & pid=$! ;;
+	esac
+	tr0=$(date +%s.%N)
+	case $mode in
+	perf) "${on_server[@]}" perf record -g -p "$pids" -o "$tmp/perf.data" > /dev/null 2>&1 & pid=$! ;;
 	*) recorder_argv "$mode"
-	   "${argv[@]}" -p "$pids" -f -o "$tmp/run.perfcap" 2> "$tmp/run.err" & pid=$! ;;
+	   "${on_server[@]}" "${argv[@]}" -p "$pids" -f -o "$tmp/run.perfcap" 2> "$tmp/run.err" & pid=$! ;;
 	esac
 	sleep 2 # attached
 	if ! kill -0 $pid 2> /dev/null; then # refused its options, or failed to start
@@ -185,6 +232,7 @@ run() {
 		echo "real_servers.sh: $mode: the recorder exited before the load" >&2
 		exit 1
 	fi
+	warm "$server"
 	r0=$(proc_cpu $pid)
 	c0=$(server_ticks)
 	h0=$(host_ticks)
@@ -213,8 +261,8 @@ run() {
 			exit 1
 		fi
 	fi
-	# bytes per second of load (recording also covers the 2 s attach wait)
-	echo "$rate $(awk -v s="$size" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", s / (b - a + 2) }') ${lost:-?} $cpu $rss $(cpu_per_request "$c0" "$c1" "$rate" "$t0" "$t1") $(steal_pct "$h0" "$h1") $(awk -v a="$r0" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", a / hz }')"
+	# bytes per second of recording (the attach wait and the warm load too)
+	echo "$rate $(awk -v s="$size" -v a="$tr0" -v b="$t1" 'BEGIN { printf "%.0f", s / (b - a) }') ${lost:-?} $cpu $rss $(cpu_per_request "$c0" "$c1" "$rate" "$t0" "$t1") $(steal_pct "$h0" "$h1") $(awk -v a="$r0" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", a / hz }')"
 }
 
 # server_ticks: user+sys clock ticks of the server's processes and of their
@@ -287,7 +335,8 @@ done
 [ -n "$modes" ] || { echo "real_servers.sh: MODES names no mode" >&2; exit 2; }
 {
 	echo "# $(date -u +%FT%TZ) $(uname -r), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-	echo "# $rounds rounds x $secs s, modes ABBA; rate = requests/s (redis, nginx), tps (postgres);"
+	echo "# $rounds rounds x $secs s after a ${warm_secs} s warm load, modes ABBA, PIN=${PIN:-0}; rate = requests/s"
+	echo "# (redis, nginx), tps (postgres);"
 	echo "# rec ms/s = recorder user+sys CPU during the load, ms per s (mean); setup = its CPU"
 	echo "# before the load (loading the programs: not on the server's path); rec RSS = peak;"
 	echo "# nreq = -e $nreq;"
