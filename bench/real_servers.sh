@@ -118,6 +118,20 @@ load_nginx() {
 		awk '/^Requests\/sec/ { printf "%.0f\n", $2 }'
 }
 
+# the postmaster and its background processes (no client backend)
+pg_pids() {
+	local p
+	{
+		echo "$server_pid"
+		for p in $(cat /proc/$server_pid/task/*/children); do
+			# (an if: under pipefail a backend that just exited must not
+			# fail the list)
+			if tr '\0' ' ' 2> /dev/null < /proc/$p/cmdline | grep -qv '127\.0\.0\.1('; then
+				echo "$p"
+			fi
+		done
+	} | paste -sd,
+}
 start_postgres() {
 	local bin
 	bin=$(ls -d /usr/lib/postgresql/*/bin | tail -1)
@@ -136,17 +150,7 @@ start_postgres() {
 	# runuser's child is the postmaster
 	server_pid=$(cat /proc/$server_pid/task/*/children | awk '{ print $1 }')
 	pgbench -h 127.0.0.1 -p 15432 -U postgres -i -s 8 postgres > "$tmp/pg/init.log" 2>&1
-	pids=$(echo $server_pid $(cat /proc/$server_pid/task/*/children) | tr ' ' ,)
-}
-# the postmaster and its background processes (no client backend)
-pg_pids() {
-	local p
-	{
-		echo "$server_pid"
-		for p in $(cat /proc/$server_pid/task/*/children); do
-			tr '\0' ' ' < /proc/$p/cmdline 2> /dev/null | grep -qv '127\.0\.0\.1(' && echo "$p"
-		done
-	} | paste -sd,
+	pids=$(pg_pids)
 }
 load_postgres() {
 	"${on_load[@]}" pgbench -h 127.0.0.1 -p 15432 -U postgres -v -c 8 -j 2 -T "$secs" postgres 2> /dev/null |

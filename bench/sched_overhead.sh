@@ -51,9 +51,10 @@ rate() {
 	none) out=$(taskset -c "$pin" "$work" "$secs") ;;
 	perf) out=$(perf record -e sched:sched_switch,sched:sched_wakeup -o "$tmp/perf.data" \
 			-- taskset -c "$pin" "$work" "$secs" 2> "$tmp/perf.err") ;;
-	default|base)
-		out=$("$([ "$1" = base ] && echo "$REC_BASE" || echo "$rec")" -f -o "$tmp/$1.perfcap" \
-			-- taskset -c "$pin" "$work" "$secs" 2> "$tmp/$1.err") ;;
+	default) out=$("$rec" -f -o "$tmp/$1.perfcap" -- taskset -c "$pin" "$work" "$secs" \
+			2> "$tmp/$1.err") ;;
+	base) out=$("$REC_BASE" -f -o "$tmp/$1.perfcap" -- taskset -c "$pin" "$work" "$secs" \
+			2> "$tmp/$1.err") ;;
 	*) out=$("$rec" -e "$1" -f -o "$tmp/$1.perfcap" -- taskset -c "$pin" "$work" "$secs" \
 			2> "$tmp/$1.err") ;;
 	esac
