@@ -298,6 +298,25 @@ struct perfcap_sched_batch {
 #define PERFCAP_OFFCPU_F_COPY_SAME    0x4 /* the thread's copy of the interval
 					   * switched out at copy_ts stands
 					   * for this one (same fingerprint) */
+#define PERFCAP_OFFCPU_F_GAP          0x8 /* switched out before a gap between
+					   * sched windows, off CPU throughout
+					   * it (its run time did not move) */
+#define PERFCAP_OFFCPU_F_WAKE_UNSEEN  0x10 /* ... and woken in the gap: no waker */
+
+/* A traced thread as the sched windows' iterator (sched.bpf.c sched_edge)
+ * found it when a window opened, written to its seq_file one after
+ * another. where: PERFCAP_TASK_ON_CPU (running), PERFCAP_TASK_QUEUED
+ * (runnable), 0 (blocked in state). */
+#define PERFCAP_TASK_ON_CPU 1
+#define PERFCAP_TASK_QUEUED 2
+struct perfcap_sched_task {
+	__u64 runtime_ns;       /* se.sum_exec_runtime */
+	__u64 run_delay_ns;     /* sched_info.run_delay: time runnable, not running */
+	__u32 pid, tid;
+	__u32 state;            /* __state when blocked, else 0 */
+	__u16 where;
+	__u16 cpu;
+};
 
 /* An off-CPU interval: h.ts is the switch-in. The user stack is an id in
  * the `stacks` map taken at switch-out (negative: none: not blocked, a

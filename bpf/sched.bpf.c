@@ -83,6 +83,13 @@ bool irq_by_preempt_count = false;
 const volatile struct perfcap_softirq_marks softirq_marks = {};
 const volatile bool marks_usable = false; /* softirq_marks found, bpf_rdonly_cast there */
 bool softirq_by_marks = false;
+/* Windows (record/sources/source_sched.c, "windows"): above --sched-rate
+ * the programs are attached only in a window at the start of each second.
+ * sched_epoch changes at each window that follows a gap; sched_edge runs
+ * at each edge of a gap (edge_close: its start), at edge_ns. */
+__u32 sched_epoch = 0;
+__u64 edge_ns = 0;
+bool edge_close = false;
 
 #define COPY_FPS 4 /* copies a thread keeps for reuse (see "copies at the return") */
 #define FP_HEAD 256      /* bytes of user stack a fingerprint covers (ditto) */
@@ -120,6 +127,9 @@ struct offcpu_start {
 	__u64 copy_ts[COPY_FPS]; /* and their switch-outs (0: none) */
 	struct kstack_kept kept[KSTACKS];
 	struct wait_start wait;  /* with_waits: the waits source's state (waits.bpf.h) */
+	__u64 out_runtime;       /* se.sum_exec_runtime at the switch-out */
+	__u32 epoch;             /* sched_epoch at the switch-out */
+	__u32 waker_seen;        /* a wakeup was seen since */
 };
 
 /* Task storage, not a map keyed by tid: found from the task itself at
@@ -299,6 +309,8 @@ enum {
 	KSTACK_DIFFERED,   /* ... that found another one */
 	IRQ_UNREAD,        /* interrupt-context wakeups whose preempt count could not be read */
 	USTASH_NO_HEAD,    /* recorded blocked intervals without a fingerprint (head not read) */
+	GAP_KEPT,          /* switch-ins after a gap of threads off CPU throughout it */
+	GAP_RAN,           /* ... of threads that ran in it: their interval not recorded */
 	USTASH_NR
 };
 __u64 ustash_counts[USTASH_NR] = {};
@@ -718,6 +730,9 @@ static __always_inline struct offcpu_start *note_switch_out(void *ctx, struct ta
 		return NULL;
 	}
 	start->ts = now;  /* field by field: the last copy's fields stay */
+	start->epoch = sched_epoch;
+	start->out_runtime = prev->se.sum_exec_runtime;
+	start->waker_seen = 0;
 	start->state = state;
 	start->ustack = ustack;
 	start->copied = copied;
@@ -913,15 +928,34 @@ static __always_inline __u16 copy_follows(struct task_struct *next,
 	return PERFCAP_OFFCPU_F_COPY_FOLLOWS;
 }
 
+/* next, switched out before a gap between windows (its entry is of an
+ * earlier epoch), is switched in: its interval is exact when it stayed
+ * off CPU throughout the gap, which its run time tells (its wakeup may
+ * have been in the gap: WAKE_UNSEEN); else it ran in the gap, what it did
+ * there is unknown, and the interval is not recorded. Its flags, or -1. */
+static __always_inline int gap_flags(struct task_struct *next, const struct offcpu_start *start)
+{
+	if (next->se.sum_exec_runtime != start->out_runtime) {
+		ustash_count(GAP_RAN, 1);
+		return -1;
+	}
+	ustash_count(GAP_KEPT, 1);
+	return PERFCAP_OFFCPU_F_GAP | (start->waker_seen ? 0 : PERFCAP_OFFCPU_F_WAKE_UNSEEN);
+}
+
 /* next, whose entry is start (NULL: none), is switched in at now. */
 static __always_inline void note_switch_in(struct task_struct *next, struct offcpu_start *start,
 					   __u64 now, bool at_return)
 {
 	__u32 tid = next->pid;
+	int gap = 0;
 
 	if (!start || !start->ts) /* off CPU since before the recording */
 		return;
-	if (now - start->ts >= offcpu_min_ns && pc_admit_unsampled(PERFCAP_SRC_SCHED, now)) {
+	if (start->epoch != sched_epoch)
+		gap = gap_flags(next, start);
+	if (gap >= 0 && now - start->ts >= offcpu_min_ns &&
+	    pc_admit_unsampled(PERFCAP_SRC_SCHED, now)) {
 		__u64 copy_ts = 0;
 		__u16 flags;
 
@@ -929,7 +963,7 @@ static __always_inline void note_switch_in(struct task_struct *next, struct offc
 			start->out_fp = fp_of(next, start->head);
 		if (start->state)
 			start->since_recorded = 0;
-		flags = at_return ? copy_follows(next, start, now, &copy_ts) : 0;
+		flags = (at_return ? copy_follows(next, start, now, &copy_ts) : 0) | (__u16)gap;
 
 		emit_offcpu(next, start, now, flags, copy_ts);
 	}
@@ -1316,8 +1350,10 @@ static __always_inline void handle_wakeup(void *ctx, struct task_struct *p, __u1
 	now = bpf_ktime_get_ns();
 	who_wakes(ctx, current, &w);
 	start = bpf_task_storage_get(&offcpu_starts, p, 0, 0);
-	if (start && start->ts)
+	if (start && start->ts) {
 		start->waker = w;
+		start->waker_seen = 1;
+	}
 	if (with_waits && start && !(flags & PERFCAP_WAKEUP_F_NEW)) /* waits: sched_waking only */
 		wait_woken(&start->wait, now);
 	if (pc_admit(PERFCAP_SRC_SCHED, now))
@@ -1362,5 +1398,51 @@ SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(on_wakeup_new, struct task_struct *p)
 {
 	handle_wakeup(ctx, p, PERFCAP_WAKEUP_F_NEW);
+	return 0;
+}
+
+/* ---- windows' edges ------------------------------------------------------------ */
+
+/* Run by user space through a task iterator at each edge of a gap between
+ * windows (record/sources/source_sched.c), while the programs are
+ * detached: at its start (edge_close), each traced thread's wait in
+ * progress is summed up to there (its rest is in the gap, unseen); at its
+ * end, before the programs are attached again, each traced thread is
+ * written out (struct perfcap_sched_task: what it is doing, its run-time
+ * counters), and the waits of the blocked ones begin there. */
+SEC("iter/task")
+int sched_edge(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct perfcap_sched_task t = {};
+	struct offcpu_start *start;
+
+	if (!task || !pc_task_traced(task))
+		return 0;
+	if (edge_close) {
+		start = bpf_task_storage_get(&offcpu_starts, task, 0, 0);
+		if (with_waits && start && start->wait.ts)
+			sum_wait(task, &start->wait,
+				 woken_seen(&start->wait) ? start->wait.woken : edge_ns);
+		return 0;
+	}
+	t.pid = task->tgid;
+	t.tid = task->pid;
+	t.runtime_ns = task->se.sum_exec_runtime;
+	t.run_delay_ns = task->sched_info.run_delay;
+	t.cpu = (__u16)task_cpu(task);
+	if (task->on_cpu)
+		t.where = PERFCAP_TASK_ON_CPU;
+	else if (task->on_rq)
+		t.where = PERFCAP_TASK_QUEUED;
+	else
+		t.state = task_state(task) & PERFCAP_TASK_STATE_MASK;
+	bpf_seq_write(ctx->meta->seq, &t, sizeof(t));
+	if (with_waits && !t.where && t.state && !(t.state & PERFCAP_TASK_DEAD) &&
+	    !(task->flags & PF_KTHREAD)) {
+		start = bpf_task_storage_get(&offcpu_starts, task, 0,
+					     BPF_LOCAL_STORAGE_GET_F_CREATE);
+		wait_begins(task, start ? &start->wait : NULL, edge_ns);
+	}
 	return 0;
 }

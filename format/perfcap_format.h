@@ -18,7 +18,7 @@
 
 #define PC_FILE_MAGIC      "PERFCAP\0" /* 8 bytes */
 #define PC_FORMAT_MAJOR    1           /* incompatible layout changes */
-#define PC_FORMAT_MINOR    11          /* compatible additions */
+#define PC_FORMAT_MINOR    12          /* compatible additions */
 
 struct pc_file_header {
 	char     magic[8];        /* PC_FILE_MAGIC */
@@ -118,6 +118,8 @@ enum pc_rec_type {
 	PC_REC_REQUEST    = 25, /* EVENTS (1.7): a request on a TCP connection, inferred in the kernel */
 	PC_REC_REQUEST_BATCH = 26, /* EVENTS (1.8): consecutive requests of one connection */
 	PC_REC_REQUEST_WINDOW = 27, /* EVENTS (1.10): a second whose requests were followed in a window */
+	PC_REC_SCHED_GAP  = 28, /* EVENTS (1.12): the sched source was not attached from ts to end_ts */
+	PC_REC_SCHED_TASK = 29, /* EVENTS (1.12): a traced thread as a sched window opened */
 };
 
 /* "no stack captured" in a sample. Stack ids are assigned by the recorder
@@ -300,6 +302,8 @@ struct pc_rec_wakeup {
  * sched.offcpu_min_ns): switched out at ts - duration, back on at ts. */
 #define PC_OFFCPU_F_COPY_FOLLOWS 0x1u /* (1.7) its USTACK copy comes after it */
 #define PC_OFFCPU_F_COPY_SAME    0x8u  /* (1.9) the copy at copy_ts stands for it */
+#define PC_OFFCPU_F_GAP          0x10u /* (1.12) it spans a SCHED_GAP, off CPU throughout */
+#define PC_OFFCPU_F_WAKE_UNSEEN  0x20u /* (1.12) ... and was woken in it: the waker is unknown */
 
 struct pc_rec_offcpu {
 	struct pc_rec h;          /* h.flags: PC_WAKE_F_*, PC_OFFCPU_F_* */
@@ -489,6 +493,34 @@ struct pc_rec_request_window {
 	uint64_t open_ns;         /* the window's length, <= period_ns */
 	uint64_t period_ns;       /* to the next period, or the recording's end */
 	uint64_t started;         /* requests the kernel started in the window */
+};
+
+/* (1.12) Above --sched-rate the sched source is attached only in a window
+ * at the start of each second (META sched.windows.budget): from ts (its
+ * programs detached) to end_ts (a SCHED_TASK per traced thread written,
+ * the programs about to be attached again, or the recording's end) it saw
+ * no switch, wakeup or wait. Written at end_ts. */
+struct pc_rec_sched_gap {
+	struct pc_rec h;          /* h.flags: 0 */
+	uint64_t ts;              /* the gap's start */
+	uint64_t end_ts;          /* its end */
+};
+
+#define PC_SCHED_TASK_ON_CPU 1u   /* where: running */
+#define PC_SCHED_TASK_QUEUED 2u   /* where: runnable, waiting for a CPU */
+
+/* (1.12) A traced thread at the end of a SCHED_GAP (ts = its end_ts):
+ * running, runnable, or blocked in state; and the kernel's own counters of
+ * its time on a CPU and runnable (monotonic over its life). */
+struct pc_rec_sched_task {
+	struct pc_rec h;          /* h.flags: 0 */
+	uint64_t ts;
+	uint64_t runtime_ns;      /* se.sum_exec_runtime */
+	uint64_t run_delay_ns;    /* sched_info.run_delay */
+	uint32_t pid, tid;
+	uint32_t state;           /* PC_TASK_STATE_MASK bits when blocked, else 0 */
+	uint16_t where;           /* PC_SCHED_TASK_*, 0: blocked */
+	uint16_t cpu;
 };
 
 struct pc_rec_block {

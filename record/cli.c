@@ -52,6 +52,7 @@ enum long_only_option {
 	OPT_PROBE_NO_STACK,
 	OPT_JVM_PERFMAP,
 	OPT_REQ_RATE,
+	OPT_SCHED_RATE,
 };
 
 const char *argp_program_version =
@@ -69,6 +70,7 @@ static const char doc[] =
 "    perfcap-record -e syscall,mux --syscalls read,write --syscall-min 1ms -p 1234\n"
 "    perfcap-record -a --comm nginx -d 10     # every process named nginx\n"
 "    perfcap-record --req-rate 0 -p 1234 -d 10   # every request, no windows\n"
+"    perfcap-record --sched-rate 0 -p 1234 -d 10 # every context switch, no windows\n"
 "    perfcap-record -a -d 10 -o all.perfcap   # the whole system, 10 s\n"
 "    perfcap-record -a --max-size 64M    # stop before the file passes 64 MiB\n"
 "    perfcap-record -a --flight-recorder 64M   # keep the last ~64 MiB; kill -USR1 writes it\n"
@@ -155,6 +157,11 @@ static const struct argp_option options[] = {
 	  "req: follow about N requests a second: above N, only those whose first read "
 	  "falls in a window at the start of each second (each then stands for its second "
 	  "over its window in reports; default 10000; 0: every request)", 1 },
+	{ "sched-rate", OPT_SCHED_RATE, "N", 0,
+	  "sched, waits: follow about N context switches of traced threads a second: above "
+	  "N, only in a window at the start of each second (thread states, waits and "
+	  "wakeups seen there stand for the second in reports; default 10000; 0: every "
+	  "switch)", 1 },
 	{ NULL, 0, NULL, 0, "Filters and sampling:", 2 },
 	{ "comm", OPT_COMM, "NAME", 0, "Only processes named NAME (15 characters at most)", 2 },
 	{ "cgroup", OPT_CGROUP, "PATH", 0, "Only tasks in this cgroup v2 directory or below", 2 },
@@ -183,6 +190,7 @@ struct parse_state {
 	const char *offcpu_copy_arg;
 	const char *offcpu_reuse_arg;
 	const char *req_rate_arg;
+	const char *sched_rate_arg;
 	const char *probe_min_arg;
 	int ntargets;
 };
@@ -286,6 +294,9 @@ static error_t parse_option(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_REQ_RATE:
 		ps->req_rate_arg = arg;
+		break;
+	case OPT_SCHED_RATE:
+		ps->sched_rate_arg = arg;
 		break;
 	case ARGP_KEY_ARGS:
 		o->command = state->argv + state->next;
@@ -585,6 +596,19 @@ static int validate_offcpu_copy(struct record_options *o, const char *arg, const
 	return 0;
 }
 
+/* --sched-rate N: 0 (every switch) to 100,000,000 a second */
+static int validate_sched_rate(struct record_options *o, const char *arg)
+{
+	if (!arg)
+		return 0;
+	if (!parse_u64_in_range(arg, 0, 100000000, &o->sched_rate)) {
+		error_line("invalid --sched-rate '%s': expected context switches a second, 0 "
+			   "(every switch) to 100,000,000", arg);
+		return 1;
+	}
+	return 0;
+}
+
 /* --req-rate N: 0 (every request) to 100,000,000 a second */
 static int validate_req_rate(struct record_options *o, const char *arg)
 {
@@ -694,6 +718,7 @@ int cli_parse(int argc, char **argv, struct record_options *opts)
 	opts->sample_one_in = 1;
 	opts->stack_copy = DEFAULT_STACK_COPY;
 	opts->req_rate = DEFAULT_REQ_RATE;
+	opts->sched_rate = DEFAULT_SCHED_RATE;
 	opts->argc = argc;
 	opts->argv = argv;
 	argp_err_exit_status = 1;
@@ -709,7 +734,8 @@ int cli_parse(int argc, char **argv, struct record_options *opts)
 	    validate_lock_mem(opts, &ps) || validate_limits(opts, &ps) ||
 	    validate_stack_copy(opts, ps.stack_copy_arg) ||
 	    validate_offcpu_copy(opts, ps.offcpu_copy_arg, ps.offcpu_reuse_arg) ||
-	    validate_req_rate(opts, ps.req_rate_arg))
+	    validate_req_rate(opts, ps.req_rate_arg) ||
+	    validate_sched_rate(opts, ps.sched_rate_arg))
 		return 1;
 	if (opts->list_events)
 		return 0;

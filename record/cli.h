@@ -28,6 +28,9 @@ enum target_mode {
 /* --req-rate: requests a second the req source follows (windows above it;
  * docs/perfcap-record.md, the req source and PERFORMANCE ON REAL SERVERS) */
 #define DEFAULT_REQ_RATE 10000
+/* --sched-rate: context switches of traced threads a second the sched
+ * source follows (windows above it; 0: every one) */
+#define DEFAULT_SCHED_RATE 10000
 
 struct probe_spec;
 
@@ -65,6 +68,7 @@ struct record_options {
 	uint64_t probe_min_ns;    /* probe: --probe-min, shortest call recorded (all counted) */
 	bool probe_no_stack;      /* probe: --probe-no-stack, records without the user stack */
 	uint64_t req_rate;        /* req: --req-rate, requests a second followed; 0: all */
+	uint64_t sched_rate;      /* sched: --sched-rate, switches a second followed; 0: all */
 	/* in-kernel filters (besides the pid filter of -p / a command) */
 	const char *comm;         /* --comm: process name, NULL: any */
 	const char *cgroup_path;  /* --cgroup: NULL: any */

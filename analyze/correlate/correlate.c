@@ -53,6 +53,7 @@ void correlator_free(struct correlator *c)
 	batch_free(&c->state_rows);
 	batch_free(&c->offcpu_rows);
 	free(c->links);
+	free(c->gaps);
 	free(c);
 }
 
@@ -166,6 +167,10 @@ static int on_late(struct correlator *c, const struct tl_event *ev)
 	case TL_BLOCK:
 		c->counts.late_block++;
 		return on_block(c, ev);
+	case TL_GAP:     /* still cuts the shares; the states go on unknown */
+	case TL_TASK:
+		c->counts.late_sched++;
+		return ev->type == TL_GAP ? windows_on_gap(c, ev) : 0;
 	default:
 		c->counts.late_net++;
 		return 0;
@@ -191,6 +196,8 @@ static int dispatch(void *ctx, const struct tl_event *ev)
 	case TL_SYSCALL: return on_syscall(c, ev);
 	case TL_BLOCK:   return on_block(c, ev);
 	case TL_SOCKET:  return ev->u1 <= INT32_MAX ? set_socket_fd(c, ev->pid, ev->u1, 1) : 0;
+	case TL_GAP:     return windows_on_gap(c, ev);
+	case TL_TASK:    return windows_on_task(c, ev);
 	default:         return 0;
 	}
 }
@@ -251,6 +258,7 @@ int correlator_release_all(struct correlator *c)
 
 int correlator_finish(struct correlator *c)
 {
+	windows_scale_shares(c);
 	if (c->failed || batch_flush(&c->state_rows) < 0 ||
 	    batch_flush(&c->offcpu_rows) < 0 || shares_store(&c->shares, c->db) < 0) {
 		c->failed = 1;

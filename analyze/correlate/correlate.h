@@ -41,6 +41,8 @@ struct correlate_counts {
 	uint64_t timeline_peak;         /* most events held for reordering */
 	uint64_t shares_dropped;        /* time share sums past SHARES_MAX_ROWS */
 	uint64_t out_of_range;          /* events too far from the capture start */
+	uint64_t sched_gaps;            /* gaps between the sched source's windows */
+	uint64_t sched_gap_ns;          /* ... their time in all */
 };
 
 struct correlator;
@@ -106,6 +108,10 @@ int correlator_release_all(struct correlator *c);
 int correlator_finish(struct correlator *c);
 
 const struct correlate_counts *correlator_counts(const struct correlator *c);
+
+/* The thread_states state_code of a SCHED_TASK's thread (where:
+ * PC_SCHED_TASK_*, state: its task state bits when blocked). */
+int sched_task_state_code(uint16_t where, uint32_t state);
 
 /* Fills state_kinds, runnable_reasons and wait_classes, which decode the
  * codes of thread_state_rows (state_codes.c). 0 or -1 (reported). */

@@ -78,7 +78,15 @@ struct correlator {
 	struct wait_link *links;       /* waits.c, for wait_stacks.c */
 	size_t nlinks, links_cap;
 	int links_lost;                /* out of memory: wait_stacks.c joins instead */
+	struct sched_gap *gaps;        /* sched_windows.c, in time order */
+	size_t ngaps, gaps_cap;
+	uint64_t resumed_at;           /* the end of the last gap (0: none) */
 	int failed;
+};
+
+/* A gap between the sched source's windows (SCHED_GAP). */
+struct sched_gap {
+	uint64_t start, end;
 };
 
 /* The capture start for intervals cut by it. */
@@ -89,6 +97,18 @@ int sched_on_switch(struct correlator *c, const struct tl_event *ev);
 int sched_on_wakeup(struct correlator *c, const struct tl_event *ev);
 /* Closes every thread's open interval at the capture end (partial). */
 int sched_close_all(struct correlator *c);
+/* Every known thread's open interval ends at t (partial): what each did
+ * after is unknown until seen again, or until sched_enter_known. */
+int sched_close_at(struct correlator *c, uint64_t t);
+/* Thread tid was in state (enum state_kind) at ts, since unknown. */
+int sched_enter_known(struct correlator *c, uint32_t pid, uint32_t tid, int state,
+		      uint64_t ts, int64_t cpu);
+
+/* sched_windows.c: the sched source's gaps and the threads at their ends;
+ * the time shares of the windowed columns scaled to their windows. */
+int windows_on_gap(struct correlator *c, const struct tl_event *ev);
+int windows_on_task(struct correlator *c, const struct tl_event *ev);
+void windows_scale_shares(struct correlator *c);
 
 /* waits.c: intervals off CPU waiting to learn which syscall they were in. */
 int waits_add_state(struct correlator *c, struct thread *t,

@@ -22,6 +22,8 @@
  * event and ran on) is the next switch-out's only if that one blocks; if
  * a wakeup then comes while it is runnable, it was blocked after all, up
  * to that wakeup, which is what the state is made. */
+#include <string.h>
+
 #include "correlate_state.h"
 #include "perfcap_format.h"
 #include "wait_class.h"
@@ -73,11 +75,15 @@ static void enter_state(struct thread *t, uint8_t state, uint64_t ts, int64_t cp
 }
 
 /* t was seen first doing something that proves it was in state since the
- * capture start. 0 if the capture started at or after ts. */
+ * capture start, or since the last gap between the sched windows. 0 if
+ * that was at or after ts. */
 static int assume_since_start(struct correlator *c, struct thread *t, uint8_t state,
 			      uint64_t ts, int64_t cpu)
 {
 	uint64_t start = correlator_start(c);
+
+	if (c->resumed_at > start)
+		start = c->resumed_at;
 
 	if (ts <= start)
 		return 0;
@@ -240,6 +246,52 @@ int sched_on_wakeup(struct correlator *c, const struct tl_event *ev)
 	t->reason = is_new ? RR_NEW : RR_WAKEUP;
 	set_waker(t, ev);
 	return rc;
+}
+
+int sched_close_at(struct correlator *c, uint64_t t)
+{
+	for (uint32_t i = 0; i < c->threads.len; i++) {
+		struct thread *th = c->threads.v[i];
+
+		if (th->state == TH_DEAD)
+			continue;
+		if (t > th->since && close_state(c, th, t, 1, -1) < 0)
+			return -1;
+		th->state = TH_UNKNOWN;
+		th->woken_running = 0;
+	}
+	memset(c->cpu_running, 0, sizeof(c->cpu_running));
+	return 0;
+}
+
+int sched_enter_known(struct correlator *c, uint32_t pid, uint32_t tid, int state,
+		      uint64_t ts, int64_t cpu)
+{
+	struct thread *t = threads_get(&c->threads, tid);
+
+	if (!t)
+		return -1;
+	if (t->state != TH_UNKNOWN && t->state != TH_LOST)
+		return 0;   /* seen since: what it did is known */
+	t->pid = pid;
+	switch (state) {
+	case ST_RUNNING:
+		enter_state(t, TH_RUNNING, ts, cpu);
+		if (cpu >= 0 && cpu < CORRELATE_MAX_CPUS)
+			c->cpu_running[cpu] = tid;
+		break;
+	case ST_RUNNABLE:
+		enter_state(t, TH_RUNNABLE, ts, -1);
+		break;
+	case ST_DEAD:
+		return 0;
+	default:
+		enter_state(t, TH_BLOCKED, ts, -1);
+		t->blocked_kind = (uint8_t)state;
+		break;
+	}
+	t->partial_start = 1;   /* since when is not known */
+	return 0;
 }
 
 int sched_close_all(struct correlator *c)

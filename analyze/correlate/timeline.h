@@ -24,6 +24,8 @@ enum tl_type {
 	TL_BLOCK,       /* key: completion; tid/pid: submitter; u1: bytes;
 			 * arg: queue_ns; ret: service_ns */
 	TL_SOCKET,      /* tid/pid; u1: fd */
+	TL_GAP,         /* the sched source saw nothing in [key, arg) (SCHED_GAP) */
+	TL_TASK,        /* tid/pid as a sched window opened; u1: cpu; u2: enum state_kind */
 };
 
 #define TL_F_LATE 0x8000u  /* released after later events: out of order */

@@ -55,6 +55,12 @@ static const char create_event_tables_sql[] =
 	"  context INTEGER, softirq INTEGER, irq_pid INTEGER, irq_tid INTEGER);"
 	"CREATE TABLE forks (ts INTEGER, parent_pid INTEGER, parent_tid INTEGER,"
 	"  child_pid INTEGER, child_tid INTEGER, is_thread INTEGER);"
+	/* the sched source's gaps between windows (format 1.12) and the
+	 * traced threads as each window opened (state_code as
+	 * thread_state_rows') */
+	"CREATE TABLE sched_gaps (start_ts INTEGER, end_ts INTEGER);"
+	"CREATE TABLE sched_tasks (ts INTEGER, pid INTEGER, tid INTEGER, state_code INTEGER,"
+	"  task_state INTEGER, cpu INTEGER, runtime_ns INTEGER, run_delay_ns INTEGER);"
 	"CREATE TABLE offcpu (offcpu_id INTEGER PRIMARY KEY, ts INTEGER,"
 	"  duration INTEGER, pid INTEGER, tid INTEGER, state INTEGER,"
 	"  ustack_id INTEGER, kstack_id INTEGER, waker_tid INTEGER,"
@@ -92,7 +98,7 @@ static const char create_event_tables_sql[] =
 	"  h12 INTEGER, h13 INTEGER, h14 INTEGER, h15 INTEGER, h16 INTEGER, h17 INTEGER,"
 	"  h18 INTEGER, h19 INTEGER, h20 INTEGER, h21 INTEGER, h22 INTEGER, h23 INTEGER,"
 	"  h24 INTEGER, h25 INTEGER, h26 INTEGER, h27 INTEGER, h28 INTEGER, h29 INTEGER,"
-	"  h30 INTEGER, h31 INTEGER);"
+	"  h30 INTEGER, h31 INTEGER, scale REAL);"
 	"CREATE TABLE sockets (ts INTEGER, pid INTEGER, tid INTEGER, fd INTEGER,"
 	"  origin TEXT, family INTEGER, protocol INTEGER, cookie INTEGER,"
 	"  saddr TEXT, sport INTEGER, daddr TEXT, dport INTEGER);"

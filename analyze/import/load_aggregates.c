@@ -6,6 +6,7 @@
  * unknown class are stored with class NULL and not summed; records whose
  * window would wrap the clock are counted as malformed. */
 #include "correlate/correlate.h"
+#include "db/db.h"
 #include "load_state.h"
 
 static const char *const class_names[PC_METRIC_CLASSES] = {
@@ -49,4 +50,45 @@ int decode_thread_metric(struct loader *L, const struct record_in *in)
 			.count = m->count, .total_ns = m->total_ns }) < 0)
 		L->failed = 1;
 	return 1;
+}
+
+/* The waits' sums of a second the sched source followed only in windows
+ * (format 1.12) hold what was seen in them: each such row is scaled by its
+ * window's length over the part that was followed (outside the sched
+ * gaps), its counts, times and histogram alike, and keeps the factor in
+ * `scale` (NULL: as recorded), as the time shares are (correlate/
+ * sched_windows.c). agg's sums are exact: never scaled. */
+int waits_scale_pass(struct loader *L)
+{
+	static const char sql[] =
+		"WITH f AS (SELECT m.rowid AS id, (m.window_end - m.window_start) * 1.0 /"
+		"  ((m.window_end - m.window_start) - (SELECT total(min(g.end_ts, m.window_end) -"
+		"   max(g.start_ts, m.window_start)) FROM sched_gaps g"
+		"   WHERE g.start_ts < m.window_end AND g.end_ts > m.window_start)) AS f"
+		" FROM thread_metrics m WHERE m.kind = 'waits')"
+		" UPDATE thread_metrics SET scale = f.f,"
+		"  calls = CAST(round(calls * f.f) AS INTEGER),"
+		"  total_ns = CAST(round(total_ns * f.f) AS INTEGER),"
+		"  h0 = CAST(round(h0 * f.f) AS INTEGER), h1 = CAST(round(h1 * f.f) AS INTEGER),"
+		"  h2 = CAST(round(h2 * f.f) AS INTEGER), h3 = CAST(round(h3 * f.f) AS INTEGER),"
+		"  h4 = CAST(round(h4 * f.f) AS INTEGER), h5 = CAST(round(h5 * f.f) AS INTEGER),"
+		"  h6 = CAST(round(h6 * f.f) AS INTEGER), h7 = CAST(round(h7 * f.f) AS INTEGER),"
+		"  h8 = CAST(round(h8 * f.f) AS INTEGER), h9 = CAST(round(h9 * f.f) AS INTEGER),"
+		"  h10 = CAST(round(h10 * f.f) AS INTEGER), h11 = CAST(round(h11 * f.f) AS INTEGER),"
+		"  h12 = CAST(round(h12 * f.f) AS INTEGER), h13 = CAST(round(h13 * f.f) AS INTEGER),"
+		"  h14 = CAST(round(h14 * f.f) AS INTEGER), h15 = CAST(round(h15 * f.f) AS INTEGER),"
+		"  h16 = CAST(round(h16 * f.f) AS INTEGER), h17 = CAST(round(h17 * f.f) AS INTEGER),"
+		"  h18 = CAST(round(h18 * f.f) AS INTEGER), h19 = CAST(round(h19 * f.f) AS INTEGER),"
+		"  h20 = CAST(round(h20 * f.f) AS INTEGER), h21 = CAST(round(h21 * f.f) AS INTEGER),"
+		"  h22 = CAST(round(h22 * f.f) AS INTEGER), h23 = CAST(round(h23 * f.f) AS INTEGER),"
+		"  h24 = CAST(round(h24 * f.f) AS INTEGER), h25 = CAST(round(h25 * f.f) AS INTEGER),"
+		"  h26 = CAST(round(h26 * f.f) AS INTEGER), h27 = CAST(round(h27 * f.f) AS INTEGER),"
+		"  h28 = CAST(round(h28 * f.f) AS INTEGER), h29 = CAST(round(h29 * f.f) AS INTEGER),"
+		"  h30 = CAST(round(h30 * f.f) AS INTEGER), h31 = CAST(round(h31 * f.f) AS INTEGER)"
+		" FROM f WHERE thread_metrics.rowid = f.id AND f.f > 1.0";
+
+	if (!L->counts.metrics_waits ||
+	    !db_query_int(L->db, "SELECT count(*) > 0 FROM sched_gaps", 0))
+		return 0;
+	return db_exec(L->db, sql);
 }

@@ -164,6 +164,46 @@ int decode_fork(struct loader *L, const struct record_in *in)
 	return 1;
 }
 
+/* A gap between the sched source's windows (1.12): its end after its
+ * start, within the capture's times. */
+int decode_sched_gap(struct loader *L, const struct record_in *in)
+{
+	const struct pc_rec_sched_gap *g = in->body;
+
+	if (g->end_ts < g->ts || g->end_ts > (uint64_t)INT64_MAX) {
+		L->counts.records_malformed++;
+		return 0;
+	}
+	in->row[0] = (int64_t)g->ts;
+	in->row[1] = (int64_t)g->end_ts;
+	correlate(L, &(struct tl_event){
+		.type = TL_GAP, .key = g->ts, .start = g->ts, .arg = g->end_ts });
+	return 1;
+}
+
+/* A traced thread as a sched window opened (1.12). */
+int decode_sched_task(struct loader *L, const struct record_in *in)
+{
+	const struct pc_rec_sched_task *t = in->body;
+	int code = sched_task_state_code(t->where, t->state);
+
+	if (t->ts > (uint64_t)INT64_MAX || t->runtime_ns > (uint64_t)INT64_MAX ||
+	    t->run_delay_ns > (uint64_t)INT64_MAX || t->where > PC_SCHED_TASK_QUEUED) {
+		L->counts.records_malformed++;
+		return 0;
+	}
+	ts_pid_tid(in, t->ts, t->pid, t->tid);
+	in->row[3] = code;
+	in->row[4] = t->state;
+	in->row[5] = t->cpu;
+	in->row[6] = (int64_t)t->runtime_ns;
+	in->row[7] = (int64_t)t->run_delay_ns;
+	correlate(L, &(struct tl_event){
+		.type = TL_TASK, .key = t->ts, .start = t->ts, .tid = t->tid, .pid = t->pid,
+		.u1 = t->cpu, .u2 = (uint32_t)code });
+	return 1;
+}
+
 int decode_syscall(struct loader *L, const struct record_in *in)
 {
 	const struct pc_rec_syscall *s = in->body;

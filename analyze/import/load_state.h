@@ -168,6 +168,9 @@ int decode_offcpu(struct loader *L, const struct record_in *in);
 struct tl_event;
 int offcpu_correlate(void *ctx, const struct tl_event *ev);
 int decode_fork(struct loader *L, const struct record_in *in);
+int decode_sched_gap(struct loader *L, const struct record_in *in);
+int waits_scale_pass(struct loader *L);   /* load_aggregates.c */
+int decode_sched_task(struct loader *L, const struct record_in *in);
 int decode_syscall(struct loader *L, const struct record_in *in);
 int decode_block(struct loader *L, const struct record_in *in);
 int decode_socket(struct loader *L, const struct record_in *in);

@@ -456,6 +456,7 @@ static const struct {
 	{ "used stacks", mark_used_stacks },
 	{ "prefetch modules", resolve_prefetch_start },
 	{ "requests", requests_pass },
+	{ "sched windows", waits_scale_pass },
 	{ "connection roles", pass_connection_roles },
 	{ "probes", pass_probes },
 	{ "gc pauses", gc_pauses_build },

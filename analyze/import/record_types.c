@@ -99,6 +99,13 @@ static const struct record_type types[RECORD_TYPE_MAX + 1] = {
 	 * by the requests pass */
 	TYPE(PC_REC_REQUEST_WINDOW, "request_window", "req", struct pc_rec_request_window,
 	     decode_request_window) },
+	/* format 1.12: the sched source's windows (sched_windows.c) */
+	TYPE(PC_REC_SCHED_GAP, "sched_gap", "sched", struct pc_rec_sched_gap, decode_sched_gap),
+	  .table = "sched_gaps", .columns = "start_ts, end_ts", .ncols = 2 },
+	TYPE(PC_REC_SCHED_TASK, "sched_task", "sched", struct pc_rec_sched_task,
+	     decode_sched_task),
+	  .table = "sched_tasks", .columns = "ts, pid, tid, state_code, task_state, cpu,"
+	  " runtime_ns, run_delay_ns", .ncols = 8 },
 };
 
 const struct record_type *record_type_get(uint16_t type)

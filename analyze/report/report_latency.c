@@ -354,14 +354,19 @@ static void waits_json(struct json_writer *w, const struct wait_row *rows, int n
 	json_end_array(w);
 }
 
-static void waits_text(FILE *out, const struct wait_row *rows, int n)
+static void waits_text(FILE *out, const struct wait_row *rows, int n, int scaled)
 {
 	char a[FMT_BUF], b[FMT_BUF], c[FMT_BUF], t[FMT_BUF];
 
 	if (n == 0)
 		return;
-	fprintf(out, "  Blocking waits (kernel sums of the waits source: every blocked wait;"
-		" percentiles are log2 bucket bounds):\n");
+	if (scaled)   /* format 1.12: sched windows (thread_metrics.scale) */
+		fprintf(out, "  Blocking waits (kernel sums of the waits source: every blocked wait in"
+			" the sched windows, scaled to their seconds; percentiles are log2 bucket"
+			" bounds):\n");
+	else
+		fprintf(out, "  Blocking waits (kernel sums of the waits source: every blocked wait;"
+			" percentiles are log2 bucket bounds):\n");
 	fprintf(out, "  %-18s %9s %10s %10s %10s %10s\n", "class", "waits", "p50 <=", "p90 <=",
 		"p99 <=", "total");
 	for (int i = 0; i < n; i++)
@@ -529,7 +534,9 @@ static void print_text(const struct report_context *ctx, const struct latency *l
 {
 	fprintf(ctx->out, "\nLatency breakdown\n");
 	print_requests(ctx, l);
-	waits_text(ctx->out, l->waits, l->nwaits);
+	waits_text(ctx->out, l->waits, l->nwaits, l->nwaits &&
+		   db_query_int(ctx->db, "SELECT count(*) > 0 FROM thread_metrics"
+				" WHERE scale IS NOT NULL", 0));
 	if (l->nsys == 0) {
 		report_none(ctx, "system calls", "syscall");
 		return;

@@ -82,6 +82,32 @@ static void print_sampling(const struct report_context *ctx)
 	free(req_rate);
 }
 
+/* The sched source's windows (format 1.12): how much of the report's
+ * window it followed. */
+static void print_sched_windows(const struct report_context *ctx)
+{
+	const struct report_scope *s = ctx->scope;
+	char *budget = report_meta(ctx, "sched.windows.budget");
+	uint64_t to = s->to > s->capture_end ? s->capture_end : s->to, gap = 0;
+	sqlite3_stmt *st;
+
+	if (budget && report_has_object(ctx->db, "sched_gaps") && to > s->from &&
+	    (st = db_prepare(ctx->db, "SELECT CAST(total(min(end_ts, ?2) - max(start_ts, ?1))"
+			     " AS INTEGER) FROM sched_gaps WHERE start_ts < ?2 AND end_ts > ?1"))) {
+		sqlite3_bind_int64(st, 1, (int64_t)s->from);
+		sqlite3_bind_int64(st, 2, (int64_t)to);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			gap = (uint64_t)sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+	}
+	if (gap && gap <= to - s->from)
+		fprintf(ctx->out, "  %-11s in time windows above %s context switches per s: %.1f%%"
+			" of the window followed; thread states, waits and wakeups are from the"
+			" windows, their times scaled to the whole (time shares, waits, diagnosis)\n",
+			"sched", budget, 100.0 * (double)(to - s->from - gap) / (double)(to - s->from));
+	free(budget);
+}
+
 static void print_window(const struct report_context *ctx)
 {
 	const struct report_scope *s = ctx->scope;
@@ -212,6 +238,7 @@ int report_section_method(const struct report_context *ctx)
 	print_meta(ctx, "sources", "sources", NULL);
 	print_filters(ctx);
 	print_sampling(ctx);
+	print_sched_windows(ctx);
 	print_window(ctx);
 	print_samples(ctx);
 	print_host_cpu(ctx);

@@ -634,12 +634,77 @@ static int merge_states(const struct report_context *ctx, const struct request_r
 	return rc;
 }
 
+/* The gaps between the sched source's windows (format 1.12), in order:
+ * *n of them (0: none, or no table). NULL with *n 0 when none. */
+static struct sched_gap_span { int64_t start, end; } *load_gaps(const struct report_context *ctx,
+								  size_t *n)
+{
+	struct sched_gap_span *v = NULL;
+	size_t cap = 0;
+	sqlite3_stmt *st;
+
+	*n = 0;
+	if (!report_has_object(ctx->db, "sched_gaps"))
+		return NULL;
+	st = db_prepare(ctx->db, "SELECT start_ts, end_ts FROM sched_gaps ORDER BY start_ts");
+	while (st && sqlite3_step(st) == SQLITE_ROW) {
+		if (array_grow((void **)&v, &cap, *n, sizeof(*v), 64) < 0)
+			break;
+		v[*n].start = sqlite3_column_int64(st, 0);
+		v[(*n)++].end = sqlite3_column_int64(st, 1);
+	}
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* The part of [s, e) in the gaps g[0 .. n). */
+static uint64_t gap_overlap(const struct sched_gap_span *g, size_t n, int64_t s, int64_t e)
+{
+	size_t lo = 0, hi = n;
+	uint64_t sum = 0;
+
+	while (lo < hi) {   /* the first gap ending after s */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (g[mid].end <= s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < n && g[lo].start < e; lo++) {
+		int64_t a = g[lo].start > s ? g[lo].start : s, b = g[lo].end < e ? g[lo].end : e;
+
+		if (b > a)
+			sum += (uint64_t)(b - a);
+	}
+	return sum;
+}
+
+/* The requests' time the sched source did not follow: their spans' parts
+ * in its gaps (one more read of the requests, only when it has gaps). */
+static uint64_t spans_in_gaps(const struct report_context *ctx)
+{
+	size_t n;
+	struct sched_gap_span *g = load_gaps(ctx, &n);
+	sqlite3_stmt *st = n ? prepare_read(ctx, 0) : NULL;
+	uint64_t sum = 0;
+
+	while (st && sqlite3_step(st) == SQLITE_ROW)
+		if (in_window(ctx, st))
+			sum += gap_overlap(g, n, sqlite3_column_int64(st, 1),
+					   sqlite3_column_int64(st, 2));
+	sqlite3_finalize(st);
+	free(g);
+	return sum;
+}
+
 int report_request_dominant(const struct report_context *ctx, struct request_read *spans,
 			    int64_t total_ns, struct slow_walk *walk, int *walked,
 			    char *buf, size_t len)
 {
-	uint64_t sums[RC_N] = { 0 }, covered = 0, best = 0;
-	int best_k = -1;
+	uint64_t sums[RC_N] = { 0 }, covered = 0, best = 0, gap;
+	int64_t all_ns = total_ns;
+	int best_k = -1, n;
 
 	*walked = 0;
 	if (!spans || total_ns <= 0)
@@ -667,9 +732,16 @@ int report_request_dominant(const struct report_context *ctx, struct request_rea
 	}
 	if (best_k < 0)
 		return -1;
-	snprintf(buf, len, "%s %.0f%% (unattributed %.0f%%)", component_names[best_k],
-		 100.0 * (double)best / (double)total_ns,
-		 covered < (uint64_t)total_ns ? 100.0 * (double)((uint64_t)total_ns - covered) /
-		 (double)total_ns : 0.0);
+	/* sched windows: the shares are of the time the sched source saw */
+	gap = spans_in_gaps(ctx);
+	if (gap && gap < (uint64_t)total_ns)
+		total_ns -= (int64_t)gap;
+	n = snprintf(buf, len, "%s %.0f%% (unattributed %.0f%%", component_names[best_k],
+		     100.0 * (double)best / (double)total_ns,
+		     covered < (uint64_t)total_ns ? 100.0 * (double)((uint64_t)total_ns - covered) /
+		     (double)total_ns : 0.0);
+	if (n > 0 && (size_t)n < len)   /* "of the 78% in sched windows": their time seen */
+		snprintf(buf + n, len - (size_t)n, gap ? ", of the %.0f%% in sched windows)" : ")",
+			 100.0 * (double)total_ns / (double)all_ns);
 	return 0;
 }

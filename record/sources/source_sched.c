@@ -22,6 +22,11 @@
  * count where a check at load shows it reads true (choose_irq_context:
  * offsets from the kernel's BTF, a probe run here and on another CPU),
  * else by the softirq_exit program (META sched.irq_context).
+ *
+ * Above --sched-rate context switches a second (default 10,000), the
+ * programs at sched_switch, sched_waking and sched_wakeup_new are attached
+ * only in a window at the start of each second, long enough for about
+ * that many (the last window's rate says how long): see "windows".
  */
 #include <errno.h>
 #include <sched.h>
@@ -68,6 +73,8 @@ static char softirq_marks_why[160];
 static uint64_t irq_unread;         /* STATS sched.irq_unread, as last read */
 #define IRQ_UNREAD 17               /* its index in ustash_counts (bpf/sched.bpf.c) */
 #define USTASH_NO_HEAD 18           /* STATS sched.ustack.no_head's index there */
+#define GAP_KEPT 19                 /* STATS sched.windows.gap_kept's */
+#define GAP_RAN 20                  /* STATS sched.windows.gap_ran's */
 
 /* STATS sched.irq_unread: from the programs while they are loaded, else
  * as last read (the summary may come after they are gone). */
@@ -302,6 +309,7 @@ static int open_and_load(const struct source_env *env, char *why, size_t len)
 	bpf_program__set_autoload(skel->progs.on_switch_ret, copy_at_return);
 	bpf_program__set_autoattach(skel->progs.flush_batch, false); /* run, not attached */
 	bpf_program__set_autoattach(skel->progs.probe_preempt_count, false);
+	bpf_program__set_autoattach(skel->progs.sched_edge, false); /* win_begin */
 	/* sched_switch(preempt, prev, next, prev_state) since Linux 5.18 */
 	prev_state_from_tracepoint = preflight_tracepoint_args("sched_switch") >= 4;
 	skel->rodata->pc_config = *env->config;
@@ -350,6 +358,8 @@ static int sched_load(const struct source_env *env, char *why, size_t len)
 	return err;
 }
 
+static void win_begin(uint64_t budget);
+
 static int sched_attach(const struct source_env *env, char *why, size_t len)
 {
 	int err;
@@ -360,6 +370,8 @@ static int sched_attach(const struct source_env *env, char *why, size_t len)
 	if (err)
 		source_explain(why, len, "cannot attach sched_switch/sched_waking", err);
 	attached = !err;
+	if (attached && env->opts->sched_rate)
+		win_begin(env->opts->sched_rate);
 	return err;
 }
 
@@ -443,7 +455,9 @@ static void handle_offcpu(struct consumer *c, const struct perfcap_offcpu *e, si
 		.h.type = PC_REC_OFFCPU,
 		.h.flags = (e->waker_flags & PC_WAKE_F_MASK) |
 			   (e->h.flags & PERFCAP_OFFCPU_F_COPY_FOLLOWS ? PC_OFFCPU_F_COPY_FOLLOWS : 0) |
-			   (e->h.flags & PERFCAP_OFFCPU_F_COPY_SAME ? PC_OFFCPU_F_COPY_SAME : 0),
+			   (e->h.flags & PERFCAP_OFFCPU_F_COPY_SAME ? PC_OFFCPU_F_COPY_SAME : 0) |
+			   (e->h.flags & PERFCAP_OFFCPU_F_GAP ? PC_OFFCPU_F_GAP : 0) |
+			   (e->h.flags & PERFCAP_OFFCPU_F_WAKE_UNSEEN ? PC_OFFCPU_F_WAKE_UNSEEN : 0),
 		.ts = e->h.ts,
 		.duration = e->duration,
 		.pid = e->pid,
@@ -543,7 +557,8 @@ static int read_batches(void)
 	return ncpus;
 }
 
-static void flush_cpu_batches(uint64_t now_ns)
+/* force: every batch that holds a record, whatever its age. */
+static void flush_cpu_batches(uint64_t now_ns, bool force)
 {
 	int fd = bpf_program__fd(skel->progs.flush_batch), ncpus = read_batches();
 
@@ -554,7 +569,7 @@ static void flush_cpu_batches(uint64_t now_ns)
 
 		/* both clocks are CLOCK_MONOTONIC; a batch stamped after
 		 * now_ns started since */
-		if (!b->n || b->h.ts >= now_ns || now_ns - b->h.ts < BATCH_FLUSH_NS)
+		if (!b->n || (!force && (b->h.ts >= now_ns || now_ns - b->h.ts < BATCH_FLUSH_NS)))
 			continue;
 		batch_flush_ipis++;
 		err = bpf_prog_test_run_opts(fd, &opts);
@@ -573,18 +588,272 @@ static void read_left_batches(struct consumer *c)
 			handle_batch(c, &batch_view[cpu], sizeof(batch_view[cpu]));
 }
 
+/* ---- windows ------------------------------------------------------------ */
+
+/* Above `budget` context switches of traced threads a second, the three
+ * programs that run at every switch and wakeup on the host are attached
+ * only in a window at the start of each period (a second), long enough
+ * for about budget switches (the last window's rate says how long, at
+ * least WIN_MIN_NS); between windows they are detached: a switch then
+ * costs nothing, where a program that returns at once still costs about
+ * 0.09 us a call. Below it, the period is followed whole (a load that
+ * comes, or grows past the budget, to the end of its first second).
+ *
+ * At a window's end (win_close) the programs are detached, each CPU's
+ * batch is sent, and the task iterator sched_edge sums each traced
+ * thread's wait in progress up to there. At the next one's start
+ * (win_open) the epoch moves (an off-CPU interval switched out before
+ * the gap is kept only if its thread stayed off CPU throughout, its run
+ * time unchanged), sched_edge writes out each traced thread (SCHED_TASK:
+ * running, runnable or blocked, and its run-time counters) and starts the
+ * waits of the blocked ones, a SCHED_GAP says what was not seen, and the
+ * programs are attached again. */
+#define WIN_PERIOD_NS 1000000000ull
+#define WIN_MIN_NS      50000000ull
+
+static struct {
+	uint64_t budget;             /* --sched-rate; 0: no windows */
+	bool open;                   /* the programs attached */
+	bool windowed;               /* this period's window is shorter than it */
+	uint64_t span_start, span_ns;
+	uint64_t period_start, open_start, open_len;
+	uint64_t gap_start;          /* the last close */
+	uint64_t switches_at_open;   /* `switches` when the window opened */
+	uint64_t covered_ns;         /* attached time in all */
+	uint64_t windows;            /* windows shorter than their period */
+	uint64_t tasks;              /* SCHED_TASK records */
+	uint64_t attach_failed;      /* periods not followed: the programs refused */
+	uint64_t edge_failed;        /* iterator runs that failed */
+	int err;                     /* the last failure: -errno */
+} win;
+
+/* The programs at every switch and wakeup, and their links in the skeleton. */
+static struct bpf_program *hot_prog(int i, struct bpf_link ***link)
+{
+	switch (i) {
+	case 0:
+		if (copy_at_return) {
+			*link = &skel->links.on_switch_ret;
+			return skel->progs.on_switch_ret;
+		}
+		*link = &skel->links.on_switch;
+		return skel->progs.on_switch;
+	case 1: *link = &skel->links.on_wakeup; return skel->progs.on_wakeup;
+	default: *link = &skel->links.on_wakeup_new; return skel->progs.on_wakeup_new;
+	}
+}
+
+static void hot_detach(void)
+{
+	struct bpf_link **l;
+
+	for (int i = 0; i < 3; i++) {
+		hot_prog(i, &l);
+		bpf_link__destroy(*l);
+		*l = NULL;
+	}
+}
+
+/* All three attached again, or none. */
+static bool hot_attach(void)
+{
+	struct bpf_link **l;
+
+	for (int i = 0; i < 3; i++) {
+		struct bpf_program *prog = hot_prog(i, &l);
+
+		*l = bpf_program__attach(prog);
+		if (!*l) {
+			win.err = -errno;
+			hot_detach();
+			return false;
+		}
+	}
+	return true;
+}
+
+static void win_begin(uint64_t budget)
+{
+	win.budget = budget;
+	win.span_start = win.period_start = win.open_start = monotonic_ns();
+	win.open_len = WIN_PERIOD_NS;
+	win.open = true;
+	win.switches_at_open = switches;
+	/* the iterator is attached now, while the recorder has its
+	 * capabilities; each edge creates a reader of it */
+	skel->links.sched_edge = bpf_program__attach_iter(skel->progs.sched_edge, NULL);
+	if (!skel->links.sched_edge) {
+		win.err = -errno;
+		win.budget = 0;   /* followed whole: no windows without the edges */
+		warning_line("sched: no windows, every switch followed: cannot attach the task "
+			     "iterator (%s)", strerror(-win.err));
+	}
+}
+
+/* The capture's SCHED_TASK for one thread the iterator wrote. */
+static void write_task(struct consumer *c, const struct perfcap_sched_task *t, uint64_t ts)
+{
+	struct pc_rec_sched_task rec = {
+		.h.type = PC_REC_SCHED_TASK,
+		.ts = ts,
+		.runtime_ns = t->runtime_ns,
+		.run_delay_ns = t->run_delay_ns,
+		.pid = t->pid,
+		.tid = t->tid,
+		.state = t->state & PC_TASK_STATE_MASK,
+		.where = t->where,
+		.cpu = t->cpu,
+	};
+
+	if (consumer_add_event(c, PERFCAP_SRC_SCHED, &rec, sizeof(rec), ts) == 0)
+		win.tasks++;
+}
+
+/* Runs sched_edge at t over every task: at a close, or (c set) at an
+ * opening, whose threads it writes. false when it could not run. */
+static bool run_edge(struct consumer *c, uint64_t t)
+{
+	struct perfcap_sched_task tasks[64];
+	ssize_t n;
+	int fd;
+
+	skel->bss->edge_ns = t;
+	skel->bss->edge_close = c == NULL;
+	if (!c && !with_waits)
+		return true;   /* nothing to do at a close */
+	fd = bpf_iter_create(bpf_link__fd(skel->links.sched_edge));
+	if (fd < 0) {
+		win.err = -errno;
+		win.edge_failed++;
+		return false;
+	}
+	/* a read returns whole entries (each bpf_seq_write is one) */
+	while ((n = read(fd, tasks, sizeof(tasks))) > 0 || (n < 0 && errno == EINTR))
+		for (ssize_t i = 0; c && n > 0 && i < n / (ssize_t)sizeof(tasks[0]); i++)
+			write_task(c, &tasks[i], t);
+	if (n < 0) {
+		win.err = -errno;
+		win.edge_failed++;
+	}
+	close(fd);
+	return n == 0;
+}
+
+/* The window ends now: programs detached, batches sent, waits summed. */
+static void win_close(void)
+{
+	hot_detach();
+	win.gap_start = monotonic_ns();
+	win.open = false;
+	win.covered_ns += win.gap_start - win.open_start;
+	flush_cpu_batches(win.gap_start, true);
+	run_edge(NULL, win.gap_start);
+}
+
+static void write_gap(struct consumer *c, uint64_t end)
+{
+	struct pc_rec_sched_gap rec = {
+		.h.type = PC_REC_SCHED_GAP,
+		.ts = win.gap_start,
+		.end_ts = end,
+	};
+
+	consumer_add_event(c, PERFCAP_SRC_SCHED, &rec, sizeof(rec), rec.ts);
+}
+
+/* A window opens now: the threads written, the gap said, the programs
+ * attached again. false when they could not be (the gap goes on). */
+static bool win_open(struct consumer *c)
+{
+	uint64_t t;
+
+	skel->bss->sched_epoch++;
+	t = monotonic_ns();
+	run_edge(c, t);
+	write_gap(c, t);
+	win.gap_start = t;
+	if (!hot_attach()) {
+		win.attach_failed++;
+		return false;
+	}
+	win.open = true;
+	win.open_start = t;
+	win.switches_at_open = switches;
+	return true;
+}
+
+/* A new period from now: its window from the last one's rate. */
+static void win_next_period(struct consumer *c, uint64_t now)
+{
+	uint64_t len, rate, w, seen = switches - win.switches_at_open;
+
+	len = win.open ? now - win.open_start : win.open_len;
+	if (!len)
+		len = 1;
+	rate = seen * WIN_PERIOD_NS / len;
+	w = rate ? win.budget * WIN_PERIOD_NS / rate : WIN_PERIOD_NS;
+	win.windowed = w < WIN_PERIOD_NS;
+	if (!win.windowed)
+		w = WIN_PERIOD_NS;
+	else if (w < WIN_MIN_NS)
+		w = WIN_MIN_NS;
+	win.period_start = now;
+	if (win.open) {   /* open on: the window goes on from here */
+		win.covered_ns += now - win.open_start;
+		win.open_start = now;
+		win.switches_at_open = switches;
+	} else if (!win_open(c)) {
+		win.windowed = true;
+		return;
+	}
+	win.open_len = w;
+	if (win.windowed)
+		win.windows++;
+}
+
+static void win_tick(struct consumer *c, uint64_t now)
+{
+	if (!win.budget || !win.span_start)
+		return;
+	if (win.open && win.windowed && now >= win.open_start + win.open_len)
+		win_close();
+	if (now >= win.period_start + WIN_PERIOD_NS)
+		win_next_period(c, now);
+	if (win.open && win.windowed)
+		consumer_tick_by(c, win.open_start + win.open_len);
+	consumer_tick_by(c, win.period_start + WIN_PERIOD_NS);
+}
+
+/* At the end (the programs detached by the session): the last gap, if
+ * the recording ends in one. */
+static void win_end(struct consumer *c, uint64_t now)
+{
+	if (!win.span_start)
+		return;
+	if (win.open)
+		win.covered_ns += now - win.open_start;
+	else
+		write_gap(c, now > win.gap_start ? now : win.gap_start);
+	win.open = false;
+	win.span_ns = now - win.span_start;
+}
+
 static void sched_tick(struct consumer *c, uint64_t now_ns, bool final)
 {
 	if (!skel)
 		return;
 	if (final) {
 		read_left_batches(c);
+		if (win.budget)
+			win_end(c, now_ns);
 		return;
 	}
 	if (now_ns - batch_flushed_ns >= BATCH_FLUSH_NS) {
 		batch_flushed_ns = now_ns;
-		flush_cpu_batches(now_ns);
+		flush_cpu_batches(now_ns, false);
 	}
+	if (win.budget)
+		win_tick(c, now_ns);
 }
 
 static size_t size_of_type(uint16_t type)
@@ -632,6 +901,8 @@ static int sched_meta(struct chunk_buffer *kv, const struct source_env *env)
 		err |= chunk_buffer_add_kv(kv, "sched.irq_context", irq_context_how);
 	if (softirq_vector_how)
 		err |= chunk_buffer_add_kv(kv, "sched.softirq_vector", softirq_vector_how);
+	if (win.budget)
+		err |= chunk_buffer_add_kv_u64(kv, "sched.windows.budget", win.budget);
 	if (env->opts->stack_copy) {
 		err |= chunk_buffer_add_kv_u64(kv, "sched.stack_copy", env->opts->stack_copy);
 		err |= chunk_buffer_add_kv(kv, "sched.stack_copy_at",
@@ -663,6 +934,28 @@ static int return_copy_stats(struct chunk_buffer *kv, const __u64 *n)
 	return err;
 }
 
+/* STATS sched.windows.* (see "windows"). */
+static int window_stats(struct chunk_buffer *kv)
+{
+	int err = 0;
+
+	err |= chunk_buffer_add_kv_u64(kv, "sched.windows.count", win.windows);
+	err |= chunk_buffer_add_kv_u64(kv, "sched.windows.covered_ns", win.covered_ns);
+	err |= chunk_buffer_add_kv_u64(kv, "sched.windows.span_ns", win.span_ns);
+	err |= chunk_buffer_add_kv_u64(kv, "sched.windows.tasks", win.tasks);
+	err |= chunk_buffer_add_kv_u64(kv, "sched.windows.attach_failed", win.attach_failed);
+	err |= chunk_buffer_add_kv_u64(kv, "sched.windows.edge_failed", win.edge_failed);
+	if (skel) {
+		err |= chunk_buffer_add_kv_u64(kv, "sched.windows.gap_kept",
+					       skel->bss->ustash_counts[GAP_KEPT]);
+		err |= chunk_buffer_add_kv_u64(kv, "sched.windows.gap_ran",
+					       skel->bss->ustash_counts[GAP_RAN]);
+	}
+	if (win.err)
+		err |= chunk_buffer_add_kv(kv, "sched.windows.error", strerror(-win.err));
+	return err;
+}
+
 static int sched_stats(struct chunk_buffer *kv, const struct consumer *c)
 {
 	int err = 0;
@@ -682,6 +975,8 @@ static int sched_stats(struct chunk_buffer *kv, const struct consumer *c)
 		err |= chunk_buffer_add_kv_u64(kv, "sched.kstack.differed", n[16]);
 		err |= chunk_buffer_add_kv_u64(kv, "sched.irq_unread", irq_unread_now());
 	}
+	if (win.budget)
+		err |= window_stats(kv);
 	if (skel && skel->rodata->ustack_window) {
 		const __u64 *n = skel->bss->ustash_counts;
 
@@ -706,7 +1001,20 @@ static const uint16_t sched_event_types[] = {
 static void sched_summary_note(char *buf, size_t len)
 {
 	char n[32];
+	int w = 0;
 
+	buf[0] = '\0';
+	if (win.windows && win.span_ns)
+		w = snprintf(buf, len, "followed in %llu time windows, %.1f%% of the recording "
+			     "(--sched-rate %llu): thread states, waits and wakeups seen there stand "
+			     "for their second in the report's time shares (SCHED_GAP; STATS "
+			     "sched.windows.*)%s", (unsigned long long)win.windows,
+			     100.0 * (double)win.covered_ns / (double)win.span_ns,
+			     (unsigned long long)win.budget, irq_unread_now() ? "; " : "");
+	if (w < 0 || (size_t)w >= len)
+		return;
+	buf += w;
+	len -= (size_t)w;
 	if (irq_unread_now())
 		snprintf(buf, len, "%s wakeups in interrupt context were taken for hard interrupts: "
 			 "the CPU's preempt count could not be read (STATS sched.irq_unread), so "
@@ -716,7 +1024,8 @@ static void sched_summary_note(char *buf, size_t len)
 
 const struct source sched_source = {
 	.summary = "context switches, wakeups, off-CPU intervals with stacks "
-		   "(>= --offcpu-min), forks",
+		   "(>= --offcpu-min), forks; above --sched-rate switches a second, in time "
+		   "windows",
 	.id = PERFCAP_SRC_SCHED,
 	.default_on = true,
 	.event_types = sched_event_types,

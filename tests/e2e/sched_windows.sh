@@ -1,0 +1,108 @@
+#!/bin/sh
+# sched_windows.sh - the sched source in time windows (--sched-rate;
+# record/sources/source_sched.c "windows", analyze/correlate/sched_windows.c):
+# above the budget the programs at every switch and wakeup are attached
+# only in a window at the start of each second; each gap between windows
+# is said (SCHED_GAP), each traced thread is written out as the next
+# window opens (SCHED_TASK, with the kernel's own run-time counter), and
+# the analyzer scales what the windows saw to their seconds.
+#
+# pingpong pinned to one CPU: two threads, hundreds of thousands of
+# context switches a second, far above the default budget (10,000), each
+# thread on the CPU half of the time. Recorded with default options for 4
+# seconds, imported:
+#  - META sched.windows.budget 10000; STATS: windows, the time covered
+#    less than the recording; sched_gaps rows, and a sched_tasks row for
+#    both threads at the end of each gap;
+#  - each thread's running time in the time shares (scaled from the
+#    windows) against the kernel's sum_exec_runtime between the first and
+#    the last window opening (sched_tasks, exact): within 20%;
+#  - each thread's states add up to its seconds (running + runnable +
+#    blocked within 10% of the window) in the windowed seconds;
+#  - the waits' sums of a windowed second, scaled (thread_metrics.scale),
+#    within 35% of the first second's, which is followed whole;
+#  - the report says the sched source was followed in windows;
+#  - with --sched-rate 0 there is no gap: every switch followed.
+. "$(dirname "$0")/lib.sh"
+
+require_bpf
+make_tmpdir
+[ -x "$PINGPONG" ] || fail "PINGPONG not set"
+cpu=$(awk -F'[-,]' '{ print $NF }' /sys/devices/system/cpu/online)
+
+"$PERFCAP_RECORD" -o "$TMP/w.perfcap" -- taskset -c "$cpu" "$PINGPONG" 4 \
+	> "$TMP/pp.out" 2> "$TMP/w.err" || { cat "$TMP/w.err" >&2; fail "perfcap-record failed"; }
+cat "$TMP/pp.out" "$TMP/w.err"
+grep -q "sched: followed in" "$TMP/w.err" || fail "the summary does not say sched was followed in windows"
+
+q() { "$PERFCAP_ANALYZE" query --format csv "$TMP/w.perfcap" "$1" | tail -n +2 | tr -d '\r"'; }
+stat() { q "SELECT CAST(value AS INTEGER) FROM stats WHERE chunk = 'stats' AND key = '$1'"; }
+budget=$(q "SELECT value FROM meta WHERE key = 'sched.windows.budget'")
+windows=$(stat sched.windows.count) covered=$(stat sched.windows.covered_ns)
+span=$(stat sched.windows.span_ns) gaps=$(q "SELECT count(*) FROM sched_gaps")
+echo "budget $budget, windows $windows, covered $covered of $span ns, gaps $gaps"
+[ "$budget" = 10000 ] || fail "META sched.windows.budget '$budget', expected 10000"
+[ "${windows:-0}" -ge 2 ] || fail "$windows windows: the load did not pass the budget?"
+[ "$covered" -lt $((span / 2)) ] || fail "windows covered $covered ns of $span"
+[ "$gaps" -ge 2 ] || fail "$gaps sched_gaps rows"
+opens=$(q "SELECT count(DISTINCT ts) FROM sched_tasks")
+per=$(q "SELECT min(n) FROM (SELECT ts, count(*) n FROM sched_tasks GROUP BY ts)")
+echo "sched_tasks: $opens openings, at least $per threads each"
+[ "$opens" -ge 2 ] && [ "$per" -ge 2 ] || fail "sched_tasks: $opens openings, $per threads"
+
+# running time: the shares' (scaled) against the kernel's counter, over
+# the shares' windows that lie between the first and the last opening
+# (within 20 ms: the openings come at the recorder's ticks), the counter's
+# difference extrapolated to their length
+rows=$(q "WITH o AS (SELECT tid, min(ts) t0, max(ts) t1,
+		max(runtime_ns) - min(runtime_ns) exact FROM sched_tasks GROUP BY tid),
+	s AS (SELECT s.tid, sum(s.running_ns) shares, sum(s.window_end - s.window_start) len,
+		min(s.window_start) w0, max(s.window_end) w1
+		FROM thread_time_shares s JOIN o ON o.tid = s.tid
+		WHERE s.window_start >= o.t0 - 20000000 AND s.window_end <= o.t1 + 20000000
+		GROUP BY s.tid)
+	SELECT o.tid, o.exact * (s.w1 - s.w0) / (o.t1 - o.t0), s.shares FROM o JOIN s ON s.tid = o.tid
+	WHERE o.t1 > o.t0")
+echo "tid, running from the counter (over the shares' windows), from the shares:"
+echo "$rows"
+[ -n "$rows" ] || fail "no thread with two openings and shares"
+echo "$rows" | while IFS=, read -r tid exact shares; do
+	within "$shares" $((exact * 80 / 100)) $((exact * 120 / 100)) ||
+		fail "thread $tid: running $shares ns in the shares, $exact by its counter"
+done || exit 1
+
+# the states of a windowed second add up to it
+bad=$(q "SELECT count(*) FROM thread_time_shares s WHERE s.window_end <= (SELECT max(ts) FROM sched_tasks)
+	AND EXISTS (SELECT 1 FROM sched_gaps g WHERE g.start_ts < s.window_end AND g.end_ts > s.window_start)
+	AND abs(running_ns + runnable_ns + io_wait_ns + sleep_ns + other_wait_ns
+		- (window_end - window_start)) > (window_end - window_start) / 10")
+checked=$(q "SELECT count(*) FROM thread_time_shares s WHERE s.window_end <= (SELECT max(ts) FROM sched_tasks)
+	AND EXISTS (SELECT 1 FROM sched_gaps g WHERE g.start_ts < s.window_end AND g.end_ts > s.window_start)")
+echo "windowed thread-seconds: $checked, whose states do not add up: $bad"
+[ "$checked" -ge 2 ] || fail "no windowed second to check"
+[ "$bad" -eq 0 ] || fail "$bad windowed thread-seconds whose states do not add up to the second"
+
+# the waits' sums: a windowed second (scaled) against the first (whole)
+row=$(q "SELECT (SELECT sum(calls) FROM thread_metrics WHERE kind = 'waits' AND class = 'vfs_read'
+		AND window_start = (SELECT min(window_start) FROM thread_metrics)) AS first,
+	(SELECT sum(calls) FROM thread_metrics WHERE kind = 'waits' AND class = 'vfs_read'
+		AND scale IS NOT NULL AND window_start = (SELECT min(window_start) + 2000000000
+			FROM thread_metrics)) AS scaled")
+echo "pipe read waits: first second $row (scaled)"
+IFS=, read -r first scaled <<EOF
+$row
+EOF
+[ -n "$scaled" ] || fail "the third second's waits are not scaled (thread_metrics.scale)"
+within "$scaled" $((first * 65 / 100)) $((first * 135 / 100)) ||
+	fail "waits in a windowed second $scaled (scaled), the first second $first"
+
+"$PERFCAP_ANALYZE" report "$TMP/w.perfcap" > "$TMP/report.txt" 2> /dev/null || fail "report failed"
+grep "^  sched .*in time windows" "$TMP/report.txt" ||
+	fail "the report does not say sched was followed in windows"
+
+"$PERFCAP_RECORD" --sched-rate 0 -o "$TMP/all.perfcap" -- taskset -c "$cpu" "$PINGPONG" 2 \
+	> /dev/null 2> "$TMP/all.err" || { cat "$TMP/all.err" >&2; fail "perfcap-record failed"; }
+n=$("$PERFCAP_ANALYZE" query --format csv "$TMP/all.perfcap" "SELECT count(*) AS n FROM sched_gaps" |
+	tail -n 1 | tr -d '\r"')
+[ "$n" = 0 ] || fail "--sched-rate 0: $n sched gaps"
+echo "PASS"
