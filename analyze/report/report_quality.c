@@ -365,6 +365,62 @@ static void write_json_evicted(const struct report_context *ctx)
 			 rows[i][1]);
 }
 
+/* The sched source in time windows (format 1.12, perfcap-record
+ * --sched-rate): STATS sched.windows.*; share < 0 when it had none. */
+struct sched_windows {
+	double share;
+	int64_t count, kept, ran;
+};
+
+static struct sched_windows sched_windows_read(const struct report_context *ctx)
+{
+	int64_t covered = db_lookup_int(ctx->db, windows_sql, "sched.windows.covered_ns", NULL, -1);
+	int64_t span = db_lookup_int(ctx->db, windows_sql, "sched.windows.span_ns", NULL, -1);
+	struct sched_windows s = { .share = -1 };
+
+	s.count = db_lookup_int(ctx->db, windows_sql, "sched.windows.count", NULL, 0);
+	if (covered < 0 || span <= 0 || s.count <= 0)
+		return s;
+	s.share = covered >= span ? 1.0 : (double)covered / (double)span;
+	s.kept = db_lookup_int(ctx->db, windows_sql, "sched.windows.gap_kept", NULL, 0);
+	s.ran = db_lookup_int(ctx->db, windows_sql, "sched.windows.gap_ran", NULL, 0);
+	return s;
+}
+
+static const char sched_windows_meaning[] = "context switches, wakeups and waits were seen "
+	"only in a time window of each second (perfcap-record --sched-rate; sched_gaps): thread "
+	"states resume after each gap from the threads as the next window opened (sched_tasks), "
+	"the time shares, the waits' sums and the diagnosis's thread times are scaled to their "
+	"seconds; an off-CPU interval across a gap is kept when its thread stayed off CPU "
+	"throughout it, else not written";
+
+static void print_sched_windows(const struct report_context *ctx)
+{
+	struct sched_windows s = sched_windows_read(ctx);
+	char a[FMT_BUF], b[FMT_BUF], c[FMT_BUF];
+
+	if (s.share < 0)
+		return;
+	fprintf(ctx->out, "  %-20s %.1f%% of the recording, in %s windows; off-CPU intervals "
+		"across a gap: %s kept, %s not written (the thread ran in the gap): %s\n",
+		"Sched followed:", 100 * s.share, fmt_count(a, sizeof(a), (uint64_t)s.count),
+		fmt_count(b, sizeof(b), (uint64_t)s.kept), fmt_count(c, sizeof(c), (uint64_t)s.ran),
+		sched_windows_meaning);
+}
+
+static void write_json_sched_windows(const struct report_context *ctx)
+{
+	struct sched_windows s = sched_windows_read(ctx);
+
+	if (s.share < 0)
+		return;
+	json_row(ctx->json, "sched", "windows.followed_share", s.share, sched_windows_meaning);
+	json_row(ctx->json, "sched", "windows.gap_kept", (double)s.kept,
+		 "off-CPU intervals across a gap whose thread stayed off CPU throughout it");
+	json_row(ctx->json, "sched", "windows.gap_ran", (double)s.ran,
+		 "off-CPU intervals across a gap not written: the thread ran in the gap");
+}
+
 static void write_json_req_windows(const struct report_context *ctx)
 {
 	struct req_windows r = req_windows_read(ctx);
@@ -407,6 +463,7 @@ static void write_json(const struct report_context *ctx)
 		json_row(w, "req", "open_at_end.failed", 1, why);
 	free(why);
 	write_json_req_windows(ctx);
+	write_json_sched_windows(ctx);
 	if (db_query_int(ctx->db, unclosed_sql, 0) > 0)
 		json_row(w, "waits", "unclosed", (double)db_query_int(ctx->db, unclosed_sql, 0),
 			 unclosed_meaning);
@@ -453,6 +510,7 @@ int report_section_quality(const struct report_context *ctx)
 	print_kernel_sums(ctx);
 	print_req_at_end(ctx);
 	print_req_windows(ctx);
+	print_sched_windows(ctx);
 	print_evicted(ctx);
 	print_stacks(ctx);
 	report_quality_user_stacks(ctx);

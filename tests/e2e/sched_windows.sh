@@ -21,7 +21,8 @@
 #    blocked within 10% of the window) in the windowed seconds;
 #  - the waits' sums of a windowed second, scaled (thread_metrics.scale),
 #    within 35% of the first second's, which is followed whole;
-#  - the report says the sched source was followed in windows;
+#  - the report says the sched source was followed in windows (Method
+#    and scope, Data quality);
 #  - with --sched-rate 0 there is no gap: every switch followed.
 . "$(dirname "$0")/lib.sh"
 
@@ -99,6 +100,7 @@ within "$scaled" $((first * 65 / 100)) $((first * 135 / 100)) ||
 "$PERFCAP_ANALYZE" report "$TMP/w.perfcap" > "$TMP/report.txt" 2> /dev/null || fail "report failed"
 grep "^  sched .*in time windows" "$TMP/report.txt" ||
 	fail "the report does not say sched was followed in windows"
+grep "Sched followed:" "$TMP/report.txt" || fail "Data quality does not say sched was followed in windows"
 
 "$PERFCAP_RECORD" --sched-rate 0 -o "$TMP/all.perfcap" -- taskset -c "$cpu" "$PINGPONG" 2 \
 	> /dev/null 2> "$TMP/all.err" || { cat "$TMP/all.err" >&2; fail "perfcap-record failed"; }
