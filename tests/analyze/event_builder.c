@@ -67,6 +67,24 @@ void ev_wakeup(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid,
 	add(c, &r, sizeof(r), PC_REC_WAKEUP, is_new ? PC_WAKEUP_F_NEW : 0, ts);
 }
 
+void ev_sched_gap(struct event_capture *c, uint64_t start, uint64_t end)
+{
+	struct pc_rec_sched_gap r = { .ts = start, .end_ts = end };
+
+	add(c, &r, sizeof(r), PC_REC_SCHED_GAP, 0, start);
+}
+
+void ev_sched_task(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid,
+		   uint16_t where, uint32_t state, uint64_t runtime_ns)
+{
+	struct pc_rec_sched_task r = {
+		.ts = ts, .pid = pid, .tid = tid, .where = where, .state = state,
+		.runtime_ns = runtime_ns,
+	};
+
+	add(c, &r, sizeof(r), PC_REC_SCHED_TASK, 0, ts);
+}
+
 void ev_offcpu(struct event_capture *c, uint64_t end, uint64_t duration, uint32_t pid,
 	       uint32_t tid, uint32_t state, uint32_t ustack, uint32_t kstack,
 	       uint32_t waker_tid)

@@ -36,6 +36,11 @@ void ev_switch_flags(struct event_capture *c, uint64_t ts, uint32_t cpu, uint32_
 		     uint32_t next_tid, uint16_t flags);
 void ev_wakeup(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid,
 	       uint32_t waker_pid, uint32_t waker_tid, uint32_t cpu, int is_new);
+/* (1.12) a gap between the sched source's windows, and a thread as the
+ * next window opened (where: PC_SCHED_TASK_*, 0 blocked in state). */
+void ev_sched_gap(struct event_capture *c, uint64_t start, uint64_t end);
+void ev_sched_task(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid,
+		   uint16_t where, uint32_t state, uint64_t runtime_ns);
 void ev_offcpu(struct event_capture *c, uint64_t end, uint64_t duration, uint32_t pid,
 	       uint32_t tid, uint32_t state, uint32_t ustack, uint32_t kstack,
 	       uint32_t waker_tid);

@@ -305,3 +305,45 @@ Test(states, a_wakeup_before_its_switch_out_makes_the_thread_runnable)
 	ev_free(&ev);
 	scratch_remove(dir);
 }
+
+/* The sched source followed a window only (format 1.12): the thread runs
+ * 190 ms, sleeps from 200 ms, then nothing is seen from 300 to 900 ms (a
+ * SCHED_GAP); at 900 ms it is blocked (SCHED_TASK), woken at 950, on CPU
+ * at 960 to the end at 1000. Its states stop at the gap and resume from
+ * the SCHED_TASK, both ends partial; the first second, 400 ms of it seen,
+ * has its state times and the waits' sums scaled by 1000 / 400. */
+Test(states, a_sched_gap_cuts_the_states_and_scales_the_shares)
+{
+	char *dir = scratch_dir();
+	struct event_capture ev;
+	sqlite3 *db;
+
+	ev_init(&ev, T(0), T(1000), "cpu,sched,waits");
+	ev_switch(&ev, T(10), 0, 0, 0, 0, PID, TID);
+	ev_switch(&ev, T(200), 0, PID, TID, PC_TASK_INTERRUPTIBLE, 0, 0);
+	ev_sched_gap(&ev, T(300), T(900));
+	ev_sched_task(&ev, T(900), PID, TID, 0, PC_TASK_INTERRUPTIBLE, 250 * MS);
+	ev_wakeup(&ev, T(950), PID, TID, PID, WAKER, 1, 0);
+	ev_switch(&ev, T(960), 1, 0, 0, 0, PID, TID);
+	ev_thread_metric(&ev, T(0), SEC, PID, TID, PC_METRIC_FUTEX_WAIT, PC_METRIC_F_WAIT,
+			 10, 100 * MS);
+	db = import_events(dir, "gap", &ev, NULL);
+	expect_text(db, "SELECT group_concat(state || ':' || ((start_ts - 1000000000) / 1000000)"
+		    " || '+' || (duration / 1000000) || ':' || partial, ' ') FROM (SELECT * FROM"
+		    " thread_states WHERE tid=101 ORDER BY start_ts)",
+		    "running:10+190:0 sleep:200+100:1 sleep:900+50:1 runnable:950+10:0"
+		    " running:960+40:1");
+	expect_int(db, "SELECT count(*) FROM sched_gaps", 1);
+	expect_int(db, "SELECT state_code FROM sched_tasks WHERE tid=101", 3);
+	expect_int(db, "SELECT runtime_ns FROM sched_tasks WHERE tid=101", 250 * MS);
+	/* seen: running 230, sleep 150, runnable 10 ms; x 2.5 */
+	expect_text(db, "SELECT (running_ns / 1000000) || ' ' || (sleep_ns / 1000000) || ' ' ||"
+		    " (runnable_ns / 1000000) FROM thread_time_shares WHERE tid=101", "575 375 25");
+	expect_text(db, "SELECT calls || ' ' || (total_ns / 1000000) || ' ' || scale FROM"
+		    " thread_metrics WHERE tid=101", "25 250 2.5");
+	expect_text(db, "SELECT futex_waits || ' ' || (futex_wait_ns / 1000000) FROM"
+		    " thread_time_shares WHERE tid=101", "25 250");
+	sqlite3_close(db);
+	ev_free(&ev);
+	scratch_remove(dir);
+}
