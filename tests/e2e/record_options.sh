@@ -40,6 +40,9 @@ expect_error "invalid --offcpu-stack-reuse .5parsecs.*100ms" --offcpu-stack-reus
 expect_error "invalid --offcpu-stack-reuse" --offcpu-stack-reuse 2h -a -d 1
 expect_error "invalid --offcpu-min" --offcpu-min 2h -a -d 1
 expect_error "invalid --sample '0'" --sample 0 -a -d 1
+expect_error "invalid --sched-rate 'lots'" --sched-rate lots -a -d 1
+expect_error "invalid --sched-rate" --sched-rate -5 -a -d 1
+expect_error "invalid --sched-rate" --sched-rate 100000001 -a -d 1
 expect_error "invalid --sample" --sample 10:abc -a -d 1
 expect_error "invalid --sample" --sample 99999999 -a -d 1
 expect_error "invalid --rate-cap '0'" --rate-cap 0 -a -d 1
