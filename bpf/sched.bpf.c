@@ -46,9 +46,17 @@
  * on the same two tracepoints are not loaded: one program per tracepoint,
  * one filter lookup and one task storage lookup per task, one clock read.
  *
+ * Above --sched-rate, user space attaches sched_switch, sched_waking and
+ * sched_wakeup_new only in a window at the start of each second
+ * (record/sources/source_sched.c, "windows"). sched_epoch moves at each
+ * window after a gap: an interval switched out before it is kept only if
+ * its thread stayed off CPU throughout (gap_flags); sched_edge, a task
+ * iterator run at the gap's edges, closes the waits in progress at its
+ * start and writes every traced thread at its end (see "windows' edges").
+ *
  * The kernel side stays dumb: apart from the waits' sums, no aggregation,
- * only pairing switch-out with switch-in. Only tp_btf programs: no
- * tracefs, kprobes or trampolines.
+ * only pairing switch-out with switch-in. Only tp_btf programs (and the
+ * iterator): no tracefs, kprobes or trampolines.
  */
 #include "perfcap_common.bpf.h"
 #include "ustack_copy.bpf.h"
