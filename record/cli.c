@@ -596,27 +596,16 @@ static int validate_offcpu_copy(struct record_options *o, const char *arg, const
 	return 0;
 }
 
-/* --sched-rate N: 0 (every switch) to 100,000,000 a second */
-static int validate_sched_rate(struct record_options *o, const char *arg)
+/* --req-rate and --sched-rate N: a budget of `what` a second, 0 (every
+ * one) to 100,000,000, into *rate. */
+static int validate_rate(const char *option, const char *what, const char *every,
+			 const char *arg, uint64_t *rate)
 {
 	if (!arg)
 		return 0;
-	if (!parse_u64_in_range(arg, 0, 100000000, &o->sched_rate)) {
-		error_line("invalid --sched-rate '%s': expected context switches a second, 0 "
-			   "(every switch) to 100,000,000", arg);
-		return 1;
-	}
-	return 0;
-}
-
-/* --req-rate N: 0 (every request) to 100,000,000 a second */
-static int validate_req_rate(struct record_options *o, const char *arg)
-{
-	if (!arg)
-		return 0;
-	if (!parse_u64_in_range(arg, 0, 100000000, &o->req_rate)) {
-		error_line("invalid --req-rate '%s': expected requests a second, 0 (every "
-			   "request) to 100,000,000", arg);
+	if (!parse_u64_in_range(arg, 0, 100000000, rate)) {
+		error_line("invalid --%s '%s': expected %s a second, 0 (every %s) to 100,000,000",
+			   option, arg, what, every);
 		return 1;
 	}
 	return 0;
@@ -734,8 +723,9 @@ int cli_parse(int argc, char **argv, struct record_options *opts)
 	    validate_lock_mem(opts, &ps) || validate_limits(opts, &ps) ||
 	    validate_stack_copy(opts, ps.stack_copy_arg) ||
 	    validate_offcpu_copy(opts, ps.offcpu_copy_arg, ps.offcpu_reuse_arg) ||
-	    validate_req_rate(opts, ps.req_rate_arg) ||
-	    validate_sched_rate(opts, ps.sched_rate_arg))
+	    validate_rate("req-rate", "requests", "request", ps.req_rate_arg, &opts->req_rate) ||
+	    validate_rate("sched-rate", "context switches", "switch", ps.sched_rate_arg,
+			  &opts->sched_rate))
 		return 1;
 	if (opts->list_events)
 		return 0;

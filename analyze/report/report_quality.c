@@ -159,17 +159,34 @@ static void req_windows_estimate(const struct report_context *ctx, struct req_wi
 	sqlite3_finalize(st);
 }
 
+/* The share of the recording a source's windows covered (STATS
+ * SOURCE.windows.covered_ns over .span_ns), and how many (*count); -1
+ * when it had none. */
+static double windows_share(const struct report_context *ctx, const char *source,
+			    int64_t *count)
+{
+	char key[64];
+	int64_t covered, span;
+
+	snprintf(key, sizeof(key), "%s.windows.count", source);
+	*count = db_lookup_int(ctx->db, windows_sql, key, NULL, 0);
+	snprintf(key, sizeof(key), "%s.windows.covered_ns", source);
+	covered = db_lookup_int(ctx->db, windows_sql, key, NULL, -1);
+	snprintf(key, sizeof(key), "%s.windows.span_ns", source);
+	span = db_lookup_int(ctx->db, windows_sql, key, NULL, -1);
+	if (covered < 0 || span <= 0 || *count <= 0)
+		return -1;
+	return covered >= span ? 1.0 : (double)covered / (double)span;
+}
+
 static struct req_windows req_windows_read(const struct report_context *ctx)
 {
-	int64_t covered = db_lookup_int(ctx->db, windows_sql, "req.windows.covered_ns", NULL, -1);
-	int64_t span = db_lookup_int(ctx->db, windows_sql, "req.windows.span_ns", NULL, -1);
 	struct req_windows r = { .share = -1 };
 
-	r.count = db_lookup_int(ctx->db, windows_sql, "req.windows.count", NULL, 0);
-	if (covered < 0 || span <= 0 || r.count <= 0)
+	r.share = windows_share(ctx, "req", &r.count);
+	if (r.share < 0)
 		return r;
 	r.cut = db_lookup_int(ctx->db, windows_sql, "req.cut", NULL, 0);
-	r.share = covered >= span ? 1.0 : (double)covered / (double)span;
 	r.followed = -1;
 	if (report_has_object(ctx->db, "request_windows"))
 		req_windows_estimate(ctx, &r);
@@ -374,14 +391,11 @@ struct sched_windows {
 
 static struct sched_windows sched_windows_read(const struct report_context *ctx)
 {
-	int64_t covered = db_lookup_int(ctx->db, windows_sql, "sched.windows.covered_ns", NULL, -1);
-	int64_t span = db_lookup_int(ctx->db, windows_sql, "sched.windows.span_ns", NULL, -1);
 	struct sched_windows s = { .share = -1 };
 
-	s.count = db_lookup_int(ctx->db, windows_sql, "sched.windows.count", NULL, 0);
-	if (covered < 0 || span <= 0 || s.count <= 0)
+	s.share = windows_share(ctx, "sched", &s.count);
+	if (s.share < 0)
 		return s;
-	s.share = covered >= span ? 1.0 : (double)covered / (double)span;
 	s.kept = db_lookup_int(ctx->db, windows_sql, "sched.windows.gap_kept", NULL, 0);
 	s.ran = db_lookup_int(ctx->db, windows_sql, "sched.windows.gap_ran", NULL, 0);
 	return s;

@@ -35,6 +35,7 @@
 #include "req.skel.h"
 #include "session/percpu_counts.h"
 #include "util/util.h"
+#include "hot_links.h"
 #include "source.h"
 
 _Static_assert(PERFCAP_REQ_F_READY == PC_REQUEST_F_READY &&
@@ -60,6 +61,12 @@ static int dump_fd = -1;             /* its reader, read at the end */
 static int dump_err;                 /* why there is none: -errno */
 static uint64_t at_end;              /* requests written from the map at the end */
 static bool open_unread;             /* the iterator failed: open requests not read */
+/* The three programs that run at every TCP receive, send and arrival on
+ * the host, traced or not: between windows they are detached, so that
+ * the calls cost nothing then rather than a program's entry and exit
+ * (hot_links.h: if the kernel refuses to attach them again, they stay
+ * attached throughout and return after one load between windows). */
+static struct hot_links hot;
 
 /* Windows: above `budget` requests a second, requests are followed when
  * their first read falls in an OPEN phase at the start of each period,
@@ -196,6 +203,9 @@ static int req_attach(const struct source_env *env, char *why, size_t len)
 			       "sk_data_ready/inet_sock_set_state", err);
 	if (!err) {
 		attach_dump();
+		hot_links_add(&hot, skel->progs.on_data_ready, &skel->links.on_data_ready);
+		hot_links_add(&hot, skel->progs.on_recv, &skel->links.on_recv);
+		hot_links_add(&hot, skel->progs.on_send, &skel->links.on_send);
 		/* on now that all are: see req_phase */
 		skel->bss->req_phase = PERFCAP_REQ_OPEN;
 		if (win.budget)  /* the first period, followed whole from here */
@@ -340,77 +350,21 @@ static int read_open_one(struct consumer *c, int fd)
 	return 1;
 }
 
-/* The three programs that run at every TCP receive, send and arrival on
- * the host, traced or not: between windows they are detached, so that
- * the calls cost nothing then rather than a program's entry and exit. */
-static int hot_attached = 1;         /* 1 attached, 0 detached, -1 cannot reattach */
-static int hot_err;                  /* why they stay attached: -errno */
-
-/* Program i of the three, and its link in the skeleton. */
-static struct bpf_program *hot_prog(int i, struct bpf_link ***link)
-{
-	switch (i) {
-	case 0: *link = &skel->links.on_recv; return skel->progs.on_recv;
-	case 1: *link = &skel->links.on_send; return skel->progs.on_send;
-	default: *link = &skel->links.on_data_ready; return skel->progs.on_data_ready;
-	}
-}
-
-static void hot_destroy(void)
-{
-	struct bpf_link **l;
-
-	for (int i = 0; i < 3; i++) {
-		hot_prog(i, &l);
-		bpf_link__destroy(*l);
-		*l = NULL;
-	}
-}
-
-/* Detached between windows; first attached once more, the first time:
- * the recorder gave up capabilities after attach, and a kernel may want
- * them to attach again. Then they stay attached throughout. */
+/* The hot programs (see `hot` above) detached between windows. */
 static void hot_detach(void)
 {
-	static bool probed;
-	struct bpf_link *probe;
-
-	if (hot_attached != 1)
-		return;
-	if (!probed) {
-		probe = bpf_program__attach(skel->progs.on_data_ready);
-		if (!probe) {
-			hot_err = -errno;
-			hot_attached = -1;
-			return;
-		}
-		bpf_link__destroy(probe);
-		probed = true;
-	}
-	hot_destroy();
-	hot_attached = 0;
-	attached_until(monotonic_ns());
+	if (hot.state == 1 && hot_links_detach(&hot))
+		attached_until(monotonic_ns());
 }
 
 /* All three attached again, or none (false: this period is not followed;
  * the next one tries again). */
 static bool hot_attach(void)
 {
-	struct bpf_link **l;
-
-	if (hot_attached != 0)
+	if (hot.state != 0)
 		return true;
-	for (int i = 0; i < 3; i++) {
-		struct bpf_program *prog = hot_prog(i, &l);
-
-		*l = bpf_program__attach(prog);
-		if (!*l) {
-			hot_err = -errno;
-			hot_destroy();
-			return false;
-		}
-	}
-	hot_attached = 1;
+	if (!hot_links_attach(&hot))
+		return false;
 	win.attached_at = monotonic_ns();
 	return true;
 }
@@ -645,12 +599,12 @@ static int req_stats(struct chunk_buffer *kv, const struct consumer *c)
 		err |= chunk_buffer_add_kv_u64(kv, "req.cut", n[PERFCAP_REQ_CNT_CUT]);
 		err |= chunk_buffer_add_kv_u64(kv, "req.windows.attach_failed", win.attach_failed);
 		err |= chunk_buffer_add_kv_u64(kv, "req.windows.idle_ends", win.idle_ends);
-		if (hot_err)
-			err |= chunk_buffer_add_kv(kv, "req.windows.detach", hot_attached < 0 ?
+		if (hot.err)
+			err |= chunk_buffer_add_kv(kv, "req.windows.detach", hot.state < 0 ?
 						   "refused: attached throughout" :
 						   "attach failed: periods not followed");
-		if (hot_err)
-			err |= chunk_buffer_add_kv(kv, "req.windows.detach_error", strerror(-hot_err));
+		if (hot.err)
+			err |= chunk_buffer_add_kv(kv, "req.windows.detach_error", strerror(-hot.err));
 	}
 	if (open_unread) {
 		char why[160], e[64];

@@ -44,6 +44,7 @@
 #include "consume/ustack_copy.h"
 #include "session/preflight.h"
 #include "util/util.h"
+#include "hot_links.h"
 #include "metrics_drain.h"
 #include "sched.skel.h"
 #include "softirq_marks.h"
@@ -627,50 +628,10 @@ static struct {
 	int err;                     /* the last failure: -errno */
 } win;
 
-/* The programs at every switch and wakeup, and their links in the skeleton. */
-static struct bpf_program *hot_prog(int i, struct bpf_link ***link)
-{
-	switch (i) {
-	case 0:
-		if (copy_at_return) {
-			*link = &skel->links.on_switch_ret;
-			return skel->progs.on_switch_ret;
-		}
-		*link = &skel->links.on_switch;
-		return skel->progs.on_switch;
-	case 1: *link = &skel->links.on_wakeup; return skel->progs.on_wakeup;
-	default: *link = &skel->links.on_wakeup_new; return skel->progs.on_wakeup_new;
-	}
-}
-
-static void hot_detach(void)
-{
-	struct bpf_link **l;
-
-	for (int i = 0; i < 3; i++) {
-		hot_prog(i, &l);
-		bpf_link__destroy(*l);
-		*l = NULL;
-	}
-}
-
-/* All three attached again, or none. */
-static bool hot_attach(void)
-{
-	struct bpf_link **l;
-
-	for (int i = 0; i < 3; i++) {
-		struct bpf_program *prog = hot_prog(i, &l);
-
-		*l = bpf_program__attach(prog);
-		if (!*l) {
-			win.err = -errno;
-			hot_detach();
-			return false;
-		}
-	}
-	return true;
-}
+/* The programs at every switch and wakeup on the host (hot_links.h: if
+ * the kernel refuses to attach them again, they stay attached and every
+ * switch is followed, STATS sched.windows.detach). */
+static struct hot_links hot;
 
 static void win_begin(uint64_t budget)
 {
@@ -679,6 +640,10 @@ static void win_begin(uint64_t budget)
 	win.open_len = WIN_PERIOD_NS;
 	win.open = true;
 	win.switches_at_open = switches;
+	hot_links_add(&hot, copy_at_return ? skel->progs.on_switch_ret : skel->progs.on_switch,
+		      copy_at_return ? &skel->links.on_switch_ret : &skel->links.on_switch);
+	hot_links_add(&hot, skel->progs.on_wakeup, &skel->links.on_wakeup);
+	hot_links_add(&hot, skel->progs.on_wakeup_new, &skel->links.on_wakeup_new);
 	/* the iterator is attached now, while the recorder has its
 	 * capabilities; each edge creates a reader of it */
 	skel->links.sched_edge = bpf_program__attach_iter(skel->progs.sched_edge, NULL);
@@ -739,10 +704,18 @@ static bool run_edge(struct consumer *c, uint64_t t)
 	return n == 0;
 }
 
-/* The window ends now: programs detached, batches sent, waits summed. */
+/* The window ends now: programs detached, batches sent, waits summed.
+ * If the kernel refuses to attach them again (the probe before the first
+ * detach), they stay attached: followed whole from here. */
 static void win_close(void)
 {
-	hot_detach();
+	if (!hot_links_detach(&hot)) {
+		win.err = hot.err;
+		win.windowed = false;
+		warning_line("sched: every switch followed from here: the kernel refuses to "
+			     "attach the programs again (%s)", strerror(-hot.err));
+		return;
+	}
 	win.gap_start = monotonic_ns();
 	win.open = false;
 	win.covered_ns += win.gap_start - win.open_start;
@@ -772,7 +745,8 @@ static bool win_open(struct consumer *c)
 	run_edge(c, t);
 	write_gap(c, t);
 	win.gap_start = t;
-	if (!hot_attach()) {
+	if (!hot_links_attach(&hot)) {
+		win.err = hot.err;
 		win.attach_failed++;
 		return false;
 	}
@@ -813,7 +787,7 @@ static void win_next_period(struct consumer *c, uint64_t now)
 
 static void win_tick(struct consumer *c, uint64_t now)
 {
-	if (!win.budget || !win.span_start)
+	if (!win.budget || !win.span_start || hot.state < 0)
 		return;
 	if (win.open && win.windowed && now >= win.open_start + win.open_len)
 		win_close();
@@ -951,6 +925,8 @@ static int window_stats(struct chunk_buffer *kv)
 		err |= chunk_buffer_add_kv_u64(kv, "sched.windows.gap_ran",
 					       skel->bss->ustash_counts[GAP_RAN]);
 	}
+	if (hot.state < 0)
+		err |= chunk_buffer_add_kv(kv, "sched.windows.detach", "refused: attached throughout");
 	if (win.err)
 		err |= chunk_buffer_add_kv(kv, "sched.windows.error", strerror(-win.err));
 	return err;
