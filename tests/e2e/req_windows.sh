@@ -4,8 +4,11 @@
 # the start of each second, to its end; a socket's state from an earlier
 # window is trusted only if its TCP positions did not move meanwhile.
 #
-# tcp_echo 0 120000: one keep-alive connection, requests of 100 bytes
-# answered by 300, as fast as loopback goes (tens of thousands a second).
+# tcp_echo 0 240000: one keep-alive connection, requests of 100 bytes
+# answered by 300, as fast as loopback goes (tens of thousands a second):
+# enough to outlast the recording's first (whole) second however late the
+# recorder starts (120,000 could end within it on a loaded machine, and
+# then no window opens).
 # `perfcap-record --req-rate 1000 -p SERVER -d 3`, imported:
 #  - META req.windows.budget 1000; STATS: at least one window, the time
 #    covered less than the recording, requests started = closed + cut;
@@ -21,7 +24,7 @@ require_bpf
 make_tmpdir
 [ -x "$TCP_ECHO" ] || fail "TCP_ECHO not set"
 
-"$TCP_ECHO" 0 120000 > "$TMP/echo.out" 2>&1 &
+"$TCP_ECHO" 0 240000 > "$TMP/echo.out" 2>&1 &
 echo_pid=$!
 trap 'kill "$echo_pid" 2> /dev/null; wait "$echo_pid" 2> /dev/null; rm -rf "$TMP"' EXIT
 wait_for "$TMP/echo.out" '^keepalive ' 5 || fail "tcp_echo did not start: $(cat "$TMP/echo.out")"
