@@ -41,8 +41,6 @@ struct correlate_counts {
 	uint64_t timeline_peak;         /* most events held for reordering */
 	uint64_t shares_dropped;        /* time share sums past SHARES_MAX_ROWS */
 	uint64_t out_of_range;          /* events too far from the capture start */
-	uint64_t sched_gaps;            /* gaps between the sched source's windows */
-	uint64_t sched_gap_ns;          /* ... their time in all */
 };
 
 struct correlator;

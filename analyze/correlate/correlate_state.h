@@ -11,6 +11,7 @@
 #include "db/batch_insert.h"
 #include "correlate.h"
 #include "util/hashmap.h"
+#include "util/time_gaps.h"
 #include "threads.h"
 #include "time_shares.h"
 #include "timeline.h"
@@ -78,15 +79,10 @@ struct correlator {
 	struct wait_link *links;       /* waits.c, for wait_stacks.c */
 	size_t nlinks, links_cap;
 	int links_lost;                /* out of memory: wait_stacks.c joins instead */
-	struct sched_gap *gaps;        /* sched_windows.c, in time order */
+	struct time_gap *gaps;         /* sched_windows.c: SCHED_GAPs, in time order */
 	size_t ngaps, gaps_cap;
 	uint64_t resumed_at;           /* the end of the last gap (0: none) */
 	int failed;
-};
-
-/* A gap between the sched source's windows (SCHED_GAP). */
-struct sched_gap {
-	uint64_t start, end;
 };
 
 /* The capture start for intervals cut by it. */

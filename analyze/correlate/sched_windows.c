@@ -41,11 +41,9 @@ static int keep_gap(struct correlator *c, uint64_t start, uint64_t end)
 {
 	if (array_grow((void **)&c->gaps, &c->gaps_cap, c->ngaps, sizeof(*c->gaps), 64) < 0)
 		return -1;
-	c->gaps[c->ngaps].start = start;
-	c->gaps[c->ngaps].end = end;
+	c->gaps[c->ngaps].start = (int64_t)start;
+	c->gaps[c->ngaps].end = (int64_t)end;
 	c->ngaps++;
-	c->counts.sched_gaps++;
-	c->counts.sched_gap_ns += end - start;
 	return 0;
 }
 
@@ -84,33 +82,9 @@ static uint32_t windowed_columns(const struct correlator *c)
 
 static int by_start(const void *a, const void *b)
 {
-	const struct sched_gap *x = a, *y = b;
+	const struct time_gap *x = a, *y = b;
 
 	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-/* Gap time in [from, to): the gaps are sorted and do not overlap. */
-static uint64_t gap_time(const struct correlator *c, uint64_t from, uint64_t to)
-{
-	size_t lo = 0, hi = c->ngaps;
-	uint64_t sum = 0;
-
-	while (lo < hi) {   /* the first gap ending after from */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (c->gaps[mid].end <= from)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (size_t i = lo; i < c->ngaps && c->gaps[i].start < to; i++) {
-		uint64_t s = c->gaps[i].start > from ? c->gaps[i].start : from;
-		uint64_t e = c->gaps[i].end < to ? c->gaps[i].end : to;
-
-		if (e > s)
-			sum += e - s;
-	}
-	return sum;
 }
 
 void windows_scale_shares(struct correlator *c)
@@ -135,7 +109,7 @@ void windows_scale_shares(struct correlator *c)
 			to = last;
 		if (to <= from)
 			continue;
-		gap = gap_time(c, from, to);
+		gap = time_gaps_overlap(c->gaps, c->ngaps, (int64_t)from, (int64_t)to);
 		seen = to - from - (gap < to - from ? gap : to - from);
 		if (!gap || !seen)   /* followed whole, or not at all: as it is */
 			continue;

@@ -156,10 +156,6 @@ struct diag_input {
 	int has_req;               /* requests inferred in the kernel (the req source) */
 	uint32_t recorder_pid;     /* META record.pid, 0 if not recorded */
 	uint64_t window_ns;        /* thread_time_shares window */
-	double sched_scale;        /* the scope over its part the sched source followed
-				    * (1: whole; 0: none); the threads' state times
-				    * are scaled by it (diagnose_threads.c) */
-	uint64_t sched_gap_ns;     /* the scope's time in sched gaps */
 	const struct selection *sel;   /* the scope's CPU samples */
 	const struct calls *calls;     /* the scope's system calls */
 	const struct request_windows *req_windows; /* or NULL */

@@ -202,20 +202,11 @@ static int apportion_unknown(struct diag_input *in)
 
 /* The scope over its part the sched source followed (format 1.12: outside
  * its gaps; 1 without windows), or 0 when it followed none of it. */
-static double sched_scale(struct diag_input *in)
+static double sched_scale(const struct diag_input *in)
 {
-	uint64_t scope = diag_scope_ns(in), gap;
-	sqlite3_stmt *st;
+	uint64_t scope = diag_scope_ns(in);
+	uint64_t gap = report_sched_gap_ns(in->db, in->scope->from, in->scope->from + scope);
 
-	if (!report_has_object(in->db, "sched_gaps"))
-		return 1.0;
-	st = diag_prepare(in, "SELECT CAST(total(min(end_ts, :to) - max(start_ts, :from)) AS INTEGER)"
-			  " FROM sched_gaps WHERE start_ts < :to AND end_ts > :from");
-	if (!st)
-		return 1.0;
-	gap = sqlite3_step(st) == SQLITE_ROW ? (uint64_t)sqlite3_column_int64(st, 0) : 0;
-	sqlite3_finalize(st);
-	in->sched_gap_ns = gap;
 	if (!gap)
 		return 1.0;
 	return gap < scope ? (double)scope / (double)(scope - gap) : 0.0;
@@ -243,8 +234,8 @@ int diag_threads_load(struct diag_input *in, const struct selection *sel)
 	uint64_t window = diag_scope_ns(in);
 	if (in->has_sched && load_states(in, &cap) < 0)
 		return -1;
-	in->sched_scale = in->has_sched ? sched_scale(in) : 1.0;
-	scale_states(in, in->sched_scale);
+	if (in->has_sched)   /* sched windows: the states stand for the whole scope */
+		scale_states(in, sched_scale(in));
 	if (add_samples(in, &cap, sel) < 0)
 		return -1;
 	if (in->has_sched && in->has_waits && apportion_unknown(in) < 0)

@@ -37,6 +37,25 @@ int report_has_object(sqlite3 *db, const char *name)
 			     0) == 1;
 }
 
+uint64_t report_sched_gap_ns(sqlite3 *db, uint64_t from, uint64_t to)
+{
+	sqlite3_stmt *st;
+	uint64_t gap = 0;
+
+	if (to <= from || !report_has_object(db, "sched_gaps"))
+		return 0;
+	st = db_prepare(db, "SELECT CAST(total(min(end_ts, ?2) - max(start_ts, ?1)) AS INTEGER)"
+			" FROM sched_gaps WHERE start_ts < ?2 AND end_ts > ?1");
+	if (!st)
+		return 0;
+	sqlite3_bind_int64(st, 1, from > INT64_MAX ? INT64_MAX : (int64_t)from);
+	sqlite3_bind_int64(st, 2, to > INT64_MAX ? INT64_MAX : (int64_t)to);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0)
+		gap = (uint64_t)sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return gap;
+}
+
 static uint64_t capture_start(sqlite3 *db)
 {
 	char *text = db_lookup_text(db, meta_sql, "record.start_ns", NULL);

@@ -88,18 +88,9 @@ static void print_sched_windows(const struct report_context *ctx)
 {
 	const struct report_scope *s = ctx->scope;
 	char *budget = report_meta(ctx, "sched.windows.budget");
-	uint64_t to = s->to > s->capture_end ? s->capture_end : s->to, gap = 0;
-	sqlite3_stmt *st;
+	uint64_t to = s->to > s->capture_end ? s->capture_end : s->to;
+	uint64_t gap = budget ? report_sched_gap_ns(ctx->db, s->from, to) : 0;
 
-	if (budget && report_has_object(ctx->db, "sched_gaps") && to > s->from &&
-	    (st = db_prepare(ctx->db, "SELECT CAST(total(min(end_ts, ?2) - max(start_ts, ?1))"
-			     " AS INTEGER) FROM sched_gaps WHERE start_ts < ?2 AND end_ts > ?1"))) {
-		sqlite3_bind_int64(st, 1, (int64_t)s->from);
-		sqlite3_bind_int64(st, 2, (int64_t)to);
-		if (sqlite3_step(st) == SQLITE_ROW)
-			gap = (uint64_t)sqlite3_column_int64(st, 0);
-		sqlite3_finalize(st);
-	}
 	if (gap && gap <= to - s->from)
 		fprintf(ctx->out, "  %-11s in time windows above %s context switches per s: %.1f%%"
 			" of the window followed; thread states, waits and wakeups are from the"

@@ -33,6 +33,7 @@
 #include "util/sorted_search.h"
 #include "util/span_cover.h"
 #include "util/temp_file.h"
+#include "util/time_gaps.h"
 #include "report_sections.h"
 
 enum { RC_RUNNING, RC_RUNNABLE, RC_BLOCK_IO, RC_FUTEX, RC_POLL, RC_SLEEP, RC_NET, RC_OTHER,
@@ -53,6 +54,9 @@ struct request_read {
 	struct slow_candidate *cands, floor;
 	size_t ncands, cap_cands;
 	int have_floor, floor_exact;
+	struct time_gap *gaps;      /* the sched source's gaps (format 1.12), sorted */
+	size_t ngaps;
+	uint64_t gap_ns;            /* the spans' time in them: not followed by sched */
 };
 
 /* The statement of every read of the requests: those overlapping the
@@ -188,9 +192,12 @@ static int add_candidate(struct request_read *r, sqlite3_stmt *st)
 	return r->ncands == 2 * SLOW_PATH_MAX ? cut_candidates(r) : 0;
 }
 
-/* The span of the current row of st, while they fit. 0 or -1. */
+/* The span of the current row of st, while they fit, and its time in
+ * the sched gaps. 0 or -1. */
 static int add_span(struct request_read *r, sqlite3_stmt *st)
 {
+	r->gap_ns += time_gaps_overlap(r->gaps, r->ngaps, sqlite3_column_int64(st, 1),
+				       sqlite3_column_int64(st, 2));
 	if (++r->rows > r->max_spans && !r->merge) {    /* they do not fit: none */
 		r->merge = 1;
 		span_cover_reset(r->cover);
@@ -213,6 +220,7 @@ void report_requests_read_free(struct request_read *r)
 	if (r) {
 		span_cover_free(r->cover);
 		free(r->cands);
+		free(r->gaps);
 	}
 	free(r);
 }
@@ -236,7 +244,29 @@ static size_t fit(size_t bytes, size_t each)
 	return m;
 }
 
-static struct request_read *read_new(void)
+/* The gaps between the sched source's windows (format 1.12), in order:
+ * *n of them (0: none, or no table). NULL with *n 0 when none. */
+static struct time_gap *load_gaps(const struct report_context *ctx, size_t *n)
+{
+	struct time_gap *v = NULL;
+	size_t cap = 0;
+	sqlite3_stmt *st;
+
+	*n = 0;
+	if (!report_has_object(ctx->db, "sched_gaps"))
+		return NULL;
+	st = db_prepare(ctx->db, "SELECT start_ts, end_ts FROM sched_gaps ORDER BY start_ts");
+	while (st && sqlite3_step(st) == SQLITE_ROW) {
+		if (array_grow((void **)&v, &cap, *n, sizeof(*v), 64) < 0)
+			break;
+		v[*n].start = sqlite3_column_int64(st, 0);
+		v[(*n)++].end = sqlite3_column_int64(st, 1);
+	}
+	sqlite3_finalize(st);
+	return v;
+}
+
+static struct request_read *read_new(const struct report_context *ctx)
 {
 	struct request_read *r = calloc(1, sizeof(*r));
 
@@ -244,8 +274,10 @@ static struct request_read *read_new(void)
 		free(r);
 		return NULL;
 	}
-	if (r)
+	if (r) {
 		r->max_spans = fit(report_requests_memory() / 4 * 3, SPAN_COVER_PEAK_BYTES);
+		r->gaps = load_gaps(ctx, &r->ngaps);
+	}
 	return r;
 }
 
@@ -397,7 +429,7 @@ int report_requests_preload(const struct report_context *ctx, int want_spans,
 		     !(w->sum = calloc(w->n, sizeof(*w->sum)))))
 		return -1;
 	if (!(p->ns = rank_select_new(fit(report_requests_memory() / 4, 16))) ||
-	    (want_spans && !(p->spans = read_new())) || load_weights(ctx, p) < 0)
+	    (want_spans && !(p->spans = read_new(ctx))) || load_weights(ctx, p) < 0)
 		return -1;
 	st = prepare_read(ctx, 0);
 	while (st && (rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -634,70 +666,6 @@ static int merge_states(const struct report_context *ctx, const struct request_r
 	return rc;
 }
 
-/* The gaps between the sched source's windows (format 1.12), in order:
- * *n of them (0: none, or no table). NULL with *n 0 when none. */
-static struct sched_gap_span { int64_t start, end; } *load_gaps(const struct report_context *ctx,
-								  size_t *n)
-{
-	struct sched_gap_span *v = NULL;
-	size_t cap = 0;
-	sqlite3_stmt *st;
-
-	*n = 0;
-	if (!report_has_object(ctx->db, "sched_gaps"))
-		return NULL;
-	st = db_prepare(ctx->db, "SELECT start_ts, end_ts FROM sched_gaps ORDER BY start_ts");
-	while (st && sqlite3_step(st) == SQLITE_ROW) {
-		if (array_grow((void **)&v, &cap, *n, sizeof(*v), 64) < 0)
-			break;
-		v[*n].start = sqlite3_column_int64(st, 0);
-		v[(*n)++].end = sqlite3_column_int64(st, 1);
-	}
-	sqlite3_finalize(st);
-	return v;
-}
-
-/* The part of [s, e) in the gaps g[0 .. n). */
-static uint64_t gap_overlap(const struct sched_gap_span *g, size_t n, int64_t s, int64_t e)
-{
-	size_t lo = 0, hi = n;
-	uint64_t sum = 0;
-
-	while (lo < hi) {   /* the first gap ending after s */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (g[mid].end <= s)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (; lo < n && g[lo].start < e; lo++) {
-		int64_t a = g[lo].start > s ? g[lo].start : s, b = g[lo].end < e ? g[lo].end : e;
-
-		if (b > a)
-			sum += (uint64_t)(b - a);
-	}
-	return sum;
-}
-
-/* The requests' time the sched source did not follow: their spans' parts
- * in its gaps (one more read of the requests, only when it has gaps). */
-static uint64_t spans_in_gaps(const struct report_context *ctx)
-{
-	size_t n;
-	struct sched_gap_span *g = load_gaps(ctx, &n);
-	sqlite3_stmt *st = n ? prepare_read(ctx, 0) : NULL;
-	uint64_t sum = 0;
-
-	while (st && sqlite3_step(st) == SQLITE_ROW)
-		if (in_window(ctx, st))
-			sum += gap_overlap(g, n, sqlite3_column_int64(st, 1),
-					   sqlite3_column_int64(st, 2));
-	sqlite3_finalize(st);
-	free(g);
-	return sum;
-}
-
 int report_request_dominant(const struct report_context *ctx, struct request_read *spans,
 			    int64_t total_ns, struct slow_walk *walk, int *walked,
 			    char *buf, size_t len)
@@ -733,7 +701,7 @@ int report_request_dominant(const struct report_context *ctx, struct request_rea
 	if (best_k < 0)
 		return -1;
 	/* sched windows: the shares are of the time the sched source saw */
-	gap = spans_in_gaps(ctx);
+	gap = spans->gap_ns;
 	if (gap && gap < (uint64_t)total_ns)
 		total_ns -= (int64_t)gap;
 	n = snprintf(buf, len, "%s %.0f%% (unattributed %.0f%%", component_names[best_k],
