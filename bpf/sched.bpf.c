@@ -1450,7 +1450,10 @@ int sched_edge(struct bpf_iter__task *ctx)
 	    !(task->flags & PF_KTHREAD)) {
 		start = bpf_task_storage_get(&offcpu_starts, task, 0,
 					     BPF_LOCAL_STORAGE_GET_F_CREATE);
-		wait_begins(task, start ? &start->wait : NULL, edge_ns);
+		/* a task whose record filled the reader's buffer is shown
+		 * again at the next read: its wait began already */
+		if (!start || start->wait.ts != edge_ns)
+			wait_begins(task, start ? &start->wait : NULL, edge_ns);
 	}
 	return 0;
 }

@@ -614,7 +614,6 @@ static void read_left_batches(struct consumer *c)
 
 static struct {
 	uint64_t budget;             /* --sched-rate; 0: no windows */
-	bool open;                   /* the programs attached */
 	bool windowed;               /* this period's window is shorter than it */
 	uint64_t span_start, span_ns;
 	uint64_t period_start, open_start, open_len;
@@ -633,12 +632,17 @@ static struct {
  * switch is followed, STATS sched.windows.detach). */
 static struct hot_links hot;
 
+/* The programs are attached (also when they cannot be detached). */
+static bool win_is_open(void)
+{
+	return hot.state != 0;
+}
+
 static void win_begin(uint64_t budget)
 {
 	win.budget = budget;
 	win.span_start = win.period_start = win.open_start = monotonic_ns();
 	win.open_len = WIN_PERIOD_NS;
-	win.open = true;
 	win.switches_at_open = switches;
 	hot_links_add(&hot, copy_at_return ? skel->progs.on_switch_ret : skel->progs.on_switch,
 		      copy_at_return ? &skel->links.on_switch_ret : &skel->links.on_switch);
@@ -711,13 +715,11 @@ static void win_close(void)
 {
 	if (!hot_links_detach(&hot)) {
 		win.err = hot.err;
-		win.windowed = false;
 		warning_line("sched: every switch followed from here: the kernel refuses to "
 			     "attach the programs again (%s)", strerror(-hot.err));
 		return;
 	}
 	win.gap_start = monotonic_ns();
-	win.open = false;
 	win.covered_ns += win.gap_start - win.open_start;
 	flush_cpu_batches(win.gap_start, true);
 	run_edge(NULL, win.gap_start);
@@ -750,7 +752,6 @@ static bool win_open(struct consumer *c)
 		win.attach_failed++;
 		return false;
 	}
-	win.open = true;
 	win.open_start = t;
 	win.switches_at_open = switches;
 	return true;
@@ -761,7 +762,7 @@ static void win_next_period(struct consumer *c, uint64_t now)
 {
 	uint64_t len, rate, w, seen = switches - win.switches_at_open;
 
-	len = win.open ? now - win.open_start : win.open_len;
+	len = win_is_open() ? now - win.open_start : win.open_len;
 	if (!len)
 		len = 1;
 	rate = seen * WIN_PERIOD_NS / len;
@@ -772,7 +773,7 @@ static void win_next_period(struct consumer *c, uint64_t now)
 	else if (w < WIN_MIN_NS)
 		w = WIN_MIN_NS;
 	win.period_start = now;
-	if (win.open) {   /* open on: the window goes on from here */
+	if (win_is_open()) {   /* open on: the window goes on from here */
 		win.covered_ns += now - win.open_start;
 		win.open_start = now;
 		win.switches_at_open = switches;
@@ -789,11 +790,11 @@ static void win_tick(struct consumer *c, uint64_t now)
 {
 	if (!win.budget || !win.span_start || hot.state < 0)
 		return;
-	if (win.open && win.windowed && now >= win.open_start + win.open_len)
+	if (win_is_open() && win.windowed && now >= win.open_start + win.open_len)
 		win_close();
 	if (now >= win.period_start + WIN_PERIOD_NS)
 		win_next_period(c, now);
-	if (win.open && win.windowed)
+	if (win_is_open() && win.windowed)
 		consumer_tick_by(c, win.open_start + win.open_len);
 	consumer_tick_by(c, win.period_start + WIN_PERIOD_NS);
 }
@@ -804,11 +805,10 @@ static void win_end(struct consumer *c, uint64_t now)
 {
 	if (!win.span_start)
 		return;
-	if (win.open)
+	if (win_is_open())
 		win.covered_ns += now - win.open_start;
 	else
 		write_gap(c, now > win.gap_start ? now : win.gap_start);
-	win.open = false;
 	win.span_ns = now - win.span_start;
 }
 
@@ -953,6 +953,8 @@ static int sched_stats(struct chunk_buffer *kv, const struct consumer *c)
 	}
 	if (win.budget)
 		err |= window_stats(kv);
+	else if (win.err)   /* no windows: the task iterator could not be attached */
+		err |= chunk_buffer_add_kv(kv, "sched.windows.error", strerror(-win.err));
 	if (skel && skel->rodata->ustack_window) {
 		const __u64 *n = skel->bss->ustash_counts;
 
