@@ -104,6 +104,7 @@ enum perfcap_event_type {
 	PERFCAP_EV_REQUEST     = 43, /* req: struct perfcap_request */
 	PERFCAP_EV_REQUEST_BATCH = 44, /* req: struct perfcap_request_batch */
 	PERFCAP_EV_SCHED_BATCH = 45, /* sched: struct perfcap_sched_batch */
+	PERFCAP_EV_SCHED_EXIT  = 46, /* sched: struct perfcap_sched_exit */
 	PERFCAP_EV_MAX    = 64,
 };
 
@@ -304,7 +305,7 @@ struct perfcap_sched_batch {
 #define PERFCAP_OFFCPU_F_WAKE_UNSEEN  0x10 /* ... and woken in the gap: no waker */
 
 /* A traced thread as the sched windows' iterator (sched.bpf.c sched_edge)
- * found it when a window opened, written to its seq_file one after
+ * found it at a window's end or start, written to its seq_file one after
  * another. where: PERFCAP_TASK_ON_CPU (running), PERFCAP_TASK_QUEUED
  * (runnable), 0 (blocked in state). */
 #define PERFCAP_TASK_ON_CPU 1
@@ -316,6 +317,14 @@ struct perfcap_sched_task {
 	__u32 state;            /* __state when blocked, else 0 */
 	__u16 where;
 	__u16 cpu;
+};
+
+/* A traced thread exiting between two sched windows (sched.bpf.c
+ * on_task_exit): its run-time counters at the end, where 0, state
+ * PERFCAP_TASK_DEAD. */
+struct perfcap_sched_exit {
+	struct perfcap_event_header h; /* PERFCAP_EV_SCHED_EXIT */
+	struct perfcap_sched_task t;
 };
 
 /* An off-CPU interval: h.ts is the switch-in. The user stack is an id in

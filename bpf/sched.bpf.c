@@ -51,8 +51,10 @@
  * (record/sources/source_sched.c, "windows"). sched_epoch moves at each
  * window after a gap: an interval switched out before it is kept only if
  * its thread stayed off CPU throughout (gap_flags); sched_edge, a task
- * iterator run at the gap's edges, closes the waits in progress at its
- * start and writes every traced thread at its end (see "windows' edges").
+ * iterator run at the gap's edges, writes every traced thread with its
+ * run-time counters at both, closes the waits in progress at its start,
+ * and begins the blocked threads' at its end; on_task_exit writes a
+ * thread that exits in between (see "windows' edges").
  *
  * The kernel side stays dumb: apart from the waits' sums, no aggregation,
  * only pairing switch-out with switch-in. Only tp_btf programs (and the
@@ -98,6 +100,7 @@ bool softirq_by_marks = false;
 __u32 sched_epoch = 0;
 __u64 edge_ns = 0;
 bool edge_close = false;
+bool sched_in_gap = false;   /* the programs are detached (on_task_exit) */
 
 #define COPY_FPS 4 /* copies a thread keeps for reuse (see "copies at the return") */
 #define FP_HEAD 256      /* bytes of user stack a fingerprint covers (ditto) */
@@ -1411,13 +1414,25 @@ int BPF_PROG(on_wakeup_new, struct task_struct *p)
 
 /* ---- windows' edges ------------------------------------------------------------ */
 
+/* Its ids and the kernel's own counters of its time on a CPU and
+ * runnable (monotonic over its life). */
+static __always_inline void task_counters(struct task_struct *task, struct perfcap_sched_task *t)
+{
+	t->pid = task->tgid;
+	t->tid = task->pid;
+	t->runtime_ns = task->se.sum_exec_runtime;
+	t->run_delay_ns = task->sched_info.run_delay;
+	t->cpu = (__u16)task_cpu(task);
+}
+
 /* Run by user space through a task iterator at each edge of a gap between
  * windows (record/sources/source_sched.c), while the programs are
- * detached: at its start (edge_close), each traced thread's wait in
- * progress is summed up to there (its rest is in the gap, unseen); at its
- * end, before the programs are attached again, each traced thread is
- * written out (struct perfcap_sched_task: what it is doing, its run-time
- * counters), and the waits of the blocked ones begin there. */
+ * detached. Each traced thread is written out at both edges (struct
+ * perfcap_sched_task: what it is doing, its run-time counters; their
+ * differences across the gap are its run time in it). At its start
+ * (edge_close), its wait in progress is summed up to there (the rest is
+ * in the gap, unseen); at its end, before the programs are attached
+ * again, the waits of the blocked ones begin there. */
 SEC("iter/task")
 int sched_edge(struct bpf_iter__task *ctx)
 {
@@ -1427,33 +1442,57 @@ int sched_edge(struct bpf_iter__task *ctx)
 
 	if (!task || !pc_task_traced(task))
 		return 0;
-	if (edge_close) {
-		start = bpf_task_storage_get(&offcpu_starts, task, 0, 0);
-		if (with_waits && start && start->wait.ts)
-			sum_wait(task, &start->wait,
-				 woken_seen(&start->wait) ? start->wait.woken : edge_ns);
-		return 0;
-	}
-	t.pid = task->tgid;
-	t.tid = task->pid;
-	t.runtime_ns = task->se.sum_exec_runtime;
-	t.run_delay_ns = task->sched_info.run_delay;
-	t.cpu = (__u16)task_cpu(task);
+	task_counters(task, &t);
 	if (task->on_cpu)
 		t.where = PERFCAP_TASK_ON_CPU;
 	else if (task->on_rq)
 		t.where = PERFCAP_TASK_QUEUED;
 	else
 		t.state = task_state(task) & PERFCAP_TASK_STATE_MASK;
+	/* a task whose record filled the reader's buffer is shown again at
+	 * the next read: the record is written again, its wait handled once */
 	bpf_seq_write(ctx->meta->seq, &t, sizeof(t));
-	if (with_waits && !t.where && t.state && !(t.state & PERFCAP_TASK_DEAD) &&
+	if (!with_waits)
+		return 0;
+	if (edge_close) {
+		start = bpf_task_storage_get(&offcpu_starts, task, 0, 0);
+		if (start && start->wait.ts)
+			sum_wait(task, &start->wait,
+				 woken_seen(&start->wait) ? start->wait.woken : edge_ns);
+		return 0;
+	}
+	if (!t.where && t.state && !(t.state & PERFCAP_TASK_DEAD) &&
 	    !(task->flags & PF_KTHREAD)) {
 		start = bpf_task_storage_get(&offcpu_starts, task, 0,
 					     BPF_LOCAL_STORAGE_GET_F_CREATE);
-		/* a task whose record filled the reader's buffer is shown
-		 * again at the next read: its wait began already */
 		if (!start || start->wait.ts != edge_ns)
 			wait_begins(task, start ? &start->wait : NULL, edge_ns);
 	}
+	return 0;
+}
+
+/* A traced thread exiting inside a gap (sched_in_gap, set by user space
+ * while the programs are detached) has no SCHED_TASK at the gap's end:
+ * its counters' last values are written here instead, so its run time in
+ * the gap is still known. Exits are rare: attached throughout. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_task_exit, struct task_struct *p)
+{
+	struct perfcap_sched_exit *e;
+	void *ring;
+
+	if (!sched_in_gap || !pc_task_traced(p))
+		return 0;
+	ring = pc_ring(PERFCAP_SRC_SCHED);
+	if (!ring)
+		return 0;
+	e = pc_reserve(ring, PERFCAP_SRC_SCHED, sizeof(*e));
+	if (!e)
+		return 0;
+	pc_header(&e->h, PERFCAP_EV_SCHED_EXIT, bpf_ktime_get_ns());
+	__builtin_memset(&e->t, 0, sizeof(e->t));
+	task_counters(p, &e->t);
+	e->t.state = PERFCAP_TASK_DEAD;
+	pc_submit(ring, e);
 	return 0;
 }

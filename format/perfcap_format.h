@@ -18,7 +18,7 @@
 
 #define PC_FILE_MAGIC      "PERFCAP\0" /* 8 bytes */
 #define PC_FORMAT_MAJOR    1           /* incompatible layout changes */
-#define PC_FORMAT_MINOR    12          /* compatible additions */
+#define PC_FORMAT_MINOR    13          /* compatible additions */
 
 struct pc_file_header {
 	char     magic[8];        /* PC_FILE_MAGIC */
@@ -120,6 +120,8 @@ enum pc_rec_type {
 	PC_REC_REQUEST_WINDOW = 27, /* EVENTS (1.10): a second whose requests were followed in a window */
 	PC_REC_SCHED_GAP  = 28, /* EVENTS (1.12): the sched source was not attached from ts to end_ts */
 	PC_REC_SCHED_TASK = 29, /* EVENTS (1.12): a traced thread as a sched window opened */
+	PC_REC_SCHED_TASK_CLOSE = 30, /* EVENTS (1.13): ... as a sched window closed */
+	PC_REC_SCHED_TASK_EXIT = 31, /* EVENTS (1.13): ... exiting between two windows */
 };
 
 /* "no stack captured" in a sample. Stack ids are assigned by the recorder
@@ -511,7 +513,13 @@ struct pc_rec_sched_gap {
 
 /* (1.12) A traced thread at the end of a SCHED_GAP (ts = its end_ts):
  * running, runnable, or blocked in state; and the kernel's own counters of
- * its time on a CPU and runnable (monotonic over its life). */
+ * its time on a CPU and runnable (monotonic over its life).
+ * (1.13) SCHED_TASK_CLOSE, the same fields, at a gap's start (ts = its
+ * ts, the programs just detached): the counters' differences to the
+ * thread's SCHED_TASK at the gap's end are its run time and run-queue
+ * time inside the gap, exact. SCHED_TASK_EXIT, the same fields, for a
+ * traced thread exiting inside a gap (ts: its exit; where 0, state
+ * TASK_DEAD): its counters' last values. */
 struct pc_rec_sched_task {
 	struct pc_rec h;          /* h.flags: 0 */
 	uint64_t ts;

@@ -54,6 +54,7 @@ void correlator_free(struct correlator *c)
 	batch_free(&c->offcpu_rows);
 	free(c->links);
 	free(c->gaps);
+	free(c->gap_runs);
 	free(c);
 }
 
@@ -169,6 +170,8 @@ static int on_late(struct correlator *c, const struct tl_event *ev)
 		return on_block(c, ev);
 	case TL_GAP:     /* still cuts the shares; the states go on unknown */
 	case TL_TASK:
+	case TL_TASK_CLOSE:
+	case TL_TASK_EXIT:
 		c->counts.late_sched++;
 		return ev->type == TL_GAP ? windows_on_gap(c, ev) : 0;
 	default:
@@ -198,6 +201,8 @@ static int dispatch(void *ctx, const struct tl_event *ev)
 	case TL_SOCKET:  return ev->u1 <= INT32_MAX ? set_socket_fd(c, ev->pid, ev->u1, 1) : 0;
 	case TL_GAP:     return windows_on_gap(c, ev);
 	case TL_TASK:    return windows_on_task(c, ev);
+	case TL_TASK_CLOSE: return windows_on_task_close(c, ev);
+	case TL_TASK_EXIT: return windows_on_task_exit(c, ev);
 	default:         return 0;
 	}
 }
@@ -258,7 +263,8 @@ int correlator_release_all(struct correlator *c)
 
 int correlator_finish(struct correlator *c)
 {
-	windows_scale_shares(c);
+	if (windows_scale_shares(c) < 0)
+		c->failed = 1;
 	if (c->failed || batch_flush(&c->state_rows) < 0 ||
 	    batch_flush(&c->offcpu_rows) < 0 || shares_store(&c->shares, c->db) < 0) {
 		c->failed = 1;

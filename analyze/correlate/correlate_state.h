@@ -52,6 +52,15 @@ struct wait_link {
 	uint32_t kstack;          /* the OFFCPU record's kernel stack id */
 };
 
+/* A thread's time on a CPU inside one gap between sched windows, exact:
+ * the difference of its run time counters at the gap's edges. */
+struct gap_run {
+	uint64_t start, end;           /* from the gap's start to its end or the exit */
+	uint64_t gap_end;              /* after an exit: the gap's end */
+	uint64_t running;
+	uint32_t pid, tid;
+};
+
 #define CORRELATE_MAX_CPUS 4096   /* CPUs whose running thread is tracked */
 
 struct correlator {
@@ -82,6 +91,8 @@ struct correlator {
 	struct time_gap *gaps;         /* sched_windows.c: SCHED_GAPs, in time order */
 	size_t ngaps, gaps_cap;
 	uint64_t resumed_at;           /* the end of the last gap (0: none) */
+	struct gap_run *gap_runs;      /* sched_windows.c: threads' run time in gaps */
+	size_t nruns, runs_cap;
 	int failed;
 };
 
@@ -104,7 +115,9 @@ int sched_enter_known(struct correlator *c, uint32_t pid, uint32_t tid, int stat
  * the time shares of the windowed columns scaled to their windows. */
 int windows_on_gap(struct correlator *c, const struct tl_event *ev);
 int windows_on_task(struct correlator *c, const struct tl_event *ev);
-void windows_scale_shares(struct correlator *c);
+int windows_on_task_close(struct correlator *c, const struct tl_event *ev);
+int windows_on_task_exit(struct correlator *c, const struct tl_event *ev);
+int windows_scale_shares(struct correlator *c);
 
 /* waits.c: intervals off CPU waiting to learn which syscall they were in. */
 int waits_add_state(struct correlator *c, struct thread *t,

@@ -12,8 +12,17 @@
  * is unknown until its next event, as at the capture's start.
  *
  * The time shares then hold, for each (thread, window), what was seen in
- * the part of the window the programs were attached: the windowed columns
- * are scaled by the window's length over that part, as the requests of a
+ * the part of the window the programs were attached. Its time on a CPU
+ * in the gaps is known exactly (format 1.13): each traced thread was
+ * also written out as the programs were detached (SCHED_TASK_CLOSE), and
+ * the difference of its run time counters across a gap is its run time
+ * in it (struct gap_run). So the running column gets the gaps' run time
+ * added, and the rest of the gaps' time (off CPU) is split among the
+ * off-CPU states (runnable, I/O, sleep, other) as the windows saw them
+ * split; a thread the windows saw only on a CPU gets it as other_wait
+ * (blocked, kind unknown). Without the counters (format 1.12, or a
+ * thread made or gone in the gap) the windowed columns are scaled by the
+ * window's length over the part seen, as the requests of a
  * REQUEST_WINDOW stand for their second. Which columns are windowed
  * depends on where they came from: the states' always; futex and poll
  * waits when they came from the states or from the waits' sums (which the
@@ -21,10 +30,12 @@
  * times when they came from the waits' sums; the agg source's sums and
  * the syscall records' times are exact, not scaled. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "correlate_state.h"
 #include "perfcap_format.h"
+#include "threads.h"
 #include "util/grow.h"
 #include "wait_class.h"
 
@@ -58,8 +69,78 @@ int windows_on_gap(struct correlator *c, const struct tl_event *ev)
 	return sched_close_at(c, ev->key);
 }
 
+int windows_on_task_close(struct correlator *c, const struct tl_event *ev)
+{
+	struct thread *t = threads_get(&c->threads, ev->tid);
+
+	if (!t)
+		return -1;
+	t->closed_ts = ev->key;
+	t->closed_runtime = ev->arg;
+	return 0;
+}
+
+/* The end of the gap that starts at start and holds ts (one of the
+ * latest: it ended at ts, or has not ended before it), 0: none. */
+static uint64_t gap_end(const struct correlator *c, uint64_t start, uint64_t ts)
+{
+	for (size_t i = c->ngaps, seen = 0; i > 0 && seen < 8; i--, seen++)
+		if (c->gaps[i - 1].start == (int64_t)start && c->gaps[i - 1].end >= (int64_t)ts)
+			return (uint64_t)c->gaps[i - 1].end;
+	return 0;
+}
+
+/* Thread t, written out at the start of a gap and at ev (its end, or the
+ * thread's exit before it, at end): its run time in the gap (to a tick: a
+ * running thread's counter is brought up to date at its ticks and
+ * switches, so at most the time between). */
+static int keep_gap_run(struct correlator *c, struct thread *t, const struct tl_event *ev,
+			uint64_t end)
+{
+	uint64_t span = ev->key - t->closed_ts;
+	uint64_t ran = ev->arg > t->closed_runtime ? ev->arg - t->closed_runtime : 0;
+	struct gap_run *r;
+
+	if (array_grow((void **)&c->gap_runs, &c->runs_cap, c->nruns, sizeof(*c->gap_runs),
+		       256) < 0)
+		return -1;
+	r = &c->gap_runs[c->nruns++];
+	r->start = t->closed_ts;
+	r->end = ev->key;
+	r->gap_end = end;
+	r->running = ran < span ? ran : span;
+	r->pid = ev->pid;
+	r->tid = ev->tid;
+	return 0;
+}
+
+/* Its states ended at the gap's start; nothing follows its exit. */
+int windows_on_task_exit(struct correlator *c, const struct tl_event *ev)
+{
+	struct thread *t = threads_get(&c->threads, ev->tid);
+	uint64_t end;
+
+	if (!t)
+		return -1;
+	if (t->closed_ts && t->closed_ts < ev->key) {
+		end = gap_end(c, t->closed_ts, ev->key);
+		if (end && keep_gap_run(c, t, ev, end) < 0)
+			return -1;
+	}
+	t->closed_ts = 0;
+	return 0;
+}
+
 int windows_on_task(struct correlator *c, const struct tl_event *ev)
 {
+	struct thread *t = threads_get(&c->threads, ev->tid);
+
+	if (!t)
+		return -1;
+	if (t->closed_ts && t->closed_ts < ev->key &&
+	    gap_end(c, t->closed_ts, ev->key) == ev->key && keep_gap_run(c, t, ev, ev->key) < 0)
+		return -1;
+	t->closed_ts = 0;
 	return sched_enter_known(c, ev->pid, ev->tid, (int)ev->u2, ev->key,
 				 ev->u1 < CORRELATE_MAX_CPUS ? (int64_t)ev->u1 : -1);
 }
@@ -87,21 +168,100 @@ static int by_start(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-void windows_scale_shares(struct correlator *c)
+/* The gaps' run time per (thread, window), in a time_shares of its own:
+ * v[RUN_NS] the run time, v[RUN_SPAN] the gap time it covers, v[RUN_GONE]
+ * the gap time after the thread's exit (not its time: neither scaled nor
+ * given a state). */
+#define RUN_NS   SH_RUNNING
+#define RUN_SPAN SH_RUNNABLE
+#define RUN_GONE SH_IO_WAIT
+
+static int runs_by_window(const struct correlator *c, struct time_shares *runs)
 {
-	struct time_shares *s = &c->shares;
+	shares_init(runs, c->shares.window_ns);
+	shares_set_origin(runs, c->shares.origin);
+	for (size_t i = 0; i < c->nruns; i++) {
+		const struct gap_run *g = &c->gap_runs[i];
+		/* a gap's end is not bounded as events are: at most the capture's */
+		uint64_t gone = c->end_ns && g->gap_end > c->end_ns ? c->end_ns : g->gap_end;
+
+		if (shares_add_spread(runs, g->pid, g->tid, g->start, g->end, RUN_NS,
+				      g->running) < 0 ||
+		    shares_add_time(runs, g->pid, g->tid, g->start, g->end, RUN_SPAN) < 0 ||
+		    shares_add_time(runs, g->pid, g->tid, g->end, gone, RUN_GONE) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static const int off_cpu[] = { SH_RUNNABLE, SH_IO_WAIT, SH_SLEEP, SH_OTHER_WAIT };
+#define NOFF (sizeof(off_cpu) / sizeof(off_cpu[0]))
+
+static uint64_t times(uint64_t v, double f)
+{
+	return (uint64_t)((double)v * f + 0.5);
+}
+
+/* Row r of a window [from, from + len) of which gap ns were not seen;
+ * run: the thread's run time in those gaps, where known (NULL: none). */
+static void scale_row(struct share_row *r, uint32_t mask, uint64_t len, uint64_t gap,
+		      const struct share_row *run)
+{
+	uint64_t seen = len - gap, covered = run ? run->v[RUN_SPAN] : 0, ran, off = 0;
+	uint64_t gone = run ? run->v[RUN_GONE] : 0, old_sleep = r->v[SH_SLEEP];
+	double f, fu;
+	uint64_t added;
+
+	covered = covered < gap ? covered : gap;
+	gone = gone < gap - covered ? gone : gap - covered;
+	f = (double)(len - gone) / (double)seen;   /* the counts */
+	ran = run && run->v[RUN_NS] < covered ? run->v[RUN_NS] : covered;
+	/* the gap time without counters (nor exit): scaled from the part seen */
+	fu = (double)(len - covered - gone) / (double)seen;
+	for (size_t i = 0; i < NOFF; i++)
+		off += r->v[off_cpu[i]];
+	added = covered - ran;   /* off CPU in the gaps with counters */
+	r->v[SH_RUNNING] = times(r->v[SH_RUNNING], fu) + ran;
+	for (size_t i = 0; i < NOFF; i++) {
+		uint64_t v = r->v[off_cpu[i]];
+
+		r->v[off_cpu[i]] = times(v, fu) + (off ? times(added, (double)v / (double)off) : 0);
+	}
+	if (!off)
+		r->v[SH_OTHER_WAIT] += added;
+	for (int col = 0; col < SH_NCOLUMNS; col++) {
+		double g = f;
+
+		if (!(mask & 1u << col) || col == SH_RUNNING || col == SH_RUNNABLE ||
+		    col == SH_IO_WAIT || col == SH_SLEEP || col == SH_OTHER_WAIT)
+			continue;
+		/* the kinds of sleep, as sleep itself */
+		if ((col == SH_FUTEX_WAIT || col == SH_POLL_WAIT) && old_sleep)
+			g = (double)r->v[SH_SLEEP] / (double)old_sleep;
+		r->v[col] = times(r->v[col], g);
+	}
+}
+
+int windows_scale_shares(struct correlator *c)
+{
+	struct time_shares *s = &c->shares, runs;
 	uint64_t first = correlator_start(c), last = c->end_ns;
+	uint64_t len0 = s->len;
 	uint32_t mask;
+	int err = 0;
 
 	if (!c->ngaps)
-		return;
+		return 0;
 	qsort(c->gaps, c->ngaps, sizeof(*c->gaps), by_start);
 	mask = windowed_columns(c);
-	for (uint64_t i = 0; i < s->len; i++) {
+	if (runs_by_window(c, &runs) < 0) {
+		shares_free(&runs);
+		return -1;
+	}
+	for (uint64_t i = 0; i < len0; i++) {
 		struct share_row *r = &s->rows[i];
 		uint64_t from = s->origin + (uint64_t)r->window * s->window_ns;
-		uint64_t to = from + s->window_ns, gap, seen;
-		double f;
+		uint64_t to = from + s->window_ns, gap;
 
 		if (from < first)
 			from = first;
@@ -110,12 +270,19 @@ void windows_scale_shares(struct correlator *c)
 		if (to <= from)
 			continue;
 		gap = time_gaps_overlap(c->gaps, c->ngaps, (int64_t)from, (int64_t)to);
-		seen = to - from - (gap < to - from ? gap : to - from);
-		if (!gap || !seen)   /* followed whole, or not at all: as it is */
-			continue;
-		f = (double)(to - from) / (double)seen;
-		for (int col = 0; col < SH_NCOLUMNS; col++)
-			if (mask & 1u << col)
-				r->v[col] = (uint64_t)((double)r->v[col] * f + 0.5);
+		gap = gap < to - from ? gap : to - from;
+		if (gap && gap < to - from)   /* else followed whole, or not at all */
+			scale_row(r, mask, to - from, gap, shares_find(&runs, r->tid, r->window));
 	}
+	/* a thread the windows did not see in a window it ran in */
+	for (uint64_t i = 0; !err && i < runs.len; i++) {
+		const struct share_row *g = &runs.rows[i];
+
+		if (g->v[RUN_NS] && !shares_find(s, g->tid, g->window))
+			err = shares_add_count(s, g->pid, g->tid,
+					       s->origin + (uint64_t)g->window * s->window_ns,
+					       SH_RUNNING, g->v[RUN_NS]);
+	}
+	shares_free(&runs);
+	return err < 0 ? -1 : 0;
 }

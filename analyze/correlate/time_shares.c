@@ -109,6 +109,37 @@ int shares_add_count(struct time_shares *s, uint32_t pid, uint32_t tid, uint64_t
 	return 0;
 }
 
+int shares_add_spread(struct time_shares *s, uint32_t pid, uint32_t tid, uint64_t start,
+		      uint64_t end, enum share_column col, uint64_t total)
+{
+	uint64_t len = end - start, left = total;
+	int oom = 0;
+
+	while (start < end) {
+		int64_t w = window_of(s, start);
+		uint64_t edge = window_start(s, w + 1);
+		uint64_t part_end = end < edge || edge <= start ? end : edge;
+		struct share_row *r = row_for(s, pid, tid, w, &oom);
+		uint64_t part = part_end == end ? left :
+			(uint64_t)((double)total * (double)(part_end - start) / (double)len);
+
+		if (!r)
+			return oom ? -ENOMEM : 0;
+		part = part < left ? part : left;
+		r->v[col] += part;
+		left -= part;
+		start = part_end;
+	}
+	return 0;
+}
+
+const struct share_row *shares_find(const struct time_shares *s, uint32_t tid, int64_t window)
+{
+	uint64_t *index = hmap_find(&s->index, tid, (uint64_t)window);
+
+	return index ? &s->rows[*index] : NULL;
+}
+
 static int compare_rows(const void *pa, const void *pb)
 {
 	const struct share_row *a = pa, *b = pb;

@@ -55,6 +55,14 @@ int shares_add_time(struct time_shares *s, uint32_t pid, uint32_t tid, uint64_t 
 int shares_add_count(struct time_shares *s, uint32_t pid, uint32_t tid, uint64_t ts,
 		     enum share_column col, uint64_t n);
 
+/* Adds total to column col of thread tid, spread over [start, end) in
+ * proportion to each window's part of it. 0 or -ENOMEM. */
+int shares_add_spread(struct time_shares *s, uint32_t pid, uint32_t tid, uint64_t start,
+		      uint64_t end, enum share_column col, uint64_t total);
+
+/* The row of (tid, window), or NULL. */
+const struct share_row *shares_find(const struct time_shares *s, uint32_t tid, int64_t window);
+
 /* Writes the rows, ordered by window then tid. 0 or -1 (reported). */
 int shares_store(struct time_shares *s, sqlite3 *db);
 

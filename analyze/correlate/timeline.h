@@ -25,7 +25,10 @@ enum tl_type {
 			 * arg: queue_ns; ret: service_ns */
 	TL_SOCKET,      /* tid/pid; u1: fd */
 	TL_GAP,         /* the sched source saw nothing in [key, arg) (SCHED_GAP) */
-	TL_TASK,        /* tid/pid as a sched window opened; u1: cpu; u2: enum state_kind */
+	TL_TASK,        /* tid/pid as a sched window opened; u1: cpu; u2: enum state_kind;
+			 * arg: its run time counter, ret: its run delay counter */
+	TL_TASK_CLOSE,  /* ... as a sched window closed (1.13) */
+	TL_TASK_EXIT,   /* ... as it exited between two sched windows (1.13) */
 };
 
 #define TL_F_LATE 0x8000u  /* released after later events: out of order */

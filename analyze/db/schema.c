@@ -60,7 +60,8 @@ static const char create_event_tables_sql[] =
 	 * thread_state_rows') */
 	"CREATE TABLE sched_gaps (start_ts INTEGER, end_ts INTEGER);"
 	"CREATE TABLE sched_tasks (ts INTEGER, pid INTEGER, tid INTEGER, state_code INTEGER,"
-	"  task_state INTEGER, cpu INTEGER, runtime_ns INTEGER, run_delay_ns INTEGER);"
+	"  task_state INTEGER, cpu INTEGER, runtime_ns INTEGER, run_delay_ns INTEGER,"
+	"  edge TEXT);"
 	"CREATE TABLE offcpu (offcpu_id INTEGER PRIMARY KEY, ts INTEGER,"
 	"  duration INTEGER, pid INTEGER, tid INTEGER, state INTEGER,"
 	"  ustack_id INTEGER, kstack_id INTEGER, waker_tid INTEGER,"

@@ -200,32 +200,104 @@ static int apportion_unknown(struct diag_input *in)
 	return 0;
 }
 
-/* The scope over its part the sched source followed (format 1.12: outside
- * its gaps; 1 without windows), or 0 when it followed none of it. */
-static double sched_scale(const struct diag_input *in)
+/* Sched windows (format 1.12): the states were seen only outside the
+ * gaps. They are made to stand for the whole scope as the time shares
+ * are (correlate/sched_windows.c): a thread's time on a CPU in the gaps
+ * is exact where its run time counters were written at both edges
+ * (sched_gap_runs, 1.13), and the rest of that time is split among its
+ * off-CPU states as the windows saw them; the gap time without counters
+ * is scaled from what was seen. */
+struct gap_share {
+	uint64_t ran;              /* in the scope's gaps with counters, */
+	uint64_t alive;            /* the part of them it lived, */
+	uint64_t covered;          /* and all of them (after an exit too) */
+};
+
+/* Each thread's sched_gap_runs within the scope, into runs[thread]. */
+static int load_gap_runs(struct diag_input *in, struct gap_share *runs)
+{
+	sqlite3_stmt *st;
+	int step;
+
+	if (!report_has_object(in->db, "sched_gap_runs"))
+		return 0;   /* imported before 1.13 */
+	st = diag_prepare(in, "SELECT tid, sum(running_ns * alive / max(1, lived - start_ts)),"
+			  " sum(alive), sum(ov) FROM (SELECT tid, running_ns, start_ts,"
+			  " coalesce(exit_ts, end_ts) AS lived, max(0, min(coalesce(exit_ts, end_ts),"
+			  " :to) - max(start_ts, :from)) AS alive, min(end_ts, :to) -"
+			  " max(start_ts, :from) AS ov FROM sched_gap_runs"
+			  " WHERE end_ts > :from AND start_ts < :to) GROUP BY tid");
+	if (!st)
+		return -1;
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		uint64_t *slot = hmap_find(&in->thread_by_tid, (uint64_t)sqlite3_column_int64(st, 0), 0);
+
+		if (slot) {
+			runs[*slot].ran = (uint64_t)sqlite3_column_int64(st, 1);
+			runs[*slot].alive = (uint64_t)sqlite3_column_int64(st, 2);
+			runs[*slot].covered = (uint64_t)sqlite3_column_int64(st, 3);
+		}
+	}
+	sqlite3_finalize(st);
+	if (step != SQLITE_DONE) {
+		db_report_error(in->db, "sched_gap_runs");
+		return -1;
+	}
+	return 0;
+}
+
+static uint64_t times(uint64_t v, double f)
+{
+	return (uint64_t)((double)v * f);
+}
+
+/* Thread t seen in seen ns of the scope, gap ns not; g: its gaps' run. */
+static void scale_thread(struct diag_thread *t, uint64_t seen, uint64_t gap,
+			 const struct gap_share *g)
+{
+	uint64_t covered = g->covered < gap ? g->covered : gap;
+	uint64_t alive = g->alive < covered ? g->alive : covered;
+	uint64_t ran = g->ran < alive ? g->ran : alive;
+	double fu = (double)(seen + gap - covered) / (double)seen, k;
+	uint64_t off, added = alive - ran;
+
+	t->runq_waits = times(t->runq_waits, (double)(seen + gap - (covered - alive)) /
+			      (double)seen);
+	t->running = times(t->running, fu) + ran;
+	t->runnable = times(t->runnable, fu);
+	t->blocked = times(t->blocked, fu);
+	for (int c = 0; c < DC_N; c++)
+		t->wait[c] = times(t->wait[c], fu);
+	off = t->runnable + t->blocked;
+	if (!off) {   /* seen only on a CPU: off it in the gaps, kind unknown */
+		t->blocked += added;
+		t->wait[DC_UNKNOWN] += added;
+		return;
+	}
+	k = (double)(off + added) / (double)off;
+	t->runnable = times(t->runnable, k);
+	t->blocked = times(t->blocked, k);
+	for (int c = 0; c < DC_N; c++)
+		t->wait[c] = times(t->wait[c], k);
+}
+
+static int scale_states(struct diag_input *in)
 {
 	uint64_t scope = diag_scope_ns(in);
 	uint64_t gap = report_sched_gap_ns(in->db, in->scope->from, in->scope->from + scope);
+	struct gap_share *runs;
 
-	if (!gap)
-		return 1.0;
-	return gap < scope ? (double)scope / (double)(scope - gap) : 0.0;
-}
-
-/* What the states of a windowed recording saw, made to stand for the
- * whole scope, as the time shares are (correlate/sched_windows.c). */
-static void scale_states(struct diag_input *in, double f)
-{
-	for (size_t i = 0; f > 1.0 && i < in->nthreads; i++) {
-		struct diag_thread *t = &in->threads[i];
-
-		t->running = (uint64_t)((double)t->running * f);
-		t->runnable = (uint64_t)((double)t->runnable * f);
-		t->blocked = (uint64_t)((double)t->blocked * f);
-		t->runq_waits = (uint64_t)((double)t->runq_waits * f);
-		for (int k = 0; k < DC_N; k++)
-			t->wait[k] = (uint64_t)((double)t->wait[k] * f);
+	if (!gap || gap >= scope)   /* followed whole, or not at all: as seen */
+		return 0;
+	runs = calloc(in->nthreads ? in->nthreads : 1, sizeof(*runs));
+	if (!runs || load_gap_runs(in, runs) < 0) {
+		free(runs);
+		return -1;
 	}
+	for (size_t i = 0; i < in->nthreads; i++)
+		scale_thread(&in->threads[i], scope - gap, gap, &runs[i]);
+	free(runs);
+	return 0;
 }
 
 int diag_threads_load(struct diag_input *in, const struct selection *sel)
@@ -234,8 +306,8 @@ int diag_threads_load(struct diag_input *in, const struct selection *sel)
 	uint64_t window = diag_scope_ns(in);
 	if (in->has_sched && load_states(in, &cap) < 0)
 		return -1;
-	if (in->has_sched)   /* sched windows: the states stand for the whole scope */
-		scale_states(in, sched_scale(in));
+	if (in->has_sched && scale_states(in) < 0)   /* sched windows */
+		return -1;
 	if (add_samples(in, &cap, sel) < 0)
 		return -1;
 	if (in->has_sched && in->has_waits && apportion_unknown(in) < 0)

@@ -181,11 +181,22 @@ int decode_sched_gap(struct loader *L, const struct record_in *in)
 	return 1;
 }
 
-/* A traced thread as a sched window opened (1.12). */
+/* A traced thread as a sched window opened (1.12), closed, or as it
+ * exited between two (1.13). */
 int decode_sched_task(struct loader *L, const struct record_in *in)
 {
 	const struct pc_rec_sched_task *t = in->body;
 	int code = sched_task_state_code(t->where, t->state);
+	uint16_t type = in->rec->type;
+	static const struct {
+		const char *edge;
+		uint16_t tl;
+	} kinds[] = {
+		[PC_REC_SCHED_TASK - PC_REC_SCHED_TASK] = { "open", TL_TASK },
+		[PC_REC_SCHED_TASK_CLOSE - PC_REC_SCHED_TASK] = { "close", TL_TASK_CLOSE },
+		[PC_REC_SCHED_TASK_EXIT - PC_REC_SCHED_TASK] = { "exit", TL_TASK_EXIT },
+	};
+	const char *edge = kinds[type - PC_REC_SCHED_TASK].edge;
 
 	if (t->ts > (uint64_t)INT64_MAX || t->runtime_ns > (uint64_t)INT64_MAX ||
 	    t->run_delay_ns > (uint64_t)INT64_MAX || t->where > PC_SCHED_TASK_QUEUED) {
@@ -198,9 +209,11 @@ int decode_sched_task(struct loader *L, const struct record_in *in)
 	in->row[5] = t->cpu;
 	in->row[6] = (int64_t)t->runtime_ns;
 	in->row[7] = (int64_t)t->run_delay_ns;
+	batch_text(in->row, in->kind, 8, edge);
 	correlate(L, &(struct tl_event){
-		.type = TL_TASK, .key = t->ts, .start = t->ts, .tid = t->tid, .pid = t->pid,
-		.u1 = t->cpu, .u2 = (uint32_t)code });
+		.type = kinds[type - PC_REC_SCHED_TASK].tl, .key = t->ts, .start = t->ts,
+		.tid = t->tid, .pid = t->pid, .u1 = t->cpu, .u2 = (uint32_t)code,
+		.arg = t->runtime_ns, .ret = (int64_t)t->run_delay_ns });
 	return 1;
 }
 

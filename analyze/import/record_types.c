@@ -105,7 +105,16 @@ static const struct record_type types[RECORD_TYPE_MAX + 1] = {
 	TYPE(PC_REC_SCHED_TASK, "sched_task", "sched", struct pc_rec_sched_task,
 	     decode_sched_task),
 	  .table = "sched_tasks", .columns = "ts, pid, tid, state_code, task_state, cpu,"
-	  " runtime_ns, run_delay_ns", .ncols = 8 },
+	  " runtime_ns, run_delay_ns, edge", .ncols = 9 },
+	/* format 1.13: the same at each gap's start, and at an exit inside one */
+	TYPE(PC_REC_SCHED_TASK_CLOSE, "sched_task_close", "sched", struct pc_rec_sched_task,
+	     decode_sched_task),
+	  .table = "sched_tasks", .columns = "ts, pid, tid, state_code, task_state, cpu,"
+	  " runtime_ns, run_delay_ns, edge", .ncols = 9 },
+	TYPE(PC_REC_SCHED_TASK_EXIT, "sched_task_exit", "sched", struct pc_rec_sched_task,
+	     decode_sched_task),
+	  .table = "sched_tasks", .columns = "ts, pid, tid, state_code, task_state, cpu,"
+	  " runtime_ns, run_delay_ns, edge", .ncols = 9 },
 };
 
 const struct record_type *record_type_get(uint16_t type)

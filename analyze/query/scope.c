@@ -37,6 +37,13 @@ int report_has_object(sqlite3 *db, const char *name)
 			     0) == 1;
 }
 
+int report_sched_gap_runs(sqlite3 *db)
+{
+	return report_has_object(db, "sched_gap_runs") &&
+	       db_query_int(db, "SELECT count(*) FROM (SELECT 1 FROM sched_tasks"
+			    " WHERE edge = 'close' LIMIT 1)", 0) > 0;
+}
+
 uint64_t report_sched_gap_ns(sqlite3 *db, uint64_t from, uint64_t to)
 {
 	sqlite3_stmt *st;

@@ -75,6 +75,10 @@ void report_scope_bind(sqlite3_stmt *st, const struct report_scope *scope);
 /* 1 if a table or view of that name exists. */
 int report_has_object(sqlite3 *db, const char *name);
 
+/* Whether the sched windows' gaps have their threads' run time, exact
+ * (format 1.13: sched_tasks rows at both edges; sched_gap_runs). */
+int report_sched_gap_runs(sqlite3 *db);
+
 /* The time in [from, to) the sched source did not follow: its gaps
  * between windows (format 1.12, sched_gaps); 0 without them. */
 uint64_t report_sched_gap_ns(sqlite3 *db, uint64_t from, uint64_t to);

@@ -94,8 +94,10 @@ static void print_sched_windows(const struct report_context *ctx)
 	if (gap && gap <= to - s->from)
 		fprintf(ctx->out, "  %-11s in time windows above %s context switches per s: %.1f%%"
 			" of the window followed; thread states, waits and wakeups are from the"
-			" windows, their times scaled to the whole (time shares, waits, diagnosis)\n",
-			"sched", budget, 100.0 * (double)(to - s->from - gap) / (double)(to - s->from));
+			" windows, their times scaled to the whole (time shares, waits, diagnosis)%s\n",
+			"sched", budget, 100.0 * (double)(to - s->from - gap) / (double)(to - s->from),
+			report_sched_gap_runs(ctx->db) ? ", but for each thread's running time in the"
+			" gaps: exact, from the kernel's run-time counters (sched_gap_runs)" : "");
 	free(budget);
 }
 

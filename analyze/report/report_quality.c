@@ -405,8 +405,11 @@ static const char sched_windows_meaning[] = "context switches, wakeups and waits
 	"only in a time window of each second (perfcap-record --sched-rate; sched_gaps): thread "
 	"states resume after each gap from the threads as the next window opened (sched_tasks), "
 	"the time shares, the waits' sums and the diagnosis's thread times are scaled to their "
-	"seconds; an off-CPU interval across a gap is kept when its thread stayed off CPU "
-	"throughout it, else not written";
+	"seconds, but for each thread's running time in the gaps, exact from the kernel's "
+	"run-time counters at both edges (sched_gap_runs; recordings since format 1.13), the "
+	"rest of the gaps split as the windows saw the thread's time off CPU; an off-CPU "
+	"interval across a gap is kept when its thread stayed off CPU throughout it, else not "
+	"written";
 
 static void print_sched_windows(const struct report_context *ctx)
 {

@@ -601,8 +601,11 @@ static void read_left_batches(struct consumer *c)
  * comes, or grows past the budget, to the end of its first second).
  *
  * At a window's end (win_close) the programs are detached, each CPU's
- * batch is sent, and the task iterator sched_edge sums each traced
- * thread's wait in progress up to there. At the next one's start
+ * batch is sent, and the task iterator sched_edge writes out each traced
+ * thread's run-time counters (SCHED_TASK_CLOSE: their differences to the
+ * next SCHED_TASK are its run time in the gap; a thread exiting in the
+ * gap is written out at its exit, SCHED_TASK_EXIT) and sums its wait in
+ * progress up to there. At the next one's start
  * (win_open) the epoch moves (an off-CPU interval switched out before
  * the gap is kept only if its thread stayed off CPU throughout, its run
  * time unchanged), sched_edge writes out each traced thread (SCHED_TASK:
@@ -621,7 +624,7 @@ static struct {
 	uint64_t switches_at_open;   /* `switches` when the window opened */
 	uint64_t covered_ns;         /* attached time in all */
 	uint64_t windows;            /* windows shorter than their period */
-	uint64_t tasks;              /* SCHED_TASK records */
+	uint64_t tasks;              /* SCHED_TASK and SCHED_TASK_CLOSE records */
 	uint64_t attach_failed;      /* periods not followed: the programs refused */
 	uint64_t edge_failed;        /* iterator runs that failed */
 	int err;                     /* the last failure: -errno */
@@ -659,11 +662,12 @@ static void win_begin(uint64_t budget)
 	}
 }
 
-/* The capture's SCHED_TASK for one thread the iterator wrote. */
-static void write_task(struct consumer *c, const struct perfcap_sched_task *t, uint64_t ts)
+/* The capture's SCHED_TASK (type: or _CLOSE, _EXIT) for one thread. */
+static void write_task(struct consumer *c, const struct perfcap_sched_task *t, uint64_t ts,
+		       uint16_t type)
 {
 	struct pc_rec_sched_task rec = {
-		.h.type = PC_REC_SCHED_TASK,
+		.h.type = type,
 		.ts = ts,
 		.runtime_ns = t->runtime_ns,
 		.run_delay_ns = t->run_delay_ns,
@@ -678,18 +682,16 @@ static void write_task(struct consumer *c, const struct perfcap_sched_task *t, u
 		win.tasks++;
 }
 
-/* Runs sched_edge at t over every task: at a close, or (c set) at an
- * opening, whose threads it writes. false when it could not run. */
-static bool run_edge(struct consumer *c, uint64_t t)
+/* Runs sched_edge at t over every task, at a close or at an opening, and
+ * writes the threads it shows. false when it could not run. */
+static bool run_edge(struct consumer *c, uint64_t t, bool at_close)
 {
 	struct perfcap_sched_task tasks[64];
 	ssize_t n;
 	int fd;
 
 	skel->bss->edge_ns = t;
-	skel->bss->edge_close = c == NULL;
-	if (!c && !with_waits)
-		return true;   /* nothing to do at a close */
+	skel->bss->edge_close = at_close;
 	fd = bpf_iter_create(bpf_link__fd(skel->links.sched_edge));
 	if (fd < 0) {
 		win.err = -errno;
@@ -698,8 +700,9 @@ static bool run_edge(struct consumer *c, uint64_t t)
 	}
 	/* a read returns whole entries (each bpf_seq_write is one) */
 	while ((n = read(fd, tasks, sizeof(tasks))) > 0 || (n < 0 && errno == EINTR))
-		for (ssize_t i = 0; c && n > 0 && i < n / (ssize_t)sizeof(tasks[0]); i++)
-			write_task(c, &tasks[i], t);
+		for (ssize_t i = 0; n > 0 && i < n / (ssize_t)sizeof(tasks[0]); i++)
+			write_task(c, &tasks[i], t,
+				   at_close ? PC_REC_SCHED_TASK_CLOSE : PC_REC_SCHED_TASK);
 	if (n < 0) {
 		win.err = -errno;
 		win.edge_failed++;
@@ -711,7 +714,7 @@ static bool run_edge(struct consumer *c, uint64_t t)
 /* The window ends now: programs detached, batches sent, waits summed.
  * If the kernel refuses to attach them again (the probe before the first
  * detach), they stay attached: followed whole from here. */
-static void win_close(void)
+static void win_close(struct consumer *c)
 {
 	if (!hot_links_detach(&hot)) {
 		win.err = hot.err;
@@ -721,8 +724,9 @@ static void win_close(void)
 	}
 	win.gap_start = monotonic_ns();
 	win.covered_ns += win.gap_start - win.open_start;
+	skel->bss->sched_in_gap = true;   /* a thread exiting now: SCHED_TASK_EXIT */
 	flush_cpu_batches(win.gap_start, true);
-	run_edge(NULL, win.gap_start);
+	run_edge(c, win.gap_start, true);
 }
 
 static void write_gap(struct consumer *c, uint64_t end)
@@ -744,7 +748,8 @@ static bool win_open(struct consumer *c)
 
 	skel->bss->sched_epoch++;
 	t = monotonic_ns();
-	run_edge(c, t);
+	run_edge(c, t, false);
+	skel->bss->sched_in_gap = false;
 	write_gap(c, t);
 	win.gap_start = t;
 	if (!hot_links_attach(&hot)) {
@@ -791,7 +796,7 @@ static void win_tick(struct consumer *c, uint64_t now)
 	if (!win.budget || !win.span_start || hot.state < 0)
 		return;
 	if (win_is_open() && win.windowed && now >= win.open_start + win.open_len)
-		win_close();
+		win_close(c);
 	if (now >= win.period_start + WIN_PERIOD_NS)
 		win_next_period(c, now);
 	if (win_is_open() && win.windowed)
@@ -839,6 +844,7 @@ static size_t size_of_type(uint16_t type)
 	case PERFCAP_EV_FORK:   return sizeof(struct perfcap_fork);
 	case PERFCAP_EV_USTACK: return PERFCAP_USTACK_HEADER_SIZE;
 	case PERFCAP_EV_SCHED_BATCH: return PERFCAP_SCHED_BATCH_HEADER_SIZE;
+	case PERFCAP_EV_SCHED_EXIT: return sizeof(struct perfcap_sched_exit);
 	default:                return SIZE_MAX;
 	}
 }
@@ -858,6 +864,10 @@ static void sched_handle(struct consumer *c, const void *rec, size_t size)
 	case PERFCAP_EV_FORK:   handle_fork(c, rec); break;
 	case PERFCAP_EV_USTACK: ustack_copy_handle(c, PERFCAP_SRC_SCHED, rec, size); break;
 	case PERFCAP_EV_SCHED_BATCH: handle_batch(c, rec, size); break;
+	case PERFCAP_EV_SCHED_EXIT:
+		write_task(c, &((const struct perfcap_sched_exit *)rec)->t,
+			   ((const struct perfcap_sched_exit *)rec)->h.ts, PC_REC_SCHED_TASK_EXIT);
+		break;
 	}
 }
 
@@ -971,7 +981,7 @@ static int sched_stats(struct chunk_buffer *kv, const struct consumer *c)
 
 static const uint16_t sched_event_types[] = {
 	PERFCAP_EV_SWITCH, PERFCAP_EV_WAKEUP, PERFCAP_EV_OFFCPU, PERFCAP_EV_FORK,
-	PERFCAP_EV_USTACK, PERFCAP_EV_SCHED_BATCH, 0
+	PERFCAP_EV_USTACK, PERFCAP_EV_SCHED_BATCH, PERFCAP_EV_SCHED_EXIT, 0
 };
 
 /* Wakeups whose interrupt could not be told soft or hard: written as

@@ -85,6 +85,17 @@ void ev_sched_task(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t 
 	add(c, &r, sizeof(r), PC_REC_SCHED_TASK, 0, ts);
 }
 
+void ev_sched_task_close(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid,
+			 uint16_t where, uint32_t state, uint64_t runtime_ns)
+{
+	struct pc_rec_sched_task r = {
+		.ts = ts, .pid = pid, .tid = tid, .where = where, .state = state,
+		.runtime_ns = runtime_ns,
+	};
+
+	add(c, &r, sizeof(r), PC_REC_SCHED_TASK_CLOSE, 0, ts);
+}
+
 void ev_offcpu(struct event_capture *c, uint64_t end, uint64_t duration, uint32_t pid,
 	       uint32_t tid, uint32_t state, uint32_t ustack, uint32_t kstack,
 	       uint32_t waker_tid)

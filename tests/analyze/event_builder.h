@@ -41,6 +41,8 @@ void ev_wakeup(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid,
 void ev_sched_gap(struct event_capture *c, uint64_t start, uint64_t end);
 void ev_sched_task(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid,
 		   uint16_t where, uint32_t state, uint64_t runtime_ns);
+void ev_sched_task_close(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid,
+			 uint16_t where, uint32_t state, uint64_t runtime_ns);
 void ev_offcpu(struct event_capture *c, uint64_t end, uint64_t duration, uint32_t pid,
 	       uint32_t tid, uint32_t state, uint32_t ustack, uint32_t kstack,
 	       uint32_t waker_tid);

@@ -347,3 +347,67 @@ Test(states, a_sched_gap_cuts_the_states_and_scales_the_shares)
 	ev_free(&ev);
 	scratch_remove(dir);
 }
+
+/* The same, with the thread's run time counter written at the gap's start
+ * too (format 1.13, SCHED_TASK_CLOSE): 100 ms there, 250 ms at its end,
+ * so it ran 150 ms of the 600 ms gap, exactly. Running is 230 seen + 150;
+ * the other 450 ms of the gap are split as the windows saw its off-CPU
+ * time (sleep 150, runnable 10 of 160 ms); futex waits, a kind of sleep,
+ * as sleep; their count as before (x 2.5). */
+Test(states, a_sched_gap_with_counters_at_both_edges_gives_its_run_time_exactly)
+{
+	char *dir = scratch_dir();
+	struct event_capture ev;
+	sqlite3 *db;
+
+	ev_init(&ev, T(0), T(1000), "cpu,sched,waits");
+	ev_switch(&ev, T(10), 0, 0, 0, 0, PID, TID);
+	ev_switch(&ev, T(200), 0, PID, TID, PC_TASK_INTERRUPTIBLE, 0, 0);
+	ev_sched_task_close(&ev, T(300), PID, TID, 0, PC_TASK_INTERRUPTIBLE, 100 * MS);
+	ev_sched_gap(&ev, T(300), T(900));
+	ev_sched_task(&ev, T(900), PID, TID, 0, PC_TASK_INTERRUPTIBLE, 250 * MS);
+	ev_wakeup(&ev, T(950), PID, TID, PID, WAKER, 1, 0);
+	ev_switch(&ev, T(960), 1, 0, 0, 0, PID, TID);
+	ev_thread_metric(&ev, T(0), SEC, PID, TID, PC_METRIC_FUTEX_WAIT, PC_METRIC_F_WAIT,
+			 10, 100 * MS);
+	db = import_events(dir, "gap_runs", &ev, NULL);
+	expect_int(db, "SELECT count(*) FROM sched_tasks WHERE tid=101 AND edge='close'", 1);
+	expect_text(db, "SELECT (running_ns / 1000000) || ' ' || (run_delay_ns / 1000000) FROM"
+		    " sched_gap_runs WHERE tid=101", "150 0");
+	expect_text(db, "SELECT (running_ns / 1000000) || ' ' || (sleep_ns / 1000000) || ' ' ||"
+		    " (runnable_ns / 1000000) || ' ' || other_wait_ns FROM thread_time_shares"
+		    " WHERE tid=101", "380 571 38 0");
+	expect_text(db, "SELECT futex_waits || ' ' || (futex_wait_ns / 1000000) FROM"
+		    " thread_time_shares WHERE tid=101", "25 381");
+	/* the states themselves are what was seen */
+	expect_text(db, "SELECT group_concat(state || ':' || ((start_ts - 1000000000) / 1000000)"
+		    " || '+' || (duration / 1000000), ' ') FROM (SELECT * FROM"
+		    " thread_states WHERE tid=101 ORDER BY start_ts)",
+		    "running:10+190 sleep:200+100 sleep:900+50 runnable:950+10 running:960+40");
+	sqlite3_close(db);
+	ev_free(&ev);
+	scratch_remove(dir);
+}
+
+/* A thread the windows saw only on a CPU: its off-CPU time in the gap has
+ * no kind (other_wait). It runs from 0 to 300 ms, then 200 of the 600 ms
+ * gap, and from 900 to the end. */
+Test(states, off_cpu_time_in_a_gap_unseen_in_the_windows_has_no_kind)
+{
+	char *dir = scratch_dir();
+	struct event_capture ev;
+	sqlite3 *db;
+
+	ev_init(&ev, T(0), T(1000), "cpu,sched");
+	ev_switch(&ev, T(0), 0, 0, 0, 0, PID, TID);
+	ev_sched_task_close(&ev, T(300), PID, TID, PC_SCHED_TASK_ON_CPU, 0, 300 * MS);
+	ev_sched_gap(&ev, T(300), T(900));
+	ev_sched_task(&ev, T(900), PID, TID, PC_SCHED_TASK_ON_CPU, 0, 500 * MS);
+	db = import_events(dir, "gap_only_running", &ev, NULL);
+	expect_text(db, "SELECT (running_ns / 1000000) || ' ' || (other_wait_ns / 1000000) || ' '"
+		    " || (sleep_ns + runnable_ns + io_wait_ns) FROM thread_time_shares WHERE tid=101",
+		    "600 400 0");
+	sqlite3_close(db);
+	ev_free(&ev);
+	scratch_remove(dir);
+}

@@ -9,14 +9,19 @@
 #
 # pingpong pinned to one CPU: two threads, hundreds of thousands of
 # context switches a second, far above the default budget (10,000), each
-# thread on the CPU half of the time. Recorded with default options for 4
-# seconds, imported:
+# thread on the CPU half of the time, and a third ("burst") that spins
+# 100 ms of CPU from 0.4 s into each second, inside the gaps, and sleeps
+# otherwise. Recorded with default options for 4 seconds, imported:
 #  - META sched.windows.budget 10000; STATS: windows, the time covered
 #    less than the recording; sched_gaps rows, and a sched_tasks row for
 #    both threads at the end of each gap;
 #  - each thread's running time in the time shares (scaled from the
 #    windows) against the kernel's sum_exec_runtime between the first and
 #    the last window opening (sched_tasks, exact): within 20%;
+#  - the burst thread's running time in each second between the first
+#    and the last opening is its 100 ms (within 15%), though the windows
+#    never saw it run: the run time counters at both edges of each gap
+#    (SCHED_TASK_CLOSE, SCHED_TASK) give it exactly (sched_gap_runs);
 #  - each thread's states add up to its seconds (running + runnable +
 #    blocked within 10% of the window) in the windowed seconds;
 #  - the waits' sums of a windowed second, scaled (thread_metrics.scale),
@@ -31,7 +36,7 @@ make_tmpdir
 [ -x "$PINGPONG" ] || fail "PINGPONG not set"
 cpu=$(awk -F'[-,]' '{ print $NF }' /sys/devices/system/cpu/online)
 
-"$PERFCAP_RECORD" -o "$TMP/w.perfcap" -- taskset -c "$cpu" "$PINGPONG" 4 \
+"$PERFCAP_RECORD" -o "$TMP/w.perfcap" -- taskset -c "$cpu" "$PINGPONG" 4 100 \
 	> "$TMP/pp.out" 2> "$TMP/w.err" || { cat "$TMP/w.err" >&2; fail "perfcap-record failed"; }
 cat "$TMP/pp.out" "$TMP/w.err"
 grep -q "sched: followed in" "$TMP/w.err" || fail "the summary does not say sched was followed in windows"
@@ -46,17 +51,21 @@ echo "budget $budget, windows $windows, covered $covered of $span ns, gaps $gaps
 [ "${windows:-0}" -ge 2 ] || fail "$windows windows: the load did not pass the budget?"
 [ "$covered" -lt $((span / 2)) ] || fail "windows covered $covered ns of $span"
 [ "$gaps" -ge 2 ] || fail "$gaps sched_gaps rows"
-opens=$(q "SELECT count(DISTINCT ts) FROM sched_tasks")
-per=$(q "SELECT min(n) FROM (SELECT ts, count(*) n FROM sched_tasks GROUP BY ts)")
-echo "sched_tasks: $opens openings, at least $per threads each"
-[ "$opens" -ge 2 ] && [ "$per" -ge 2 ] || fail "sched_tasks: $opens openings, $per threads"
+# (the last opening may come as the threads exit: not all of them there)
+opens=$(q "SELECT count(DISTINCT ts) FROM sched_tasks WHERE edge = 'open'")
+full=$(q "SELECT count(*) FROM (SELECT ts FROM sched_tasks WHERE edge = 'open' GROUP BY ts
+	HAVING count(*) >= 3)")
+closes=$(q "SELECT count(DISTINCT ts) FROM sched_tasks WHERE edge = 'close'")
+echo "sched_tasks: $opens openings, $full of them with the 3 threads; $closes closes"
+[ "$opens" -ge 2 ] && [ "$full" -ge 2 ] || fail "sched_tasks: $opens openings, $full with 3 threads"
+[ "$closes" -eq "$gaps" ] || fail "sched_tasks: $closes closes for $gaps gaps"
 
 # running time: the shares' (scaled) against the kernel's counter, over
 # the shares' windows that lie between the first and the last opening
 # (within 20 ms: the openings come at the recorder's ticks), the counter's
 # difference extrapolated to their length
 rows=$(q "WITH o AS (SELECT tid, min(ts) t0, max(ts) t1,
-		max(runtime_ns) - min(runtime_ns) exact FROM sched_tasks GROUP BY tid),
+		max(runtime_ns) - min(runtime_ns) exact FROM sched_tasks WHERE edge = 'open' GROUP BY tid),
 	s AS (SELECT s.tid, sum(s.running_ns) shares, sum(s.window_end - s.window_start) len,
 		min(s.window_start) w0, max(s.window_end) w1
 		FROM thread_time_shares s JOIN o ON o.tid = s.tid
@@ -72,16 +81,42 @@ echo "$rows" | while IFS=, read -r tid exact shares; do
 		fail "thread $tid: running $shares ns in the shares, $exact by its counter"
 done || exit 1
 
-# the states of a windowed second add up to it
-bad=$(q "SELECT count(*) FROM thread_time_shares s WHERE s.window_end <= (SELECT max(ts) FROM sched_tasks)
-	AND EXISTS (SELECT 1 FROM sched_gaps g WHERE g.start_ts < s.window_end AND g.end_ts > s.window_start)
+# the burst thread, running only inside the gaps
+burst_tid=$(sed -n 's/^burst: tid \([0-9]*\) cpu_ns \([0-9]*\)$/\1/p' "$TMP/pp.out")
+burst_cpu=$(sed -n 's/^burst: tid \([0-9]*\) cpu_ns \([0-9]*\)$/\2/p' "$TMP/pp.out")
+[ -n "$burst_tid" ] || fail "pingpong did not print its burst thread"
+[ "$burst_cpu" -ge 360000000 ] ||
+	fail "the burst thread got $burst_cpu ns of CPU, not 4 x 100 ms: the premise fails"
+runs=$(q "SELECT count(*) FROM sched_gap_runs WHERE tid = $burst_tid AND running_ns > 50000000")
+echo "gaps the burst thread ran in, by its counters: $runs"
+[ "$runs" -ge 2 ] || fail "sched_gap_runs: the burst thread ran in $runs gaps"
+rows=$(q "SELECT window_start, running_ns FROM thread_time_shares WHERE tid = $burst_tid
+	AND window_start >= (SELECT min(ts) FROM sched_tasks WHERE edge = 'open') - 20000000
+	AND window_end <= (SELECT max(ts) FROM sched_tasks WHERE edge = 'open') + 20000000")
+echo "burst thread, window and running ns:"
+echo "$rows"
+[ "$(echo "$rows" | grep -c .)" -ge 2 ] || fail "fewer than 2 seconds of the burst thread to check"
+echo "$rows" | while IFS=, read -r w ran; do
+	within "$ran" 85000000 115000000 ||
+		fail "burst thread: running $ran ns in the second from $w, expected 100 ms"
+done || exit 1
+
+# the states of a windowed second add up to it (a thread's last second,
+# where it exited, to the part it lived)
+windowed="FROM thread_time_shares s WHERE s.window_end <= (SELECT max(ts) FROM sched_tasks
+		WHERE edge = 'open')
+	AND EXISTS (SELECT 1 FROM sched_gaps g WHERE g.start_ts < s.window_end
+		AND g.end_ts > s.window_start)
+	AND NOT EXISTS (SELECT 1 FROM sched_tasks x WHERE x.tid = s.tid AND x.edge = 'exit'
+		AND x.ts >= s.window_start AND x.ts < s.window_end)"
+bad=$(q "SELECT group_concat(tid || '@' || window_start || ':' || (running_ns + runnable_ns
+		+ io_wait_ns + sleep_ns + other_wait_ns), ' ') AS bad $windowed
 	AND abs(running_ns + runnable_ns + io_wait_ns + sleep_ns + other_wait_ns
 		- (window_end - window_start)) > (window_end - window_start) / 10")
-checked=$(q "SELECT count(*) FROM thread_time_shares s WHERE s.window_end <= (SELECT max(ts) FROM sched_tasks)
-	AND EXISTS (SELECT 1 FROM sched_gaps g WHERE g.start_ts < s.window_end AND g.end_ts > s.window_start)")
-echo "windowed thread-seconds: $checked, whose states do not add up: $bad"
+checked=$(q "SELECT count(*) AS n $windowed")
+echo "windowed thread-seconds: $checked, whose states do not add up: ${bad:-none}"
 [ "$checked" -ge 2 ] || fail "no windowed second to check"
-[ "$bad" -eq 0 ] || fail "$bad windowed thread-seconds whose states do not add up to the second"
+[ -z "$bad" ] || fail "windowed thread-seconds whose states do not add up to the second: $bad"
 
 # the waits' sums: a windowed second (scaled) against the first (whole)
 row=$(q "SELECT (SELECT sum(calls) FROM thread_metrics WHERE kind = 'waits' AND class = 'vfs_read'

@@ -2,16 +2,28 @@
  * pipes: every round trip is two blocking reads, two wakeups and (on
  * separate or shared CPUs) at least two context switches. Prints round
  * trips per second: the context-switch-heavy load of
- * bench/sched_overhead.sh. Usage: pingpong [SECONDS] (default 5).
+ * bench/sched_overhead.sh. Usage: pingpong [SECONDS [BURST_MS]] (default
+ * 5 s, no burst).
+ *
+ * With BURST_MS, a third thread ("burst") spins for BURST_MS ms of its own
+ * CPU time from 0.4 s into each second of the run (at most until 0.9 s),
+ * and sleeps otherwise: a thread that runs in bursts away from the start
+ * of each second, where sched windows open (tests/e2e/sched_windows.sh).
+ * It prints its thread id and the CPU time it used in all.
  */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 static int ping[2], pong[2];
+static double start, burst_end, burst_ms; /* set before the threads start */
+static long burst_tid;
+static double burst_cpu_s;
 
 static double now_s(void)
 {
@@ -19,6 +31,46 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_until(double t)
+{
+	double d = t - now_s();
+	struct timespec ts;
+
+	if (d <= 0)
+		return;
+	ts.tv_sec = (time_t)d;
+	ts.tv_nsec = (long)((d - (double)ts.tv_sec) * 1e9);
+	nanosleep(&ts, NULL);
+}
+
+/* BURST_MS of CPU from 0.4 s into each second (see the top). */
+static void *burst(void *arg)
+{
+	double cpu0 = cpu_s();
+
+	(void)arg;
+	prctl(PR_SET_NAME, "burst");
+	burst_tid = syscall(SYS_gettid);
+	for (double second = start; second + 0.4 < burst_end; second += 1.0) {
+		double goal;
+
+		sleep_until(second + 0.4);
+		goal = cpu_s() + burst_ms / 1000.0;
+		while (cpu_s() < goal && now_s() < second + 0.9 && now_s() < burst_end)
+			;
+	}
+	burst_cpu_s = cpu_s() - cpu0;
+	return NULL;
 }
 
 /* Echoes every byte from ping back on pong until the pipe closes. */
@@ -37,13 +89,14 @@ static void *echo(void *arg)
 
 int main(int argc, char **argv)
 {
-	double seconds = argc > 1 ? atof(argv[1]) : 5.0, start, end;
+	double seconds = argc > 1 ? atof(argv[1]) : 5.0, end;
 	unsigned long long trips = 0;
-	pthread_t thread;
+	pthread_t thread, burster;
 	char byte = 'x';
 
-	if (seconds <= 0 || seconds > 3600) {
-		fprintf(stderr, "usage: pingpong [SECONDS (0-3600]]\n");
+	burst_ms = argc > 2 ? atof(argv[2]) : 0;
+	if (seconds <= 0 || seconds > 3600 || burst_ms < 0 || burst_ms > 500) {
+		fprintf(stderr, "usage: pingpong [SECONDS (0-3600] [BURST_MS (0-500]]]\n");
 		return 2;
 	}
 	if (pipe(ping) || pipe(pong) || pthread_create(&thread, NULL, echo, NULL)) {
@@ -52,7 +105,11 @@ int main(int argc, char **argv)
 	}
 	prctl(PR_SET_NAME, "ping");
 	start = now_s();
-	end = start + seconds;
+	end = burst_end = start + seconds;
+	if (burst_ms > 0 && pthread_create(&burster, NULL, burst, NULL)) {
+		perror("pingpong");
+		return 1;
+	}
 	while (now_s() < end) {
 		for (int i = 0; i < 100; i++) {
 			if (write(ping[1], &byte, 1) != 1 || read(pong[0], &byte, 1) != 1) {
@@ -67,5 +124,9 @@ int main(int argc, char **argv)
 	pthread_join(thread, NULL);
 	printf("pingpong: %llu round trips in %.3f s: %.0f round trips/s\n", trips, end - start,
 	       (double)trips / (end - start));
+	if (burst_ms > 0) {
+		pthread_join(burster, NULL);
+		printf("burst: tid %ld cpu_ns %.0f\n", burst_tid, burst_cpu_s * 1e9);
+	}
 	return 0;
 }
