@@ -136,3 +136,40 @@ with open(out, "w") as f:
             "blocked_ns=%d\nidle_pct=%.3f\n" % (epoch, wall, len(both), cpu, runq, blocked, idle))
 PY
 }
+
+# pg_cluster_start: Debian's postgresql, our own throwaway cluster (initdb
+# as the postgres user in $TMP/pg, 127.0.0.1 on a free port, trust auth,
+# fsync, synchronous_commit, full_page_writes and autovacuum off). Skips
+# (77) when postgresql, pgbench, psql or runuser is missing. Sets bin,
+# pgdata, port, pm (the postmaster's pid) and started; defines sql (psql
+# on the cluster). The caller stops it with pg_cluster_stop (in its trap).
+pg_cluster_start() {
+	bin=$(ls -d /usr/lib/postgresql/*/bin 2> /dev/null | sort -V | tail -1)
+	[ -n "$bin" ] && [ -x "$bin/initdb" ] && [ -x "$bin/pg_ctl" ] ||
+		skip "postgresql not installed"
+	command -v pgbench > /dev/null && command -v psql > /dev/null ||
+		skip "pgbench / psql not installed"
+	id postgres > /dev/null 2>&1 || skip "no postgres user"
+	command -v runuser > /dev/null || skip "runuser (util-linux) not installed"
+	chmod 755 "$TMP"
+	mkdir "$TMP/pg"
+	chown postgres: "$TMP/pg"
+	pgdata=$TMP/pg/data
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	runuser -u postgres -- "$bin/initdb" -D "$pgdata" -A trust -U postgres --no-sync \
+		> "$TMP/initdb.log" 2>&1 || { cat "$TMP/initdb.log"; fail "initdb failed"; }
+	runuser -u postgres -- "$bin/pg_ctl" -D "$pgdata" -l "$TMP/pg/log" -w -t 60 \
+		-o "-p $port -c listen_addresses=127.0.0.1 -k $TMP/pg -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=30 -c autovacuum=off" \
+		start > "$TMP/pg_ctl.log" 2>&1 ||
+		{ cat "$TMP/pg_ctl.log" "$TMP/pg/log"; fail "pg_ctl start failed"; }
+	started=1
+	pm=$(head -1 "$pgdata/postmaster.pid")
+}
+
+sql() { psql -h 127.0.0.1 -p "$port" -U postgres -X -q -At -v ON_ERROR_STOP=1 postgres "$@"; }
+
+pg_cluster_stop() {
+	[ -n "${started:-}" ] &&
+		runuser -u postgres -- "$bin/pg_ctl" -D "$pgdata" -m fast -w stop > /dev/null 2>&1
+	started=
+}

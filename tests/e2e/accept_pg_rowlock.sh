@@ -28,36 +28,19 @@ set -u
 : "${PERFCAP_RECORD:?}" "${PERFCAP_ANALYZE:?}"
 require_bpf
 skip() { echo "SKIP: $* (.ci/install-deps installs it)" >&2; exit 77; }
-bin=$(ls -d /usr/lib/postgresql/*/bin 2> /dev/null | sort -V | tail -1)
-[ -n "$bin" ] && [ -x "$bin/initdb" ] && [ -x "$bin/pg_ctl" ] || skip "postgresql not installed"
-command -v pgbench > /dev/null && command -v psql > /dev/null || skip "pgbench / psql not installed"
-id postgres > /dev/null 2>&1 || skip "no postgres user"
-command -v runuser > /dev/null || skip "runuser (util-linux) not installed"
 make_tmpdir
 ACCEPT_TOL=20
 
-chmod 755 "$TMP"
-mkdir "$TMP/pg"
-chown postgres: "$TMP/pg"
-pgdata=$TMP/pg/data
 started='' ppid_='' bench=''
 stop_all() {
 	[ -n "$bench" ] && kill "$bench" 2> /dev/null
 	[ -n "$ppid_" ] && kill "$ppid_" 2> /dev/null
-	[ -n "$started" ] && runuser -u postgres -- "$bin/pg_ctl" -D "$pgdata" -m fast -w stop > /dev/null 2>&1
+	pg_cluster_stop
 	wait
 	rm -rf "$TMP"
 }
 trap stop_all EXIT
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-runuser -u postgres -- "$bin/initdb" -D "$pgdata" -A trust -U postgres --no-sync \
-	> "$TMP/initdb.log" 2>&1 || { cat "$TMP/initdb.log"; fail "initdb failed"; }
-runuser -u postgres -- "$bin/pg_ctl" -D "$pgdata" -l "$TMP/pg/log" -w -t 60 \
-	-o "-p $port -c listen_addresses=127.0.0.1 -k $TMP/pg -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=30 -c autovacuum=off" \
-	start > "$TMP/pg_ctl.log" 2>&1 || { cat "$TMP/pg_ctl.log" "$TMP/pg/log"; fail "pg_ctl start failed"; }
-started=1
-pm=$(head -1 "$pgdata/postmaster.pid")
-sql() { psql -h 127.0.0.1 -p "$port" -U postgres -X -q -At -v ON_ERROR_STOP=1 postgres "$@"; }
+pg_cluster_start
 sql -c "CREATE TABLE t (id int PRIMARY KEY, v bigint NOT NULL);
 	INSERT INTO t VALUES (1, 0); CREATE TABLE poll_stop (x int);" || fail "setup failed"
 cat > "$TMP/rowlock.sql" << 'EOF'
