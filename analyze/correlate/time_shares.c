@@ -78,9 +78,12 @@ static struct share_row *row_for(struct time_shares *s, uint32_t pid, uint32_t t
 	return r;
 }
 
-int shares_add_time(struct time_shares *s, uint32_t pid, uint32_t tid, uint64_t start,
-		    uint64_t end, enum share_column col)
+/* Adds to column col of thread tid over [start, end), cut at window
+ * edges: each part's length, or (spread) its part of total. */
+static int add_parts(struct time_shares *s, uint32_t pid, uint32_t tid, uint64_t start,
+		     uint64_t end, enum share_column col, int spread, uint64_t total)
 {
+	uint64_t len = end - start, left = total;
 	int oom = 0;
 
 	while (start < end) {
@@ -88,13 +91,26 @@ int shares_add_time(struct time_shares *s, uint32_t pid, uint32_t tid, uint64_t 
 		uint64_t edge = window_start(s, w + 1);
 		uint64_t part_end = end < edge || edge <= start ? end : edge;
 		struct share_row *r = row_for(s, pid, tid, w, &oom);
+		uint64_t part = part_end - start;
 
 		if (!r)
 			return oom ? -ENOMEM : 0;
-		r->v[col] += part_end - start;
+		if (spread) {
+			part = part_end == end ? left :
+				(uint64_t)((double)total * (double)part / (double)len);
+			part = part < left ? part : left;
+			left -= part;
+		}
+		r->v[col] += part;
 		start = part_end;
 	}
 	return 0;
+}
+
+int shares_add_time(struct time_shares *s, uint32_t pid, uint32_t tid, uint64_t start,
+		    uint64_t end, enum share_column col)
+{
+	return add_parts(s, pid, tid, start, end, col, 0, 0);
 }
 
 int shares_add_count(struct time_shares *s, uint32_t pid, uint32_t tid, uint64_t ts,
@@ -112,25 +128,7 @@ int shares_add_count(struct time_shares *s, uint32_t pid, uint32_t tid, uint64_t
 int shares_add_spread(struct time_shares *s, uint32_t pid, uint32_t tid, uint64_t start,
 		      uint64_t end, enum share_column col, uint64_t total)
 {
-	uint64_t len = end - start, left = total;
-	int oom = 0;
-
-	while (start < end) {
-		int64_t w = window_of(s, start);
-		uint64_t edge = window_start(s, w + 1);
-		uint64_t part_end = end < edge || edge <= start ? end : edge;
-		struct share_row *r = row_for(s, pid, tid, w, &oom);
-		uint64_t part = part_end == end ? left :
-			(uint64_t)((double)total * (double)(part_end - start) / (double)len);
-
-		if (!r)
-			return oom ? -ENOMEM : 0;
-		part = part < left ? part : left;
-		r->v[col] += part;
-		left -= part;
-		start = part_end;
-	}
-	return 0;
+	return add_parts(s, pid, tid, start, end, col, 1, total);
 }
 
 const struct share_row *shares_find(const struct time_shares *s, uint32_t tid, int64_t window)

@@ -306,6 +306,23 @@ Test(states, a_wakeup_before_its_switch_out_makes_the_thread_runnable)
 	scratch_remove(dir);
 }
 
+/* The gap tests' thread (see below); with_close: its counter is written at
+ * the gap's start too (format 1.13). */
+static void gap_scenario(struct event_capture *ev, int with_close)
+{
+	ev_init(ev, T(0), T(1000), "cpu,sched,waits");
+	ev_switch(ev, T(10), 0, 0, 0, 0, PID, TID);
+	ev_switch(ev, T(200), 0, PID, TID, PC_TASK_INTERRUPTIBLE, 0, 0);
+	if (with_close)
+		ev_sched_task_close(ev, T(300), PID, TID, 0, PC_TASK_INTERRUPTIBLE, 100 * MS);
+	ev_sched_gap(ev, T(300), T(900));
+	ev_sched_task(ev, T(900), PID, TID, 0, PC_TASK_INTERRUPTIBLE, 250 * MS);
+	ev_wakeup(ev, T(950), PID, TID, PID, WAKER, 1, 0);
+	ev_switch(ev, T(960), 1, 0, 0, 0, PID, TID);
+	ev_thread_metric(ev, T(0), SEC, PID, TID, PC_METRIC_FUTEX_WAIT, PC_METRIC_F_WAIT,
+			 10, 100 * MS);
+}
+
 /* The sched source followed a window only (format 1.12): the thread runs
  * 190 ms, sleeps from 200 ms, then nothing is seen from 300 to 900 ms (a
  * SCHED_GAP); at 900 ms it is blocked (SCHED_TASK), woken at 950, on CPU
@@ -318,15 +335,7 @@ Test(states, a_sched_gap_cuts_the_states_and_scales_the_shares)
 	struct event_capture ev;
 	sqlite3 *db;
 
-	ev_init(&ev, T(0), T(1000), "cpu,sched,waits");
-	ev_switch(&ev, T(10), 0, 0, 0, 0, PID, TID);
-	ev_switch(&ev, T(200), 0, PID, TID, PC_TASK_INTERRUPTIBLE, 0, 0);
-	ev_sched_gap(&ev, T(300), T(900));
-	ev_sched_task(&ev, T(900), PID, TID, 0, PC_TASK_INTERRUPTIBLE, 250 * MS);
-	ev_wakeup(&ev, T(950), PID, TID, PID, WAKER, 1, 0);
-	ev_switch(&ev, T(960), 1, 0, 0, 0, PID, TID);
-	ev_thread_metric(&ev, T(0), SEC, PID, TID, PC_METRIC_FUTEX_WAIT, PC_METRIC_F_WAIT,
-			 10, 100 * MS);
+	gap_scenario(&ev, 0);
 	db = import_events(dir, "gap", &ev, NULL);
 	expect_text(db, "SELECT group_concat(state || ':' || ((start_ts - 1000000000) / 1000000)"
 		    " || '+' || (duration / 1000000) || ':' || partial, ' ') FROM (SELECT * FROM"
@@ -360,16 +369,7 @@ Test(states, a_sched_gap_with_counters_at_both_edges_gives_its_run_time_exactly)
 	struct event_capture ev;
 	sqlite3 *db;
 
-	ev_init(&ev, T(0), T(1000), "cpu,sched,waits");
-	ev_switch(&ev, T(10), 0, 0, 0, 0, PID, TID);
-	ev_switch(&ev, T(200), 0, PID, TID, PC_TASK_INTERRUPTIBLE, 0, 0);
-	ev_sched_task_close(&ev, T(300), PID, TID, 0, PC_TASK_INTERRUPTIBLE, 100 * MS);
-	ev_sched_gap(&ev, T(300), T(900));
-	ev_sched_task(&ev, T(900), PID, TID, 0, PC_TASK_INTERRUPTIBLE, 250 * MS);
-	ev_wakeup(&ev, T(950), PID, TID, PID, WAKER, 1, 0);
-	ev_switch(&ev, T(960), 1, 0, 0, 0, PID, TID);
-	ev_thread_metric(&ev, T(0), SEC, PID, TID, PC_METRIC_FUTEX_WAIT, PC_METRIC_F_WAIT,
-			 10, 100 * MS);
+	gap_scenario(&ev, 1);
 	db = import_events(dir, "gap_runs", &ev, NULL);
 	expect_int(db, "SELECT count(*) FROM sched_tasks WHERE tid=101 AND edge='close'", 1);
 	expect_text(db, "SELECT (running_ns / 1000000) || ' ' || (run_delay_ns / 1000000) FROM"
