@@ -145,11 +145,14 @@ int windows_on_task(struct correlator *c, const struct tl_event *ev)
 				 ev->u1 < CORRELATE_MAX_CPUS ? (int64_t)ev->u1 : -1);
 }
 
+/* The thread states' columns: running and the off-CPU ones. */
+#define STATE_COLUMNS (1u << SH_RUNNING | 1u << SH_RUNNABLE | 1u << SH_IO_WAIT | \
+		       1u << SH_SLEEP | 1u << SH_OTHER_WAIT)
+
 /* The columns seen only in the windows (see above). */
 static uint32_t windowed_columns(const struct correlator *c)
 {
-	uint32_t m = 1u << SH_RUNNING | 1u << SH_RUNNABLE | 1u << SH_IO_WAIT | 1u << SH_SLEEP |
-		     1u << SH_OTHER_WAIT;
+	uint32_t m = STATE_COLUMNS;
 
 	if (c->summed_calls)
 		return m;
@@ -197,6 +200,7 @@ static int runs_by_window(const struct correlator *c, struct time_shares *runs)
 static const int off_cpu[] = { SH_RUNNABLE, SH_IO_WAIT, SH_SLEEP, SH_OTHER_WAIT };
 #define NOFF (sizeof(off_cpu) / sizeof(off_cpu[0]))
 
+
 static uint64_t times(uint64_t v, double f)
 {
 	return (uint64_t)((double)v * f + 0.5);
@@ -232,8 +236,7 @@ static void scale_row(struct share_row *r, uint32_t mask, uint64_t len, uint64_t
 	for (int col = 0; col < SH_NCOLUMNS; col++) {
 		double g = f;
 
-		if (!(mask & 1u << col) || col == SH_RUNNING || col == SH_RUNNABLE ||
-		    col == SH_IO_WAIT || col == SH_SLEEP || col == SH_OTHER_WAIT)
+		if (!(mask & 1u << col) || STATE_COLUMNS & 1u << col)
 			continue;
 		/* the kinds of sleep, as sleep itself */
 		if ((col == SH_FUTEX_WAIT || col == SH_POLL_WAIT) && old_sleep)

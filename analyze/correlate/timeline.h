@@ -26,7 +26,7 @@ enum tl_type {
 	TL_SOCKET,      /* tid/pid; u1: fd */
 	TL_GAP,         /* the sched source saw nothing in [key, arg) (SCHED_GAP) */
 	TL_TASK,        /* tid/pid as a sched window opened; u1: cpu; u2: enum state_kind;
-			 * arg: its run time counter, ret: its run delay counter */
+			 * arg: its run time counter */
 	TL_TASK_CLOSE,  /* ... as a sched window closed (1.13) */
 	TL_TASK_EXIT,   /* ... as it exited between two sched windows (1.13) */
 };

@@ -187,16 +187,15 @@ int decode_sched_task(struct loader *L, const struct record_in *in)
 {
 	const struct pc_rec_sched_task *t = in->body;
 	int code = sched_task_state_code(t->where, t->state);
-	uint16_t type = in->rec->type;
 	static const struct {
 		const char *edge;
 		uint16_t tl;
-	} kinds[] = {
-		[PC_REC_SCHED_TASK - PC_REC_SCHED_TASK] = { "open", TL_TASK },
-		[PC_REC_SCHED_TASK_CLOSE - PC_REC_SCHED_TASK] = { "close", TL_TASK_CLOSE },
-		[PC_REC_SCHED_TASK_EXIT - PC_REC_SCHED_TASK] = { "exit", TL_TASK_EXIT },
+	} kinds[] = {   /* by record type, from PC_REC_SCHED_TASK */
+		{ "open", TL_TASK }, { "close", TL_TASK_CLOSE }, { "exit", TL_TASK_EXIT },
 	};
-	const char *edge = kinds[type - PC_REC_SCHED_TASK].edge;
+	_Static_assert(PC_REC_SCHED_TASK_CLOSE == PC_REC_SCHED_TASK + 1 &&
+		       PC_REC_SCHED_TASK_EXIT == PC_REC_SCHED_TASK + 2, "kinds[] order");
+	const typeof(kinds[0]) *k = &kinds[in->rec->type - PC_REC_SCHED_TASK];
 
 	if (t->ts > (uint64_t)INT64_MAX || t->runtime_ns > (uint64_t)INT64_MAX ||
 	    t->run_delay_ns > (uint64_t)INT64_MAX || t->where > PC_SCHED_TASK_QUEUED) {
@@ -209,11 +208,10 @@ int decode_sched_task(struct loader *L, const struct record_in *in)
 	in->row[5] = t->cpu;
 	in->row[6] = (int64_t)t->runtime_ns;
 	in->row[7] = (int64_t)t->run_delay_ns;
-	batch_text(in->row, in->kind, 8, edge);
+	batch_text(in->row, in->kind, 8, k->edge);
 	correlate(L, &(struct tl_event){
-		.type = kinds[type - PC_REC_SCHED_TASK].tl, .key = t->ts, .start = t->ts,
-		.tid = t->tid, .pid = t->pid, .u1 = t->cpu, .u2 = (uint32_t)code,
-		.arg = t->runtime_ns, .ret = (int64_t)t->run_delay_ns });
+		.type = k->tl, .key = t->ts, .start = t->ts, .tid = t->tid, .pid = t->pid,
+		.u1 = t->cpu, .u2 = (uint32_t)code, .arg = t->runtime_ns });
 	return 1;
 }
 

@@ -25,6 +25,12 @@
 	[id_] = { .id = id_, .name = name_, .source = source_, .size = BODY_SIZE(T), \
 		  .decode = decoder
 
+/* The three records of a thread at a sched window's edge (sched_tasks). */
+#define SCHED_TASK_TYPE(id_, name_) \
+	TYPE(id_, name_, "sched", struct pc_rec_sched_task, decode_sched_task), \
+	  .table = "sched_tasks", .columns = "ts, pid, tid, state_code, task_state, cpu," \
+	  " runtime_ns, run_delay_ns, edge", .ncols = 9 }
+
 static const struct record_type types[RECORD_TYPE_MAX + 1] = {
 	TYPE(PC_REC_SAMPLE, "sample", "cpu", struct pc_rec_sample, decode_sample),
 	  .table = "samples", .columns = "ts, pid, tid, cpu, ustack_id, kstack_id", .ncols = 6 },
@@ -102,19 +108,10 @@ static const struct record_type types[RECORD_TYPE_MAX + 1] = {
 	/* format 1.12: the sched source's windows (sched_windows.c) */
 	TYPE(PC_REC_SCHED_GAP, "sched_gap", "sched", struct pc_rec_sched_gap, decode_sched_gap),
 	  .table = "sched_gaps", .columns = "start_ts, end_ts", .ncols = 2 },
-	TYPE(PC_REC_SCHED_TASK, "sched_task", "sched", struct pc_rec_sched_task,
-	     decode_sched_task),
-	  .table = "sched_tasks", .columns = "ts, pid, tid, state_code, task_state, cpu,"
-	  " runtime_ns, run_delay_ns, edge", .ncols = 9 },
+	SCHED_TASK_TYPE(PC_REC_SCHED_TASK, "sched_task"),
 	/* format 1.13: the same at each gap's start, and at an exit inside one */
-	TYPE(PC_REC_SCHED_TASK_CLOSE, "sched_task_close", "sched", struct pc_rec_sched_task,
-	     decode_sched_task),
-	  .table = "sched_tasks", .columns = "ts, pid, tid, state_code, task_state, cpu,"
-	  " runtime_ns, run_delay_ns, edge", .ncols = 9 },
-	TYPE(PC_REC_SCHED_TASK_EXIT, "sched_task_exit", "sched", struct pc_rec_sched_task,
-	     decode_sched_task),
-	  .table = "sched_tasks", .columns = "ts, pid, tid, state_code, task_state, cpu,"
-	  " runtime_ns, run_delay_ns, edge", .ncols = 9 },
+	SCHED_TASK_TYPE(PC_REC_SCHED_TASK_CLOSE, "sched_task_close"),
+	SCHED_TASK_TYPE(PC_REC_SCHED_TASK_EXIT, "sched_task_exit"),
 };
 
 const struct record_type *record_type_get(uint16_t type)

@@ -624,7 +624,7 @@ static struct {
 	uint64_t switches_at_open;   /* `switches` when the window opened */
 	uint64_t covered_ns;         /* attached time in all */
 	uint64_t windows;            /* windows shorter than their period */
-	uint64_t tasks;              /* SCHED_TASK and SCHED_TASK_CLOSE records */
+	uint64_t tasks;              /* SCHED_TASK, _CLOSE and _EXIT records */
 	uint64_t attach_failed;      /* periods not followed: the programs refused */
 	uint64_t edge_failed;        /* iterator runs that failed */
 	int err;                     /* the last failure: -errno */
@@ -835,6 +835,12 @@ static void sched_tick(struct consumer *c, uint64_t now_ns, bool final)
 		win_tick(c, now_ns);
 }
 
+/* A traced thread that exited inside a gap (on_task_exit). */
+static void handle_exit(struct consumer *c, const struct perfcap_sched_exit *e)
+{
+	write_task(c, &e->t, e->h.ts, PC_REC_SCHED_TASK_EXIT);
+}
+
 static size_t size_of_type(uint16_t type)
 {
 	switch (type) {
@@ -864,10 +870,7 @@ static void sched_handle(struct consumer *c, const void *rec, size_t size)
 	case PERFCAP_EV_FORK:   handle_fork(c, rec); break;
 	case PERFCAP_EV_USTACK: ustack_copy_handle(c, PERFCAP_SRC_SCHED, rec, size); break;
 	case PERFCAP_EV_SCHED_BATCH: handle_batch(c, rec, size); break;
-	case PERFCAP_EV_SCHED_EXIT:
-		write_task(c, &((const struct perfcap_sched_exit *)rec)->t,
-			   ((const struct perfcap_sched_exit *)rec)->h.ts, PC_REC_SCHED_TASK_EXIT);
-		break;
+	case PERFCAP_EV_SCHED_EXIT: handle_exit(c, rec); break;
 	}
 }
 
