@@ -427,7 +427,9 @@ enum perfcap_syscall_counter {
 	PERFCAP_SC_UNMATCHED_EXIT  = 3, /* an exit without its entry */
 	PERFCAP_SC_MAP_FULL        = 4, /* no memory for a thread's entry: not paired */
 	PERFCAP_SC_BAD_NR          = 5, /* number >= PERFCAP_SYSCALL_NR_MAX */
-	PERFCAP_SC_NR              = 6,
+	PERFCAP_SC_PAIRED          = 6, /* calls paired (counted in syscall_totals) */
+	PERFCAP_SC_CUT             = 7, /* calls across a window's edge: not paired */
+	PERFCAP_SC_NR              = 8,
 };
 
 /* One completed call; h.ts is the entry, h.cpu the CPU of the exit. */

@@ -17,6 +17,17 @@
  * walked a bucket (an untraced task has no storage and leaves at once). A
  * thread whose entry cannot be allocated is not paired (map_full).
  *
+ * Windows (--syscall-rate): above a rate user space attaches the two
+ * programs only in a window at the start of each second, and sets
+ * sc_win_start and sc_win_end around it before each one. A call is
+ * paired only when it enters at or after the window's start and exits
+ * before its end, exactly the window the capture's SYSCALL_WINDOW says,
+ * whenever the recorder gets to detach. Calls across an edge (entered in
+ * an earlier window or a gap, or exiting after the end) are counted as
+ * cut and are neither totalled nor emitted: the reader weighs the calls
+ * it has by how likely a call of their length was to fit in the window.
+ * Without windows sc_win_start and sc_win_end stay 0: every call.
+ *
  * The set (which numbers are emitted, by which source, with a user stack
  * or not) is read-only data filled by user space before load
  * (record/sources/syscall_sets.c). Only tp_btf programs: no tracefs, kprobes or
@@ -40,9 +51,14 @@ const volatile __u64 syscall_min_ns = 0;
 const volatile bool with_net = false;
 const volatile bool with_mem = false;
 
+/* The window calls are paired in, set by user space (0, 0: always). */
+volatile __u64 sc_win_start;
+volatile __u64 sc_win_end;
+
 struct pending_call {
 	__u64 ts;               /* entry; 0: no call in progress */
 	__u64 args[3];
+	__u64 win;              /* sc_win_start of the window it entered in */
 	__u32 nr;
 	__u32 reserved;
 };
@@ -72,10 +88,19 @@ static __always_inline void add_total(__u32 nr, __u64 ns)
 {
 	struct perfcap_syscall_total *t = bpf_map_lookup_elem(&syscall_totals, &nr);
 
+	count(PERFCAP_SC_PAIRED);
 	if (!t)
 		return;
 	__sync_fetch_and_add(&t->calls, 1);
 	__sync_fetch_and_add(&t->ns, ns);
+}
+
+/* Whether a window ends before now (never without windows). */
+static __always_inline bool past_window(__u64 now)
+{
+	__u64 end = sc_win_end;
+
+	return end && now >= end;
 }
 
 /* ---- entry ------------------------------------------------------------- */
@@ -87,6 +112,7 @@ static __always_inline void fill_pending(struct pending_call *p, struct pt_regs 
 	p->args[1] = regs->si;
 	p->args[2] = regs->dx;
 	p->nr = nr;
+	p->win = sc_win_start;
 	p->ts = now;            /* last: marks the entry as in progress */
 }
 
@@ -95,8 +121,12 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct pending_call *p;
+	__u64 now;
 
 	if (!pc_task_traced(task))
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (past_window(now)) /* after the window: not followed */
 		return 0;
 	if ((unsigned long)id >= PERFCAP_SYSCALL_NR_MAX) /* -1, x32: paired, not counted */
 		count(PERFCAP_SC_BAD_NR);
@@ -107,9 +137,9 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 		pc_count(PERFCAP_SRC_SYSCALL, PERFCAP_LOSS_MAP_FULL);
 		return 0;
 	}
-	if (p->ts) /* the previous call never reached sys_exit */
-		count(PERFCAP_SC_UNMATCHED_ENTER);
-	fill_pending(p, regs, (__u32)id, bpf_ktime_get_ns());
+	if (p->ts) /* the previous call never reached sys_exit (here, or by a gap) */
+		count(p->win == sc_win_start ? PERFCAP_SC_UNMATCHED_ENTER : PERFCAP_SC_CUT);
+	fill_pending(p, regs, (__u32)id, now);
 	return 0;
 }
 
@@ -182,14 +212,25 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 		return 0;
 	p = bpf_task_storage_get(&syscall_pending, task, NULL, 0);
 	if (!p || !p->ts) {
-		/* entered before the recording (or no memory for its entry) */
+		/* entered before the recording (or no memory for its entry),
+		 * before the window opened (cut by its start), or after the
+		 * window's end (not followed: nothing to count) */
 		if (pc_task_traced(task)) {
-			count(PERFCAP_SC_UNMATCHED_EXIT);
+			if (p && p->win != sc_win_start)
+				count(PERFCAP_SC_CUT);
+			else if (!past_window(bpf_ktime_get_ns()))
+				count(PERFCAP_SC_UNMATCHED_EXIT);
 			sources_sys_exit(task, regs, ret);
 		}
 		return 0;
 	}
 	now = bpf_ktime_get_ns();
+	if (p->win != sc_win_start || past_window(now)) {
+		count(PERFCAP_SC_CUT);   /* entered in an earlier window, or exits late */
+		p->ts = 0;
+		sources_sys_exit(task, regs, ret);
+		return 0;
+	}
 	ns = now - p->ts;
 	nr = p->nr;
 	if (nr < PERFCAP_SYSCALL_NR_MAX) {

@@ -18,7 +18,7 @@
 
 #define PC_FILE_MAGIC      "PERFCAP\0" /* 8 bytes */
 #define PC_FORMAT_MAJOR    1           /* incompatible layout changes */
-#define PC_FORMAT_MINOR    13          /* compatible additions */
+#define PC_FORMAT_MINOR    14          /* compatible additions */
 
 struct pc_file_header {
 	char     magic[8];        /* PC_FILE_MAGIC */
@@ -122,6 +122,7 @@ enum pc_rec_type {
 	PC_REC_SCHED_TASK = 29, /* EVENTS (1.12): a traced thread as a sched window opened */
 	PC_REC_SCHED_TASK_CLOSE = 30, /* EVENTS (1.13): ... as a sched window closed */
 	PC_REC_SCHED_TASK_EXIT = 31, /* EVENTS (1.13): ... exiting between two windows */
+	PC_REC_SYSCALL_WINDOW = 32, /* EVENTS (1.14): a second whose calls were paired in a window */
 };
 
 /* "no stack captured" in a sample. Stack ids are assigned by the recorder
@@ -495,6 +496,24 @@ struct pc_rec_request_window {
 	uint64_t open_ns;         /* the window's length, <= period_ns */
 	uint64_t period_ns;       /* to the next period, or the recording's end */
 	uint64_t started;         /* requests the kernel started in the window */
+};
+
+/* (1.14) A period (a second) in which the syscall program (sources
+ * syscall, mux, net, lock, mem) paired calls only in a window at its
+ * start (above --syscall-rate, META syscall.windows.budget): a call has a
+ * SYSCALL record (and is in STATS syscall.calls.*) only when it entered
+ * at or after ts and exited before ts + open_ns; calls across either edge
+ * are counted in STATS syscall.windows.cut. A call of duration d stands
+ * for period_ns / (open_ns - d) calls: the chance that one of its length
+ * fit. Written as the window opens, before any of its calls; periods
+ * followed whole have no record. A later record with the same ts (at the
+ * recording's end) shortens the last period. */
+struct pc_rec_syscall_window {
+	struct pc_rec h;          /* h.flags: 0 */
+	uint64_t ts;              /* the window's start */
+	uint64_t open_ns;         /* the window's length, <= period_ns */
+	uint64_t period_ns;       /* the period it stands for, from ts */
+	uint64_t rate;            /* calls a second paired in the last window, which sized this one */
 };
 
 /* (1.12) Above --sched-rate the sched source is attached only in a window

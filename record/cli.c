@@ -53,6 +53,7 @@ enum long_only_option {
 	OPT_JVM_PERFMAP,
 	OPT_REQ_RATE,
 	OPT_SCHED_RATE,
+	OPT_SYSCALL_RATE,
 };
 
 const char *argp_program_version =
@@ -71,6 +72,7 @@ static const char doc[] =
 "    perfcap-record -a --comm nginx -d 10     # every process named nginx\n"
 "    perfcap-record --req-rate 0 -p 1234 -d 10   # every request, no windows\n"
 "    perfcap-record --sched-rate 0 -p 1234 -d 10 # every context switch, no windows\n"
+"    perfcap-record -e syscall --syscall-rate 0 -p 1234 # every system call, no windows\n"
 "    perfcap-record -a -d 10 -o all.perfcap   # the whole system, 10 s\n"
 "    perfcap-record -a --max-size 64M    # stop before the file passes 64 MiB\n"
 "    perfcap-record -a --flight-recorder 64M   # keep the last ~64 MiB; kill -USR1 writes it\n"
@@ -157,6 +159,10 @@ static const struct argp_option options[] = {
 	  "req: follow about N requests a second: above N, only those whose first read "
 	  "falls in a window at the start of each second (each then stands for its second "
 	  "over its window in reports; default 10000; 0: every request)", 1 },
+	{ "syscall-rate", OPT_SYSCALL_RATE, "N", 0,
+	  "syscall, mux, net, lock, mem: follow about N system calls of traced threads a "
+	  "second: above N, only calls made in a window at the start of each second (each "
+	  "then stands for its second over its window; default 20000; 0: every call)", 1 },
 	{ "sched-rate", OPT_SCHED_RATE, "N", 0,
 	  "sched, waits: follow about N context switches of traced threads a second: above "
 	  "N, only in a window at the start of each second (thread states, waits and "
@@ -191,6 +197,7 @@ struct parse_state {
 	const char *offcpu_reuse_arg;
 	const char *req_rate_arg;
 	const char *sched_rate_arg;
+	const char *syscall_rate_arg;
 	const char *probe_min_arg;
 	int ntargets;
 };
@@ -297,6 +304,9 @@ static error_t parse_option(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_SCHED_RATE:
 		ps->sched_rate_arg = arg;
+		break;
+	case OPT_SYSCALL_RATE:
+		ps->syscall_rate_arg = arg;
 		break;
 	case ARGP_KEY_ARGS:
 		o->command = state->argv + state->next;
@@ -596,7 +606,7 @@ static int validate_offcpu_copy(struct record_options *o, const char *arg, const
 	return 0;
 }
 
-/* --req-rate and --sched-rate N: a budget of `what` a second, 0 (every
+/* --req-rate, --sched-rate and --syscall-rate N: a budget of `what` a second, 0 (every
  * one) to 100,000,000, into *rate. */
 static int validate_rate(const char *option, const char *what, const char *every,
 			 const char *arg, uint64_t *rate)
@@ -708,6 +718,7 @@ int cli_parse(int argc, char **argv, struct record_options *opts)
 	opts->stack_copy = DEFAULT_STACK_COPY;
 	opts->req_rate = DEFAULT_REQ_RATE;
 	opts->sched_rate = DEFAULT_SCHED_RATE;
+	opts->syscall_rate = DEFAULT_SYSCALL_RATE;
 	opts->argc = argc;
 	opts->argv = argv;
 	argp_err_exit_status = 1;
@@ -725,7 +736,9 @@ int cli_parse(int argc, char **argv, struct record_options *opts)
 	    validate_offcpu_copy(opts, ps.offcpu_copy_arg, ps.offcpu_reuse_arg) ||
 	    validate_rate("req-rate", "requests", "request", ps.req_rate_arg, &opts->req_rate) ||
 	    validate_rate("sched-rate", "context switches", "switch", ps.sched_rate_arg,
-			  &opts->sched_rate))
+			  &opts->sched_rate) ||
+	    validate_rate("syscall-rate", "system calls", "call", ps.syscall_rate_arg,
+			  &opts->syscall_rate))
 		return 1;
 	if (opts->list_events)
 		return 0;

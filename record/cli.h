@@ -31,6 +31,10 @@ enum target_mode {
 /* --sched-rate: context switches of traced threads a second the sched
  * source follows (windows above it; 0: every one) */
 #define DEFAULT_SCHED_RATE 10000
+/* --syscall-rate: system calls of traced threads a second the syscall
+ * program (syscall, mux, net, lock, mem) follows; windows above it (0:
+ * every call; docs/perfcap-record.md, --syscall-rate) */
+#define DEFAULT_SYSCALL_RATE 20000
 
 struct probe_spec;
 
@@ -68,6 +72,7 @@ struct record_options {
 	uint64_t probe_min_ns;    /* probe: --probe-min, shortest call recorded (all counted) */
 	bool probe_no_stack;      /* probe: --probe-no-stack, records without the user stack */
 	uint64_t req_rate;        /* req: --req-rate, requests a second followed; 0: all */
+	uint64_t syscall_rate;    /* syscall sets: --syscall-rate, calls a second; 0: all */
 	uint64_t sched_rate;      /* sched: --sched-rate, switches a second followed; 0: all */
 	/* in-kernel filters (besides the pid filter of -p / a command) */
 	const char *comm;         /* --comm: process name, NULL: any */

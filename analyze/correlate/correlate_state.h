@@ -84,6 +84,7 @@ struct correlator {
 	int released_any;
 	int wait_for_syscalls;         /* syscall records may attribute waits */
 	int summed_syscalls;           /* agg or waits sums fill the shares (metric_shares.c) */
+	double weight_carry;           /* io_shares.c: weighted counts' fractions */
 	int summed_calls;              /* ... and agg's calls win over waits' */
 	struct wait_link *links;       /* waits.c, for wait_stacks.c */
 	size_t nlinks, links_cap;

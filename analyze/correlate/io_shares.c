@@ -68,23 +68,51 @@ static int io_column(struct correlator *c, const struct tl_event *ev,
 	return on_socket ? SH_NET_SEND : SH_VFS_WRITE;
 }
 
+/* The calls a call stands for, whole: a weight's fractions carried from
+ * call to call (error diffusion), so that sums stay unbiased. */
+static uint64_t weighted_count(struct correlator *c, double w)
+{
+	uint64_t n;
+
+	c->weight_carry += w;
+	n = (uint64_t)c->weight_carry;
+	c->weight_carry -= (double)n;
+	return n;
+}
+
+/* The time of a call, [start, end), spread over the windows it overlaps;
+ * weighted, its length times the weight. */
+static int add_call_time(struct time_shares *s, const struct tl_event *ev, double w,
+			 enum share_column col)
+{
+	if (w == 1.0)
+		return shares_add_time(s, ev->pid, ev->tid, ev->start, ev->key, col);
+	return shares_add_spread(s, ev->pid, ev->tid, ev->start, ev->key, col,
+				 (uint64_t)((double)(ev->key - ev->start) * w + 0.5));
+}
+
+/* A recorded call; above --syscall-rate (syscall windows) it stands for
+ * ev->weight calls, and its counts and times are weighted. */
 int shares_on_syscall(struct correlator *c, const struct tl_event *ev)
 {
 	struct time_shares *s = &c->shares;
 	const struct syscall_info *info = syscall_info(ev->u1);
 	int futex = futex_column(ev, info), io = io_column(c, ev, info);
+	double w = ev->weight > 0 ? ev->weight : 1.0;
+	uint64_t n;
 
 	if (c->summed_syscalls)
 		return 0; /* the agg source's sums fill these columns (metric_shares.c) */
-	if (shares_add_count(s, ev->pid, ev->tid, ev->start, SH_SYSCALLS, 1) ||
-	    shares_add_time(s, ev->pid, ev->tid, ev->start, ev->key, SH_SYSCALL_NS))
+	n = w == 1.0 ? 1 : weighted_count(c, w);
+	if (shares_add_count(s, ev->pid, ev->tid, ev->start, SH_SYSCALLS, n) ||
+	    add_call_time(s, ev, w, SH_SYSCALL_NS))
 		return -1;
-	if (futex >= 0 && shares_add_count(s, ev->pid, ev->tid, ev->start, futex, 1))
+	if (futex >= 0 && shares_add_count(s, ev->pid, ev->tid, ev->start, futex, n))
 		return -1;
 	if (info->family == SC_POLL &&
-	    shares_add_count(s, ev->pid, ev->tid, ev->start, SH_POLL_WAITS, 1))
+	    shares_add_count(s, ev->pid, ev->tid, ev->start, SH_POLL_WAITS, n))
 		return -1;
-	if (io >= 0 && shares_add_time(s, ev->pid, ev->tid, ev->start, ev->key, io))
+	if (io >= 0 && add_call_time(s, ev, w, io))
 		return -1;
 	return 0;
 }

@@ -45,6 +45,7 @@ struct tl_event {
 	uint32_t u1, u2;
 	uint16_t type;      /* enum tl_type */
 	uint16_t flags;
+	float weight;       /* what a syscall stands for (windows); 0: 1 */
 };
 
 typedef int (*tl_sink)(void *ctx, const struct tl_event *ev);

@@ -77,9 +77,18 @@ static const char create_event_tables_sql[] =
 	 * the loader's syscall_id; lookups by syscall_id are rowid lookups. */
 	"CREATE TABLE syscall_rows (ts INTEGER,"
 	"  duration INTEGER, pid INTEGER, tid INTEGER, nr INTEGER, ret INTEGER,"
-	"  arg0 INTEGER, arg1 INTEGER, arg2 INTEGER, ustack_id INTEGER);"
-	"CREATE VIEW syscalls AS SELECT rowid AS syscall_id, ts, duration, pid, tid,"
-	"  nr, ret, arg0, arg1, arg2, ustack_id FROM syscall_rows;"
+	"  arg0 INTEGER, arg1 INTEGER, arg2 INTEGER, ustack_id INTEGER, window_ts INTEGER);"
+	/* above --syscall-rate (format 1.14) calls are paired in windows;
+	 * weight: how many calls of the whole recording one stands for
+	 * (import/syscall_windows.c). The join is left out of a query that
+	 * reads no weight (a unique key, no column used). */
+	"CREATE TABLE syscall_windows (start_ts INTEGER PRIMARY KEY, open_ns INTEGER,"
+	"  period_ns INTEGER, rate INTEGER);"
+	"CREATE VIEW syscalls AS SELECT s.rowid AS syscall_id, s.ts, s.duration, s.pid,"
+	"  s.tid, s.nr, s.ret, s.arg0, s.arg1, s.arg2, s.ustack_id,"
+	"  CASE WHEN w.open_ns > 0 THEN CAST(w.period_ns AS REAL) /"
+	"    max(w.open_ns - s.duration, w.open_ns / 4) ELSE 1.0 END AS weight"
+	"  FROM syscall_rows s LEFT JOIN syscall_windows w ON w.start_ts = s.window_ts;"
 	"CREATE TABLE syscall_names (nr INTEGER PRIMARY KEY, name TEXT,"
 	"  family TEXT, fd_arg INTEGER, count_arg INTEGER, io TEXT);"
 	"CREATE TABLE block_io (ts INTEGER, pid INTEGER, tid INTEGER, dev INTEGER,"

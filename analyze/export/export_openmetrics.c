@@ -24,6 +24,7 @@ struct om {
 	struct names names;
 	char common[640];         /* host="...",run_id="..." */
 	int req_windows;          /* requests followed in windows (request_windows) */
+	int syscall_windows;      /* calls paired in windows (syscall_windows) */
 };
 
 static void escape_label(char *buf, size_t len, const char *text)
@@ -175,8 +176,10 @@ struct histogram_def {
 	const char *value;        /* the duration column, ns */
 	const char *end;          /* the time the value is known */
 	const char *pid, *tid, *start;
-	int weighted;             /* requests: each counts its window's weight */
+	int weighted;             /* each row counts its window's weight: HW_* */
 };
+
+enum { HW_NONE, HW_REQUESTS, HW_SYSCALLS };
 
 /* The requests with their weight: a request followed in the req source's
  * windows (format 1.10) stands for its window's period over its length. */
@@ -186,19 +189,19 @@ static const char weighted_requests[] = "(SELECT r.*, ifnull(w.weight, 1) AS wei
 static const struct histogram_def histograms[] = {
 	{ "perfcap_request_service_seconds", "Request service time, first read to last write.",
 	  "requests", "pid, ''", "pid", NULL, "service_ns", "end_ts",
-	  "pid", "pickup_tid", "start_ts", 1 },
+	  "pid", "pickup_tid", "start_ts", HW_REQUESTS },
 	{ "perfcap_request_queue_seconds", "Request queueing, ready to picked up.",
 	  "requests", "pid, ''", "pid", NULL, "queue_ns", "start_ts",
-	  "pid", "pickup_tid", "ready_ts", 1 },
+	  "pid", "pickup_tid", "ready_ts", HW_REQUESTS },
 	{ "perfcap_syscall_duration_seconds", "System call latency, entry to exit.",
 	  "syscall_intervals", "pid, name", "pid", "syscall", "duration", "end_ts",
-	  "pid", "tid", "start_ts" },
+	  "pid", "tid", "start_ts", HW_SYSCALLS },
 	{ "perfcap_block_io_service_seconds", "Block I/O service time, issue to completion.",
 	  "block_io", "dev_name, op_name", "dev", "op", "service_ns", "ts",
 	  "pid", "tid", "ts" },
 	{ "perfcap_futex_wait_seconds", "Futex wait calls' duration, entry to exit.",
 	  "futex_calls", "pid, ''", "pid", NULL, "duration", "end_ts",
-	  "pid", "tid", "start_ts" },
+	  "pid", "tid", "start_ts", HW_SYSCALLS },
 };
 
 struct hist_state {
@@ -239,11 +242,12 @@ static void hist_points(struct om *m, const struct histogram_def *h, struct hist
 }
 
 /* The SQL of a histogram: per series and window, the counts at or below
- * each bound, the count and the sum; of requests followed in windows,
- * each counted by its weight (the counts rounded). */
+ * each bound, the count and the sum; of requests or calls followed in
+ * windows, each counted by its weight (the counts rounded). */
 static void hist_sql(struct om *m, const struct histogram_def *h, char *sql, size_t len)
 {
-	int weighted = h->weighted && m->req_windows;
+	int weighted = (h->weighted == HW_REQUESTS && m->req_windows) ||
+		       (h->weighted == HW_SYSCALLS && m->syscall_windows);
 	char cond[1024];
 	size_t n;
 
@@ -260,7 +264,8 @@ static void hist_sql(struct om *m, const struct histogram_def *h, char *sql, siz
 	else
 		n += (size_t)snprintf(sql + n, len - n, ", count(*), sum(%s)", h->value);
 	snprintf(sql + n, len - n, " FROM %s WHERE %s IS NOT NULL AND %s AND %s >= :from"
-		 " GROUP BY 1, 2, 3 ORDER BY 1, 2, 3", weighted ? weighted_requests : h->from,
+		 " GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
+		 weighted && h->weighted == HW_REQUESTS ? weighted_requests : h->from,
 		 h->value, export_scope_sql(m->cx, cond, sizeof(cond), h->pid, h->tid, h->start,
 					    h->end), h->end);
 }
@@ -356,6 +361,7 @@ int export_openmetrics(struct export_ctx *cx, FILE *out, int prometheus)
 		return -1;
 	m.req_windows = report_has_object(cx->db, "request_windows") &&
 			db_query_int(cx->db, "SELECT count(*) > 0 FROM request_windows", 0);
+	m.syscall_windows = report_syscall_windows(cx->db);
 	rc = om_write(&m);
 	if (rc < 0)
 		db_report_error(cx->db, "openmetrics");

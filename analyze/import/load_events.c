@@ -218,6 +218,7 @@ int decode_sched_task(struct loader *L, const struct record_in *in)
 int decode_syscall(struct loader *L, const struct record_in *in)
 {
 	const struct pc_rec_syscall *s = in->body;
+	const struct syscall_window *win;
 
 	if (s->ts + s->duration < s->ts) {
 		L->counts.records_malformed++;
@@ -240,14 +241,30 @@ int decode_syscall(struct loader *L, const struct record_in *in)
 	in->row[7] = (int64_t)s->args[1];
 	in->row[8] = (int64_t)s->args[2];
 	stack_column(L, in, 9, s->ustack, s->ts, s->pid);
+	win = syscall_windows_find(&L->scw, s->ts);
+	in->row[10] = win ? (int64_t)win->ts : 0;
+	if (!win)
+		in->kind[10] = BATCH_NULL;    /* followed whole: weight 1 */
 	if (request_feed_syscall(&L->requests, (int64_t)L->nsyscalls, s->ts, s->duration,
 				 s->pid, s->tid, s->nr, s->ret, s->args[0]) < 0)
 		L->failed = 1;
 	correlate(L, &(struct tl_event){
 		.type = TL_SYSCALL, .key = s->ts + s->duration, .start = s->ts, .tid = s->tid,
 		.pid = s->pid, .u1 = s->nr, .u2 = (uint32_t)s->args[1], .arg = s->args[0],
-		.ret = s->ret, .id = L->nsyscalls });
+		.ret = s->ret, .id = L->nsyscalls,
+		.weight = (float)syscall_window_weight(win, s->duration) });
 	return 1;
+}
+
+int decode_syscall_window(struct loader *L, const struct record_in *in)
+{
+	int rc = syscall_windows_add(&L->scw, in->body);
+
+	if (rc < 0)
+		L->failed = 1;
+	else if (rc == 0)
+		L->counts.records_malformed++;
+	return 0;
 }
 
 int decode_block(struct loader *L, const struct record_in *in)

@@ -55,13 +55,18 @@ int requests_pass(struct loader *L)
 {
 	struct request_totals totals;
 	struct request_pids from_calls = { 0 };
-	int rc = 0;
+	int rc = 0, from = L->requests_from;
 
+	/* calls paired in windows (above --syscall-rate) make no whole
+	 * request: a read in a window, its answer in the gap; the kernel's
+	 * REQUEST records (req, windowed on its own) are complete */
+	if (from == LOAD_REQUESTS_AUTO && L->scw.n)
+		from = LOAD_REQUESTS_KERNEL;
 	request_totals_init(&totals);
-	if (L->requests_from != LOAD_REQUESTS_KERNEL &&
+	if (from != LOAD_REQUESTS_KERNEL &&
 	    requests_build(L->db, &L->requests, &totals, &from_calls) < 0)
 		rc = -1;
-	if (rc == 0 && L->requests_from == LOAD_REQUESTS_CALLS)
+	if (rc == 0 && from == LOAD_REQUESTS_CALLS)
 		L->kreqs.skipped = L->kreqs.n;
 	else if (rc == 0)     /* auto: the processes with rows from calls are left out */
 		rc = kernel_requests_build(L->db, &L->kreqs, from_calls.v, from_calls.n, &totals);

@@ -18,6 +18,7 @@
 #include "sample_groups.h"
 #include "record_types.h"
 #include "stack_store.h"
+#include "syscall_windows.h"
 
 struct symbolizer;
 struct correlator;
@@ -79,6 +80,7 @@ struct loader {
 	struct correlator *corr;      /* thread states, waits, time shares */
 	struct request_feed requests; /* socket calls and poll returns for requests.c */
 	struct kernel_requests kreqs; /* REQUEST records (the req source) */
+	struct syscall_windows scw;   /* SYSCALL_WINDOW records (syscall_windows.h) */
 	int requests_from;            /* enum load_requests_from */
 	unsigned format_minor;        /* of the capture (PC_FORMAT_MINOR of its writer) */
 	struct sql_writer *writer;    /* runs the big tables' INSERTs; may be NULL */
@@ -172,6 +174,7 @@ int decode_sched_gap(struct loader *L, const struct record_in *in);
 int waits_scale_pass(struct loader *L);   /* load_aggregates.c */
 int decode_sched_task(struct loader *L, const struct record_in *in);
 int decode_syscall(struct loader *L, const struct record_in *in);
+int decode_syscall_window(struct loader *L, const struct record_in *in);
 int decode_block(struct loader *L, const struct record_in *in);
 int decode_socket(struct loader *L, const struct record_in *in);
 

@@ -299,6 +299,7 @@ static void loader_free(struct loader *L)
 	map_index_free(&L->maps);
 	request_feed_free(&L->requests);
 	kernel_requests_free(&L->kreqs);
+	syscall_windows_release(&L->scw);
 	sample_groups_free(&L->groups);
 	hmap_free(&L->counts.unknown_chunk_types);
 	hmap_free(&L->counts.unknown_record_types);
@@ -446,6 +447,7 @@ static int pass_probes(struct loader *L) { return probes_build(L->db); }
 static int pass_runtimes(struct loader *L) { return runtimes_build(L->db); }
 static int pass_wait_stacks(struct loader *L) { return wait_stacks_classify(L->db, L->corr); }
 static int pass_gc_proxy(struct loader *L) { return gc_proxy_build(L->db); }
+static int pass_syscall_windows(struct loader *L) { return syscall_windows_store(L->db, &L->scw); }
 
 /* The passes after the last chunk, in order: each may read what the ones
  * before it stored. */
@@ -455,6 +457,7 @@ static const struct {
 } after_chunks[] = {
 	{ "used stacks", mark_used_stacks },
 	{ "prefetch modules", resolve_prefetch_start },
+	{ "syscall windows", pass_syscall_windows },
 	{ "requests", requests_pass },
 	{ "sched windows", waits_scale_pass },
 	{ "connection roles", pass_connection_roles },

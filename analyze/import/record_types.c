@@ -58,7 +58,7 @@ static const struct record_type types[RECORD_TYPE_MAX + 1] = {
 	 * view syscalls names it, db/schema.c) */
 	TYPE(PC_REC_SYSCALL, "syscall", "syscall", struct pc_rec_syscall, decode_syscall),
 	  .table = "syscall_rows", .columns = "ts, duration, pid, tid, nr, ret, arg0, arg1, arg2,"
-	  " ustack_id", .ncols = 10 },
+	  " ustack_id, window_ts", .ncols = 11 },
 	TYPE(PC_REC_BLOCK, "block", "block", struct pc_rec_block, decode_block),
 	  .table = "block_io", .columns = "ts, pid, tid, dev, op, sector, bytes, queue_ns,"
 	  " service_ns, error", .ncols = 10 },
@@ -112,6 +112,10 @@ static const struct record_type types[RECORD_TYPE_MAX + 1] = {
 	/* format 1.13: the same at each gap's start, and at an exit inside one */
 	SCHED_TASK_TYPE(PC_REC_SCHED_TASK_CLOSE, "sched_task_close"),
 	SCHED_TASK_TYPE(PC_REC_SCHED_TASK_EXIT, "sched_task_exit"),
+	/* format 1.14: the syscall program's windows (syscall_windows.c);
+	 * syscall_windows is written after the last chunk */
+	TYPE(PC_REC_SYSCALL_WINDOW, "syscall_window", "syscall", struct pc_rec_syscall_window,
+	     decode_syscall_window) },
 };
 
 const struct record_type *record_type_get(uint16_t type)

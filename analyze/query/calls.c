@@ -66,7 +66,7 @@ static int spill_largest(struct loader *L)
 	return rank_select_spill(big->sel);
 }
 
-static int add_duration(struct loader *L, int64_t nr, int64_t d)
+static int add_duration(struct loader *L, int64_t nr, int64_t d, double weight)
 {
 	struct calls *c = L->c;
 	int created = 0;
@@ -100,7 +100,9 @@ static int add_duration(struct loader *L, int64_t nr, int64_t d)
 		return -1;
 	L->kept += rank_select_kept(cd->sel) - kept;
 	cd->len++;
-	cd->total += d;
+	cd->calls += weight;
+	cd->recorded_total += d;
+	cd->total += weight == 1.0 ? d : (int64_t)((double)d * weight + 0.5);
 	b = log2_bucket(d);
 	cd->hist[b]++;
 	cd->hist_lo = b < cd->hist_lo ? b : cd->hist_lo;
@@ -149,7 +151,7 @@ static void add_waiter(struct futex_waits *f, uint32_t tid)
 
 /* futex op (arg1 & 127): 0 WAIT and 9 WAIT_BITSET wait, 1 WAKE and 10
  * WAKE_BITSET wake (as the futex_calls view). */
-static int add_futex(struct loader *L, sqlite3_stmt *st, int64_t clipped)
+static int add_futex(struct loader *L, sqlite3_stmt *st, int64_t clipped, double weight)
 {
 	uint32_t pid = (uint32_t)sqlite3_column_int64(st, 2);
 	uint32_t tid = (uint32_t)sqlite3_column_int64(st, 3);
@@ -174,8 +176,8 @@ static int add_futex(struct loader *L, sqlite3_stmt *st, int64_t clipped)
 	f = futex_entry(L, pid, addr, op == 0, &index);
 	if (!f)
 		return -1;
-	f->waits++;
-	f->wait_ns += clipped > 0 ? (uint64_t)clipped : 0;
+	f->waits += weight;
+	f->wait_ns += clipped > 0 ? (double)clipped * weight : 0;
 	if ((uint64_t)duration > f->max_ns)
 		f->max_ns = (uint64_t)duration;
 	if (sqlite3_column_type(st, 7) != SQLITE_NULL)
@@ -187,7 +189,8 @@ static int add_futex(struct loader *L, sqlite3_stmt *st, int64_t clipped)
 	return 0;
 }
 
-static void add_window(struct loader *L, int64_t nr, int64_t ts, int64_t duration)
+static void add_window(struct loader *L, int64_t nr, int64_t ts, int64_t duration,
+		       double weight)
 {
 	struct call_windows *w = &L->c->windows;
 	uint64_t k;
@@ -196,8 +199,8 @@ static void add_window(struct loader *L, int64_t nr, int64_t ts, int64_t duratio
 		return;
 	k = ((uint64_t)ts - w->base) / w->width;
 	if (k < w->n) {
-		w->io_calls[k] += 1;
-		w->io_ns[k] += (double)duration;
+		w->io_calls[k] += weight;
+		w->io_ns[k] += (double)duration * weight;
 	}
 }
 
@@ -228,16 +231,18 @@ static int scan_calls(struct loader *L, sqlite3 *db, const struct report_scope *
 {
 	char where[1024], sql[1600];
 	sqlite3_stmt *st;
-	int rc = 0, step, nr_col = futex ? 4 : 2;
+	int rc = 0, step, nr_col = futex ? 4 : 2, weight_col = futex ? 9 : 3;
+	/* the view's join to syscall_windows only when there are windows */
+	const char *weight = L->c->weighted ? "weight" : "1.0";
 
 	report_scope_sql(where, sizeof(where), "pid", "tid", "ts", "(ts + duration)");
 	if (futex)
 		snprintf(sql, sizeof(sql), "SELECT ts, duration, pid, tid, nr, arg0, arg1, ustack_id,"
-			 " min(ts + duration, :to) - max(ts, :from) FROM syscalls"
-			 " WHERE (%s) AND nr = :futex", where);
+			 " min(ts + duration, :to) - max(ts, :from), %s FROM syscalls"
+			 " WHERE (%s) AND nr = :futex", weight, where);
 	else
-		snprintf(sql, sizeof(sql), "SELECT ts, duration, nr FROM syscalls WHERE (%s)%s",
-			 where, L->futex_nr >= 0 ? " AND nr != :futex" : "");
+		snprintf(sql, sizeof(sql), "SELECT ts, duration, nr, %s FROM syscalls WHERE (%s)%s",
+			 weight, where, L->futex_nr >= 0 ? " AND nr != :futex" : "");
 	st = db_prepare(db, sql);
 	if (!st)
 		return -1;
@@ -245,11 +250,12 @@ static int scan_calls(struct loader *L, sqlite3 *db, const struct report_scope *
 	sqlite3_bind_int64(st, sqlite3_bind_parameter_index(st, ":futex"), L->futex_nr);
 	while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t nr = sqlite3_column_int64(st, nr_col), duration = sqlite3_column_int64(st, 1);
+		double w = sqlite3_column_double(st, weight_col);
 		L->c->count++;
-		rc = add_duration(L, nr, duration);
+		rc = add_duration(L, nr, duration, w);
 		if (rc == 0 && futex)
-			rc = add_futex(L, st, sqlite3_column_int64(st, 8));
-		add_window(L, nr, sqlite3_column_int64(st, 0), duration);
+			rc = add_futex(L, st, sqlite3_column_int64(st, 8), w);
+		add_window(L, nr, sqlite3_column_int64(st, 0), duration, w);
 	}
 	if (rc == 0 && step != SQLITE_DONE) {
 		db_report_error(db, "syscalls");
@@ -403,6 +409,7 @@ int calls_load(sqlite3 *db, const struct report_scope *scope, uint64_t window_ba
 	hmap_init(&L.futex_index);
 	hmap_init(&L.waiter_seen);
 	load_syscall_facts(&L, db);
+	c->weighted = report_syscall_windows(db);
 	rc = make_windows(&c->windows, window_base, window_ns, end);
 	if (rc == 0)
 		rc = read_calls(&L, db, scope);

@@ -22,11 +22,16 @@
 
 /* Durations of one system call number: count, total, nearest-rank
  * percentiles (rank ceil(p * len / 100)) and the JSON histogram
- * (util/log2_bucket.h). */
+ * (util/log2_bucket.h). Above --syscall-rate (syscall_windows) each
+ * recorded call stands for `weight` calls: calls and total are weighted
+ * (estimates of the whole recording), len, the percentiles and the
+ * histogram are those of the calls recorded. */
 struct call_durations {
 	int64_t nr;
-	uint64_t len;
-	int64_t total;
+	uint64_t len;             /* calls recorded */
+	double calls;             /* calls they stand for (len without windows) */
+	int64_t total;            /* ns, weighted */
+	int64_t recorded_total;   /* ns of the calls recorded */
 	int64_t p50, p90, p99;
 	uint64_t hist[LOG2_BUCKETS];
 	int hist_lo, hist_hi;     /* the buckets in use (lo > hi: none) */
@@ -44,7 +49,8 @@ struct futex_waits {
 	uint32_t pid;
 	uint64_t addr;
 	int mutex;
-	uint64_t waits, wait_ns, max_ns;
+	double waits, wait_ns;                /* weighted (see call_durations) */
+	uint64_t max_ns;
 	uint32_t waiters;                     /* distinct threads */
 	char tids[FUTEX_TIDS_TEXT];           /* their tids, comma-separated (cut) */
 	struct top_count stacks[FUTEX_TOP];   /* most frequent user stacks of the waits */
@@ -63,7 +69,8 @@ struct calls {
 	struct futex_waits *futex;            /* sorted by wait_ns, most first */
 	size_t nfutex;
 	struct call_windows windows;
-	uint64_t count;
+	uint64_t count;                       /* calls recorded */
+	int weighted;                         /* the capture has syscall windows */
 };
 
 /* Reads the scope's system calls. window_base/window_ns: the spike's

@@ -37,6 +37,12 @@ int report_has_object(sqlite3 *db, const char *name)
 			     0) == 1;
 }
 
+int report_syscall_windows(sqlite3 *db)
+{
+	return report_has_object(db, "syscall_windows") &&
+	       db_query_int(db, "SELECT EXISTS (SELECT 1 FROM syscall_windows)", 0) > 0;
+}
+
 int report_sched_gap_runs(sqlite3 *db)
 {
 	return report_has_object(db, "sched_gap_runs") &&

@@ -75,6 +75,11 @@ void report_scope_bind(sqlite3_stmt *st, const struct report_scope *scope);
 /* 1 if a table or view of that name exists. */
 int report_has_object(sqlite3 *db, const char *name);
 
+/* Whether system calls were paired in windows (format 1.14: rows in
+ * syscall_windows): the view syscalls' weight then says what each
+ * stands for, and a query that reads none can leave out its join. */
+int report_syscall_windows(sqlite3 *db);
+
 /* Whether the sched windows' gaps have their threads' run time, exact
  * (format 1.13: sched_tasks rows at both edges; sched_gap_runs). */
 int report_sched_gap_runs(sqlite3 *db);

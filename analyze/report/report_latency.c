@@ -56,11 +56,13 @@ static int call_rows(const struct report_context *ctx, struct latency_row *rows,
 		memset(r, 0, sizeof(*r));
 		call_name(ctx, c->nr, r->name, sizeof(r->name));
 		r->nr = c->nr;
-		r->count = (int64_t)c->len;
+		r->count = (int64_t)(c->calls + 0.5);   /* weighted: calls.h */
 		r->p50 = c->p50;
 		r->p90 = c->p90;
 		r->p99 = c->p99;
 		r->total = c->total;
+		r->followed = -1;
+		r->followed_total = c->recorded_total;   /* set_dominant's */
 	}
 	return n;
 }
@@ -156,7 +158,9 @@ static int request_row(const struct report_context *ctx, struct latency_row *r,
 
 /* The largest measured part of each row's calls: the blocked class with
  * the most time inside them (thread states inside the call), or "in call"
- * (the rest: running or runnable inside it) when that is larger. */
+ * (the rest: running or runnable inside it) when that is larger. Of the
+ * calls recorded: with syscall windows the thread states are inside those
+ * only, the row's total stands for all. */
 static void set_dominant(const struct report_context *ctx, struct latency_row *rows, int n)
 {
 	static const char *const names[DC_N] = { "block_io", "futex", "poll", "sleep", "net",
@@ -167,7 +171,8 @@ static void set_dominant(const struct report_context *ctx, struct latency_row *r
 				    ctx->diag->blocked_by_nr[rows[i].nr] : NULL;
 		uint64_t blocked = 0, best = 0;
 		int best_k = -1;
-		double total = rows[i].total > 0 ? (double)rows[i].total : 1;
+		int64_t recorded = rows[i].followed_total;
+		double total = recorded > 0 ? (double)recorded : 1;
 		for (int k = 0; b && k < DC_N; k++) {
 			blocked += b[k];
 			if (b[k] > best) {
@@ -175,7 +180,7 @@ static void set_dominant(const struct report_context *ctx, struct latency_row *r
 				best_k = k;
 			}
 		}
-		int64_t in_call = rows[i].total - (int64_t)blocked;
+		int64_t in_call = recorded - (int64_t)blocked;
 		if (best_k >= 0 && (int64_t)best >= in_call)
 			snprintf(rows[i].dominant, sizeof(rows[i].dominant), "blocked %s %.0f%%",
 				 names[best_k], 100.0 * (double)best / total);

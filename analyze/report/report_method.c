@@ -101,6 +101,38 @@ static void print_sched_windows(const struct report_context *ctx)
 	free(budget);
 }
 
+/* The syscall program's windows (format 1.14): how much of the report's
+ * window its calls were paired in (the periods followed whole, and the
+ * windows of the others). */
+static void print_syscall_windows(const struct report_context *ctx)
+{
+	const struct report_scope *s = ctx->scope;
+	char *budget = report_meta(ctx, "syscall.windows.budget");
+	uint64_t to = s->to > s->capture_end ? s->capture_end : s->to;
+	sqlite3_stmt *st = NULL;
+	double periods = 0, opens = 0, span = to > s->from ? (double)(to - s->from) : 0;
+
+	if (budget && span > 0 && report_syscall_windows(ctx->db) &&
+	    (st = db_prepare(ctx->db, "SELECT total(max(0, min(start_ts + period_ns, ?2) -"
+			     " max(start_ts, ?1))), total(max(0, min(start_ts + open_ns, ?2) -"
+			     " max(start_ts, ?1))) FROM syscall_windows"
+			     " WHERE start_ts < ?2 AND start_ts + period_ns > ?1"))) {
+		sqlite3_bind_int64(st, 1, (int64_t)s->from);
+		sqlite3_bind_int64(st, 2, (int64_t)to);
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			periods = sqlite3_column_double(st, 0);
+			opens = sqlite3_column_double(st, 1);
+		}
+		sqlite3_finalize(st);
+		if (periods > 0)
+			fprintf(ctx->out, "  %-11s in time windows above %s calls per s: %.1f%% of the"
+				" window followed; counts and times of calls are weighted to the whole,"
+				" percentiles are of the calls recorded (Data quality)\n", "syscalls",
+				budget, 100.0 * (span - periods + opens) / span);
+	}
+	free(budget);
+}
+
 static void print_window(const struct report_context *ctx)
 {
 	const struct report_scope *s = ctx->scope;
@@ -206,6 +238,7 @@ static void write_json(const struct report_context *ctx)
 	json_meta(ctx, "offcpu_min_ns", "sched.offcpu_min_ns");
 	json_meta(ctx, "syscall_min_ns", "syscall.min_ns");
 	json_meta(ctx, "req_rate", "req.windows.budget");
+	json_meta(ctx, "syscall_rate", "syscall.windows.budget");
 	json_end_object(w);
 	json_uint(w, "capture_start_ns", s->capture_start);
 	json_uint(w, "capture_end_ns", s->capture_end);
@@ -232,6 +265,7 @@ int report_section_method(const struct report_context *ctx)
 	print_filters(ctx);
 	print_sampling(ctx);
 	print_sched_windows(ctx);
+	print_syscall_windows(ctx);
 	print_window(ctx);
 	print_samples(ctx);
 	print_host_cpu(ctx);

@@ -438,6 +438,57 @@ static void write_json_sched_windows(const struct report_context *ctx)
 		 "off-CPU intervals across a gap not written: the thread ran in the gap");
 }
 
+/* The syscall program in time windows (format 1.14, perfcap-record
+ * --syscall-rate): STATS syscall.windows.*; share < 0 when it had none. */
+struct syscall_windows {
+	double share;
+	int64_t count, cut;
+};
+
+static struct syscall_windows syscall_windows_read(const struct report_context *ctx)
+{
+	struct syscall_windows s = { .share = -1 };
+
+	s.share = windows_share(ctx, "syscall", &s.count);
+	if (s.share >= 0)
+		s.cut = db_lookup_int(ctx->db, windows_sql, "syscall.windows.cut", NULL, 0);
+	return s;
+}
+
+static const char syscall_windows_meaning[] = "system calls (sources syscall, mux, net, "
+	"lock, mem) were paired only when they entered and exited inside a time window of "
+	"each second (perfcap-record --syscall-rate; syscall_windows): each recorded call "
+	"stands for its second over the part of its window a call of its length could start "
+	"in (syscalls.weight); counts and times are weighted, percentiles and histograms are "
+	"those of the calls recorded, so calls nearly as long as a window are fewer there "
+	"than they were, and calls longer than a window are not seen; requests come from "
+	"the req source only";
+
+static void print_syscall_windows(const struct report_context *ctx)
+{
+	struct syscall_windows s = syscall_windows_read(ctx);
+	char a[FMT_BUF], b[FMT_BUF];
+
+	if (s.share < 0)
+		return;
+	fprintf(ctx->out, "  %-20s %.1f%% of the recording, in %s windows; calls across a "
+		"window's edge, not paired: %s: %s\n", "Syscalls followed:", 100 * s.share,
+		fmt_count(a, sizeof(a), (uint64_t)s.count), fmt_count(b, sizeof(b), (uint64_t)s.cut),
+		syscall_windows_meaning);
+}
+
+static void write_json_syscall_windows(const struct report_context *ctx)
+{
+	struct syscall_windows s = syscall_windows_read(ctx);
+
+	if (s.share < 0)
+		return;
+	json_row(ctx->json, "syscall", "windows.followed_share", s.share, syscall_windows_meaning);
+	json_row(ctx->json, "syscall", "windows.cut", (double)s.cut,
+		 "calls across a window's edge (entered before it opened or exited after it "
+		 "closed): not paired, not recorded");
+}
+
 static void write_json_req_windows(const struct report_context *ctx)
 {
 	struct req_windows r = req_windows_read(ctx);
@@ -481,6 +532,7 @@ static void write_json(const struct report_context *ctx)
 	free(why);
 	write_json_req_windows(ctx);
 	write_json_sched_windows(ctx);
+	write_json_syscall_windows(ctx);
 	if (db_query_int(ctx->db, unclosed_sql, 0) > 0)
 		json_row(w, "waits", "unclosed", (double)db_query_int(ctx->db, unclosed_sql, 0),
 			 unclosed_meaning);
@@ -528,6 +580,7 @@ int report_section_quality(const struct report_context *ctx)
 	print_req_at_end(ctx);
 	print_req_windows(ctx);
 	print_sched_windows(ctx);
+	print_syscall_windows(ctx);
 	print_evicted(ctx);
 	print_stacks(ctx);
 	report_quality_user_stacks(ctx);

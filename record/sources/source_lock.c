@@ -289,6 +289,18 @@ static int lock_stats(struct chunk_buffer *kv, const struct consumer *c)
 	return err ? -ENOMEM : 0;
 }
 
+/* The syscall program's windows (--syscall-rate): ticked and told by the
+ * program's primary holder only (syscall_prog.c). */
+static void lock_tick(struct consumer *c, uint64_t now_ns, bool final)
+{
+	syscall_prog_tick(PERFCAP_SRC_LOCK, c, now_ns, final);
+}
+
+static void lock_note(char *buf, size_t len)
+{
+	syscall_prog_note(PERFCAP_SRC_LOCK, buf, len);
+}
+
 static const uint16_t lock_event_types[] = {
 	PERFCAP_EV_LOCK, PERFCAP_EV_MUTEX, PERFCAP_EV_SYSCALL, 0
 };
@@ -305,4 +317,6 @@ const struct source lock_source = {
 	.handle = lock_handle,
 	.meta = lock_meta,
 	.stats = lock_stats,
+	.tick = lock_tick,
+	.summary_note = lock_note,
 };

@@ -152,6 +152,18 @@ static int mem_stats(struct chunk_buffer *kv, const struct consumer *c)
 	return err ? -ENOMEM : 0;
 }
 
+/* The syscall program's windows (--syscall-rate): ticked and told by the
+ * program's primary holder only (syscall_prog.c). */
+static void mem_tick(struct consumer *c, uint64_t now_ns, bool final)
+{
+	syscall_prog_tick(PERFCAP_SRC_MEM, c, now_ns, final);
+}
+
+static void mem_note(char *buf, size_t len)
+{
+	syscall_prog_note(PERFCAP_SRC_MEM, buf, len);
+}
+
 static const uint16_t mem_event_types[] = {
 	PERFCAP_EV_FAULT, PERFCAP_EV_EXEC_MAP, PERFCAP_EV_SYSCALL, 0
 };
@@ -168,4 +180,6 @@ const struct source mem_source = {
 	.handle = mem_handle,
 	.meta = mem_meta,
 	.stats = mem_stats,
+	.tick = mem_tick,
+	.summary_note = mem_note,
 };

@@ -41,6 +41,18 @@ static int mux_stats(struct chunk_buffer *kv, const struct consumer *c)
 	return syscall_prog_stats(PERFCAP_SRC_MUX, kv);
 }
 
+/* The syscall program's windows (--syscall-rate): ticked and told by the
+ * program's primary holder only (syscall_prog.c). */
+static void mux_tick(struct consumer *c, uint64_t now_ns, bool final)
+{
+	syscall_prog_tick(PERFCAP_SRC_MUX, c, now_ns, final);
+}
+
+static void mux_note(char *buf, size_t len)
+{
+	syscall_prog_note(PERFCAP_SRC_MUX, buf, len);
+}
+
 static const uint16_t mux_event_types[] = { PERFCAP_EV_SYSCALL, 0 };
 
 const struct source mux_source = {
@@ -54,4 +66,6 @@ const struct source mux_source = {
 	.handle = syscall_prog_handle,
 	.meta = mux_meta,
 	.stats = mux_stats,
+	.tick = mux_tick,
+	.summary_note = mux_note,
 };

@@ -236,6 +236,18 @@ static int net_stats(struct chunk_buffer *kv, const struct consumer *c)
 	return err ? -ENOMEM : 0;
 }
 
+/* The syscall program's windows (--syscall-rate): ticked and told by the
+ * program's primary holder only (syscall_prog.c). */
+static void net_tick(struct consumer *c, uint64_t now_ns, bool final)
+{
+	syscall_prog_tick(PERFCAP_SRC_NET, c, now_ns, final);
+}
+
+static void net_note(char *buf, size_t len)
+{
+	syscall_prog_note(PERFCAP_SRC_NET, buf, len);
+}
+
 static const uint16_t net_event_types[] = {
 	PERFCAP_EV_SOCKET, PERFCAP_EV_TCP_STATE, PERFCAP_EV_TCP_RETRANS, PERFCAP_EV_SYSCALL, 0
 };
@@ -252,4 +264,6 @@ const struct source net_source = {
 	.handle = net_handle,
 	.meta = net_meta,
 	.stats = net_stats,
+	.tick = net_tick,
+	.summary_note = net_note,
 };

@@ -41,11 +41,24 @@ static int syscall_stats(struct chunk_buffer *kv, const struct consumer *c)
 	return syscall_prog_stats(PERFCAP_SRC_SYSCALL, kv);
 }
 
+/* The syscall program's windows (--syscall-rate): ticked and told by the
+ * program's primary holder only (syscall_prog.c). */
+static void syscall_tick(struct consumer *c, uint64_t now_ns, bool final)
+{
+	syscall_prog_tick(PERFCAP_SRC_SYSCALL, c, now_ns, final);
+}
+
+static void syscall_note(char *buf, size_t len)
+{
+	syscall_prog_note(PERFCAP_SRC_SYSCALL, buf, len);
+}
+
 static const uint16_t syscall_event_types[] = { PERFCAP_EV_SYSCALL, 0 };
 
 const struct source syscall_source = {
 	.summary = "completed system calls with duration, fd/bytes args and return value "
-		   "(--syscalls, --syscall-min); all calls counted per syscall",
+		   "(--syscalls, --syscall-min); all calls counted per syscall; above "
+		   "--syscall-rate, calls in a window of each second",
 	.id = PERFCAP_SRC_SYSCALL,
 	.event_types = syscall_event_types,
 	.load = syscall_load,
@@ -55,4 +68,6 @@ const struct source syscall_source = {
 	.handle = syscall_prog_handle,
 	.meta = syscall_meta,
 	.stats = syscall_stats,
+	.tick = syscall_tick,
+	.summary_note = syscall_note,
 };

@@ -166,7 +166,11 @@ static const struct {
 	{ "syscall", "about 0.2 us per system call of any process on the host (the "
 		     "sys_enter/sys_exit programs, which an untraced process leaves at their "
 		     "first test), 0.45 us per call of a traced task, 0.9 us per call recorded "
-		     "(shared with mux, net, lock, mem; getppid storms, bench/syscall_storm.sh)" },
+		     "(shared with mux, net, lock, mem; getppid storms, bench/syscall_storm.sh); "
+		     "above --syscall-rate (default 20,000 calls of traced threads a second) "
+		     "only in windows, nothing between them: every source at once measured "
+		     "at 0.98-1.02x untraced throughput on redis, nginx and postgres instead "
+		     "of 0.78-0.88x (bench/real_servers.sh, 4 ABBA rounds)" },
 	{ "mux", "the syscall program's (above)" },
 	{ "block", "five small programs per block request: not measurable at 5000 req/s" },
 	{ "net", "the syscall program's, plus about 0.1-0.2 us per socket call of a traced "

@@ -25,6 +25,7 @@
 #include "syscall.skel.h"
 #include "syscall_prog.h"
 #include "syscall_sets.h"
+#include "syscall_windows.h"
 
 static struct syscall_bpf *skel;
 static uint32_t loaded_by;      /* bit per source id holding a load */
@@ -33,6 +34,7 @@ static uint32_t attached_ever;  /* ... or that held one (until destroy) */
 static struct syscall_set user_set;  /* the syscall source's set */
 static struct perfcap_syscall_sel table[PERFCAP_SYSCALL_NR_MAX]; /* as loaded */
 static uint64_t min_ns;
+static uint64_t rate_budget;    /* --syscall-rate */
 
 #define BIT(id) (1u << (id))
 
@@ -49,6 +51,7 @@ static int build_sets(const struct source_env *env, char *why, size_t len)
 	}
 	syscall_sets_build(env->selected, &user_set, table);
 	min_ns = env->opts->syscall_min_ns;
+	rate_budget = env->opts->syscall_rate;
 	return 0;
 }
 
@@ -183,8 +186,11 @@ int syscall_prog_attach(int source, char *why, size_t len)
 		snprintf(why, len, "the syscall program is not loaded");
 		return -EINVAL;
 	}
-	if (!attached_by)
+	if (!attached_by) {
 		err = attach_all(why, len);
+		if (!err)
+			syscall_windows_begin(skel, rate_budget);
+	}
 	if (!err) {
 		attached_by |= BIT(source);
 		attached_ever |= BIT(source);
@@ -291,6 +297,7 @@ static int program_meta(struct chunk_buffer *kv)
 	err |= add_set(kv, "syscall.stacks", &stacks);
 	err |= chunk_buffer_add_kv_u64(kv, "syscall.min_ns", min_ns);
 	err |= chunk_buffer_add_kv(kv, "syscall.owner_order", "mux,lock,net,mem,syscall");
+	err |= syscall_windows_meta(kv);
 	return err;
 }
 
@@ -374,6 +381,8 @@ static int counter_stats(struct chunk_buffer *kv)
 	err |= chunk_buffer_add_kv_u64(kv, "syscall.unmatched.exit", v[PERFCAP_SC_UNMATCHED_EXIT]);
 	err |= chunk_buffer_add_kv_u64(kv, "syscall.pending_full", v[PERFCAP_SC_MAP_FULL]);
 	err |= chunk_buffer_add_kv_u64(kv, "syscall.bad_nr", v[PERFCAP_SC_BAD_NR]);
+	err |= chunk_buffer_add_kv_u64(kv, "syscall.paired", v[PERFCAP_SC_PAIRED]);
+	err |= syscall_windows_stats(kv, v[PERFCAP_SC_CUT]);
 	return err;
 }
 
@@ -386,4 +395,19 @@ int syscall_prog_stats(int source, struct chunk_buffer *kv)
 	err |= counter_stats(kv);
 	err |= per_syscall_stats(kv);
 	return err ? -ENOMEM : 0;
+}
+
+/* ---- windows --------------------------------------------------------------- */
+
+void syscall_prog_tick(int source, struct consumer *c, uint64_t now_ns, bool final)
+{
+	if (skel && is_primary(source))
+		syscall_windows_tick(c, now_ns, final);
+}
+
+void syscall_prog_note(int source, char *buf, size_t len)
+{
+	buf[0] = 0;
+	if (is_primary(source))
+		syscall_windows_note(buf, len);
 }

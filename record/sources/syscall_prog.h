@@ -15,7 +15,9 @@
 #ifndef RECORD_SYSCALL_PROG_H
 #define RECORD_SYSCALL_PROG_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "source.h"
 
@@ -45,5 +47,10 @@ int  syscall_prog_meta(int source, struct chunk_buffer *kv);
 /* STATS: once per recording, the counters of the program (calls and ns
  * per syscall, emitted, filtered, unmatched...); nothing for the others. */
 int  syscall_prog_stats(int source, struct chunk_buffer *kv);
+
+/* The windows above --syscall-rate (syscall_windows.h), driven by the
+ * primary holder's tick; its summary line (empty for the others). */
+void syscall_prog_tick(int source, struct consumer *c, uint64_t now_ns, bool final);
+void syscall_prog_note(int source, char *buf, size_t len);
 
 #endif /* RECORD_SYSCALL_PROG_H */

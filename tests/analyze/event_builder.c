@@ -151,6 +151,14 @@ void ev_syscall(struct event_capture *c, uint64_t ts, uint64_t duration, uint32_
 	ev_syscall_stack(c, ts, duration, pid, tid, nr, ret, a0, a1, a2, PC_STACK_NONE);
 }
 
+void ev_syscall_window(struct event_capture *c, uint64_t ts, uint64_t open_ns,
+		       uint64_t period_ns)
+{
+	struct pc_rec_syscall_window r = { .ts = ts, .open_ns = open_ns, .period_ns = period_ns };
+
+	add(c, &r, sizeof(r), PC_REC_SYSCALL_WINDOW, 0, ts);
+}
+
 void ev_block(struct event_capture *c, uint64_t ts, uint64_t queue_ns,
 	      uint64_t service_ns, uint32_t pid, uint32_t tid, uint32_t dev, uint32_t op,
 	      uint64_t sector, uint32_t bytes)

@@ -1,18 +1,21 @@
 -- futex_contention: contention per futex address (a lock or condition
 -- variable): its waiters and their wait time (nearest-rank p50 and p99),
 -- its wakers and how many threads they woke, the user stacks that waited;
--- most waited first. docs/schema.md, futex_contention.
+-- most waited first. Counts and sums weighted as futex_waits'.
+-- docs/schema.md, futex_contention.
 WITH addresses AS (SELECT DISTINCT pid, addr FROM futex_calls WHERE kind <> 'other'),
 ranked_waits AS (SELECT *, row_number() OVER (PARTITION BY pid, addr ORDER BY duration)
   AS rk, count(*) OVER (PARTITION BY pid, addr) AS n FROM futex_calls WHERE kind = 'wait'),
-wait_stats AS (SELECT pid, addr, count(DISTINCT tid) AS waiters, count(*) AS waits,
-  sum(duration) AS wait_ns,
+wait_stats AS (SELECT pid, addr, count(DISTINCT tid) AS waiters,
+  CAST(round(sum(weight)) AS INTEGER) AS waits,
+  CAST(round(sum(duration * weight)) AS INTEGER) AS wait_ns,
   -- nearest rank: the value at rank ceil(p * n / 100)
   max(CASE WHEN rk = (n * 50 + 99) / 100 THEN duration END) AS wait_p50,
   max(CASE WHEN rk = (n * 99 + 99) / 100 THEN duration END) AS wait_p99,
   max(duration) AS wait_max
   FROM ranked_waits GROUP BY pid, addr),
-wake_stats AS (SELECT pid, addr, count(*) AS wake_calls, sum(max(ret, 0)) AS woken
+wake_stats AS (SELECT pid, addr, CAST(round(sum(weight)) AS INTEGER) AS wake_calls,
+  CAST(round(sum(max(ret, 0) * weight)) AS INTEGER) AS woken
   FROM futex_calls WHERE kind = 'wake' GROUP BY pid, addr),
 waiter_lists AS (SELECT pid, addr, group_concat(tid) AS tids FROM (SELECT DISTINCT pid,
   addr, tid FROM futex_calls WHERE kind = 'wait' ORDER BY pid, addr, tid)
