@@ -72,7 +72,7 @@ static const char doc[] =
 "    perfcap-record -a --comm nginx -d 10     # every process named nginx\n"
 "    perfcap-record --req-rate 0 -p 1234 -d 10   # every request, no windows\n"
 "    perfcap-record --sched-rate 0 -p 1234 -d 10 # every context switch, no windows\n"
-"    perfcap-record -e syscall --syscall-rate 0 -p 1234 # every system call, no windows\n"
+"    perfcap-record -e syscall --syscall-rate 0 -p 1234  # every call, no windows\n"
 "    perfcap-record -a -d 10 -o all.perfcap   # the whole system, 10 s\n"
 "    perfcap-record -a --max-size 64M    # stop before the file passes 64 MiB\n"
 "    perfcap-record -a --flight-recorder 64M   # keep the last ~64 MiB; kill -USR1 writes it\n"
