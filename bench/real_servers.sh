@@ -24,6 +24,9 @@
 #
 # Usage: bench/real_servers.sh [BUILD_DIR] [ROUNDS] [SECONDS] [SERVER...]
 #   defaults: build, 4 rounds, 5 s per run, all three servers.
+# PERF_ARGS (env, default "-g"): the perf mode's options before -p, e.g.
+# "-F 499" for perf's bare sampling cost at a rate (with -a: the whole
+# host, per-CPU events, and no -p).
 # PIN=1 (env) pins the server and the recorder (or perf) to CPU 1 and the
 # load generator to CPU 0 (taskset), so that where the scheduler places
 # the threads of server and load cannot move the rate; the recorder shares
@@ -226,7 +229,11 @@ run() {
 	esac
 	tr0=$(date +%s.%N)
 	case $mode in
-	perf) "${on_server[@]}" perf record -g -p "$pids" -o "$tmp/perf.data" > /dev/null 2>&1 & pid=$! ;;
+	perf) read -ra words <<< "${PERF_ARGS:--g}"
+	      target=(-p "$pids")
+	      [[ " ${words[*]} " == *" -a "* ]] && target=()   # the whole host instead
+	      "${on_server[@]}" perf record "${words[@]}" "${target[@]}" -o "$tmp/perf.data" \
+		      > /dev/null 2>&1 & pid=$! ;;
 	*) recorder_argv "$mode"
 	   "${on_server[@]}" "${argv[@]}" -p "$pids" -f -o "$tmp/run.perfcap" 2> "$tmp/run.err" & pid=$! ;;
 	esac

@@ -253,6 +253,13 @@ static int load_and_attach(struct recorder *r)
 	r->run.start_monotonic_ns = monotonic_ns();
 	r->run.start_realtime_ns = realtime_ns();
 	r->session.env.start_ns = r->run.start_monotonic_ns;
+	if (r->opts->mode == TARGET_PIDS) {
+		r->session.env.target_pids = r->opts->pids;
+		r->session.env.ntarget_pids = r->opts->npids;
+	} else if (r->opts->mode == TARGET_COMMAND) {
+		r->session.env.target_pids = &r->child.pid;
+		r->session.env.ntarget_pids = 1;
+	}
 	host_cpu_read(&r->cpu_start, NULL);
 	return session_attach(&r->session, &r->consumer);
 }

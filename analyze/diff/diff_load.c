@@ -127,7 +127,11 @@ static void load_scalars(struct diff_run *run, sqlite3 *db)
 				"'filter.follow_children', 'sources', 'target.mode')");
 	run->sampling = meta_set(db, "key IN ('sampling.cpu.freq_hz', 'sampling.events.one_in',"
 				 " 'sampling.events.rate_cap', 'sched.offcpu_min_ns', "
-				 "'syscall.min_ns', 'syscall.set', 'stack.max_depth')");
+				 "'syscall.min_ns', 'syscall.set', 'stack.max_depth',"
+				 /* time windows: calls, switches, requests sampled
+				  * in time (a windowed side has fewer long calls) */
+				 " 'syscall.windows.budget', 'sched.windows.budget',"
+				 " 'req.windows.budget')");
 	imported = query_double(db, "SELECT sum(imported) FROM data_quality", 0);
 	lost = query_double(db, "SELECT sum(coalesce(lost_kernel, 0) + coalesce(lost_user, 0))"
 			    " FROM data_quality", 0);

@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "common/event_sources.h"
 #include "perfcap_bpf.h"
@@ -44,6 +45,10 @@ struct source_env {
 	const struct perfcap_config *config;  /* copy into rodata.pc_config */
 	bool selected[PERFCAP_SRC_MAX];       /* sources chosen, by id */
 	uint64_t start_ns;                    /* record.start_ns, set before attach */
+	/* the processes named as targets (-p PIDS, or the command's), set
+	 * before attach; none with -a */
+	const pid_t *target_pids;
+	size_t ntarget_pids;
 };
 
 struct source {

@@ -1,12 +1,23 @@
 /* source_cpu.c - the cpu source: CPU stack sampling (bpf/cpu_sample.bpf.c).
  *
- * The sample program runs on a cpu-clock software perf event in frequency
- * mode (-F HZ), one per online CPU (offline CPUs have no event). Each
- * sample carries raw kernel and user stacks, deduplicated here into STACK
- * records; the SAMPLE record refers to them by id. With --stack-copy, a
- * USTACK record (user registers + stack window, consume/ustack_copy.c)
- * precedes each sample of a user task.
+ * The sample program runs on cpu-clock software perf events in frequency
+ * mode (-F HZ). With targets (-p PIDS, a command) one event per thread of
+ * each target, inherited by the threads and processes they make later
+ * (perf record -p's way): the clock runs only while a traced task runs,
+ * so nothing else is interrupted. Per-CPU events cost the host a timer
+ * interrupt on every CPU at every tick whatever runs there: 10-12% of
+ * nginx's throughput at -F 499 on the 2-CPU VM, against 1% per thread
+ * (bench/real_servers.sh, perf record -a and -p alike). But a thread's
+ * event costs two timer operations at each of its context switches: when
+ * the traced threads switch more than SWITCHES_PER_TICK times per tick of
+ * all CPUs (the sched source's rate), the CPUs are sampled instead, from
+ * then on. With -a, or when a target's events cannot be opened, one event
+ * per online CPU (offline CPUs have none). Each sample carries raw kernel and user stacks,
+ * deduplicated here into STACK records; the SAMPLE record refers to them
+ * by id. With --stack-copy, a USTACK record (user registers + stack
+ * window, consume/ustack_copy.c) precedes each sample of a user task.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -24,6 +35,7 @@
 #include "cpu_sample.skel.h"
 #include "session/percpu_counts.h"
 #include "source.h"
+#include "source_sched.h"
 #include "ustack_setup.h"
 #include "util/cpu_times.h"
 #include "util/util.h"
@@ -34,6 +46,27 @@ static int *clock_fds;                /* each link's perf event, read at detach 
 static int *cpus;                     /* online CPUs with a perf event */
 static int ncpus;
 static uint64_t period_ns;            /* the events' sampling period */
+/* per thread of the targets instead (per_task): links and their events */
+static bool per_task;
+static struct bpf_link **task_links;
+static int ntask_links, task_links_cap;
+static uint64_t freq;                 /* -F */
+
+/* A thread's event costs its CPU two timer operations at each context
+ * switch of the thread; a CPU's event one timer interrupt per tick on
+ * every CPU, whatever runs. On the 2-CPU VM a tick cost about as much of
+ * a server's throughput as 50 switches (nginx: per-CPU events at 499 Hz
+ * -11%, per thread -1%; postgres: per thread at 99 Hz under about 60,000
+ * traced switches a second -13% against per CPU; bench/real_servers.sh,
+ * 2026-11-28). Above that many switches per tick of all CPUs the CPUs are
+ * sampled instead. */
+#define SWITCHES_PER_TICK 50
+static struct {
+	uint64_t at_ns;               /* when the CPUs' events took over (0: never) */
+	uint64_t rate;                /* the switches a second that decided it */
+	uint64_t run_base;            /* cpu_ticks then: the threads' samples */
+	uint64_t checked_ns;
+} to_cpus;
 
 /* Busy sampling ticks, counted at detach: due by the events' clocks
  * (each CPU's clock time over the period, less the host's idle time over
@@ -157,16 +190,22 @@ static int open_cpu_clock(int cpu, uint64_t freq_hz)
 		.config = PERF_COUNT_SW_CPU_CLOCK,
 		.freq = 1,
 		.sample_freq = freq_hz,
+		.disabled = 1,          /* until the program is attached (it enables) */
 	};
 	long fd = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 
 	return fd < 0 ? -errno : (int)fd;
 }
 
-static int attach_one_cpu(int cpu, uint64_t freq_hz, char *why, size_t len)
+/* The CPUs' events opened (disabled) and not yet linked: opened while the
+ * recorder may still open system-wide events, linked when they are to
+ * sample (the program's link enables them, no privilege needed then). */
+static int *open_fds, *open_cpu_ids;
+static int nopen;
+
+static int open_one_cpu(int cpu, uint64_t freq_hz, char *why, size_t len)
 {
-	struct bpf_link *link;
-	int fd = open_cpu_clock(cpu, freq_hz), clock_fd;
+	int fd = open_cpu_clock(cpu, freq_hz);
 
 	if (fd == -ENODEV) /* went offline since we listed it */
 		return 0;
@@ -175,7 +214,16 @@ static int attach_one_cpu(int cpu, uint64_t freq_hz, char *why, size_t len)
 			 explain_perf_error(-fd));
 		return fd;
 	}
-	clock_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);  /* the link closes fd */
+	open_cpu_ids[nopen] = cpu;
+	open_fds[nopen++] = fd;
+	return 0;
+}
+
+static int link_one_cpu(int cpu, int fd, char *why, size_t len)
+{
+	struct bpf_link *link;
+	int clock_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);  /* the link closes fd */
+
 	link = bpf_program__attach_perf_event(skel->progs.on_cpu_sample, fd);
 	if (!link) {
 		int err = -errno;
@@ -193,7 +241,115 @@ static int attach_one_cpu(int cpu, uint64_t freq_hz, char *why, size_t len)
 	return 0;
 }
 
-static int cpu_attach(const struct source_env *env, char *why, size_t len)
+/* ---- per thread of the targets -------------------------------------------- */
+
+/* A cpu-clock event on thread tid, inherited by what it makes later. */
+static int open_task_clock(pid_t tid, uint64_t freq_hz)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.freq = 1,
+		.sample_freq = freq_hz,
+		.inherit = 1,
+	};
+	long fd = syscall(__NR_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : (int)fd;
+}
+
+static int attach_one_task(pid_t tid, uint64_t freq_hz)
+{
+	int fd = open_task_clock(tid, freq_hz);
+	struct bpf_link *link;
+
+	if (fd == -ESRCH)          /* exited since it was listed: nothing to sample */
+		return 0;
+	if (fd < 0)
+		return fd;
+	if (ntask_links == task_links_cap) {
+		int cap = task_links_cap ? task_links_cap * 2 : 64;
+		struct bpf_link **grown = realloc(task_links, sizeof(*grown) * (size_t)cap);
+
+		if (!grown) {
+			close(fd);
+			return -ENOMEM;
+		}
+		task_links = grown;
+		task_links_cap = cap;
+	}
+	link = bpf_program__attach_perf_event(skel->progs.on_cpu_sample, fd);
+	if (!link) {             /* the link owns fd once made */
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	task_links[ntask_links++] = link;
+	return 0;
+}
+
+/* An event on each thread of pid (/proc/PID/task): threads made later by
+ * any of them inherit one. A process gone already is no error (its exit
+ * is the recording's business). */
+static int attach_process(pid_t pid, uint64_t freq_hz)
+{
+	char path[64];
+	struct dirent *d;
+	DIR *dir;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return errno == ENOENT ? 0 : -errno;
+	while (!err && (d = readdir(dir))) {
+		char *end;
+		long tid = strtol(d->d_name, &end, 10);
+
+		if (d->d_name[0] != '.' && !*end && tid > 0)
+			err = attach_one_task((pid_t)tid, freq_hz);
+	}
+	closedir(dir);
+	return err;
+}
+
+static void detach_tasks(void)
+{
+	for (int i = 0; i < ntask_links; i++)
+		bpf_link__destroy(task_links[i]);
+	ntask_links = 0;
+}
+
+/* Per thread of the targets; false (nothing attached) when one cannot be
+ * opened, and the CPUs are sampled instead. */
+static bool attach_targets(const struct source_env *env)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < env->ntarget_pids && !err; i++)
+		err = attach_process(env->target_pids[i], env->opts->freq_hz);
+	if (!err && ntask_links)
+		return true;
+	if (err)
+		verbose_line("cpu: cannot sample the targets' threads (%s): sampling the CPUs",
+			     strerror(-err));
+	detach_tasks();
+	return false;
+}
+
+/* An event on each online CPU. */
+static void close_open_cpus(void)
+{
+	for (int i = 0; i < nopen; i++)
+		if (open_fds[i] >= 0)
+			close(open_fds[i]);
+	nopen = 0;
+}
+
+/* An event on each online CPU, opened disabled. */
+static int open_cpus(uint64_t freq_hz, char *why, size_t len)
 {
 	int *online, nonline = online_cpus(&online), err = 0;
 
@@ -204,24 +360,98 @@ static int cpu_attach(const struct source_env *env, char *why, size_t len)
 	cpus = calloc((size_t)nonline, sizeof(*cpus));
 	cpu_links = calloc((size_t)nonline, sizeof(*cpu_links));
 	clock_fds = calloc((size_t)nonline, sizeof(*clock_fds));
-	if (!cpus || !cpu_links || !clock_fds)
+	open_fds = calloc((size_t)nonline, sizeof(*open_fds));
+	open_cpu_ids = calloc((size_t)nonline, sizeof(*open_cpu_ids));
+	if (!cpus || !cpu_links || !clock_fds || !open_fds || !open_cpu_ids) {
+		snprintf(why, len, "out of memory");
 		err = -ENOMEM;
-	/* the kernel turns a cpu-clock frequency into this period */
-	period_ns = env->opts->freq_hz ? 1000000000ull / env->opts->freq_hz : 0;
+	}
 	for (int i = 0; i < nonline && !err; i++)
-		err = attach_one_cpu(online[i], env->opts->freq_hz, why, len);
+		err = open_one_cpu(online[i], freq_hz, why, len);
 	free(online);
+	if (err)
+		close_open_cpus();
+	return err;
+}
+
+/* The program linked to each opened event: they sample from now on. */
+static int link_cpus(uint64_t freq_hz, char *why, size_t len)
+{
+	int err = 0;
+
+	for (int i = 0; i < nopen && !err; i++) {
+		err = link_one_cpu(open_cpu_ids[i], open_fds[i], why, len);
+		open_fds[i] = -1;   /* the link's, or closed */
+	}
+	close_open_cpus();
 	if (!err && !ncpus) {
 		snprintf(why, len, "no online CPU accepted a perf event");
 		err = -ENODEV;
 	}
 	host_cpu_read(&idle_from, NULL);
-	if (err == -ENOMEM)
-		snprintf(why, len, "out of memory");
 	if (!err)
-		verbose_line("sampling %d CPUs at %llu Hz", ncpus,
-			     (unsigned long long)env->opts->freq_hz);
+		verbose_line("sampling %d CPUs at %llu Hz", ncpus, (unsigned long long)freq_hz);
 	return err;
+}
+
+static int attach_cpus(uint64_t freq_hz, char *why, size_t len)
+{
+	int err = open_cpus(freq_hz, why, len);
+
+	return err ? err : link_cpus(freq_hz, why, len);
+}
+
+static int cpu_attach(const struct source_env *env, char *why, size_t len)
+{
+	freq = env->opts->freq_hz;
+	/* the kernel turns a cpu-clock frequency into this period */
+	period_ns = freq ? 1000000000ull / freq : 0;
+	per_task = env->opts->mode != TARGET_ALL && env->ntarget_pids && attach_targets(env);
+	if (per_task) {
+		verbose_line("sampling %d threads of %zu processes at %llu Hz", ntask_links,
+			     env->ntarget_pids, (unsigned long long)freq);
+		/* the CPUs' events, opened now for cpu_tick (privileged) */
+		if (open_cpus(freq, why, len))
+			verbose_line("cpu: %s: the threads' events stay throughout", why);
+		return 0;
+	}
+	return attach_cpus(freq, why, len);
+}
+
+/* Each tick, once a second while sampling per thread: the CPUs' events
+ * take over when the traced threads switch too often (SWITCHES_PER_TICK),
+ * attached before the threads' are detached, so no tick is lost. */
+static void cpu_tick(struct consumer *c, uint64_t now_ns, bool final)
+{
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t rate;
+	char why[256];
+
+	(void)c;
+	if (final || !per_task || now_ns < to_cpus.checked_ns + 1000000000ull)
+		return;
+	to_cpus.checked_ns = now_ns;
+	rate = sched_switch_rate(now_ns);
+	if (online <= 0 || rate <= SWITCHES_PER_TICK * (uint64_t)online * freq)
+		return;
+	snprintf(why, sizeof(why), "the CPUs' events were not opened");
+	if (!nopen || percpu_counts_read(skel->maps.cpu_ticks, &to_cpus.run_base, 1) ||
+	    link_cpus(freq, why, sizeof(why))) {
+		for (; ncpus > 0; ncpus--) {   /* any linked: not both */
+			bpf_link__destroy(cpu_links[ncpus - 1]);
+			if (clock_fds[ncpus - 1] >= 0)
+				close(clock_fds[ncpus - 1]);
+		}
+		verbose_line("cpu: %s; the threads' events stay", why);
+		to_cpus.checked_ns = UINT64_MAX - 1000000000ull;   /* not again */
+		return;
+	}
+	detach_tasks();
+	per_task = false;
+	to_cpus.at_ns = now_ns;
+	to_cpus.rate = rate;
+	verbose_line("cpu: %llu switches a second of the traced threads: sampling the CPUs",
+		     (unsigned long long)rate);
 }
 
 /* The ticks due on a CPU: its event's clock time (stopped: the link's
@@ -257,6 +487,9 @@ static void cpu_detach(void)
 	uint64_t due = 0, run = 0;
 	int64_t idle;
 
+	detach_tasks();   /* per thread: the ticks due are not known (inherited
+			   * events fold into their parent's count only at exit) */
+
 	for (int i = 0; i < ncpus; i++) {
 		int64_t n;
 
@@ -274,8 +507,10 @@ static void cpu_detach(void)
 		clock_fds[i] = -1;
 	}
 	idle = known ? idle_ticks() : -1;
-	if (idle >= 0 && skel && percpu_counts_read(skel->maps.cpu_ticks, &run, 1) == 0)
+	if (idle >= 0 && skel && percpu_counts_read(skel->maps.cpu_ticks, &run, 1) == 0) {
+		run = run > to_cpus.run_base ? run - to_cpus.run_base : 0;  /* the CPUs' span */
 		ticks = (typeof(ticks)){ due > (uint64_t)idle ? due - (uint64_t)idle : 0, run, 1 };
+	}
 }
 
 static void cpu_destroy(void)
@@ -283,7 +518,14 @@ static void cpu_destroy(void)
 	cpu_detach();
 	free(cpu_links);
 	free(clock_fds);
+	close_open_cpus();
+	free(open_fds);
+	free(open_cpu_ids);
+	open_fds = open_cpu_ids = NULL;
 	free(cpus);
+	free(task_links);
+	task_links = NULL;
+	task_links_cap = 0;
 	cpu_links = NULL;
 	clock_fds = NULL;
 	cpus = NULL;
@@ -368,7 +610,11 @@ static int cpu_meta(struct chunk_buffer *kv, const struct source_env *env)
 	cpu_list(list, sizeof(list));
 	err |= chunk_buffer_add_kv(kv, "sampling.cpu.event", "cpu-clock");
 	err |= chunk_buffer_add_kv_u64(kv, "sampling.cpu.freq_hz", env->opts->freq_hz);
-	err |= chunk_buffer_add_kv(kv, "sampling.cpu.cpus", list);
+	err |= chunk_buffer_add_kv(kv, "sampling.cpu.scope", per_task ? "threads" : "cpus");
+	if (per_task)
+		err |= chunk_buffer_add_kv_u64(kv, "sampling.cpu.threads", (uint64_t)ntask_links);
+	else
+		err |= chunk_buffer_add_kv(kv, "sampling.cpu.cpus", list);
 	if (env->opts->stack_copy)
 		err |= chunk_buffer_add_kv_u64(kv, "sampling.cpu.stack_copy",
 					       env->opts->stack_copy);
@@ -398,6 +644,10 @@ static int cpu_stats(struct chunk_buffer *kv, const struct consumer *c)
 {
 	int err = chunk_buffer_add_kv_u64(kv, "cpu.samples", c->written[PERFCAP_SRC_CPU]);
 
+	if (to_cpus.at_ns) {
+		err |= chunk_buffer_add_kv_u64(kv, "cpu.scope.cpus_from_ns", to_cpus.at_ns);
+		err |= chunk_buffer_add_kv_u64(kv, "cpu.scope.switch_rate", to_cpus.rate);
+	}
 	if (ticks.known) {
 		err |= chunk_buffer_add_kv_u64(kv, "cpu.ticks.due", ticks.due);
 		err |= chunk_buffer_add_kv_u64(kv, "cpu.ticks.run", ticks.run);
@@ -424,7 +674,8 @@ static void cpu_summary_note(char *buf, size_t len)
 static const uint16_t cpu_event_types[] = { PERFCAP_EV_SAMPLE, PERFCAP_EV_USTACK, 0 };
 
 const struct source cpu_source = {
-	.summary = "CPU stack samples (user + kernel) at -F HZ on every CPU",
+	.summary = "CPU stack samples (user + kernel) at -F HZ of each traced thread's CPU time "
+		   "(per thread of the targets; with -a, on every CPU)",
 	.id = PERFCAP_SRC_CPU,
 	.default_on = true,
 	.event_types = cpu_event_types,
@@ -435,5 +686,6 @@ const struct source cpu_source = {
 	.handle = cpu_handle,
 	.meta = cpu_meta,
 	.stats = cpu_stats,
+	.tick = cpu_tick,
 	.summary_note = cpu_summary_note,
 };

@@ -147,6 +147,7 @@ bool sched_attached(void)
 	return attached;
 }
 
+
 /* ---- loading and attaching -------------------------------------------- */
 
 /* Which sched_switch program to load: on_switch_ret when copies are on,
@@ -617,6 +618,7 @@ static void read_left_batches(struct consumer *c)
 
 static struct {
 	uint64_t budget;             /* --sched-rate; 0: no windows */
+	uint64_t last_rate;          /* switches a second, at the last period's end */
 	bool windowed;               /* this period's window is shorter than it */
 	uint64_t span_start, span_ns;
 	uint64_t period_start, open_start, open_len;
@@ -629,6 +631,21 @@ static struct {
 	uint64_t edge_failed;        /* iterator runs that failed */
 	int err;                     /* the last failure: -errno */
 } win;
+uint64_t sched_switch_rate(uint64_t now)
+{
+	static uint64_t last_switches, last_ns;
+	uint64_t rate = 0;
+
+	if (!attached)
+		return 0;
+	if (win.budget && win.span_start)
+		return win.last_rate;
+	if (last_ns && now > last_ns)
+		rate = (switches - last_switches) * 1000000000ull / (now - last_ns);
+	last_switches = switches;
+	last_ns = now;
+	return rate;
+}
 
 /* The programs at every switch and wakeup on the host (hot_links.h: if
  * the kernel refuses to attach them again, they stay attached and every
@@ -771,6 +788,7 @@ static void win_next_period(struct consumer *c, uint64_t now)
 	if (!len)
 		len = 1;
 	rate = seen * WIN_PERIOD_NS / len;
+	win.last_rate = rate;
 	w = rate ? win.budget * WIN_PERIOD_NS / rate : WIN_PERIOD_NS;
 	win.windowed = w < WIN_PERIOD_NS;
 	if (!win.windowed)

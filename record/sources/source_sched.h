@@ -20,4 +20,10 @@ int sched_waits_maps(struct bpf_map **sums, struct bpf_map **counters);
 /* Whether the sched programs are attached (so the waits' sums are made). */
 bool sched_attached(void);
 
+/* Context switches of traced threads a second, as the sched source last
+ * measured them: its windows' last rate, or (every switch followed) the
+ * switches since the last call at now over the time; 0 when unknown
+ * (sched not attached). For the cpu source's choice of events. */
+uint64_t sched_switch_rate(uint64_t now);
+
 #endif /* RECORD_SOURCE_SCHED_H */

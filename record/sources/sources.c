@@ -146,7 +146,10 @@ static const struct {
 } costs[] = {
 	{ "proc", "per fork/exec/exit only; the socket snapshots cost the recorder "
 		  "8-17 ms each for a server with 300-400 connections, not the traced tasks" },
-	{ "cpu", "about 0.3% at the default -F 99" },
+	{ "cpu", "per thread of the targets (-p, a command): about 1% of nginx's throughput at "
+		 "-F 499 on the 2-CPU VM; per CPU (-a, or traced threads switching more than 50 "
+		 "times per tick): 10-12% there at 499 Hz, about 2% at the default 99 "
+		 "(bench/real_servers.sh, perf record -a and -p the same)" },
 	{ "sched", "about 0.2-0.45 us per context switch on the host and 0.13-0.45 us per "
 		   "wakeup of a traced task (0.37 and 0.33 under pgbench, 0.23 and 0.13 under "
 		   "wrk, 0.43 and 0.46 under redis-benchmark: bench/default_cost.sh, "

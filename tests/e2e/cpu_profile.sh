@@ -6,9 +6,13 @@
 # (symbols travel inside the capture). The capture's STATS host.cpu.*
 # (the host's busy, idle and stolen CPU time, from /proc/stat) add up to
 # the CPUs times the recording's length, and busy covers the single
-# thread that burned all along. The sampling ticks (STATS cpu.ticks.*):
-# those due on busy CPUs are the busy time's worth at -F 499, due = run +
-# missed, and the workload's samples are among the ticks run.
+# thread that burned all along. The command's threads are sampled per
+# thread (META sampling.cpu.scope threads): 4 s of its CPU time at -F 499
+# give its samples within 10%, and STATS has no cpu.ticks.* (unknown per
+# thread). The sampling ticks (STATS cpu.ticks.*) of a per-CPU recording
+# (-a) of the same workload: those due on busy CPUs are the busy time's
+# worth at -F 499, due = run + missed, and the workload's samples are
+# among the ticks run.
 set -u
 . "$(dirname "$0")/lib.sh"
 : "${PERFCAP_RECORD:?}" "${PERFCAP_ANALYZE:?}" "${CPU_SPLIT:?}"
@@ -62,9 +66,16 @@ check_split "binary deleted" --no-local-files
 check_split "binary deleted, local lookup allowed"
 
 capture_stat() {
-	"$PERFCAP_ANALYZE" query --format csv "$TMP/run.perfcap" \
+	"$PERFCAP_ANALYZE" query --format csv "${CAP:-$TMP/run.perfcap}" \
 		"SELECT value FROM stats WHERE chunk = 'stats' AND key = '$1'" | sed -n 2p | tr -d '\r"'
 }
+scope=$("$PERFCAP_ANALYZE" query --format csv "$TMP/run.perfcap" \
+	"SELECT value FROM meta WHERE key = 'sampling.cpu.scope'" | sed -n 2p | tr -d '\r"')
+[ "$scope" = threads ] || fail "the command was sampled with scope '$scope', not per thread"
+samples=$(capture_stat cpu.samples)
+echo "per thread: $samples samples of 4 s of CPU time at 499 Hz"
+within "${samples:-0}" 1796 2196 || fail "$samples samples, want 1996 within 10%"
+[ -z "$(capture_stat cpu.ticks.due)" ] || fail "STATS cpu.ticks.due written per thread"
 busy=$(capture_stat host.cpu.busy_ns) idle=$(capture_stat host.cpu.idle_ns) steal=$(capture_stat host.cpu.steal_ns)
 dur=$(capture_stat record.duration_ns)
 echo "host CPU: busy $busy, idle $idle, steal $steal ns over $dur ns on $(nproc) CPUs"
@@ -82,8 +93,19 @@ tol = 0.05 * want + ncpu * 2e7
 assert want - tol <= total <= want + steal + tol, (total, want, steal)
 assert busy >= 0.8 * dur, ("busy below the one thread that burned", busy, dur)
 PY
+# the ticks: per CPU (-a), the same workload
+"$CPU_SPLIT" 4 > /dev/null &
+work=$!
+"$PERFCAP_RECORD" -a -F 499 -d 3 -o "$TMP/all.perfcap" > /dev/null 2> "$TMP/all.err" ||
+	{ cat "$TMP/all.err" >&2; kill $work; fail "perfcap-record -a failed"; }
+wait $work
+CAP=$TMP/all.perfcap
+busy=$(capture_stat host.cpu.busy_ns) steal=$(capture_stat host.cpu.steal_ns)
 due=$(capture_stat cpu.ticks.due) run=$(capture_stat cpu.ticks.run)
-missed=$(capture_stat cpu.ticks.missed) samples=$(capture_stat cpu.samples)
+missed=$(capture_stat cpu.ticks.missed)
+# with -a the idle task is sampled too (run leaves it out): the workload's
+samples=$("$PERFCAP_ANALYZE" query --format csv "$CAP" \
+	"SELECT count(*) FROM samples WHERE pid = $work" | sed -n 2p | tr -d '\r"')
 echo "sampling ticks: due $due, run $run, missed $missed; samples $samples"
 [ -n "$due" ] && [ -n "$run" ] && [ -n "$missed" ] || fail "STATS cpu.ticks.* missing"
 # due counts busy and stolen time (the event's clock runs while the host

@@ -11,7 +11,9 @@
 # context switches a second, far above the default budget (10,000), each
 # thread on the CPU half of the time, and a third ("burst") that spins
 # 100 ms of CPU from 0.4 s into each second, inside the gaps, and sleeps
-# otherwise. Recorded with default options for 4 seconds, imported:
+# otherwise. Recorded with default options for 5 seconds (windows open at
+# 2, 3, 4 and 5 s; the last can come as the threads exit, which leaves at
+# least 2 seconds of the burst thread between openings), imported:
 #  - META sched.windows.budget 10000; STATS: windows, the time covered
 #    less than the recording; sched_gaps rows, and a sched_tasks row for
 #    both threads at the end of each gap;
@@ -36,7 +38,7 @@ make_tmpdir
 [ -x "$PINGPONG" ] || fail "PINGPONG not set"
 cpu=$(awk -F'[-,]' '{ print $NF }' /sys/devices/system/cpu/online)
 
-"$PERFCAP_RECORD" -o "$TMP/w.perfcap" -- taskset -c "$cpu" "$PINGPONG" 4 100 \
+"$PERFCAP_RECORD" -o "$TMP/w.perfcap" -- taskset -c "$cpu" "$PINGPONG" 5 100 \
 	> "$TMP/pp.out" 2> "$TMP/w.err" || { cat "$TMP/w.err" >&2; fail "perfcap-record failed"; }
 cat "$TMP/pp.out" "$TMP/w.err"
 grep -q "sched: followed in" "$TMP/w.err" || fail "the summary does not say sched was followed in windows"
@@ -85,8 +87,8 @@ done || exit 1
 burst_tid=$(sed -n 's/^burst: tid \([0-9]*\) cpu_ns \([0-9]*\)$/\1/p' "$TMP/pp.out")
 burst_cpu=$(sed -n 's/^burst: tid \([0-9]*\) cpu_ns \([0-9]*\)$/\2/p' "$TMP/pp.out")
 [ -n "$burst_tid" ] || fail "pingpong did not print its burst thread"
-[ "$burst_cpu" -ge 360000000 ] ||
-	fail "the burst thread got $burst_cpu ns of CPU, not 4 x 100 ms: the premise fails"
+[ "$burst_cpu" -ge 450000000 ] ||
+	fail "the burst thread got $burst_cpu ns of CPU, not 5 x 100 ms: the premise fails"
 runs=$(q "SELECT count(*) FROM sched_gap_runs WHERE tid = $burst_tid AND running_ns > 50000000")
 echo "gaps the burst thread ran in, by its counters: $runs"
 [ "$runs" -ge 2 ] || fail "sched_gap_runs: the burst thread ran in $runs gaps"
@@ -136,6 +138,29 @@ within "$scaled" $((first * 65 / 100)) $((first * 135 / 100)) ||
 grep "^  sched .*in time windows" "$TMP/report.txt" ||
 	fail "the report does not say sched was followed in windows"
 grep "Sched followed:" "$TMP/report.txt" || fail "Data quality does not say sched was followed in windows"
+
+# the cpu source: per thread of the command at first, then, the threads
+# switching hundreds of thousands of times a second (more than 50 per tick
+# of all CPUs), the CPUs' events from about the first second on: samples
+# of both pingpong threads go on after the switch at -F 99 (the one CPU
+# they share, busy: about 99 a second)
+row=$(q "SELECT (SELECT value FROM meta WHERE key = 'sampling.cpu.scope') AS scope,
+	(SELECT value FROM stats WHERE key = 'cpu.scope.cpus_from_ns') -
+	(SELECT value FROM meta WHERE key = 'record.start_ns') AS from_ns,
+	(SELECT count(*) FROM samples WHERE ts > (SELECT value FROM stats
+		WHERE key = 'cpu.scope.cpus_from_ns') AND tid <> $burst_tid) AS after,
+	(SELECT max(ts) FROM samples) - (SELECT value FROM stats
+		WHERE key = 'cpu.scope.cpus_from_ns') AS span")
+echo "cpu: scope, switch to the CPUs (ns from the start), samples after it, ns of them: $row"
+IFS=, read -r scope from after span <<EOF
+$row
+EOF
+[ "$scope" = threads ] || fail "the command was not sampled per thread at first ($scope)"
+[ -n "$from" ] && [ "$from" -le 2500000000 ] ||
+	fail "the CPUs' events did not take over within 2.5 s ($from)"
+want=$((span * 99 / 1000000000))
+within "${after:-0}" $((want * 8 / 10)) $((want * 12 / 10)) ||
+	fail "$after samples after the switch over $span ns, want about $want"
 
 "$PERFCAP_RECORD" --sched-rate 0 -o "$TMP/all.perfcap" -- taskset -c "$cpu" "$PINGPONG" 2 \
 	> /dev/null 2> "$TMP/all.err" || { cat "$TMP/all.err" >&2; fail "perfcap-record failed"; }
