@@ -563,9 +563,14 @@ static int read_batches(void)
 static void flush_cpu_batches(uint64_t now_ns, bool force)
 {
 	int fd = bpf_program__fd(skel->progs.flush_batch), ncpus = read_batches();
+	/* the recorder's tgid: flush_batch leaves the batch of the CPU it runs
+	 * on alone while the programs that write batches may interrupt it
+	 * (bpf/sched.bpf.c); forced (they are detached), none that could */
+	unsigned long long self[1] = { force ? ~0ull : (unsigned long long)getpid() };
 
 	for (int cpu = 0; cpu < ncpus; cpu++) {
-		LIBBPF_OPTS(bpf_test_run_opts, opts, .cpu = cpu, .flags = BPF_F_TEST_RUN_ON_CPU);
+		LIBBPF_OPTS(bpf_test_run_opts, opts, .cpu = cpu, .flags = BPF_F_TEST_RUN_ON_CPU,
+			    .ctx_in = self, .ctx_size_in = sizeof(self));
 		const struct perfcap_sched_batch *b = &batch_view[cpu];
 		int err;
 
