@@ -643,7 +643,7 @@ uint64_t sched_switch_rate(uint64_t now)
 
 	if (!attached)
 		return 0;
-	if (win.budget && win.span_start)
+	if (win.budget && win.last_rate)   /* a period measured: windows may cut the count */
 		return win.last_rate;
 	if (last_ns && now > last_ns)
 		rate = (switches - last_switches) * 1000000000ull / (now - last_ns);

@@ -21,9 +21,10 @@ int sched_waits_maps(struct bpf_map **sums, struct bpf_map **counters);
 bool sched_attached(void);
 
 /* Context switches of traced threads a second, as the sched source last
- * measured them: its windows' last rate, or (every switch followed) the
- * switches since the last call at now over the time; 0 when unknown
- * (sched not attached). For the cpu source's choice of events. */
+ * measured them: its windows' last period's rate, or (every switch
+ * followed so far) the switches since the last call at now over the time;
+ * 0 when unknown (sched not attached, or the first call). For the cpu
+ * source's choice of events. */
 uint64_t sched_switch_rate(uint64_t now);
 
 #endif /* RECORD_SOURCE_SCHED_H */
