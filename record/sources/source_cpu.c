@@ -182,7 +182,10 @@ static const char *explain_perf_error(int err)
 	}
 }
 
-static int open_cpu_clock(int cpu, uint64_t freq_hz)
+/* A cpu-clock event in frequency mode, disabled until the program's link
+ * enables it: on thread tid (inherited by what it makes later), or, tid
+ * -1, on CPU cpu (whatever runs there). */
+static int open_clock(pid_t tid, int cpu, uint64_t freq_hz)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE,
@@ -190,9 +193,10 @@ static int open_cpu_clock(int cpu, uint64_t freq_hz)
 		.config = PERF_COUNT_SW_CPU_CLOCK,
 		.freq = 1,
 		.sample_freq = freq_hz,
-		.disabled = 1,          /* until the program is attached (it enables) */
+		.disabled = 1,
+		.inherit = tid >= 0,
 	};
-	long fd = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	long fd = syscall(__NR_perf_event_open, &attr, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 
 	return fd < 0 ? -errno : (int)fd;
 }
@@ -205,7 +209,7 @@ static int nopen;
 
 static int open_one_cpu(int cpu, uint64_t freq_hz, char *why, size_t len)
 {
-	int fd = open_cpu_clock(cpu, freq_hz);
+	int fd = open_clock(-1, cpu, freq_hz);
 
 	if (fd == -ENODEV) /* went offline since we listed it */
 		return 0;
@@ -243,25 +247,9 @@ static int link_one_cpu(int cpu, int fd, char *why, size_t len)
 
 /* ---- per thread of the targets -------------------------------------------- */
 
-/* A cpu-clock event on thread tid, inherited by what it makes later. */
-static int open_task_clock(pid_t tid, uint64_t freq_hz)
-{
-	struct perf_event_attr attr = {
-		.type = PERF_TYPE_SOFTWARE,
-		.size = sizeof(attr),
-		.config = PERF_COUNT_SW_CPU_CLOCK,
-		.freq = 1,
-		.sample_freq = freq_hz,
-		.inherit = 1,
-	};
-	long fd = syscall(__NR_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-
-	return fd < 0 ? -errno : (int)fd;
-}
-
 static int attach_one_task(pid_t tid, uint64_t freq_hz)
 {
-	int fd = open_task_clock(tid, freq_hz);
+	int fd = open_clock(tid, -1, freq_hz);
 	struct bpf_link *link;
 
 	if (fd == -ESRCH)          /* exited since it was listed: nothing to sample */
