@@ -108,7 +108,7 @@ recpid=$!
 trap 'kill $recpid 2> /dev/null; cleanup_redis; rm -rf "$TMP"' EXIT
 wait_for "$TMP/redis.err" "recording" 10 || { cat "$TMP/redis.err"; fail "perfcap-record did not start"; }
 before=$(commands)
-timeout 120 redis-benchmark -p "$port" -c 50 -n 150000 -t set,get -q > "$TMP/bench.out" 2>&1 ||
+timeout 120 redis-benchmark -p "$port" -c 50 -n 200000 -t set,get -q > "$TMP/bench.out" 2>&1 ||
 	fail "redis-benchmark failed: $(cat "$TMP/bench.out")"
 after=$(commands)
 kill -INT "$recpid"
@@ -118,13 +118,21 @@ expected=$((after - before - 1))
 R=$TMP/redis.perfcap
 nwin=$(q "$R" "SELECT count(*) FROM syscall_windows WHERE open_ns > 0 AND open_ns < period_ns")
 row=$(q "$R" "SELECT CAST(round(total(weight * (name = 'read' AND ret > 0))) AS INTEGER),
-	CAST(round(total(weight * (name = 'write' AND ret > 0))) AS INTEGER), count(*)
+	CAST(round(total(weight * (name = 'write' AND ret > 0))) AS INTEGER), count(*),
+	total(name = 'read' AND ret > 0)
 	FROM syscall_intervals WHERE pid = $rpid")
-IFS=, read -r reads writes recorded <<EOF
+IFS=, read -r reads writes recorded reads_seen <<EOF
 $row
 EOF
-echo "redis: $nwin windows; reads with data standing for $reads, writes for $writes ($recorded calls recorded); $expected commands counted by redis"
-[ "${nwin:-0}" -ge 2 ] || fail "redis: $nwin windows, expected 2 or more"
+reads_seen=${reads_seen%.*}
+echo "redis: $nwin windows; reads with data standing for $reads ($reads_seen recorded), writes for $writes ($recorded calls recorded); $expected commands counted by redis"
+# The load's first second is followed whole (it grew past the budget
+# then) and how many windows follow depends on how fast redis-benchmark
+# runs here (2 to 4 s): what matters is that windows left calls out, so
+# that only the weights can bring the counts back to the commands.
+[ "${nwin:-0}" -ge 1 ] || fail "redis: no window: the load was followed whole"
+[ "${reads_seen:-0}" -lt $((expected * 9 / 10)) ] ||
+	fail "redis: $reads_seen of $expected reads recorded: too few left out to test the weights"
 within "$reads" $((expected * 9 / 10)) $((expected * 11 / 10)) ||
 	fail "redis: the weighted reads $reads are not the $expected commands within 10%"
 within "$writes" $((expected * 9 / 10)) $((expected * 11 / 10)) ||

@@ -1,7 +1,7 @@
 #!/bin/bash
 # wake_context.sh - who woke a thread from interrupt context, end to end
 # with real eBPF and the default sources: a loopback TCP server (tcp_echo,
-# 1,000 requests on one connection: the server blocks in read and a
+# 3,000 requests on one connection: the server blocks in read and a
 # request's packet wakes it from the NET_RX soft interrupt the client's
 # send runs), a thread napping 50 ms 20 times (sleeper: woken by the
 # timer's hard interrupt) and a thread whose UDP receive times out 20
@@ -41,10 +41,14 @@ check_labels() {
 	# the server's wakeups: context 2 (soft interrupt), vector 3 (NET_RX);
 	# one per request at most: a request that arrived before the server
 	# read again wakes no one, which varies from run to run with the CPUs
+	# (and here with a hypervisor's scheduling of the two vCPUs: one CI
+	# run, this test alone, saw 50 wakeups of 1,000 requests, where runs
+	# on the same VM see 1,800-3,000 of 3,000; hence 3,000 requests for
+	# at least 100)
 	total=$(q "SELECT count(*) FROM wakeups WHERE pid = $server")
 	net_rx=$(q "SELECT count(*) FROM wakeups WHERE pid = $server AND context = 2 AND softirq = 3")
 	echo "tcp_echo server (pid $server): $net_rx of $total wakeups from the NET_RX soft interrupt"
-	[ "${total:-0}" -ge 100 ] || fail "the server was woken $total times, want at least 100 of 1,000"
+	[ "${total:-0}" -ge 100 ] || fail "the server was woken $total times, want at least 100 of 3,000"
 	[ "$(pct "$net_rx" "$total")" -ge 90 ] ||
 		fail "only $net_rx of $total server wakeups are NET_RX soft interrupts"
 
@@ -97,7 +101,7 @@ check() {
 	softirq_entry) export PERFCAP_SOFTIRQ_VECTOR=$mode ;;
 	esac
 	timeout 60 "$PERFCAP_RECORD" -o "$TMP/run.perfcap" -- \
-		sh -c "\"$SLEEPER\" 20 & \"$TIMER_WAITS\" 20 & \"$TCP_ECHO\" 0 1000; wait" \
+		sh -c "\"$SLEEPER\" 20 & \"$TIMER_WAITS\" 20 & \"$TCP_ECHO\" 0 3000; wait" \
 		> "$TMP/record.out" 2> "$TMP/record.err" \
 		|| { cat "$TMP/record.err" >&2; fail "perfcap-record failed"; }
 	unset PERFCAP_IRQ_CONTEXT PERFCAP_SOFTIRQ_VECTOR
