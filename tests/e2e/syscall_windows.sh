@@ -119,12 +119,11 @@ R=$TMP/redis.perfcap
 nwin=$(q "$R" "SELECT count(*) FROM syscall_windows WHERE open_ns > 0 AND open_ns < period_ns")
 row=$(q "$R" "SELECT CAST(round(total(weight * (name = 'read' AND ret > 0))) AS INTEGER),
 	CAST(round(total(weight * (name = 'write' AND ret > 0))) AS INTEGER), count(*),
-	total(name = 'read' AND ret > 0)
+	CAST(total(name = 'read' AND ret > 0) AS INTEGER)
 	FROM syscall_intervals WHERE pid = $rpid")
 IFS=, read -r reads writes recorded reads_seen <<EOF
 $row
 EOF
-reads_seen=${reads_seen%.*}
 echo "redis: $nwin windows; reads with data standing for $reads ($reads_seen recorded), writes for $writes ($recorded calls recorded); $expected commands counted by redis"
 # The load's first second is followed whole (it grew past the budget
 # then) and how many windows follow depends on how fast redis-benchmark
