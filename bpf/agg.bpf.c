@@ -85,6 +85,7 @@ static __always_inline void emit_slow(const struct agg_pending *p, __u32 pid, __
 	e->args[0] = p->arg0;
 	e->args[1] = p->arg1;
 	e->args[2] = 0;
+	e->io_calls = 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	pc_submit(ring, e);
 }

@@ -442,6 +442,9 @@ struct perfcap_syscall {
 	__s64 ret;
 	__u64 args[3];
 	char  comm[PERFCAP_COMM_LEN];
+	__u64 io_calls;         /* the thread's read- and write-type calls so far
+				   (task I/O accounting: syscr + syscw) at
+				   the exit; 0: not known (agg) */
 };
 
 /* ---- block (block.bpf.c) ------------------------------------------------ */

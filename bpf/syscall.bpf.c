@@ -145,6 +145,18 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 
 /* ---- exit -------------------------------------------------------------- */
 
+/* The thread's read- and write-type calls so far, as the kernel counts
+ * them for every task whether traced or not (/proc/PID/io syscr, syscw;
+ * CONFIG_TASK_XACCT). In windows they say how fast the thread went while
+ * traced against the whole period (import/syscall_pace.c); 0: no such
+ * accounting in this kernel. */
+static __always_inline __u64 io_calls(struct task_struct *task)
+{
+	if (!bpf_core_field_exists(task->ioac))
+		return 0;
+	return task->ioac.syscr + task->ioac.syscw;
+}
+
 /* One SYSCALL record. The ids and the name are read from the task itself
  * (direct loads through its BTF pointer), not by two helper calls. */
 static __always_inline void emit_call(void *ctx, struct task_struct *task,
@@ -172,6 +184,7 @@ static __always_inline void emit_call(void *ctx, struct task_struct *task,
 	e->args[1] = p->args[1];
 	e->args[2] = p->args[2];
 	__builtin_memcpy(e->comm, task->comm, sizeof(e->comm));
+	e->io_calls = io_calls(task);
 	pc_submit(ring, e);
 	count(PERFCAP_SC_EMITTED);
 }

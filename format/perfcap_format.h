@@ -18,7 +18,7 @@
 
 #define PC_FILE_MAGIC      "PERFCAP\0" /* 8 bytes */
 #define PC_FORMAT_MAJOR    1           /* incompatible layout changes */
-#define PC_FORMAT_MINOR    14          /* compatible additions */
+#define PC_FORMAT_MINOR    15          /* compatible additions */
 
 struct pc_file_header {
 	char     magic[8];        /* PC_FILE_MAGIC */
@@ -346,6 +346,9 @@ struct pc_rec_syscall {
 	uint32_t ustack;          /* PC_STACK_NONE unless stacks were asked for */
 	int64_t  ret;
 	uint64_t args[3];
+	uint64_t io_calls;        /* (1.15) the thread's read- and write-type
+				     calls so far at the exit (syscr + syscw);
+				     0: not known */
 };
 
 /* pc_rec_syscall flags */

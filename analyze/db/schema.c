@@ -77,18 +77,25 @@ static const char create_event_tables_sql[] =
 	 * the loader's syscall_id; lookups by syscall_id are rowid lookups. */
 	"CREATE TABLE syscall_rows (ts INTEGER,"
 	"  duration INTEGER, pid INTEGER, tid INTEGER, nr INTEGER, ret INTEGER,"
-	"  arg0 INTEGER, arg1 INTEGER, arg2 INTEGER, ustack_id INTEGER, window_ts INTEGER);"
+	"  arg0 INTEGER, arg1 INTEGER, arg2 INTEGER, ustack_id INTEGER, window_ts INTEGER,"
+	"  io_calls INTEGER);"
 	/* above --syscall-rate (format 1.14) calls are paired in windows;
 	 * weight: how many calls of the whole recording one stands for
-	 * (import/syscall_windows.c). The join is left out of a query that
-	 * reads no weight (a unique key, no column used). */
+	 * (import/syscall_windows.c), times the thread's pace outside its
+	 * window against inside (syscall_pace, import/syscall_pace.c). The
+	 * joins are left out of a query that reads no weight (unique keys,
+	 * no column used). */
 	"CREATE TABLE syscall_windows (start_ts INTEGER PRIMARY KEY, open_ns INTEGER,"
 	"  period_ns INTEGER, rate INTEGER);"
+	"CREATE TABLE syscall_pace (window_ts INTEGER, tid INTEGER, pace REAL,"
+	"  io_window INTEGER, io_period INTEGER, PRIMARY KEY (window_ts, tid)) WITHOUT ROWID;"
 	"CREATE VIEW syscalls AS SELECT s.rowid AS syscall_id, s.ts, s.duration, s.pid,"
 	"  s.tid, s.nr, s.ret, s.arg0, s.arg1, s.arg2, s.ustack_id,"
 	"  CASE WHEN w.open_ns > 0 THEN CAST(w.period_ns AS REAL) /"
-	"    max(w.open_ns - s.duration, w.open_ns / 4) ELSE 1.0 END AS weight"
-	"  FROM syscall_rows s LEFT JOIN syscall_windows w ON w.start_ts = s.window_ts;"
+	"    max(w.open_ns - s.duration, w.open_ns / 4) * coalesce(p.pace, 1.0)"
+	"    ELSE 1.0 END AS weight"
+	"  FROM syscall_rows s LEFT JOIN syscall_windows w ON w.start_ts = s.window_ts"
+	"  LEFT JOIN syscall_pace p ON p.window_ts = s.window_ts AND p.tid = s.tid;"
 	"CREATE TABLE syscall_names (nr INTEGER PRIMARY KEY, name TEXT,"
 	"  family TEXT, fd_arg INTEGER, count_arg INTEGER, io TEXT);"
 	"CREATE TABLE block_io (ts INTEGER, pid INTEGER, tid INTEGER, dev INTEGER,"

@@ -245,6 +245,9 @@ int decode_syscall(struct loader *L, const struct record_in *in)
 	in->row[10] = win ? (int64_t)win->ts : 0;
 	if (!win)
 		in->kind[10] = BATCH_NULL;    /* followed whole: weight 1 */
+	in->row[11] = s->io_calls > INT64_MAX ? INT64_MAX : (int64_t)s->io_calls;
+	if (!s->io_calls)
+		in->kind[11] = BATCH_NULL;    /* not known (before 1.15, agg) */
 	if (request_feed_syscall(&L->requests, (int64_t)L->nsyscalls, s->ts, s->duration,
 				 s->pid, s->tid, s->nr, s->ret, s->args[0]) < 0)
 		L->failed = 1;

@@ -28,6 +28,7 @@
 #include "db/syscall_names.h"
 #include "util/temp_file.h"
 #include "util/text.h"
+#include "syscall_pace.h"
 #include "ustack_unwind.h"
 
 static int is_record_chunk(uint16_t type)
@@ -447,7 +448,10 @@ static int pass_probes(struct loader *L) { return probes_build(L->db); }
 static int pass_runtimes(struct loader *L) { return runtimes_build(L->db); }
 static int pass_wait_stacks(struct loader *L) { return wait_stacks_classify(L->db, L->corr); }
 static int pass_gc_proxy(struct loader *L) { return gc_proxy_build(L->db); }
-static int pass_syscall_windows(struct loader *L) { return syscall_windows_store(L->db, &L->scw); }
+static int pass_syscall_windows(struct loader *L)
+{
+	return syscall_windows_store(L->db, &L->scw) || syscall_pace_build(L->db) ? -1 : 0;
+}
 
 /* The passes after the last chunk, in order: each may read what the ones
  * before it stored. */

@@ -58,7 +58,7 @@ static const struct record_type types[RECORD_TYPE_MAX + 1] = {
 	 * view syscalls names it, db/schema.c) */
 	TYPE(PC_REC_SYSCALL, "syscall", "syscall", struct pc_rec_syscall, decode_syscall),
 	  .table = "syscall_rows", .columns = "ts, duration, pid, tid, nr, ret, arg0, arg1, arg2,"
-	  " ustack_id, window_ts", .ncols = 11 },
+	  " ustack_id, window_ts, io_calls", .ncols = 12 },
 	TYPE(PC_REC_BLOCK, "block", "block", struct pc_rec_block, decode_block),
 	  .table = "block_io", .columns = "ts, pid, tid, dev, op, sector, bytes, queue_ns,"
 	  " service_ns, error", .ncols = 10 },

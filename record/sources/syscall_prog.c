@@ -251,6 +251,7 @@ void syscall_prog_handle(struct consumer *c, const void *data, size_t size)
 		.ustack = PC_STACK_NONE,
 		.ret = e->ret,
 		.args = { e->args[0], e->args[1], e->args[2] },
+		.io_calls = e->io_calls,
 	};
 	if (e->ustack >= 0)
 		rec.ustack = consumer_user_stack_id(c, owner, e->ustack, aspace, e->pid, e->h.ts);

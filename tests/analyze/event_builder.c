@@ -144,6 +144,17 @@ void ev_syscall_stack(struct event_capture *c, uint64_t ts, uint64_t duration,
 	add(c, &r, sizeof(r), PC_REC_SYSCALL, 0, ts + duration);
 }
 
+void ev_syscall_io(struct event_capture *c, uint64_t ts, uint64_t duration, uint32_t pid,
+		   uint32_t tid, uint32_t nr, int64_t ret, uint64_t io_calls)
+{
+	struct pc_rec_syscall r = {
+		.ts = ts, .duration = duration, .pid = pid, .tid = tid, .nr = nr,
+		.ustack = PC_STACK_NONE, .ret = ret, .io_calls = io_calls,
+	};
+
+	add(c, &r, sizeof(r), PC_REC_SYSCALL, 0, ts + duration);
+}
+
 void ev_syscall(struct event_capture *c, uint64_t ts, uint64_t duration, uint32_t pid,
 		uint32_t tid, uint32_t nr, int64_t ret, uint64_t a0, uint64_t a1,
 		uint64_t a2)

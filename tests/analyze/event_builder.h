@@ -55,6 +55,10 @@ void ev_fork(struct event_capture *c, uint64_t ts, uint32_t parent_pid,
 void ev_syscall(struct event_capture *c, uint64_t ts, uint64_t duration, uint32_t pid,
 		uint32_t tid, uint32_t nr, int64_t ret, uint64_t a0, uint64_t a1,
 		uint64_t a2);
+/* (1.15) a call with the thread's read and write calls so far at its exit
+ * (syscr + syscw), no arguments. */
+void ev_syscall_io(struct event_capture *c, uint64_t ts, uint64_t duration, uint32_t pid,
+		   uint32_t tid, uint32_t nr, int64_t ret, uint64_t io_calls);
 /* (1.14) the syscall program's window at ts: calls paired in [ts, ts +
  * open_ns) stand for the period. Written before its calls. */
 void ev_syscall_window(struct event_capture *c, uint64_t ts, uint64_t open_ns,

@@ -3,8 +3,10 @@
  * call's weight (its second over the part of its window a call of its
  * length could start in, the long ones bounded), the last period shortened
  * by a second record with the same start, malformed windows counted and
- * left out, and the weighted counts and times in the report's system call
- * table, the futex views and the time shares. */
+ * left out, the weights corrected by each thread's pace outside its
+ * window against inside (format 1.15, syscall_pace), and the weighted
+ * counts and times in the report's system call table, the futex views and
+ * the time shares. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,6 +106,42 @@ Test(syscall_windows, a_second_record_with_the_same_start_shortens_the_last_peri
 	db = import_events(dir, "last", &ev, NULL);
 	expect_int(db, "SELECT count(*) FROM syscall_windows", 1);
 	expect_text(db, "SELECT printf('%.3f', weight) FROM syscalls", "5.000");
+	sqlite3_close(db);
+	ev_free(&ev);
+	scratch_remove(dir);
+}
+
+/* Thread TID reads every 0.5 ms in a 100-ms window at 1000 ms: 200 reads,
+ * its read/write count from 1000 to 1199, 2,000 a second. By its first
+ * call of the next second (followed whole) the count is 4,800: 3,800 over
+ * the second, so outside the window it went faster, and its 200 reads
+ * stand for 3,800 (pace 1.9), not 2,000. TID + 1 does the same with a
+ * count that moves 50 times only: too few to know its pace, time weights.
+ * TID + 2 makes no call in the next second: time weights. */
+Test(syscall_windows, the_threads_pace_outside_its_window_corrects_the_weights)
+{
+	char *dir = scratch_dir();
+	struct event_capture ev;
+	sqlite3 *db;
+
+	ev_init(&ev, T(0), T(4000), "syscall");
+	ev_syscall_window(&ev, T(1000), 100 * MS, SEC);
+	for (int i = 0; i < 200; i++) {
+		uint64_t at = T(1000) + (uint64_t)i * 500 * US;
+
+		ev_syscall_io(&ev, at, US, PID, TID, 0 /* read */, 10, 1000 + i);
+		ev_syscall_io(&ev, at, US, PID, TID + 1, 0, 10, 1000 + i / 4);
+		ev_syscall_io(&ev, at, US, PID, TID + 2, 0, 10, 1000 + i);
+	}
+	ev_syscall_io(&ev, T(2000), US, PID, TID, 0, 10, 4800);
+	ev_syscall_io(&ev, T(2000), US, PID, TID + 1, 0, 10, 4800);
+	ev_syscall_io(&ev, T(3500), US, PID, TID + 2, 0, 10, 4800);
+	db = import_events(dir, "pace", &ev, NULL);
+	expect_text(db, "SELECT printf('%.4f', pace) || ' ' || io_window || ' ' || io_period"
+		    " FROM syscall_pace", "1.9000 199 3800");
+	expect_int(db, "SELECT round(sum(weight)) FROM syscalls WHERE tid = 101 AND ts < 2100000000", 3800);
+	expect_int(db, "SELECT round(sum(weight)) FROM syscalls WHERE tid = 102 AND ts < 2100000000", 2000);
+	expect_int(db, "SELECT round(sum(weight)) FROM syscalls WHERE tid = 103 AND ts < 2100000000", 2000);
 	sqlite3_close(db);
 	ev_free(&ev);
 	scratch_remove(dir);
