@@ -23,9 +23,10 @@
  * Server models: a process whose requests one thread picks up is an
  * event loop (redis, an nginx worker), not a pool: its requests overlap on
  * that thread, so "busy workers" would count connections, not threads.
- * There the rule reads the loop thread's own busy share (running and
- * runnable), says event_loop_saturated when it is at least 75%, and
- * claims nothing else; a pool's busy workers never exceed its workers.
+ * There the rule reads the share of the loop thread's time its own work
+ * took (running; runnable time is the run queue's, below), says
+ * event_loop_saturated when it is at least 75%, and claims nothing else;
+ * a pool's busy workers never exceed its workers.
  *
  * Busy is not the same as working: a busy worker or loop thread may be
  * runnable, waiting for a CPU. When the workers spent most of their busy
@@ -514,13 +515,17 @@ static double workers_cpu_wait(const struct diag_input *in, const struct pool_st
 	return busy ? (double)runnable / (double)busy : 0;
 }
 
-/* Event loop: one thread picked up every request; its busy share. */
+/* Event loop: one thread picked up every request; the share of its time
+ * its own work took (running). Its runnable time is not its work: with a
+ * CPU of its own it would have run the same work and been idle the rest,
+ * so a loop runnable much of its time and running little is held back by
+ * the run queue (cpu_contention), not saturated. */
 static double loop_busy(const struct diag_input *in, const struct pool_stats *p)
 {
 	const struct diag_thread *t = diag_thread_find(in, (uint32_t)strtoul(p->worker_tids,
 									     NULL, 10));
 
-	return t && t->observed ? (double)(t->running + t->runnable) / (double)t->observed : 0;
+	return t && t->observed ? (double)t->running / (double)t->observed : 0;
 }
 
 int diagnose_pool(const struct diag_input *in, struct diagnosis *d)

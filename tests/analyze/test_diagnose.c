@@ -709,6 +709,73 @@ Test(diagnose, idle_workers_with_queued_requests_is_a_dispatch_stall)
 	scratch_remove(dir);
 }
 
+/* An event loop: thread 101 of pid 100 picks up all 8 requests (queued
+ * 100 ms, served 100 ms each: half their latency queued). In the
+ * contended case it runs 0-500 ms, is preempted by hog 200 (pid 200)
+ * until 900 and runs to the end: running 60%, runnable 40%. In the
+ * saturated case it runs 0-900 ms, then sleeps: running 90%. */
+static char *loop_db(const char *dir, int contended)
+{
+	struct event_capture ev;
+	char *cap = scratch_path(dir, "loop.perfcap"), *db = scratch_path(dir, "loop.db");
+	struct tool_result r;
+	sqlite3 *h;
+
+	ev_init(&ev, T(0), T(1000), "sched,syscall");
+	ev_switch(&ev, T(0), 0, 0, 0, 0, 100, 101);
+	if (contended) {
+		ev_switch(&ev, T(500), 0, 100, 101, 0 /* preempted */, 200, 200);
+		ev_switch(&ev, T(900), 0, 200, 200, 0, 100, 101);
+	} else {
+		ev_switch(&ev, T(900), 0, 100, 101, PC_TASK_INTERRUPTIBLE, 0, 0);
+	}
+	cr_assert_eq(build_event_capture(cap, &ev), 0);
+	ev_free(&ev);
+	run_analyze(&r, "import", "--no-local-files", cap, "-o", db, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	tool_result_free(&r);
+	add_pool_tables(db, 1.0);
+	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+	cr_assert_eq(sqlite3_exec(h, "UPDATE requests SET pickup_tid = 101, tids = '101';"
+				  "UPDATE pool_utilisation SET workers = 1;", NULL, NULL, NULL),
+		     SQLITE_OK);
+	sqlite3_close(h);
+	free(cap);
+	return db;
+}
+
+/* Runnable time is waiting for a CPU, not the loop's own work: a loop
+ * held back by a hog is cpu_contention's, however busy it looks. */
+Test(diagnose, an_event_loop_waiting_for_a_cpu_is_not_saturated)
+{
+	char *dir = scratch_dir();
+	char *db = loop_db(dir, 1);
+	char *json = report_json(db, "--pid", "100");
+
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['kind']", "cpu_contention");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['subject']['competitors'][0]['tid']",
+		    "200");
+	expect_json(dir, json, "[c['kind'] for c in d['diagnosis']['causes']"
+		    " if c['kind'] == 'event_loop_saturated']", "[]");
+	free(json);
+	free(db);
+	scratch_remove(dir);
+}
+
+Test(diagnose, an_event_loop_busy_with_its_own_work_is_saturated)
+{
+	char *dir = scratch_dir();
+	char *db = loop_db(dir, 0);
+	char *json = report_json(db, "--pid", "100");
+
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['kind']", "event_loop_saturated");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['key_number']['value']", "100000000");
+	expect_json(dir, json, "d['diagnosis']['causes'][0]['subject']['workers']", "1");
+	free(json);
+	free(db);
+	scratch_remove(dir);
+}
+
 Test(diagnose, no_cause_below_five_percent)
 {
 	char *dir = scratch_dir();
