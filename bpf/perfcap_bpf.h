@@ -105,6 +105,7 @@ enum perfcap_event_type {
 	PERFCAP_EV_REQUEST_BATCH = 44, /* req: struct perfcap_request_batch */
 	PERFCAP_EV_SCHED_BATCH = 45, /* sched: struct perfcap_sched_batch */
 	PERFCAP_EV_SCHED_EXIT  = 46, /* sched: struct perfcap_sched_exit */
+	PERFCAP_EV_REQUEST_MARK = 47, /* req: struct perfcap_request_mark */
 	PERFCAP_EV_MAX    = 64,
 };
 
@@ -790,6 +791,21 @@ struct perfcap_request {
 	__u16 lport;            /* local port */
 	__u8  origin;           /* PERFCAP_REQ_SEEN, _CONNECTED or _ACCEPTED */
 	__u8  reserved[7];
+};
+
+/* A connection followed again as a req window opens (its first call in
+ * the window): how many bytes its reader had taken from the stream
+ * before that call (tcp_sock copied_seq, wrapping). The kernel moves it
+ * whether or not anything follows the socket, so from one window's mark to
+ * the next it says how much the connection carried over the whole period
+ * (import/request_pace.c). */
+struct perfcap_request_mark {
+	struct perfcap_event_header h; /* PERFCAP_EV_REQUEST_MARK; h.ts the call */
+	__u64 cookie;           /* as the connection's requests' */
+	__u64 conn_ts;          /* as its requests': with cookie, the connection
+				 * (a socket's address is reused) */
+	__u32 pid;
+	__u32 copied;           /* copied_seq before the call */
 };
 
 /* Up to PERFCAP_REQ_BATCH_MAX consecutive requests of one connection

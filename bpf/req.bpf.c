@@ -124,6 +124,27 @@ static __always_inline void note_seqs(struct perfcap_req_state *st, struct sock 
 static __always_inline void settle_earlier(struct perfcap_req_state *st, bool known,
 					   bool copied_moved, bool written_moved, __u16 why);
 
+/* The connection's first call in a new window: where its byte stream is
+ * (struct perfcap_request_mark). A lost mark only costs that window's
+ * connection its pace (the analyzer weighs it by time). */
+static __always_inline void send_mark(const struct perfcap_req_state *st, __u32 copied)
+{
+	void *ring = pc_ring(PERFCAP_SRC_REQ);
+	struct perfcap_request_mark *m;
+
+	if (!ring)
+		return;
+	m = pc_reserve(ring, PERFCAP_SRC_REQ, sizeof(*m));
+	if (!m)
+		return;
+	pc_header(&m->h, PERFCAP_EV_REQUEST_MARK, bpf_ktime_get_ns());
+	m->cookie = st->r.cookie;
+	m->conn_ts = st->r.conn_ts;
+	m->pid = st->r.pid;
+	m->copied = copied;
+	pc_submit(ring, m);
+}
+
 /* Is st followed in the current window? A state from an earlier one is
  * brought in during OPEN: its open request is settled (settle_earlier),
  * and what it knew of the conversation (the last call, the previous
@@ -141,6 +162,8 @@ static __always_inline bool in_window(struct perfcap_req_state *st, struct sock 
 	if (phase != PERFCAP_REQ_OPEN)
 		return false;
 	same = tcp_seqs(sk, &copied, &written, &segs);
+	if (same)
+		send_mark(st, copied - d_copied);
 	if (same && st->seqs_known) { /* the socket as it was last followed? */
 		bool cm = copied - d_copied != st->seq_copied;
 		bool wm = written - d_written != st->seq_write;

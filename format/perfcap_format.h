@@ -123,6 +123,7 @@ enum pc_rec_type {
 	PC_REC_SCHED_TASK_CLOSE = 30, /* EVENTS (1.13): ... as a sched window closed */
 	PC_REC_SCHED_TASK_EXIT = 31, /* EVENTS (1.13): ... exiting between two windows */
 	PC_REC_SYSCALL_WINDOW = 32, /* EVENTS (1.14): a second whose calls were paired in a window */
+	PC_REC_REQUEST_MARK = 33, /* EVENTS (1.15): a connection's byte stream as a req window opened */
 };
 
 /* "no stack captured" in a sample. Stack ids are assigned by the recorder
@@ -511,6 +512,17 @@ struct pc_rec_request_window {
  * fit. Written as the window opens, before any of its calls; periods
  * followed whole have no record. A later record with the same ts (at the
  * recording's end) shortens the last period. */
+/* (1.15) A connection's first call in a req window: the bytes its reader
+ * had taken from the stream before it (TCP copied_seq, wrapping at 2^32). */
+struct pc_rec_request_mark {
+	struct pc_rec h;          /* h.flags: 0 */
+	uint64_t ts;              /* the call */
+	uint64_t cookie;          /* as its REQUEST / REQUEST_BATCH records' */
+	uint64_t conn_ts;         /* as theirs: with cookie, the connection */
+	uint32_t pid;
+	uint32_t copied;
+};
+
 struct pc_rec_syscall_window {
 	struct pc_rec h;          /* h.flags: 0 */
 	uint64_t ts;              /* the window's start */

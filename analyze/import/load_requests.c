@@ -13,6 +13,7 @@
 #include "correlate/requests.h"
 #include "load_state.h"
 #include "loader.h"
+#include "request_pace.h"
 
 int decode_request(struct loader *L, const struct record_in *in)
 {
@@ -51,6 +52,22 @@ int decode_request_window(struct loader *L, const struct record_in *in)
 	return 0;
 }
 
+int decode_request_mark(struct loader *L, const struct record_in *in)
+{
+	const struct pc_rec_request_mark *m = in->body;
+
+	if (m->ts > (uint64_t)INT64_MAX || m->conn_ts > (uint64_t)INT64_MAX) {
+		L->counts.records_malformed++;
+		return 0;
+	}
+	in->row[0] = (int64_t)m->ts;
+	in->row[1] = (int64_t)m->cookie;
+	in->row[2] = (int64_t)m->conn_ts;
+	in->row[3] = m->pid;
+	in->row[4] = m->copied;
+	return 1;
+}
+
 int requests_pass(struct loader *L)
 {
 	struct request_totals totals;
@@ -74,6 +91,8 @@ int requests_pass(struct loader *L)
 	kernel_requests_release(&L->kreqs);  /* the counts stay for the quality table */
 	if (rc == 0)
 		rc = request_totals_write(L->db, &totals);
+	if (rc == 0)
+		rc = request_pace_build(L->db);
 	request_totals_free(&totals);
 	return rc;
 }

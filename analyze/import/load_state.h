@@ -189,6 +189,7 @@ int decode_probe(struct loader *L, const struct record_in *in);
 int decode_request(struct loader *L, const struct record_in *in); /* load_requests.c */
 int decode_request_batch(struct loader *L, const struct record_in *in); /* load_requests.c */
 int decode_request_window(struct loader *L, const struct record_in *in); /* load_requests.c */
+int decode_request_mark(struct loader *L, const struct record_in *in);   /* load_requests.c */
 int requests_pass(struct loader *L);        /* load_requests.c: the requests table */
 int probes_build(sqlite3 *db);              /* load_probes.c: the probes table */
 int runtimes_build(sqlite3 *db);            /* load_runtimes.c: process_runtimes */

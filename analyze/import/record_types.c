@@ -116,6 +116,12 @@ static const struct record_type types[RECORD_TYPE_MAX + 1] = {
 	 * syscall_windows is written after the last chunk */
 	TYPE(PC_REC_SYSCALL_WINDOW, "syscall_window", "syscall", struct pc_rec_syscall_window,
 	     decode_syscall_window) },
+	/* format 1.15: connections' byte streams as req windows open
+	 * (request_pace.c) */
+	TYPE(PC_REC_REQUEST_MARK, "request_mark", "req", struct pc_rec_request_mark,
+	     decode_request_mark),
+	  .table = "request_marks", .columns = "ts, cookie, conn_ts, pid, copied",
+	  .ncols = 5 },
 };
 
 const struct record_type *record_type_get(uint16_t type)

@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#define RECORD_TYPE_MAX 32   /* known types are 1..RECORD_TYPE_MAX */
+#define RECORD_TYPE_MAX 33   /* known types are 1..RECORD_TYPE_MAX */
 
 /* "sample", "stack", ... "fault"; NULL for an unknown type. */
 const char *record_type_name(uint16_t type);

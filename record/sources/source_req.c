@@ -300,11 +300,27 @@ static bool batch_fits(const struct perfcap_request_batch *b, size_t size)
 	       size >= PERFCAP_REQ_BATCH_HEADER_SIZE + b->n * sizeof(b->e[0]);
 }
 
+static void write_mark(struct consumer *c, const struct perfcap_request_mark *m)
+{
+	struct pc_rec_request_mark rec = {
+		.h.type = PC_REC_REQUEST_MARK,
+		.ts = m->h.ts,
+		.cookie = m->cookie,
+		.conn_ts = m->conn_ts,
+		.pid = m->pid,
+		.copied = m->copied,
+	};
+
+	consumer_add_event(c, PERFCAP_SRC_REQ, &rec, sizeof(rec), rec.ts);
+}
+
 static void req_handle(struct consumer *c, const void *data, size_t size)
 {
 	const struct perfcap_event_header *h = data;
 
-	if (size >= sizeof(struct perfcap_request) && h->type == PERFCAP_EV_REQUEST)
+	if (size >= sizeof(struct perfcap_request_mark) && h->type == PERFCAP_EV_REQUEST_MARK)
+		write_mark(c, data);
+	else if (size >= sizeof(struct perfcap_request) && h->type == PERFCAP_EV_REQUEST)
 		write_request(c, data, h->flags);
 	else if (h->type == PERFCAP_EV_REQUEST_BATCH && batch_fits(data, size))
 		write_batch(c, data);
@@ -640,7 +656,8 @@ static void req_summary_note(char *buf, size_t len)
 			 "req.open_at_end.failed)", PERFCAP_REQ_BATCH_MAX, dump_why(e, sizeof(e)));
 }
 
-static const uint16_t req_event_types[] = { PERFCAP_EV_REQUEST, PERFCAP_EV_REQUEST_BATCH, 0 };
+static const uint16_t req_event_types[] = { PERFCAP_EV_REQUEST, PERFCAP_EV_REQUEST_BATCH,
+					     PERFCAP_EV_REQUEST_MARK, 0 };
 
 const struct source req_source = {
 	.summary = "requests on TCP connections (first read after a write to its last "

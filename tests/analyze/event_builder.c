@@ -229,6 +229,24 @@ void ev_request(struct event_capture *c, const struct ev_request *q)
 	add(c, &r, sizeof(r), PC_REC_REQUEST, flags, q->start);
 }
 
+void ev_request_window(struct event_capture *c, uint64_t ts, uint64_t open_ns,
+		       uint64_t period_ns, uint64_t started)
+{
+	struct pc_rec_request_window r = { .ts = ts, .open_ns = open_ns, .period_ns = period_ns,
+					   .started = started };
+
+	add(c, &r, sizeof(r), PC_REC_REQUEST_WINDOW, 0, ts);
+}
+
+void ev_request_mark(struct event_capture *c, uint64_t ts, uint64_t cookie, uint64_t conn_ts,
+		     uint32_t pid, uint32_t copied)
+{
+	struct pc_rec_request_mark r = { .ts = ts, .cookie = cookie, .conn_ts = conn_ts, .pid = pid,
+					 .copied = copied };
+
+	add(c, &r, sizeof(r), PC_REC_REQUEST_MARK, 0, ts);
+}
+
 void ev_request_batch(struct event_capture *c, const struct ev_request *q, uint8_t n,
 		      uint8_t claimed)
 {

@@ -89,6 +89,12 @@ struct ev_request {
 	uint16_t lport;
 };
 void ev_request(struct event_capture *c, const struct ev_request *q);
+/* (1.10) a second whose requests were followed in a window at ts. */
+void ev_request_window(struct event_capture *c, uint64_t ts, uint64_t open_ns,
+		       uint64_t period_ns, uint64_t started);
+/* (1.15) a connection's byte stream (copied) at its first call in a window. */
+void ev_request_mark(struct event_capture *c, uint64_t ts, uint64_t cookie, uint64_t conn_ts,
+		     uint32_t pid, uint32_t copied);
 /* A REQUEST_BATCH of the n consecutive requests q[0..n) of q[0]'s
  * connection (number q[0].number on), its header claiming `claimed`
  * entries (n, or a lie for the hostile tests). */

@@ -489,3 +489,58 @@ Test(kernel_requests, runs_that_cannot_be_written_fail_the_import)
 	free(db);
 	scratch_remove(dir);
 }
+
+/* Requests followed in req windows (format 1.10) weigh their window's
+ * period over its length, times the window's pace (1.15): what its
+ * connections carried over the period, by their byte streams at their
+ * first call in this window and the next (REQUEST_MARK), over the bytes
+ * of the requests followed. Two 100-ms windows at 1 s and 2 s; requests
+ * of 100 bytes. Connection A: 10 requests in the first window, 20,000
+ * bytes from its mark there to its mark in the next: 200 requests.
+ * B: 10 requests, no mark of its own in the next window (its socket's
+ * address reused by a later connection, whose mark is not B's): 10 x 10
+ * by time. C: 10
+ * requests but its stream moved less than their bytes (a reused socket):
+ * by time. The first window's pace (200 + 100 + 100) / 300; the second
+ * (A's 5 requests, no window after it) has none. */
+Test(kernel_requests, the_connections_byte_streams_pace_the_windows)
+{
+	char *dir = scratch_dir();
+	struct event_capture ev;
+	struct ev_request q = { .conn_ts = T(1), .pid = SERVER, .tid = SERVER_TID, .fd = 5,
+				.origin = PC_REQUEST_SEEN, .lport = 8080 };
+	sqlite3 *db;
+
+	ev_init(&ev, T(0), T(3000), "req");
+	ev_request_window(&ev, T(1000), 100 * MS, SEC, 30);
+	ev_request_mark(&ev, T(1001), 0xa, T(1), SERVER, 1000);
+	ev_request_mark(&ev, T(1001), 0xb, T(1), SERVER, 500);
+	ev_request_mark(&ev, T(1001), 0xc, T(1), SERVER, 5000);
+	for (uint32_t i = 0; i < 10; i++) {
+		for (uint64_t cookie = 0xa; cookie <= 0xc; cookie++) {
+			q.cookie = cookie, q.fd = 5 + (int32_t)(cookie - 0xa), q.number = 1 + i;
+			q.start = T(1002 + 5 * i), q.end = q.start + MS;
+			ev_request(&ev, &q);
+		}
+	}
+	ev_request_window(&ev, T(2000), 100 * MS, SEC, 5);
+	ev_request_mark(&ev, T(2001), 0xa, T(1), SERVER, 21000);
+	ev_request_mark(&ev, T(2001), 0xc, T(1), SERVER, 5100);
+	/* B's address, reused by a new connection: not B's stream */
+	ev_request_mark(&ev, T(2001), 0xb, T(1500), SERVER, 90000);
+	for (uint32_t i = 0; i < 5; i++) {
+		q.cookie = 0xa, q.fd = 5, q.number = 11 + i;
+		q.start = T(2002 + 5 * i), q.end = q.start + MS;
+		ev_request(&ev, &q);
+	}
+	db = import_events(dir, "pace", &ev, NULL);
+	expect_text(db, "SELECT group_concat(printf('%.4f', weight) || ' ' ||"
+		    " CASE WHEN pace IS NULL THEN 'none' ELSE printf('%.4f', pace) END, '|') FROM (SELECT * FROM request_windows"
+		    " ORDER BY start_ts)", "13.3333 1.3333|10.0000 none");
+	expect_int(db, "SELECT round(total(w.weight)) FROM requests r JOIN request_windows w"
+		   " ON w.start_ts = r.window_ts", 450);
+	expect_int(db, "SELECT count(*) FROM request_marks", 6);
+	sqlite3_close(db);
+	ev_free(&ev);
+	scratch_remove(dir);
+}

@@ -1,6 +1,7 @@
 """lib.py - helpers of the export tests: running perfcap-analyze, reading
 an imported database with sqlite3, and parsing the text format protoc
 --decode prints (protoc does the decoding; this only reads its text)."""
+import fcntl
 import os
 import sqlite3
 import subprocess
@@ -79,6 +80,15 @@ def npm_modules():
         print('note: EXPORT_NPM_DIR not set: npm readers skipped')
         return None
     os.makedirs(target, exist_ok=True)
+    # the export tests run in parallel: one installs, the others wait for
+    # it (two npm ci in one directory fail each other: CI once skipped
+    # export-speedscope so)
+    with open(os.path.join(target, 'install.flock'), 'w') as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        return _installed(here, target)
+
+
+def _installed(here, target):
     lock = open(os.path.join(here, 'package-lock.json'), 'rb').read()
     stamp = os.path.join(target, 'installed.lock')
     modules = os.path.join(target, 'node_modules')
