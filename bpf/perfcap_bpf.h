@@ -793,12 +793,22 @@ struct perfcap_request {
 	__u8  reserved[7];
 };
 
-/* A connection followed again as a req window opens (its first call in
- * the window): how many bytes its reader had taken from the stream
- * before that call (tcp_sock copied_seq, wrapping). The kernel moves it
- * whether or not anything follows the socket, so from one window's mark to
- * the next it says how much the connection carried over the whole period
- * (import/request_pace.c). */
+/* Where a connection's byte stream is, in req windows: `read`, the bytes
+ * its reader had taken from it since it was established (tcp_sock
+ * bytes_received less what is queued unread), before the call that
+ * writes the mark; `copied`, the same as TCP copied_seq (wrapping, format
+ * 1.15). The kernel moves both whether or not anything follows the
+ * socket, so between two marks they say how much the connection carried
+ * while the programs were detached (import/request_pace.c). Written at a
+ * connection's first call in each period (not in the period its state was
+ * made at its open: it read nothing before), at the close of one followed
+ * in a window, and for every connection at the recording's end. */
+enum perfcap_request_mark_kind {
+	PERFCAP_MARK_PERIOD = 1,  /* its first call in the period, in the window */
+	PERFCAP_MARK_CLOSE  = 2,  /* its close (it was followed in a window) */
+	PERFCAP_MARK_END    = 3,  /* the recording's end (the iterator) */
+};
+
 struct perfcap_request_mark {
 	struct perfcap_event_header h; /* PERFCAP_EV_REQUEST_MARK; h.ts the call */
 	__u64 cookie;           /* as the connection's requests' */
@@ -806,6 +816,9 @@ struct perfcap_request_mark {
 				 * (a socket's address is reused) */
 	__u32 pid;
 	__u32 copied;           /* copied_seq before the call */
+	__u64 read;             /* bytes read since the open, before the call */
+	__u32 kind;             /* enum perfcap_request_mark_kind */
+	__u32 reserved;
 };
 
 /* Up to PERFCAP_REQ_BATCH_MAX consecutive requests of one connection
@@ -859,6 +872,8 @@ enum perfcap_req_count {
 	PERFCAP_REQ_CNT_CUT,        /* requests open when their window's epoch ended */
 	PERFCAP_REQ_CNT_DONE,       /* answered (a first write) or closed unanswered:
 				     * STARTED - DONE await an answer */
+	PERFCAP_REQ_CNT_GAP_CONNS,  /* windows: connections closed never followed in one */
+	PERFCAP_REQ_CNT_GAP_BYTES,  /* and the bytes they read (their requests' share) */
 	PERFCAP_REQ_CNT_NR,
 };
 

@@ -55,7 +55,9 @@ struct perfcap_req_state {
 	__u32 epoch;               /* the window it was last followed in (req_epoch) */
 	__u32 seq_copied;          /* windows: the reader's and writer's TCP positions */
 	__u32 seq_write;           /* after the last call followed */
+	__u8  followed;            /* windows: a call of it was made in a window */
 	__u8  reserved[3];
+	__u32 mark_epoch;          /* the period of its last mark (req_mark_epoch) */
 	struct perfcap_request r;  /* the open request (and the connection's ids) */
 	struct perfcap_request_batch b; /* sent requests not yet in the ring */
 };
@@ -94,6 +96,9 @@ static __always_inline void req_count(__u32 counter)
 const volatile bool req_windowed = false;
 volatile __u32 req_phase = PERFCAP_REQ_OFF;
 volatile __u32 req_epoch;
+/* Moved by user space at each period's start (windows only): a state's
+ * first call in a window of a period writes a REQUEST_MARK. */
+volatile __u32 req_mark_epoch;
 /* The last write of a followed request during DRAIN (user space ends a
  * drain that went quiet, see source_req.c drained()). */
 volatile __u64 req_drain_write;
@@ -124,15 +129,33 @@ static __always_inline void note_seqs(struct perfcap_req_state *st, struct sock 
 static __always_inline void settle_earlier(struct perfcap_req_state *st, bool known,
 					   bool copied_moved, bool written_moved, __u16 why);
 
-/* The connection's first call in a new window: where its byte stream is
- * (struct perfcap_request_mark). A lost mark only costs that window's
- * connection its pace (the analyzer weighs it by time). */
-static __always_inline void send_mark(const struct perfcap_req_state *st, __u32 copied)
+/* Where sk's reader is in its byte stream, d_copied bytes (the call being
+ * made) before now: the bytes read since the open (bytes_received less
+ * what is queued unread) and copied_seq. */
+static __always_inline bool stream_at(const struct sock *sk, __u32 d_copied, __u64 *read,
+				      __u32 *copied)
+{
+	struct tcp_sock *tp = bpf_skc_to_tcp_sock((void *)sk);
+
+	if (!tp)
+		return false;
+	*copied = tp->copied_seq - d_copied;
+	*read = tp->bytes_received - (__u32)(tp->rcv_nxt - tp->copied_seq) - d_copied;
+	return true;
+}
+
+/* Where st's byte stream is (struct perfcap_request_mark). A lost mark
+ * only costs the connection its pace in that period (the analyzer weighs
+ * its requests by time). */
+static __always_inline void send_mark(const struct perfcap_req_state *st, const struct sock *sk,
+				      __u32 d_copied, __u32 kind)
 {
 	void *ring = pc_ring(PERFCAP_SRC_REQ);
 	struct perfcap_request_mark *m;
+	__u64 read;
+	__u32 copied;
 
-	if (!ring)
+	if (!ring || !stream_at(sk, d_copied, &read, &copied))
 		return;
 	m = pc_reserve(ring, PERFCAP_SRC_REQ, sizeof(*m));
 	if (!m)
@@ -142,7 +165,24 @@ static __always_inline void send_mark(const struct perfcap_req_state *st, __u32 
 	m->conn_ts = st->r.conn_ts;
 	m->pid = st->r.pid;
 	m->copied = copied;
+	m->read = read;
+	m->kind = kind;
+	m->reserved = 0;
 	pc_submit(ring, m);
+}
+
+/* Windows: a call on st in a window; its first in the period marks where
+ * its stream is. */
+static __always_inline void note_window_call(struct perfcap_req_state *st, const struct sock *sk,
+					     __u32 d_copied)
+{
+	__u32 mark_epoch = req_mark_epoch;
+
+	st->followed = 1;
+	if (st->mark_epoch == mark_epoch)
+		return;
+	st->mark_epoch = mark_epoch;
+	send_mark(st, sk, d_copied, PERFCAP_MARK_PERIOD);
 }
 
 /* Is st followed in the current window? A state from an earlier one is
@@ -157,13 +197,13 @@ static __always_inline bool in_window(struct perfcap_req_state *st, struct sock 
 	__u32 epoch = req_epoch, copied, written, segs;
 	bool same;
 
+	if (req_windowed && phase == PERFCAP_REQ_OPEN)
+		note_window_call(st, sk, d_copied);
 	if (st->epoch == epoch)
 		return true;
 	if (phase != PERFCAP_REQ_OPEN)
 		return false;
 	same = tcp_seqs(sk, &copied, &written, &segs);
-	if (same)
-		send_mark(st, copied - d_copied);
 	if (same && st->seqs_known) { /* the socket as it was last followed? */
 		bool cm = copied - d_copied != st->seq_copied;
 		bool wm = written - d_written != st->seq_write;
@@ -241,6 +281,9 @@ static __always_inline struct perfcap_req_state *new_state(const struct sock *sk
 	st->r.lport = sk->__sk_common.skc_num;
 	st->r.origin = origin;
 	st->epoch = req_epoch;
+	/* made at its open: nothing read before, no mark needed this period */
+	if (origin != PERFCAP_REQ_SEEN)
+		st->mark_epoch = req_mark_epoch;
 	return st;
 }
 
@@ -586,6 +629,23 @@ int BPF_PROG(on_data_ready, struct sock *sk)
 	return 0;
 }
 
+/* Windows: where a closing connection's stream ended, when it was followed
+ * in a window; else (opened and closed between windows) what it read is
+ * only counted, the period's share of its connections (REQUEST_WINDOW
+ * gap_conns, gap_bytes). */
+static __always_inline void mark_close(const struct perfcap_req_state *st, const struct sock *sk)
+{
+	__u64 read;
+	__u32 copied;
+
+	if (st->followed) {
+		send_mark(st, sk, 0, PERFCAP_MARK_CLOSE);
+	} else if (stream_at(sk, 0, &read, &copied)) {
+		req_count(PERFCAP_REQ_CNT_GAP_CONNS);
+		pc_counter_add(&req_counts, PERFCAP_REQ_CNT_GAP_BYTES, read);
+	}
+}
+
 /* A traced task's connect makes a client connection's state (no
  * readiness: it sends requests, it does not serve them); a passive open
  * on a served port (LISTEN -> SYN_RECV of the child socket, in softirq,
@@ -622,8 +682,27 @@ int BPF_PROG(on_state, const struct sock *sk, const int oldstate, const int news
 	now = bpf_ktime_get_ns();
 	send_request(st, PERFCAP_REQ_F_AT_CLOSE, now);
 	flush_batch(st, now);
+	if (req_windowed)
+		mark_close(st, sk);
 	bpf_sk_storage_delete(&reqs, (void *)sk);
 	return 0;
+}
+
+/* Windows, at the recording's end: where each connection's stream is. */
+static __always_inline void dump_mark(struct seq_file *seq, const struct perfcap_req_state *st,
+				      const struct sock *sk)
+{
+	struct perfcap_request_mark m = {
+		.h.type = PERFCAP_EV_REQUEST_MARK,
+		.h.ts = bpf_ktime_get_ns(),
+		.cookie = st->r.cookie,
+		.conn_ts = st->r.conn_ts,
+		.pid = st->r.pid,
+		.kind = PERFCAP_MARK_END,
+	};
+
+	if (stream_at(sk, 0, &m.read, &m.copied))
+		bpf_seq_write(seq, &m, sizeof(m));
 }
 
 /* At the recording's end, user space reads through this iterator over
@@ -634,9 +713,10 @@ SEC("iter/bpf_sk_storage_map")
 int dump_open(struct bpf_iter__bpf_sk_storage_map *ctx)
 {
 	struct perfcap_req_state *st = ctx->value;
+	struct sock *sk = ctx->sk;
 	__u32 n;
 
-	if (!ctx->sk || !st)
+	if (!sk || !st)
 		return 0;
 	/* The whole batch, n entries used: the verifier checks a variable
 	 * size here against no bound (it does not know the value's size), and
@@ -647,5 +727,7 @@ int dump_open(struct bpf_iter__bpf_sk_storage_map *ctx)
 		bpf_seq_write(ctx->meta->seq, &st->b, sizeof(st->b));
 	if (st->open && st->r.writes && st->epoch == req_epoch)
 		bpf_seq_write(ctx->meta->seq, &st->r, sizeof(st->r));
+	if (req_windowed)
+		dump_mark(ctx->meta->seq, st, sk);
 	return 0;
 }

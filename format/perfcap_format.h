@@ -18,7 +18,7 @@
 
 #define PC_FILE_MAGIC      "PERFCAP\0" /* 8 bytes */
 #define PC_FORMAT_MAJOR    1           /* incompatible layout changes */
-#define PC_FORMAT_MINOR    15          /* compatible additions */
+#define PC_FORMAT_MINOR    16          /* compatible additions */
 
 struct pc_file_header {
 	char     magic[8];        /* PC_FILE_MAGIC */
@@ -500,6 +500,8 @@ struct pc_rec_request_window {
 	uint64_t open_ns;         /* the window's length, <= period_ns */
 	uint64_t period_ns;       /* to the next period, or the recording's end */
 	uint64_t started;         /* requests the kernel started in the window */
+	uint64_t gap_conns;       /* (1.16) connections opened and closed in the period, */
+	uint64_t gap_bytes;       /* never in a window, and the bytes they read */
 };
 
 /* (1.14) A period (a second) in which the syscall program (sources
@@ -512,8 +514,19 @@ struct pc_rec_request_window {
  * fit. Written as the window opens, before any of its calls; periods
  * followed whole have no record. A later record with the same ts (at the
  * recording's end) shortens the last period. */
-/* (1.15) A connection's first call in a req window: the bytes its reader
- * had taken from the stream before it (TCP copied_seq, wrapping at 2^32). */
+/* (1.15) Where a connection's byte stream is, in req windows: the bytes
+ * its reader had taken from it. 1.15: at its first call in a window,
+ * copied only (TCP copied_seq, wrapping at 2^32). 1.16: read (since the
+ * connection's open) and kind: its first call in a period's window
+ * (PC_MARK_PERIOD, not in the period its state was made at its open), its
+ * close after it was followed in a window (PC_MARK_CLOSE), the recording's
+ * end (PC_MARK_END). */
+enum pc_mark_kind {
+	PC_MARK_PERIOD = 1,
+	PC_MARK_CLOSE  = 2,
+	PC_MARK_END    = 3,
+};
+
 struct pc_rec_request_mark {
 	struct pc_rec h;          /* h.flags: 0 */
 	uint64_t ts;              /* the call */
@@ -521,6 +534,9 @@ struct pc_rec_request_mark {
 	uint64_t conn_ts;         /* as theirs: with cookie, the connection */
 	uint32_t pid;
 	uint32_t copied;
+	uint64_t read;            /* (1.16) bytes read since the open, before the call */
+	uint32_t kind;            /* (1.16) enum pc_mark_kind; 0: a 1.15 mark */
+	uint32_t reserved;
 };
 
 struct pc_rec_syscall_window {

@@ -359,6 +359,8 @@ int kernel_requests_add_window(struct kernel_requests *k, const struct pc_rec_re
 	k->windows[k->nwindows++] = (struct kreq_window){
 		.ts = (int64_t)w->ts, .open_ns = (int64_t)w->open_ns,
 		.period_ns = (int64_t)w->period_ns, .started = (int64_t)w->started,
+		.gap_conns = w->gap_conns > INT64_MAX ? INT64_MAX : (int64_t)w->gap_conns,
+		.gap_bytes = w->gap_bytes > INT64_MAX ? INT64_MAX : (int64_t)w->gap_bytes,
 	};
 	return 0;
 }

@@ -45,6 +45,7 @@ struct request_totals;
  * stands for period_ns / open_ns of them. */
 struct kreq_window {
 	int64_t ts, open_ns, period_ns, started, followed;
+	int64_t gap_conns, gap_bytes;  /* (1.16) connections never in a window */
 };
 
 struct kernel_requests {

@@ -187,11 +187,13 @@ static const char create_derived_tables_sql[] =
 	"  sojourn_ns INTEGER, window_ts INTEGER);"
 	/* the req source's windows (format 1.10, kernel_requests.h) */
 	"CREATE TABLE request_windows (start_ts INTEGER PRIMARY KEY, open_ns INTEGER,"
-	"  period_ns INTEGER, started INTEGER, followed INTEGER, weight REAL, pace REAL);"
-	/* (format 1.15) each connection's byte stream as a req window opened
-	 * (import/request_pace.c) */
+	"  period_ns INTEGER, started INTEGER, followed INTEGER, weight REAL, pace REAL,"
+	"  gap_conns INTEGER, gap_bytes INTEGER);"
+	/* (format 1.15) where each connection's byte stream was as a req window
+	 * opened (1.16: also at its close and the recording's end; kind NULL:
+	 * a 1.15 mark) (import/request_pace.c) */
 	"CREATE TABLE request_marks (ts INTEGER, cookie INTEGER, conn_ts INTEGER, pid INTEGER,"
-	"  copied INTEGER);"
+	"  copied INTEGER, read INTEGER, kind TEXT);"
 	/* the request passes' per-process sums (correlate/request_totals.h) */
 	"CREATE TABLE request_totals (pid INTEGER, queued INTEGER, queue_ns INTEGER,"
 	"  service_ns INTEGER, services INTEGER, on_arrival INTEGER, min_ready_ts INTEGER,"

@@ -52,6 +52,9 @@ int decode_request_window(struct loader *L, const struct record_in *in)
 	return 0;
 }
 
+/* request_marks.kind by enum pc_mark_kind */
+static const char *const mark_kinds[] = { NULL, "period", "close", "end" };
+
 int decode_request_mark(struct loader *L, const struct record_in *in)
 {
 	const struct pc_rec_request_mark *m = in->body;
@@ -65,6 +68,12 @@ int decode_request_mark(struct loader *L, const struct record_in *in)
 	in->row[2] = (int64_t)m->conn_ts;
 	in->row[3] = m->pid;
 	in->row[4] = m->copied;
+	/* 1.15 marks (kind 0) have no read count: read and kind NULL */
+	in->row[5] = m->read > INT64_MAX ? INT64_MAX : (int64_t)m->read;
+	batch_text(in->row, in->kind, 6, m->kind < sizeof(mark_kinds) / sizeof(mark_kinds[0]) ?
+		   mark_kinds[m->kind] : "unknown");
+	if (!m->kind)
+		in->kind[5] = BATCH_NULL;
 	return 1;
 }
 

@@ -120,8 +120,8 @@ static const struct record_type types[RECORD_TYPE_MAX + 1] = {
 	 * (request_pace.c) */
 	TYPE(PC_REC_REQUEST_MARK, "request_mark", "req", struct pc_rec_request_mark,
 	     decode_request_mark),
-	  .table = "request_marks", .columns = "ts, cookie, conn_ts, pid, copied",
-	  .ncols = 5 },
+	  .table = "request_marks", .columns = "ts, cookie, conn_ts, pid, copied, read, kind",
+	  .ncols = 7 },
 };
 
 const struct record_type *record_type_get(uint16_t type)

@@ -103,7 +103,9 @@ static struct {
 	uint64_t idle_ends;          /* drains ended with answered requests open */
 	uint64_t attached_at;        /* the hot programs attached since (0: detached) */
 	uint64_t attached_ns;        /* ... for this long in all, before */
+	uint64_t gap_at[2];          /* GAP_CONNS, GAP_BYTES as the period began */
 	uint32_t phase, epoch;
+	uint32_t mark_epoch;         /* req_mark_epoch: moved each period */
 	bool windowed;               /* this period has a window */
 } win;
 
@@ -134,6 +136,7 @@ static void win_begin(uint64_t t)
 	win.open_len = WIN_PERIOD_NS;
 	win.started_at_open = 0;
 	win.phase = PERFCAP_REQ_OPEN;
+	skel->bss->req_mark_epoch = win.mark_epoch = 1;
 }
 
 /* read(2) until len bytes or the end; what was read, or -1. */
@@ -309,6 +312,8 @@ static void write_mark(struct consumer *c, const struct perfcap_request_mark *m)
 		.conn_ts = m->conn_ts,
 		.pid = m->pid,
 		.copied = m->copied,
+		.read = m->read,
+		.kind = m->kind,
 	};
 
 	consumer_add_event(c, PERFCAP_SRC_REQ, &rec, sizeof(rec), rec.ts);
@@ -342,6 +347,7 @@ static int read_open_one(struct consumer *c, int fd)
 		struct perfcap_event_header h;
 		struct perfcap_request r;
 		struct perfcap_request_batch b;
+		struct perfcap_request_mark m;
 	} u;
 	const size_t hs = sizeof(u.h);
 	ssize_t got = read_full(fd, &u, hs);
@@ -355,6 +361,12 @@ static int read_open_one(struct consumer *c, int fd)
 			return -1;
 		write_request(c, &u.r, u.r.h.flags | PC_REQUEST_F_AT_END);
 		at_end++;
+		return 1;
+	}
+	if (u.h.type == PERFCAP_EV_REQUEST_MARK) {
+		if (read_full(fd, (char *)&u + hs, sizeof(u.m) - hs) != (ssize_t)(sizeof(u.m) - hs))
+			return -1;
+		write_mark(c, &u.m);
 		return 1;
 	}
 	/* a batch comes whole, n of its entries used (see dump_open) */
@@ -403,7 +415,16 @@ static void win_write(struct consumer *c, uint64_t end)
 		.period_ns = end - win.period_start,
 		.started = win.started_open,
 	};
+	uint64_t n[PERFCAP_REQ_CNT_NR];
 
+	/* the connections opened and closed between windows since the
+	 * period began (unread counters: none said) */
+	if (!percpu_counts_read(skel->maps.req_counts, n, PERFCAP_REQ_CNT_NR)) {
+		rec.gap_conns = n[PERFCAP_REQ_CNT_GAP_CONNS] - win.gap_at[0];
+		rec.gap_bytes = n[PERFCAP_REQ_CNT_GAP_BYTES] - win.gap_at[1];
+		win.gap_at[0] = n[PERFCAP_REQ_CNT_GAP_CONNS];
+		win.gap_at[1] = n[PERFCAP_REQ_CNT_GAP_BYTES];
+	}
 	if (!win.windowed)
 		return;
 	if (rec.open_ns > rec.period_ns)
@@ -416,6 +437,8 @@ static void win_write(struct consumer *c, uint64_t end)
 static void next_period(struct consumer *c, uint64_t t, uint64_t open_len, uint64_t started)
 {
 	win_write(c, t);
+	/* each connection's first call in the new period marks its stream */
+	skel->bss->req_mark_epoch = ++win.mark_epoch;
 	win.period_start = win.open_start = t;
 	win.open_len = open_len;
 	win.started_at_open = started;
@@ -613,6 +636,8 @@ static int req_stats(struct chunk_buffer *kv, const struct consumer *c)
 		err |= chunk_buffer_add_kv_u64(kv, "req.started", n[PERFCAP_REQ_CNT_STARTED]);
 		err |= chunk_buffer_add_kv_u64(kv, "req.closed", n[PERFCAP_REQ_CNT_CLOSED]);
 		err |= chunk_buffer_add_kv_u64(kv, "req.cut", n[PERFCAP_REQ_CNT_CUT]);
+		err |= chunk_buffer_add_kv_u64(kv, "req.gap_conns", n[PERFCAP_REQ_CNT_GAP_CONNS]);
+		err |= chunk_buffer_add_kv_u64(kv, "req.gap_bytes", n[PERFCAP_REQ_CNT_GAP_BYTES]);
 		err |= chunk_buffer_add_kv_u64(kv, "req.windows.attach_failed", win.attach_failed);
 		err |= chunk_buffer_add_kv_u64(kv, "req.windows.idle_ends", win.idle_ends);
 		if (hot.err)

@@ -218,7 +218,7 @@ void ev_request(struct event_capture *c, const struct ev_request *q)
 	struct pc_rec_request r = {
 		.start_ts = q->start, .end_ts = q->end, .conn_ts = q->conn_ts, .cookie = q->cookie,
 		.first_write_ns = 1, .ready_ns = q->ready_ns, .lower_ns = q->lower_ns,
-		.bytes_in = 100, .bytes_out = 300, .pid = q->pid, .pickup_tid = q->tid,
+		.bytes_in = q->bytes_in ? q->bytes_in : 100, .bytes_out = 300, .pid = q->pid, .pickup_tid = q->tid,
 		.other_tid = q->other_tid, .fd = q->fd,
 		.number = q->number, .reads = 1, .writes = 1, .family = 2, .lport = q->lport,
 		.origin = q->origin,
@@ -230,19 +230,22 @@ void ev_request(struct event_capture *c, const struct ev_request *q)
 }
 
 void ev_request_window(struct event_capture *c, uint64_t ts, uint64_t open_ns,
-		       uint64_t period_ns, uint64_t started)
+		       uint64_t period_ns, uint64_t started, uint64_t gap_conns,
+		       uint64_t gap_bytes)
 {
 	struct pc_rec_request_window r = { .ts = ts, .open_ns = open_ns, .period_ns = period_ns,
-					   .started = started };
+					   .started = started, .gap_conns = gap_conns,
+					   .gap_bytes = gap_bytes };
 
 	add(c, &r, sizeof(r), PC_REC_REQUEST_WINDOW, 0, ts);
 }
 
 void ev_request_mark(struct event_capture *c, uint64_t ts, uint64_t cookie, uint64_t conn_ts,
-		     uint32_t pid, uint32_t copied)
+		     uint32_t pid, uint64_t read, uint32_t kind)
 {
 	struct pc_rec_request_mark r = { .ts = ts, .cookie = cookie, .conn_ts = conn_ts, .pid = pid,
-					 .copied = copied };
+					 .copied = (uint32_t)read, .read = kind ? read : 0,
+					 .kind = kind };
 
 	add(c, &r, sizeof(r), PC_REC_REQUEST_MARK, 0, ts);
 }

@@ -87,14 +87,18 @@ struct ev_request {
 	int32_t fd;
 	uint8_t origin;
 	uint16_t lport;
+	uint32_t bytes_in;       /* 0: 100 */
 };
 void ev_request(struct event_capture *c, const struct ev_request *q);
-/* (1.10) a second whose requests were followed in a window at ts. */
+/* (1.10) a second whose requests were followed in a window at ts; (1.16)
+ * gap_conns connections opened and closed between windows read gap_bytes. */
 void ev_request_window(struct event_capture *c, uint64_t ts, uint64_t open_ns,
-		       uint64_t period_ns, uint64_t started);
-/* (1.15) a connection's byte stream (copied) at its first call in a window. */
+		       uint64_t period_ns, uint64_t started, uint64_t gap_conns,
+		       uint64_t gap_bytes);
+/* (1.15) a connection's byte stream: read bytes (copied, its low 32 bits)
+ * at a mark of kind (enum pc_mark_kind; 0: a 1.15 mark, copied only). */
 void ev_request_mark(struct event_capture *c, uint64_t ts, uint64_t cookie, uint64_t conn_ts,
-		     uint32_t pid, uint32_t copied);
+		     uint32_t pid, uint64_t read, uint32_t kind);
 /* A REQUEST_BATCH of the n consecutive requests q[0..n) of q[0]'s
  * connection (number q[0].number on), its header claiming `claimed`
  * entries (n, or a lie for the hostile tests). */

@@ -491,18 +491,27 @@ Test(kernel_requests, runs_that_cannot_be_written_fail_the_import)
 }
 
 /* Requests followed in req windows (format 1.10) weigh their window's
- * period over its length, times the window's pace (1.15): what its
- * connections carried over the period, by their byte streams at their
- * first call in this window and the next (REQUEST_MARK), over the bytes
- * of the requests followed. Two 100-ms windows at 1 s and 2 s; requests
- * of 100 bytes. Connection A: 10 requests in the first window, 20,000
- * bytes from its mark there to its mark in the next: 200 requests.
- * B: 10 requests, no mark of its own in the next window (its socket's
- * address reused by a later connection, whose mark is not B's): 10 x 10
- * by time. C: 10
- * requests but its stream moved less than their bytes (a reused socket):
- * by time. The first window's pace (200 + 100 + 100) / 300; the second
- * (A's 5 requests, no window after it) has none. */
+ * period over its length, times the window's pace (1.16): what its
+ * connections read over the period (their REQUEST_MARKs' read counts), in
+ * requests of the sizes followed. Two 100-ms windows at 1 s and 2 s, the
+ * recording ending at 3 s; requests of 100 bytes.
+ *   First window (time weight 10):
+ *   A  10 requests; read 1,000 at its first call, 21,000 at its first in
+ *      the next window: 20,000 bytes, 200 requests;
+ *   B  10 requests, no later mark (the connection at its socket's address
+ *      later, D, is another): 10 x 10 by time;
+ *   C  10 requests, its stream moved less than their bytes: 10 x 10 by
+ *      time (1.15's marks, without a read count, are not used);
+ *   E  opened in the window, 4 requests, closed in it having read 400: 4;
+ *   D  opened between the windows, none followed in the first; 3,000
+ *      bytes read at its first call in the second, whose requests of D
+ *      are 200 bytes each: 15;
+ *   2 connections opened and closed between windows read 3,000 bytes: at
+ *      the window's 100 bytes a request, 30.
+ *   (200 + 100 + 100 + 4 + 15 + 30) / 340 requests by time: pace 1.3206.
+ *   Second (the last): A's 5 requests and no later mark (10 x 5 by time),
+ *   D's 5 of 200 bytes and 1,000 read by the recording's end (5): pace
+ *   55 / 100. */
 Test(kernel_requests, the_connections_byte_streams_pace_the_windows)
 {
 	char *dir = scratch_dir();
@@ -512,10 +521,11 @@ Test(kernel_requests, the_connections_byte_streams_pace_the_windows)
 	sqlite3 *db;
 
 	ev_init(&ev, T(0), T(3000), "req");
-	ev_request_window(&ev, T(1000), 100 * MS, SEC, 30);
-	ev_request_mark(&ev, T(1001), 0xa, T(1), SERVER, 1000);
-	ev_request_mark(&ev, T(1001), 0xb, T(1), SERVER, 500);
-	ev_request_mark(&ev, T(1001), 0xc, T(1), SERVER, 5000);
+	ev_request_window(&ev, T(1000), 100 * MS, SEC, 34, 2, 3000);
+	ev_request_mark(&ev, T(1001), 0xa, T(1), SERVER, 1000, PC_MARK_PERIOD);
+	ev_request_mark(&ev, T(1001), 0xb, T(1), SERVER, 500, PC_MARK_PERIOD);
+	ev_request_mark(&ev, T(1001), 0xc, T(1), SERVER, 5000, PC_MARK_PERIOD);
+	ev_request_mark(&ev, T(1001), 0xa, T(1), SERVER, 1000, 0);   /* a 1.15 mark */
 	for (uint32_t i = 0; i < 10; i++) {
 		for (uint64_t cookie = 0xa; cookie <= 0xc; cookie++) {
 			q.cookie = cookie, q.fd = 5 + (int32_t)(cookie - 0xa), q.number = 1 + i;
@@ -523,23 +533,41 @@ Test(kernel_requests, the_connections_byte_streams_pace_the_windows)
 			ev_request(&ev, &q);
 		}
 	}
-	ev_request_window(&ev, T(2000), 100 * MS, SEC, 5);
-	ev_request_mark(&ev, T(2001), 0xa, T(1), SERVER, 21000);
-	ev_request_mark(&ev, T(2001), 0xc, T(1), SERVER, 5100);
-	/* B's address, reused by a new connection: not B's stream */
-	ev_request_mark(&ev, T(2001), 0xb, T(1500), SERVER, 90000);
+	for (uint32_t i = 0; i < 4; i++) {
+		struct ev_request e = q;
+
+		e.cookie = 0xe, e.conn_ts = T(1010), e.fd = 9, e.number = 1 + i;
+		e.origin = PC_REQUEST_ACCEPTED, e.start = T(1011 + 5 * i), e.end = e.start + MS;
+		ev_request(&ev, &e);
+	}
+	ev_request_mark(&ev, T(1050), 0xe, T(1010), SERVER, 400, PC_MARK_CLOSE);
+	ev_request_window(&ev, T(2000), 100 * MS, SEC, 10, 0, 0);
+	ev_request_mark(&ev, T(2001), 0xa, T(1), SERVER, 21000, PC_MARK_PERIOD);
+	ev_request_mark(&ev, T(2001), 0xc, T(1), SERVER, 5500, PC_MARK_PERIOD);
+	/* D, at B's address, opened at 1.5 s */
+	ev_request_mark(&ev, T(2001), 0xb, T(1500), SERVER, 3000, PC_MARK_PERIOD);
+	ev_request_mark(&ev, T(3000), 0xb, T(1500), SERVER, 4000, PC_MARK_END);
 	for (uint32_t i = 0; i < 5; i++) {
+		struct ev_request d = q;
+
 		q.cookie = 0xa, q.fd = 5, q.number = 11 + i;
 		q.start = T(2002 + 5 * i), q.end = q.start + MS;
 		ev_request(&ev, &q);
+		d.cookie = 0xb, d.conn_ts = T(1500), d.fd = 6, d.number = 1 + i, d.bytes_in = 200;
+		d.origin = PC_REQUEST_ACCEPTED, d.start = T(2003 + 5 * i), d.end = d.start + MS;
+		ev_request(&ev, &d);
 	}
 	db = import_events(dir, "pace", &ev, NULL);
 	expect_text(db, "SELECT group_concat(printf('%.4f', weight) || ' ' ||"
-		    " CASE WHEN pace IS NULL THEN 'none' ELSE printf('%.4f', pace) END, '|') FROM (SELECT * FROM request_windows"
-		    " ORDER BY start_ts)", "13.3333 1.3333|10.0000 none");
+		    " CASE WHEN pace IS NULL THEN 'none' ELSE printf('%.4f', pace) END, '|')"
+		    " FROM (SELECT * FROM request_windows ORDER BY start_ts)",
+		    "13.2059 1.3206|5.5000 0.5500");
 	expect_int(db, "SELECT round(total(w.weight)) FROM requests r JOIN request_windows w"
-		   " ON w.start_ts = r.window_ts", 450);
-	expect_int(db, "SELECT count(*) FROM request_marks", 6);
+		   " ON w.start_ts = r.window_ts", 449 + 55);
+	expect_int(db, "SELECT count(*) FROM request_marks", 9);
+	expect_int(db, "SELECT count(*) FROM request_marks WHERE read IS NULL AND kind IS NULL", 1);
+	expect_text(db, "SELECT group_concat(gap_conns || ' ' || gap_bytes, '|') FROM"
+		    " (SELECT * FROM request_windows ORDER BY start_ts)", "2 3000|0 0");
 	sqlite3_close(db);
 	ev_free(&ev);
 	scratch_remove(dir);
