@@ -5,6 +5,7 @@
 #ifndef ANALYZE_CORRELATE_STATE_H
 #define ANALYZE_CORRELATE_STATE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sqlite3.h>
 
@@ -58,6 +59,7 @@ struct gap_run {
 	uint64_t start, end;           /* from the gap's start to its end or the exit */
 	uint64_t gap_end;              /* after an exit: the gap's end */
 	uint64_t running;
+	uint64_t queued;               /* its run queue wait (run_delay) in it */
 	uint32_t pid, tid;
 };
 
@@ -92,6 +94,8 @@ struct correlator {
 	struct time_gap *gaps;         /* sched_windows.c: SCHED_GAPs, in time order */
 	size_t ngaps, gaps_cap;
 	uint64_t resumed_at;           /* the end of the last gap (0: none) */
+	bool run_delay_seen;           /* a SCHED_TASK* with run_delay > 0: the
+					* kernel keeps the counter (sched_info) */
 	struct gap_run *gap_runs;      /* sched_windows.c: threads' run time in gaps */
 	size_t nruns, runs_cap;
 	int failed;

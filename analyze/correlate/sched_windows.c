@@ -16,11 +16,15 @@
  * in the gaps is known exactly (format 1.13): each traced thread was
  * also written out as the programs were detached (SCHED_TASK_CLOSE), and
  * the difference of its run time counters across a gap is its run time
- * in it (struct gap_run). So the running column gets the gaps' run time
- * added, and the rest of the gaps' time (off CPU) is split among the
- * off-CPU states (runnable, I/O, sleep, other) as the windows saw them
- * split; a thread the windows saw only on a CPU gets it as other_wait
- * (blocked, kind unknown). Without the counters (format 1.12, or a
+ * in it (struct gap_run), and so is its time waiting in a run queue
+ * (the run_delay counter, brought up to date as it gets a CPU: to one
+ * wait at each edge). So the running column gets the gaps' run time
+ * added, the runnable column their run queue time, and the rest of the
+ * gaps' time (off CPU, blocked) is split among the blocked states (I/O,
+ * sleep, other) as the windows saw them split; a thread the windows saw
+ * only on a CPU or runnable gets it as other_wait (blocked, kind
+ * unknown). The windows' own split of runnable and blocked would carry
+ * the programs' cost: they run at every switch there. Without the counters (format 1.12, or a
  * thread made or gone in the gap) the windowed columns are scaled by the
  * window's length over the part seen, as the requests of a
  * REQUEST_WINDOW stand for their second. Which columns are windowed
@@ -77,6 +81,9 @@ int windows_on_task_close(struct correlator *c, const struct tl_event *ev)
 		return -1;
 	t->closed_ts = ev->key;
 	t->closed_runtime = ev->arg;
+	t->closed_run_delay = (uint64_t)ev->ret;
+	if (ev->ret > 0)
+		c->run_delay_seen = true;
 	return 0;
 }
 
@@ -99,6 +106,8 @@ static int keep_gap_run(struct correlator *c, struct thread *t, const struct tl_
 {
 	uint64_t span = ev->key - t->closed_ts;
 	uint64_t ran = ev->arg > t->closed_runtime ? ev->arg - t->closed_runtime : 0;
+	uint64_t queued = (uint64_t)ev->ret > t->closed_run_delay ?
+			  (uint64_t)ev->ret - t->closed_run_delay : 0;
 	struct gap_run *r;
 
 	if (array_grow((void **)&c->gap_runs, &c->runs_cap, c->nruns, sizeof(*c->gap_runs),
@@ -109,6 +118,7 @@ static int keep_gap_run(struct correlator *c, struct thread *t, const struct tl_
 	r->end = ev->key;
 	r->gap_end = end;
 	r->running = ran < span ? ran : span;
+	r->queued = queued < span - r->running ? queued : span - r->running;
 	r->pid = ev->pid;
 	r->tid = ev->tid;
 	return 0;
@@ -172,12 +182,13 @@ static int by_start(const void *a, const void *b)
 }
 
 /* The gaps' run time per (thread, window), in a time_shares of its own:
- * v[RUN_NS] the run time, v[RUN_SPAN] the gap time it covers, v[RUN_GONE]
- * the gap time after the thread's exit (not its time: neither scaled nor
- * given a state). */
-#define RUN_NS   SH_RUNNING
-#define RUN_SPAN SH_RUNNABLE
-#define RUN_GONE SH_IO_WAIT
+ * v[RUN_NS] the run time, v[RUN_QUEUED] the run queue time, v[RUN_SPAN]
+ * the gap time they cover, v[RUN_GONE] the gap time after the thread's
+ * exit (not its time: neither scaled nor given a state). */
+#define RUN_NS     SH_RUNNING
+#define RUN_SPAN   SH_RUNNABLE
+#define RUN_GONE   SH_IO_WAIT
+#define RUN_QUEUED SH_SLEEP
 
 static int runs_by_window(const struct correlator *c, struct time_shares *runs)
 {
@@ -190,6 +201,8 @@ static int runs_by_window(const struct correlator *c, struct time_shares *runs)
 
 		if (shares_add_spread(runs, g->pid, g->tid, g->start, g->end, RUN_NS,
 				      g->running) < 0 ||
+		    shares_add_spread(runs, g->pid, g->tid, g->start, g->end, RUN_QUEUED,
+				      g->queued) < 0 ||
 		    shares_add_time(runs, g->pid, g->tid, g->start, g->end, RUN_SPAN) < 0 ||
 		    shares_add_time(runs, g->pid, g->tid, g->end, gone, RUN_GONE) < 0)
 			return -1;
@@ -199,6 +212,8 @@ static int runs_by_window(const struct correlator *c, struct time_shares *runs)
 
 static const int off_cpu[] = { SH_RUNNABLE, SH_IO_WAIT, SH_SLEEP, SH_OTHER_WAIT };
 #define NOFF (sizeof(off_cpu) / sizeof(off_cpu[0]))
+/* off_cpu[1..]: blocked */
+#define FIRST_BLOCKED 1
 
 
 static uint64_t times(uint64_t v, double f)
@@ -207,14 +222,17 @@ static uint64_t times(uint64_t v, double f)
 }
 
 /* Row r of a window [from, from + len) of which gap ns were not seen;
- * run: the thread's run time in those gaps, where known (NULL: none). */
+ * run: the thread's run time in those gaps, where known (NULL: none), and
+ * its run queue time when queue_known (else runnable is split as the
+ * windows saw it). */
 static void scale_row(struct share_row *r, uint32_t mask, uint64_t len, uint64_t gap,
-		      const struct share_row *run)
+		      const struct share_row *run, bool queue_known)
 {
-	uint64_t seen = len - gap, covered = run ? run->v[RUN_SPAN] : 0, ran, off = 0;
+	const size_t first = queue_known ? FIRST_BLOCKED : 0;
+	uint64_t seen = len - gap, covered = run ? run->v[RUN_SPAN] : 0, ran, blocked = 0;
 	uint64_t gone = run ? run->v[RUN_GONE] : 0, old_sleep = r->v[SH_SLEEP];
 	double f, fu;
-	uint64_t added;
+	uint64_t added, queued;
 
 	covered = covered < gap ? covered : gap;
 	gone = gone < gap - covered ? gone : gap - covered;
@@ -222,16 +240,21 @@ static void scale_row(struct share_row *r, uint32_t mask, uint64_t len, uint64_t
 	ran = run && run->v[RUN_NS] < covered ? run->v[RUN_NS] : covered;
 	/* the gap time without counters (nor exit): scaled from the part seen */
 	fu = (double)(len - covered - gone) / (double)seen;
-	for (size_t i = 0; i < NOFF; i++)
-		off += r->v[off_cpu[i]];
+	for (size_t i = first; i < NOFF; i++)
+		blocked += r->v[off_cpu[i]];
 	added = covered - ran;   /* off CPU in the gaps with counters */
+	queued = !queue_known ? 0 : run && run->v[RUN_QUEUED] < added ? run->v[RUN_QUEUED] : added;
+	added -= queued;         /* blocked there (or off CPU: !queue_known) */
 	r->v[SH_RUNNING] = times(r->v[SH_RUNNING], fu) + ran;
-	for (size_t i = 0; i < NOFF; i++) {
+	if (queue_known)
+		r->v[SH_RUNNABLE] = times(r->v[SH_RUNNABLE], fu) + queued;
+	for (size_t i = first; i < NOFF; i++) {
 		uint64_t v = r->v[off_cpu[i]];
 
-		r->v[off_cpu[i]] = times(v, fu) + (off ? times(added, (double)v / (double)off) : 0);
+		r->v[off_cpu[i]] = times(v, fu) +
+				   (blocked ? times(added, (double)v / (double)blocked) : 0);
 	}
-	if (!off)
+	if (!blocked)
 		r->v[SH_OTHER_WAIT] += added;
 	for (int col = 0; col < SH_NCOLUMNS; col++) {
 		double g = f;
@@ -275,7 +298,8 @@ int windows_scale_shares(struct correlator *c)
 		gap = time_gaps_overlap(c->gaps, c->ngaps, (int64_t)from, (int64_t)to);
 		gap = gap < to - from ? gap : to - from;
 		if (gap && gap < to - from)   /* else followed whole, or not at all */
-			scale_row(r, mask, to - from, gap, shares_find(&runs, r->tid, r->window));
+			scale_row(r, mask, to - from, gap, shares_find(&runs, r->tid, r->window),
+				  c->run_delay_seen);
 	}
 	/* a thread the windows did not see in a window it ran in */
 	for (uint64_t i = 0; !err && i < runs.len; i++) {

@@ -64,7 +64,7 @@ struct thread {
 	uint64_t unpaired_ref;    /* the row's rowid, or the record's kernel stack */
 	uint8_t  unpaired;        /* enum wait_what of the one waiting, 0: none */
 	/* sched_windows.c: as the last sched window closed (0: not seen) */
-	uint64_t closed_ts, closed_runtime;
+	uint64_t closed_ts, closed_runtime, closed_run_delay;
 };
 
 struct thread_table {

@@ -211,7 +211,8 @@ int decode_sched_task(struct loader *L, const struct record_in *in)
 	batch_text(in->row, in->kind, 8, k->edge);
 	correlate(L, &(struct tl_event){
 		.type = k->tl, .key = t->ts, .start = t->ts, .tid = t->tid, .pid = t->pid,
-		.u1 = t->cpu, .u2 = (uint32_t)code, .arg = t->runtime_ns });
+		.u1 = t->cpu, .u2 = (uint32_t)code, .arg = t->runtime_ns,
+		.ret = (int64_t)t->run_delay_ns });
 	return 1;
 }
 

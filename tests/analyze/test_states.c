@@ -389,6 +389,44 @@ Test(states, a_sched_gap_with_counters_at_both_edges_gives_its_run_time_exactly)
 	scratch_remove(dir);
 }
 
+/* The gap's run queue time is the thread's run_delay counter's move
+ * across it, not the windows' split: 20 ms at the gap's start, 120 ms at
+ * its end. Of the 600 ms gap it ran 150, waited for a CPU 100 and was
+ * blocked 350, all sleep (the only blocked state the windows saw): running
+ * 230 + 150, runnable 10 + 100, sleep 150 + 350; futex waits as sleep. A
+ * capture whose counters never moved (a kernel without them) splits the
+ * gap's off-CPU time as the windows saw it (the test above). */
+Test(states, a_sched_gap_takes_its_run_queue_time_from_the_counter)
+{
+	char *dir = scratch_dir();
+	struct event_capture ev;
+	sqlite3 *db;
+
+	ev_init(&ev, T(0), T(1000), "cpu,sched,waits");
+	ev_switch(&ev, T(10), 0, 0, 0, 0, PID, TID);
+	ev_switch(&ev, T(200), 0, PID, TID, PC_TASK_INTERRUPTIBLE, 0, 0);
+	ev_sched_task_delay(&ev, PC_REC_SCHED_TASK_CLOSE, T(300), PID, TID, 0,
+			    PC_TASK_INTERRUPTIBLE, 100 * MS, 20 * MS);
+	ev_sched_gap(&ev, T(300), T(900));
+	ev_sched_task_delay(&ev, PC_REC_SCHED_TASK, T(900), PID, TID, 0, PC_TASK_INTERRUPTIBLE,
+			    250 * MS, 120 * MS);
+	ev_wakeup(&ev, T(950), PID, TID, PID, WAKER, 1, 0);
+	ev_switch(&ev, T(960), 1, 0, 0, 0, PID, TID);
+	ev_thread_metric(&ev, T(0), SEC, PID, TID, PC_METRIC_FUTEX_WAIT, PC_METRIC_F_WAIT,
+			 10, 100 * MS);
+	db = import_events(dir, "gap_queue", &ev, NULL);
+	expect_text(db, "SELECT (running_ns / 1000000) || ' ' || (run_delay_ns / 1000000) FROM"
+		    " sched_gap_runs WHERE tid=101", "150 100");
+	expect_text(db, "SELECT (running_ns / 1000000) || ' ' || (runnable_ns / 1000000) || ' ' ||"
+		    " (sleep_ns / 1000000) || ' ' || other_wait_ns FROM thread_time_shares"
+		    " WHERE tid=101", "380 110 500 0");
+	expect_text(db, "SELECT futex_waits || ' ' || (futex_wait_ns / 1000000) FROM"
+		    " thread_time_shares WHERE tid=101", "25 333");
+	sqlite3_close(db);
+	ev_free(&ev);
+	scratch_remove(dir);
+}
+
 /* A thread the windows saw only on a CPU: its off-CPU time in the gap has
  * no kind (other_wait). It runs from 0 to 300 ms, then 200 of the 600 ms
  * gap, and from 900 to the end. */

@@ -15,7 +15,9 @@
 # Checked:
 #  - the recording was windowed (sched_gaps, META sched.windows.budget),
 #    and the gaps have their threads' run time (sched_gap_runs);
-#  - each busy backend's running time in the time shares, over the whole
+#  - each busy backend's running time (and, when it waited 50 ms or more,
+#    its time waiting for a CPU: run_delay against runnable_ns) in the
+#    time shares, over the whole
 #    seconds that lie between the first and the last reading, against its
 #    schedstat difference over those seconds: within 15% (the windows saw
 #    about a quarter of each second; the rest comes from the run-time
@@ -60,10 +62,10 @@ while time.monotonic() < start + 4.0:
     kids = open("/proc/%s/task/%s/children" % (pm, pm)).read().split()
     for pid in kids:
         try:
-            ns = int(open("/proc/%s/schedstat" % pid).read().split()[0])
+            ns, delay = map(int, open("/proc/%s/schedstat" % pid).read().split()[:2])
         except (OSError, IndexError, ValueError):
             continue
-        print("%d %s %d" % (time.monotonic_ns(), pid, ns))
+        print("%d %s %d %d" % (time.monotonic_ns(), pid, ns, delay))
     time.sleep(0.05)
 PY
 truth=$!
@@ -88,40 +90,48 @@ echo "gaps $gaps, thread runs in them $runs"
 
 t0=$(awk 'NR == 1 { print $1 }' "$TMP/truth") t1=$(awk 'END { print $1 }' "$TMP/truth")
 [ -n "$t0" ] || fail "no schedstat readings"
-shares=$(q "SELECT tid, window_start, window_end, running_ns FROM thread_time_shares
+shares=$(q "SELECT tid, window_start, window_end, running_ns, runnable_ns FROM thread_time_shares
 	WHERE window_start >= $t0 AND window_end <= $t1 ORDER BY tid, window_start")
 [ -n "$shares" ] || fail "no whole second of the shares between the readings"
 # each backend's schedstat at each second's edges, interpolated between the
-# readings around it; summed over the seconds: "tid truth shares"
+# readings around it; summed over the seconds: "tid truth shares", running
+# then runnable
 echo "$shares" | python3 -c '
 import sys
 reads = {}
 for line in open(sys.argv[1]):
-    ts, pid, ns = map(int, line.split())
-    reads.setdefault(pid, []).append((ts, ns))
-def at(v, t):
-    for (ta, a), (tb, b) in zip(v, v[1:]):
-        if ta <= t <= tb:
-            return a + (b - a) * (t - ta) / (tb - ta) if tb > ta else a
+    ts, pid, ns, delay = map(int, line.split())
+    reads.setdefault(pid, []).append((ts, ns, delay))
+def at(v, t, k):
+    for a, b in zip(v, v[1:]):
+        if a[0] <= t <= b[0]:
+            return a[k] + (b[k] - a[k]) * (t - a[0]) / (b[0] - a[0]) if b[0] > a[0] else a[k]
     return None
 sums = {}
 for line in sys.stdin:
-    tid, ws, we, ran = map(int, line.split(","))
+    tid, ws, we, ran, queued = map(int, line.split(","))
     v = reads.get(tid)
-    a, b = (at(v, ws), at(v, we)) if v else (None, None)
-    if a is None or b is None:
+    if not v or None in (at(v, ws, 1), at(v, we, 1)):
         continue
-    t, r = sums.get(tid, (0, 0))
-    sums[tid] = (t + b - a, r + ran)
-for tid, (t, r) in sorted(sums.items()):
-    print(tid, int(t), r)' "$TMP/truth" > "$TMP/compare"
-echo "backend, running by schedstat over the shares' seconds, by the shares:"
+    s = sums.get(tid, [0, 0, 0, 0])
+    s[0] += at(v, we, 1) - at(v, ws, 1)
+    s[1] += ran
+    s[2] += at(v, we, 2) - at(v, ws, 2)
+    s[3] += queued
+    sums[tid] = s
+for tid, s in sorted(sums.items()):
+    print(tid, *map(int, s))' "$TMP/truth" > "$TMP/compare"
+echo "backend, running by schedstat over the shares' seconds, by the shares; runnable (run_delay):"
 checked=0
-while read -r tid exp ran; do
+while read -r tid exp ran qexp queued; do
 	[ "$exp" -ge 100000000 ] || continue   # busy backends only
-	echo "$tid $exp $ran"
+	echo "$tid $exp $ran; $qexp $queued"
 	within "$ran" $((exp * 85 / 100)) $((exp * 115 / 100)) ||
 		fail "backend $tid: running $ran ns in the shares, $exp by schedstat"
+	# waiting for a CPU: the gaps' from the counter, the windows' seen
+	[ "$qexp" -lt 50000000 ] ||
+		within "$queued" $((qexp * 85 / 100)) $((qexp * 115 / 100)) ||
+		fail "backend $tid: runnable $queued ns in the shares, $qexp by schedstat"
 	checked=$((checked + 1))
 done < "$TMP/compare"
 [ "$checked" -ge 4 ] || fail "only $checked busy backends to check"
