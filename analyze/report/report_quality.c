@@ -138,6 +138,7 @@ struct req_windows {
 	int64_t count, cut;
 	int64_t followed;           /* the requests table's rows (-1: not read) */
 	double estimated;           /* ... each weighted by its window */
+	int64_t weighed, paced;     /* windows with a weight; of which paced */
 };
 
 static const char windows_sql[] = "SELECT CAST(value AS INTEGER) FROM stats WHERE"
@@ -155,6 +156,15 @@ static void req_windows_estimate(const struct report_context *ctx, struct req_wi
 			       -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
 		r->followed = sqlite3_column_int64(st, 0);
 		r->estimated = sqlite3_column_double(st, 1);
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	/* the windows weighed by their connections' bytes (pace), not time alone */
+	if (sqlite3_prepare_v2(ctx->db, "SELECT count(*), count(pace) FROM request_windows"
+			       " WHERE weight IS NOT NULL", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW) {
+		r->weighed = sqlite3_column_int64(st, 0);
+		r->paced = sqlite3_column_int64(st, 1);
 	}
 	sqlite3_finalize(st);
 }
@@ -213,6 +223,11 @@ static void print_req_windows(const struct report_context *ctx)
 		fprintf(ctx->out, "; the %s followed stand for about %s in the whole recording",
 			fmt_count(a, sizeof(a), (uint64_t)r.followed),
 			fmt_count(b, sizeof(b), (uint64_t)(r.estimated + 0.5)));
+	if (r.followed >= 0 && r.weighed > 0)
+		fprintf(ctx->out, " (%s of %s windows weighed by their connections' bytes over "
+			"the second, the rest by time alone, which a server slowed in the "
+			"window makes low)", fmt_count(a, sizeof(a), (uint64_t)r.paced),
+			fmt_count(b, sizeof(b), (uint64_t)r.weighed));
 	fprintf(ctx->out, ": %s\n", windows_meaning);
 }
 
@@ -406,8 +421,9 @@ static const char sched_windows_meaning[] = "context switches, wakeups and waits
 	"states resume after each gap from the threads as the next window opened (sched_tasks), "
 	"the time shares, the waits' sums and the diagnosis's thread times are scaled to their "
 	"seconds, but for each thread's running time in the gaps, exact from the kernel's "
-	"run-time counters at both edges (sched_gap_runs; recordings since format 1.13), the "
-	"rest of the gaps split as the windows saw the thread's time off CPU; an off-CPU "
+	"run-time counters at both edges (sched_gap_runs; recordings since format 1.13) and "
+	"its time waiting for a CPU there, from the run_delay counters, the rest of the gaps "
+	"(blocked) split as the windows saw the thread's blocked time; an off-CPU "
 	"interval across a gap is kept when its thread stayed off CPU throughout it, else not "
 	"written";
 
@@ -502,6 +518,13 @@ static void write_json_req_windows(const struct report_context *ctx)
 		json_row(ctx->json, "req", "windows.estimated", r.estimated,
 			 "the requests they stand for, each weighted by its window's period over "
 			 "its length (request_windows; 1 outside windows)");
+		json_row(ctx->json, "req", "windows.paced", (double)r.paced,
+			 "windows weighed by their connections' bytes over the second "
+			 "(request_windows.pace)");
+		json_row(ctx->json, "req", "windows.by_time", (double)(r.weighed - r.paced),
+			 "windows weighed by time alone: none of their connections had a "
+			 "REQUEST_MARK at both ends of the second (low when the server ran slower "
+			 "in the window)");
 	}
 }
 

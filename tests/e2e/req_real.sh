@@ -150,12 +150,20 @@ after=$(commands)
 expected=$((after - before - 1))
 "$PERFCAP_ANALYZE" report --json "$TMP/redis-win.perfcap" > "$TMP/redis-win.json" 2> /dev/null ||
 	fail "report (redis, windows)"
-read -r count followed <<EOF
+read -r count followed paced by_time <<EOF
 $(python3 -c 'import json, sys
-r = json.load(open(sys.argv[1]))["latency"]["requests"]
-print(r["count"], r.get("followed", -1))' "$TMP/redis-win.json")
+j = json.load(open(sys.argv[1]))
+r = j["latency"]["requests"]
+q = {x["key"]: x["value"] for x in j["data_quality"] if x["source"] == "req"}
+print(r["count"], r.get("followed", -1), q.get("windows.paced", -1), q.get("windows.by_time", -1))' \
+	"$TMP/redis-win.json")
 EOF
-echo "redis (default, windows): $followed requests followed, standing for $count; redis counted $expected"
+echo "redis (default, windows): $followed requests followed, standing for $count; redis counted" \
+	"$expected; windows weighed by bytes $paced, by time $by_time"
+# the data quality says how the windows were weighed: by their connections'
+# bytes (a steady load on connections that stay open: all of them)
+[ "${paced%.*}" -ge 1 ] && [ "${by_time%.*}" = 0 ] ||
+	fail "redis: $paced windows weighed by bytes, $by_time by time alone (expected all by bytes)"
 [ "$followed" -ge 0 ] && [ "$followed" -lt "$expected" ] ||
 	fail "redis: no windows at $expected commands (followed $followed)"
 within "$count" $((expected * 97 / 100)) $((expected * 103 / 100)) ||
