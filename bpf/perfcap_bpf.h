@@ -802,7 +802,8 @@ struct perfcap_request {
  * while the programs were detached (import/request_pace.c). Written at a
  * connection's first call in each period (not in the period its state was
  * made at its open: it read nothing before), at the close of one followed
- * in a window, and for every connection at the recording's end. */
+ * in a window (both only in a period with a window or after one), and for
+ * every connection at the recording's end. */
 enum perfcap_request_mark_kind {
 	PERFCAP_MARK_PERIOD = 1,  /* its first call in the period, in the window */
 	PERFCAP_MARK_CLOSE  = 2,  /* its close (it was followed in a window) */

@@ -97,8 +97,11 @@ const volatile bool req_windowed = false;
 volatile __u32 req_phase = PERFCAP_REQ_OFF;
 volatile __u32 req_epoch;
 /* Moved by user space at each period's start (windows only): a state's
- * first call in a window of a period writes a REQUEST_MARK. */
+ * first call in a window of a period writes a REQUEST_MARK, when
+ * req_marking (the period or the one before has a window: between two
+ * periods followed whole no mark is of use). */
 volatile __u32 req_mark_epoch;
+volatile bool req_marking;
 /* The last write of a followed request during DRAIN (user space ends a
  * drain that went quiet, see source_req.c drained()). */
 volatile __u64 req_drain_write;
@@ -179,7 +182,7 @@ static __always_inline void note_window_call(struct perfcap_req_state *st, const
 	__u32 mark_epoch = req_mark_epoch;
 
 	st->followed = 1;
-	if (st->mark_epoch == mark_epoch)
+	if (!req_marking || st->mark_epoch == mark_epoch)
 		return;
 	st->mark_epoch = mark_epoch;
 	send_mark(st, sk, d_copied, PERFCAP_MARK_PERIOD);
@@ -639,7 +642,8 @@ static __always_inline void mark_close(const struct perfcap_req_state *st, const
 	__u32 copied;
 
 	if (st->followed) {
-		send_mark(st, sk, 0, PERFCAP_MARK_CLOSE);
+		if (req_marking)
+			send_mark(st, sk, 0, PERFCAP_MARK_CLOSE);
 	} else if (stream_at(sk, 0, &read, &copied)) {
 		req_count(PERFCAP_REQ_CNT_GAP_CONNS);
 		pc_counter_add(&req_counts, PERFCAP_REQ_CNT_GAP_BYTES, read);

@@ -137,6 +137,7 @@ static void win_begin(uint64_t t)
 	win.started_at_open = 0;
 	win.phase = PERFCAP_REQ_OPEN;
 	skel->bss->req_mark_epoch = win.mark_epoch = 1;
+	skel->bss->req_marking = false;   /* followed whole: nothing to weigh */
 }
 
 /* read(2) until len bytes or the end; what was read, or -1. */
@@ -437,8 +438,11 @@ static void win_write(struct consumer *c, uint64_t end)
 static void next_period(struct consumer *c, uint64_t t, uint64_t open_len, uint64_t started)
 {
 	win_write(c, t);
-	/* each connection's first call in the new period marks its stream */
+	/* each connection's first call in the new period marks its stream,
+	 * when this period or the last one has a window (the last one's
+	 * window is weighed by the marks of this one) */
 	skel->bss->req_mark_epoch = ++win.mark_epoch;
+	skel->bss->req_marking = win.windowed || open_len < WIN_PERIOD_NS;
 	win.period_start = win.open_start = t;
 	win.open_len = open_len;
 	win.started_at_open = started;
