@@ -306,17 +306,21 @@ Test(states, a_wakeup_before_its_switch_out_makes_the_thread_runnable)
 	scratch_remove(dir);
 }
 
-/* The gap tests' thread (see below); with_close: its counter is written at
- * the gap's start too (format 1.13). */
-static void gap_scenario(struct event_capture *ev, int with_close)
+/* The gap tests' thread (see below); with_close: its counters are written
+ * at the gap's start too (format 1.13), its run queue counter delay0 there
+ * and delay1 at the gap's end. */
+static void gap_scenario(struct event_capture *ev, int with_close, uint64_t delay0,
+			 uint64_t delay1)
 {
 	ev_init(ev, T(0), T(1000), "cpu,sched,waits");
 	ev_switch(ev, T(10), 0, 0, 0, 0, PID, TID);
 	ev_switch(ev, T(200), 0, PID, TID, PC_TASK_INTERRUPTIBLE, 0, 0);
 	if (with_close)
-		ev_sched_task_close(ev, T(300), PID, TID, 0, PC_TASK_INTERRUPTIBLE, 100 * MS);
+		ev_sched_task_delay(ev, PC_REC_SCHED_TASK_CLOSE, T(300), PID, TID, 0,
+				    PC_TASK_INTERRUPTIBLE, 100 * MS, delay0);
 	ev_sched_gap(ev, T(300), T(900));
-	ev_sched_task(ev, T(900), PID, TID, 0, PC_TASK_INTERRUPTIBLE, 250 * MS);
+	ev_sched_task_delay(ev, PC_REC_SCHED_TASK, T(900), PID, TID, 0, PC_TASK_INTERRUPTIBLE,
+			    250 * MS, delay1);
 	ev_wakeup(ev, T(950), PID, TID, PID, WAKER, 1, 0);
 	ev_switch(ev, T(960), 1, 0, 0, 0, PID, TID);
 	ev_thread_metric(ev, T(0), SEC, PID, TID, PC_METRIC_FUTEX_WAIT, PC_METRIC_F_WAIT,
@@ -335,7 +339,7 @@ Test(states, a_sched_gap_cuts_the_states_and_scales_the_shares)
 	struct event_capture ev;
 	sqlite3 *db;
 
-	gap_scenario(&ev, 0);
+	gap_scenario(&ev, 0, 0, 0);
 	db = import_events(dir, "gap", &ev, NULL);
 	expect_text(db, "SELECT group_concat(state || ':' || ((start_ts - 1000000000) / 1000000)"
 		    " || '+' || (duration / 1000000) || ':' || partial, ' ') FROM (SELECT * FROM"
@@ -369,7 +373,7 @@ Test(states, a_sched_gap_with_counters_at_both_edges_gives_its_run_time_exactly)
 	struct event_capture ev;
 	sqlite3 *db;
 
-	gap_scenario(&ev, 1);
+	gap_scenario(&ev, 1, 0, 0);
 	db = import_events(dir, "gap_runs", &ev, NULL);
 	expect_int(db, "SELECT count(*) FROM sched_tasks WHERE tid=101 AND edge='close'", 1);
 	expect_text(db, "SELECT (running_ns / 1000000) || ' ' || (run_delay_ns / 1000000) FROM"
@@ -402,18 +406,7 @@ Test(states, a_sched_gap_takes_its_run_queue_time_from_the_counter)
 	struct event_capture ev;
 	sqlite3 *db;
 
-	ev_init(&ev, T(0), T(1000), "cpu,sched,waits");
-	ev_switch(&ev, T(10), 0, 0, 0, 0, PID, TID);
-	ev_switch(&ev, T(200), 0, PID, TID, PC_TASK_INTERRUPTIBLE, 0, 0);
-	ev_sched_task_delay(&ev, PC_REC_SCHED_TASK_CLOSE, T(300), PID, TID, 0,
-			    PC_TASK_INTERRUPTIBLE, 100 * MS, 20 * MS);
-	ev_sched_gap(&ev, T(300), T(900));
-	ev_sched_task_delay(&ev, PC_REC_SCHED_TASK, T(900), PID, TID, 0, PC_TASK_INTERRUPTIBLE,
-			    250 * MS, 120 * MS);
-	ev_wakeup(&ev, T(950), PID, TID, PID, WAKER, 1, 0);
-	ev_switch(&ev, T(960), 1, 0, 0, 0, PID, TID);
-	ev_thread_metric(&ev, T(0), SEC, PID, TID, PC_METRIC_FUTEX_WAIT, PC_METRIC_F_WAIT,
-			 10, 100 * MS);
+	gap_scenario(&ev, 1, 20 * MS, 120 * MS);
 	db = import_events(dir, "gap_queue", &ev, NULL);
 	expect_text(db, "SELECT (running_ns / 1000000) || ' ' || (run_delay_ns / 1000000) FROM"
 		    " sched_gap_runs WHERE tid=101", "150 100");
