@@ -318,6 +318,7 @@ struct perfcap_sched_task {
 	__u32 state;            /* __state when blocked, else 0 */
 	__u16 where;
 	__u16 cpu;
+	__u64 nvcsw;            /* voluntary context switches: its blocking waits */
 };
 
 /* A traced thread exiting between two sched windows (sched.bpf.c

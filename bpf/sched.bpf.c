@@ -1432,6 +1432,7 @@ static __always_inline void task_counters(struct task_struct *task, struct perfc
 	t->tid = task->pid;
 	t->runtime_ns = task->se.sum_exec_runtime;
 	t->run_delay_ns = task->sched_info.run_delay;
+	t->nvcsw = task->nvcsw;
 	t->cpu = (__u16)task_cpu(task);
 }
 

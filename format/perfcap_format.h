@@ -579,6 +579,7 @@ struct pc_rec_sched_task {
 	uint32_t state;           /* PC_TASK_STATE_MASK bits when blocked, else 0 */
 	uint16_t where;           /* PC_SCHED_TASK_*, 0: blocked */
 	uint16_t cpu;
+	uint64_t nvcsw;           /* (1.16) voluntary context switches so far */
 };
 
 struct pc_rec_block {

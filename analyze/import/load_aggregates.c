@@ -53,39 +53,74 @@ int decode_thread_metric(struct loader *L, const struct record_in *in)
 }
 
 /* The waits' sums of a second the sched source followed only in windows
- * (format 1.12) hold what was seen in them: each such row is scaled by its
- * window's length over the part that was followed (outside the sched
- * gaps), its counts, times and histogram alike, and keeps the factor in
- * `scale` (NULL: as recorded), as the time shares are (correlate/
- * sched_windows.c). agg's sums are exact: never scaled. */
+ * (format 1.12) hold what was seen in them, and are scaled to the second;
+ * `scale` keeps the counts' factor (and the histogram's), `time_scale`
+ * the times' (NULL: as recorded). The windows are where the sched
+ * programs run at every switch, so a thread switching often runs slower
+ * there and waits less often than in the gaps: its waits counted by time
+ * alone came out at a third to a half of the truth (pingpong, 400,000
+ * switches a second). So, where the thread's counters were read at both
+ * edges of every gap in its second (sched_gap_runs, format 1.16 for
+ * vcsw):
+ *   counts  (seen + the gaps' voluntary switches) / seen: each voluntary
+ *           switch is a blocking wait, each seen one is summed in some
+ *           class;
+ *   times   (seen + the gaps' blocked time) / seen: a gap's time less its
+ *           run time and run queue time (exact counters), as the time
+ *           shares have it (correlate/sched_windows.c).
+ * Else (older captures, a thread made or gone in a gap) both by the
+ * second's length over the part seen. agg's sums are exact: never
+ * scaled. */
 int waits_scale_pass(struct loader *L)
 {
 	static const char sql[] =
-		"WITH f AS (SELECT m.rowid AS id, (m.window_end - m.window_start) * 1.0 /"
-		"  ((m.window_end - m.window_start) - (SELECT total(min(g.end_ts, m.window_end) -"
-		"   max(g.start_ts, m.window_start)) FROM sched_gaps g"
-		"   WHERE g.start_ts < m.window_end AND g.end_ts > m.window_start)) AS f"
-		" FROM thread_metrics m WHERE m.kind = 'waits')"
-		" UPDATE thread_metrics SET scale = f.f,"
-		"  calls = CAST(round(calls * f.f) AS INTEGER),"
-		"  total_ns = CAST(round(total_ns * f.f) AS INTEGER),"
-		"  h0 = CAST(round(h0 * f.f) AS INTEGER), h1 = CAST(round(h1 * f.f) AS INTEGER),"
-		"  h2 = CAST(round(h2 * f.f) AS INTEGER), h3 = CAST(round(h3 * f.f) AS INTEGER),"
-		"  h4 = CAST(round(h4 * f.f) AS INTEGER), h5 = CAST(round(h5 * f.f) AS INTEGER),"
-		"  h6 = CAST(round(h6 * f.f) AS INTEGER), h7 = CAST(round(h7 * f.f) AS INTEGER),"
-		"  h8 = CAST(round(h8 * f.f) AS INTEGER), h9 = CAST(round(h9 * f.f) AS INTEGER),"
-		"  h10 = CAST(round(h10 * f.f) AS INTEGER), h11 = CAST(round(h11 * f.f) AS INTEGER),"
-		"  h12 = CAST(round(h12 * f.f) AS INTEGER), h13 = CAST(round(h13 * f.f) AS INTEGER),"
-		"  h14 = CAST(round(h14 * f.f) AS INTEGER), h15 = CAST(round(h15 * f.f) AS INTEGER),"
-		"  h16 = CAST(round(h16 * f.f) AS INTEGER), h17 = CAST(round(h17 * f.f) AS INTEGER),"
-		"  h18 = CAST(round(h18 * f.f) AS INTEGER), h19 = CAST(round(h19 * f.f) AS INTEGER),"
-		"  h20 = CAST(round(h20 * f.f) AS INTEGER), h21 = CAST(round(h21 * f.f) AS INTEGER),"
-		"  h22 = CAST(round(h22 * f.f) AS INTEGER), h23 = CAST(round(h23 * f.f) AS INTEGER),"
-		"  h24 = CAST(round(h24 * f.f) AS INTEGER), h25 = CAST(round(h25 * f.f) AS INTEGER),"
-		"  h26 = CAST(round(h26 * f.f) AS INTEGER), h27 = CAST(round(h27 * f.f) AS INTEGER),"
-		"  h28 = CAST(round(h28 * f.f) AS INTEGER), h29 = CAST(round(h29 * f.f) AS INTEGER),"
-		"  h30 = CAST(round(h30 * f.f) AS INTEGER), h31 = CAST(round(h31 * f.f) AS INTEGER)"
-		" FROM f WHERE thread_metrics.rowid = f.id AND f.f > 1.0";
+		"WITH w AS (SELECT tid, window_start AS ws, window_end AS we,"
+		"   total(calls) AS calls, total(total_ns) AS ns,"
+		"   (SELECT total(min(g.end_ts, m.window_end) - max(g.start_ts, m.window_start))"
+		"     FROM sched_gaps g WHERE g.start_ts < m.window_end AND g.end_ts > m.window_start)"
+		"     AS gap"
+		"   FROM thread_metrics m WHERE kind = 'waits' GROUP BY tid, window_start, window_end),"
+		" r AS (SELECT w.tid, w.ws, w.we,"
+		"   total(min(r.end_ts, w.we) - max(r.start_ts, w.ws)) AS known,"
+		"   total(r.vcsw * (min(r.end_ts, w.we) - max(r.start_ts, w.ws)) * 1.0 /"
+		"     (r.end_ts - r.start_ts)) AS vcsw,"
+		"   total(max(0, r.end_ts - r.start_ts - r.running_ns - r.run_delay_ns) *"
+		"     (min(r.end_ts, w.we) - max(r.start_ts, w.ws)) * 1.0 / (r.end_ts - r.start_ts))"
+		"     AS blocked"
+		"   FROM w JOIN sched_gap_runs r ON r.tid = w.tid AND r.vcsw IS NOT NULL"
+		"     AND r.exit_ts IS NULL AND r.start_ts < w.we AND r.end_ts > w.ws"
+		"     AND r.end_ts > r.start_ts"
+		"   GROUP BY w.tid, w.ws, w.we),"
+		" f AS (SELECT w.tid, w.ws, w.we,"
+		"   coalesce(CASE WHEN r.known >= w.gap * 0.99 AND w.calls > 0"
+		"     THEN (w.calls + r.vcsw) / w.calls END,"
+		"     (w.we - w.ws) * 1.0 / ((w.we - w.ws) - w.gap)) AS c,"
+		"   coalesce(CASE WHEN r.known >= w.gap * 0.99 AND w.ns > 0"
+		"     THEN (w.ns + r.blocked) / w.ns END,"
+		"     (w.we - w.ws) * 1.0 / ((w.we - w.ws) - w.gap)) AS t"
+		"   FROM w LEFT JOIN r ON r.tid = w.tid AND r.ws = w.ws AND r.we = w.we"
+		"   WHERE w.gap > 0 AND w.gap < w.we - w.ws)"
+		" UPDATE thread_metrics SET scale = f.c, time_scale = f.t,"
+		"  calls = CAST(round(calls * f.c) AS INTEGER),"
+		"  total_ns = CAST(round(total_ns * f.t) AS INTEGER),"
+		"  h0 = CAST(round(h0 * f.c) AS INTEGER), h1 = CAST(round(h1 * f.c) AS INTEGER),"
+		"  h2 = CAST(round(h2 * f.c) AS INTEGER), h3 = CAST(round(h3 * f.c) AS INTEGER),"
+		"  h4 = CAST(round(h4 * f.c) AS INTEGER), h5 = CAST(round(h5 * f.c) AS INTEGER),"
+		"  h6 = CAST(round(h6 * f.c) AS INTEGER), h7 = CAST(round(h7 * f.c) AS INTEGER),"
+		"  h8 = CAST(round(h8 * f.c) AS INTEGER), h9 = CAST(round(h9 * f.c) AS INTEGER),"
+		"  h10 = CAST(round(h10 * f.c) AS INTEGER), h11 = CAST(round(h11 * f.c) AS INTEGER),"
+		"  h12 = CAST(round(h12 * f.c) AS INTEGER), h13 = CAST(round(h13 * f.c) AS INTEGER),"
+		"  h14 = CAST(round(h14 * f.c) AS INTEGER), h15 = CAST(round(h15 * f.c) AS INTEGER),"
+		"  h16 = CAST(round(h16 * f.c) AS INTEGER), h17 = CAST(round(h17 * f.c) AS INTEGER),"
+		"  h18 = CAST(round(h18 * f.c) AS INTEGER), h19 = CAST(round(h19 * f.c) AS INTEGER),"
+		"  h20 = CAST(round(h20 * f.c) AS INTEGER), h21 = CAST(round(h21 * f.c) AS INTEGER),"
+		"  h22 = CAST(round(h22 * f.c) AS INTEGER), h23 = CAST(round(h23 * f.c) AS INTEGER),"
+		"  h24 = CAST(round(h24 * f.c) AS INTEGER), h25 = CAST(round(h25 * f.c) AS INTEGER),"
+		"  h26 = CAST(round(h26 * f.c) AS INTEGER), h27 = CAST(round(h27 * f.c) AS INTEGER),"
+		"  h28 = CAST(round(h28 * f.c) AS INTEGER), h29 = CAST(round(h29 * f.c) AS INTEGER),"
+		"  h30 = CAST(round(h30 * f.c) AS INTEGER), h31 = CAST(round(h31 * f.c) AS INTEGER)"
+		" FROM f WHERE thread_metrics.kind = 'waits' AND thread_metrics.tid = f.tid"
+		"  AND thread_metrics.window_start = f.ws AND thread_metrics.window_end = f.we";
 
 	if (!L->counts.metrics_waits ||
 	    !db_query_int(L->db, "SELECT count(*) > 0 FROM sched_gaps", 0))

@@ -209,6 +209,10 @@ int decode_sched_task(struct loader *L, const struct record_in *in)
 	in->row[6] = (int64_t)t->runtime_ns;
 	in->row[7] = (int64_t)t->run_delay_ns;
 	batch_text(in->row, in->kind, 8, k->edge);
+	/* (1.16) the voluntary switches; before, not recorded */
+	in->row[9] = t->nvcsw > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)t->nvcsw;
+	if (L->format_minor < 16)
+		in->kind[9] = BATCH_NULL;
 	correlate(L, &(struct tl_event){
 		.type = k->tl, .key = t->ts, .start = t->ts, .tid = t->tid, .pid = t->pid,
 		.u1 = t->cpu, .u2 = (uint32_t)code, .arg = t->runtime_ns,

@@ -29,7 +29,7 @@
 #define SCHED_TASK_TYPE(id_, name_) \
 	TYPE(id_, name_, "sched", struct pc_rec_sched_task, decode_sched_task), \
 	  .table = "sched_tasks", .columns = "ts, pid, tid, state_code, task_state, cpu," \
-	  " runtime_ns, run_delay_ns, edge", .ncols = 9 }
+	  " runtime_ns, run_delay_ns, edge, nvcsw", .ncols = 10 }
 
 static const struct record_type types[RECORD_TYPE_MAX + 1] = {
 	TYPE(PC_REC_SAMPLE, "sample", "cpu", struct pc_rec_sample, decode_sample),

@@ -423,7 +423,8 @@ static const char sched_windows_meaning[] = "context switches, wakeups and waits
 	"seconds, but for each thread's running time in the gaps, exact from the kernel's "
 	"run-time counters at both edges (sched_gap_runs; recordings since format 1.13) and "
 	"its time waiting for a CPU there, from the run_delay counters, the rest of the gaps "
-	"(blocked) split as the windows saw the thread's blocked time; an off-CPU "
+	"(blocked) split as the windows saw the thread's blocked time, and the waits' sums "
+	"from its voluntary switches and blocked time in the gaps (format 1.16); an off-CPU "
 	"interval across a gap is kept when its thread stayed off CPU throughout it, else not "
 	"written";
 

@@ -698,6 +698,7 @@ static void write_task(struct consumer *c, const struct perfcap_sched_task *t, u
 		.state = t->state & PC_TASK_STATE_MASK,
 		.where = t->where,
 		.cpu = t->cpu,
+		.nvcsw = t->nvcsw,
 	};
 
 	if (consumer_add_event(c, PERFCAP_SRC_SCHED, &rec, sizeof(rec), ts) == 0)

@@ -76,11 +76,11 @@ void ev_sched_gap(struct event_capture *c, uint64_t start, uint64_t end)
 
 static void sched_task(struct event_capture *c, uint16_t type, uint64_t ts, uint32_t pid,
 		       uint32_t tid, uint16_t where, uint32_t state, uint64_t runtime_ns,
-		       uint64_t run_delay_ns)
+		       uint64_t run_delay_ns, uint64_t nvcsw)
 {
 	struct pc_rec_sched_task r = {
 		.ts = ts, .pid = pid, .tid = tid, .where = where, .state = state,
-		.runtime_ns = runtime_ns, .run_delay_ns = run_delay_ns,
+		.runtime_ns = runtime_ns, .run_delay_ns = run_delay_ns, .nvcsw = nvcsw,
 	};
 
 	add(c, &r, sizeof(r), type, 0, ts);
@@ -89,20 +89,20 @@ static void sched_task(struct event_capture *c, uint16_t type, uint64_t ts, uint
 void ev_sched_task(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid,
 		   uint16_t where, uint32_t state, uint64_t runtime_ns)
 {
-	sched_task(c, PC_REC_SCHED_TASK, ts, pid, tid, where, state, runtime_ns, 0);
+	sched_task(c, PC_REC_SCHED_TASK, ts, pid, tid, where, state, runtime_ns, 0, 0);
 }
 
 void ev_sched_task_delay(struct event_capture *c, uint16_t type, uint64_t ts, uint32_t pid,
 			 uint32_t tid, uint16_t where, uint32_t state, uint64_t runtime_ns,
-			 uint64_t run_delay_ns)
+			 uint64_t run_delay_ns, uint64_t nvcsw)
 {
-	sched_task(c, type, ts, pid, tid, where, state, runtime_ns, run_delay_ns);
+	sched_task(c, type, ts, pid, tid, where, state, runtime_ns, run_delay_ns, nvcsw);
 }
 
 void ev_sched_task_close(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid,
 			 uint16_t where, uint32_t state, uint64_t runtime_ns)
 {
-	sched_task(c, PC_REC_SCHED_TASK_CLOSE, ts, pid, tid, where, state, runtime_ns, 0);
+	sched_task(c, PC_REC_SCHED_TASK_CLOSE, ts, pid, tid, where, state, runtime_ns, 0, 0);
 }
 
 void ev_offcpu(struct event_capture *c, uint64_t end, uint64_t duration, uint32_t pid,

@@ -43,10 +43,11 @@ void ev_sched_task(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t 
 		   uint16_t where, uint32_t state, uint64_t runtime_ns);
 void ev_sched_task_close(struct event_capture *c, uint64_t ts, uint32_t pid, uint32_t tid,
 			 uint16_t where, uint32_t state, uint64_t runtime_ns);
-/* Either (type PC_REC_SCHED_TASK*), with the run queue counter too. */
+/* Either (type PC_REC_SCHED_TASK*), with the run queue and (1.16)
+ * voluntary switch counters too. */
 void ev_sched_task_delay(struct event_capture *c, uint16_t type, uint64_t ts, uint32_t pid,
 			 uint32_t tid, uint16_t where, uint32_t state, uint64_t runtime_ns,
-			 uint64_t run_delay_ns);
+			 uint64_t run_delay_ns, uint64_t nvcsw);
 void ev_offcpu(struct event_capture *c, uint64_t end, uint64_t duration, uint32_t pid,
 	       uint32_t tid, uint32_t state, uint32_t ustack, uint32_t kstack,
 	       uint32_t waker_tid);

@@ -308,19 +308,19 @@ Test(states, a_wakeup_before_its_switch_out_makes_the_thread_runnable)
 
 /* The gap tests' thread (see below); with_close: its counters are written
  * at the gap's start too (format 1.13), its run queue counter delay0 there
- * and delay1 at the gap's end. */
+ * and delay1 at the gap's end, its voluntary switches 5 and 5 + vcsw. */
 static void gap_scenario(struct event_capture *ev, int with_close, uint64_t delay0,
-			 uint64_t delay1)
+			 uint64_t delay1, uint64_t vcsw)
 {
 	ev_init(ev, T(0), T(1000), "cpu,sched,waits");
 	ev_switch(ev, T(10), 0, 0, 0, 0, PID, TID);
 	ev_switch(ev, T(200), 0, PID, TID, PC_TASK_INTERRUPTIBLE, 0, 0);
 	if (with_close)
 		ev_sched_task_delay(ev, PC_REC_SCHED_TASK_CLOSE, T(300), PID, TID, 0,
-				    PC_TASK_INTERRUPTIBLE, 100 * MS, delay0);
+				    PC_TASK_INTERRUPTIBLE, 100 * MS, delay0, 5);
 	ev_sched_gap(ev, T(300), T(900));
 	ev_sched_task_delay(ev, PC_REC_SCHED_TASK, T(900), PID, TID, 0, PC_TASK_INTERRUPTIBLE,
-			    250 * MS, delay1);
+			    250 * MS, delay1, 5 + vcsw);
 	ev_wakeup(ev, T(950), PID, TID, PID, WAKER, 1, 0);
 	ev_switch(ev, T(960), 1, 0, 0, 0, PID, TID);
 	ev_thread_metric(ev, T(0), SEC, PID, TID, PC_METRIC_FUTEX_WAIT, PC_METRIC_F_WAIT,
@@ -339,7 +339,7 @@ Test(states, a_sched_gap_cuts_the_states_and_scales_the_shares)
 	struct event_capture ev;
 	sqlite3 *db;
 
-	gap_scenario(&ev, 0, 0, 0);
+	gap_scenario(&ev, 0, 0, 0, 0);
 	db = import_events(dir, "gap", &ev, NULL);
 	expect_text(db, "SELECT group_concat(state || ':' || ((start_ts - 1000000000) / 1000000)"
 		    " || '+' || (duration / 1000000) || ':' || partial, ' ') FROM (SELECT * FROM"
@@ -373,7 +373,7 @@ Test(states, a_sched_gap_with_counters_at_both_edges_gives_its_run_time_exactly)
 	struct event_capture ev;
 	sqlite3 *db;
 
-	gap_scenario(&ev, 1, 0, 0);
+	gap_scenario(&ev, 1, 0, 0, 0);
 	db = import_events(dir, "gap_runs", &ev, NULL);
 	expect_int(db, "SELECT count(*) FROM sched_tasks WHERE tid=101 AND edge='close'", 1);
 	expect_text(db, "SELECT (running_ns / 1000000) || ' ' || (run_delay_ns / 1000000) FROM"
@@ -406,7 +406,7 @@ Test(states, a_sched_gap_takes_its_run_queue_time_from_the_counter)
 	struct event_capture ev;
 	sqlite3 *db;
 
-	gap_scenario(&ev, 1, 20 * MS, 120 * MS);
+	gap_scenario(&ev, 1, 20 * MS, 120 * MS, 40);
 	db = import_events(dir, "gap_queue", &ev, NULL);
 	expect_text(db, "SELECT (running_ns / 1000000) || ' ' || (run_delay_ns / 1000000) FROM"
 		    " sched_gap_runs WHERE tid=101", "150 100");
@@ -415,6 +415,11 @@ Test(states, a_sched_gap_takes_its_run_queue_time_from_the_counter)
 		    " WHERE tid=101", "380 110 500 0");
 	expect_text(db, "SELECT futex_waits || ' ' || (futex_wait_ns / 1000000) FROM"
 		    " thread_time_shares WHERE tid=101", "25 333");
+	/* the waits' sums (format 1.16): the 10 waits seen and the gap's 40
+	 * voluntary switches; the 100 ms seen and the gap's 350 ms blocked
+	 * (600 less 150 run and 100 queued) */
+	expect_text(db, "SELECT calls || ' ' || (total_ns / 1000000) || ' ' || scale || ' ' ||"
+		    " time_scale FROM thread_metrics WHERE tid=101", "50 450 5.0 4.5");
 	sqlite3_close(db);
 	ev_free(&ev);
 	scratch_remove(dir);

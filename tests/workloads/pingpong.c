@@ -10,12 +10,20 @@
  * and sleeps otherwise: a thread that runs in bursts away from the start
  * of each second, where sched windows open (tests/e2e/sched_windows.sh).
  * It prints its thread id and the CPU time it used in all.
+ *
+ * With PINGPONG_TIMELINE=1 in the environment it also prints, at the end,
+ * "trips NS N V" about every 10 ms of the run: N round trips done and V
+ * voluntary context switches of the main thread ("ping": its blocking
+ * waits, getrusage RUSAGE_THREAD) by CLOCK_MONOTONIC time NS. (Not one
+ * wait per round trip: a reader whose writer was preempted by the woken
+ * thread finds its byte there.)
  */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,6 +39,25 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+#define TIMELINE_MAX 65536
+static struct { uint64_t ns, trips, nvcsw; } timeline[TIMELINE_MAX];
+static size_t ntimeline;
+
+/* Notes trips at now (seconds), about every 10 ms (always: the last). */
+static void note_trips(double now, unsigned long long trips, int always)
+{
+	if (!always && ntimeline && now * 1e9 < (double)timeline[ntimeline - 1].ns + 1e7)
+		return;
+	if (ntimeline < TIMELINE_MAX) {
+		struct rusage ru = { 0 };
+
+		getrusage(RUSAGE_THREAD, &ru);
+		timeline[ntimeline].ns = (uint64_t)(now * 1e9);
+		timeline[ntimeline].nvcsw = (uint64_t)ru.ru_nvcsw;
+		timeline[ntimeline++].trips = trips;
+	}
 }
 
 static double cpu_s(void)
@@ -110,7 +137,8 @@ int main(int argc, char **argv)
 		perror("pingpong");
 		return 1;
 	}
-	while (now_s() < end) {
+	for (double now = now_s(); now < end; now = now_s()) {
+		note_trips(now, trips, 0);
 		for (int i = 0; i < 100; i++) {
 			if (write(ping[1], &byte, 1) != 1 || read(pong[0], &byte, 1) != 1) {
 				perror("pingpong");
@@ -120,6 +148,7 @@ int main(int argc, char **argv)
 		trips += 100;
 	}
 	end = now_s();
+	note_trips(end, trips, 1);
 	close(ping[1]);
 	pthread_join(thread, NULL);
 	printf("pingpong: %llu round trips in %.3f s: %.0f round trips/s\n", trips, end - start,
@@ -128,5 +157,10 @@ int main(int argc, char **argv)
 		pthread_join(burster, NULL);
 		printf("burst: tid %ld cpu_ns %.0f\n", burst_tid, burst_cpu_s * 1e9);
 	}
+	if (getenv("PINGPONG_TIMELINE"))
+		for (size_t i = 0; i < ntimeline; i++)
+			printf("trips %llu %llu %llu\n", (unsigned long long)timeline[i].ns,
+			       (unsigned long long)timeline[i].trips,
+			       (unsigned long long)timeline[i].nvcsw);
 	return 0;
 }
