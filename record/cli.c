@@ -104,7 +104,7 @@ static const struct argp_option options[] = {
 	{ "freq", 'F', "HZ", 0, "Samples per second on each CPU (default 99)", 0 },
 	{ "output", 'o', "FILE", 0, "Capture file to write (default run.perfcap)", 0 },
 	{ "force", 'f', NULL, 0, "Overwrite FILE if it exists", 0 },
-	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS (decimals allowed)", 0 },
+	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS of recording, counted once everything is attached (decimals allowed)", 0 },
 	{ "pid", 'p', "PID[,PID...]", 0, "Record these running processes", 0 },
 	{ "all-cpus", 'a', NULL, 0, "Record the whole system", 0 },
 	{ "verbose", 'v', NULL, 0, "Print progress and libbpf's messages", 0 },

@@ -82,6 +82,7 @@ enum stop_reason {
 
 struct recorder {
 	const struct record_options *opts;
+	uint64_t recording_since_ns;     /* everything attached: -d counts from here */
 	struct command_child child;
 	bool have_child;
 	struct run_identity identity;    /* who the command runs as */
@@ -424,7 +425,7 @@ static int poll_timeout_ms(const struct recorder *r, uint64_t now)
 	uint64_t deadline = r->consumer.tick_by_ns, left_ms;
 
 	if (r->opts->duration_ns) {
-		uint64_t end = r->run.start_monotonic_ns + r->opts->duration_ns;
+		uint64_t end = r->recording_since_ns + r->opts->duration_ns;
 
 		if (!deadline || end < deadline)
 			deadline = end;
@@ -449,7 +450,7 @@ static enum stop_reason check_stop(struct recorder *r, uint64_t now)
 		return STOP_SIGNAL;
 	if (flight_dump)
 		return STOP_FLIGHT_DUMP;
-	if (o->duration_ns && now - r->run.start_monotonic_ns >= o->duration_ns)
+	if (o->duration_ns && now - r->recording_since_ns >= o->duration_ns)
 		return STOP_DURATION;
 	if (o->mode == TARGET_COMMAND && command_has_exited(&r->child))
 		return STOP_COMMAND_EXITED;
@@ -485,6 +486,9 @@ static void record_until_stopped(struct recorder *r)
 {
 	uint64_t now = monotonic_ns();
 
+	/* -d is seconds of recording: attaching (seconds, on a loaded host)
+	 * is not counted */
+	r->recording_since_ns = now;
 	announce(r);
 	while ((r->reason = check_stop(r, now)) == STOP_NONE) {
 		if (ring_reader_poll(&r->session.reader, poll_timeout_ms(r, now))) {
