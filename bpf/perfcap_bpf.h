@@ -809,6 +809,8 @@ enum perfcap_request_mark_kind {
 	PERFCAP_MARK_PERIOD = 1,  /* its first call in the period, in the window */
 	PERFCAP_MARK_CLOSE  = 2,  /* its close (it was followed in a window) */
 	PERFCAP_MARK_END    = 3,  /* the recording's end (the iterator) */
+	PERFCAP_MARK_SNAP   = 4,  /* a period's start, when it moved since the last
+				   * (the snapshot iterator; h.ts that start) */
 };
 
 struct perfcap_request_mark {

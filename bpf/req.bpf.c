@@ -58,6 +58,7 @@ struct perfcap_req_state {
 	__u8  followed;            /* windows: a call of it was made in a window */
 	__u8  reserved[3];
 	__u32 mark_epoch;          /* the period of its last mark (req_mark_epoch) */
+	__u64 snap_read;           /* its read count at the last snapshot it moved in */
 	struct perfcap_request r;  /* the open request (and the connection's ids) */
 	struct perfcap_request_batch b; /* sent requests not yet in the ring */
 };
@@ -102,6 +103,8 @@ volatile __u32 req_epoch;
  * periods followed whole no mark is of use). */
 volatile __u32 req_mark_epoch;
 volatile bool req_marking;
+/* The period start a snapshot (snap_streams) stands at. */
+volatile __u64 req_snap_ts;
 /* The last write of a followed request during DRAIN (user space ends a
  * drain that went quiet, see source_req.c drained()). */
 volatile __u64 req_drain_write;
@@ -645,8 +648,10 @@ static __always_inline void mark_close(const struct perfcap_req_state *st, const
 		if (req_marking)
 			send_mark(st, sk, 0, PERFCAP_MARK_CLOSE);
 	} else if (stream_at(sk, 0, &read, &copied)) {
+		/* what no snapshot has said yet */
 		req_count(PERFCAP_REQ_CNT_GAP_CONNS);
-		pc_counter_add(&req_counts, PERFCAP_REQ_CNT_GAP_BYTES, read);
+		pc_counter_add(&req_counts, PERFCAP_REQ_CNT_GAP_BYTES,
+			       read > st->snap_read ? read - st->snap_read : 0);
 	}
 }
 
@@ -707,6 +712,32 @@ static __always_inline void dump_mark(struct seq_file *seq, const struct perfcap
 
 	if (stream_at(sk, 0, &m.read, &m.copied))
 		bpf_seq_write(seq, &m, sizeof(m));
+}
+
+/* At each period's start, with windows, user space reads through this
+ * iterator over `reqs` where each connection's stream is, for those that
+ * moved since the last snapshot (the others are where their last mark
+ * says): a REQUEST_MARK of kind SNAP at req_snap_ts. So every connection
+ * alive has both ends of every period, the quiet ones too. */
+SEC("iter/bpf_sk_storage_map")
+int snap_streams(struct bpf_iter__bpf_sk_storage_map *ctx)
+{
+	struct perfcap_req_state *st = ctx->value;
+	struct sock *sk = ctx->sk;
+	struct perfcap_request_mark m = {
+		.h.type = PERFCAP_EV_REQUEST_MARK,
+		.kind = PERFCAP_MARK_SNAP,
+	};
+
+	if (!sk || !st || !stream_at(sk, 0, &m.read, &m.copied) || m.read == st->snap_read)
+		return 0;
+	st->snap_read = m.read;
+	m.h.ts = req_snap_ts;
+	m.cookie = st->r.cookie;
+	m.conn_ts = st->r.conn_ts;
+	m.pid = st->r.pid;
+	bpf_seq_write(ctx->meta->seq, &m, sizeof(m));
+	return 0;
 }
 
 /* At the recording's end, user space reads through this iterator over

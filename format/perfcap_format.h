@@ -502,6 +502,8 @@ struct pc_rec_request_window {
 	uint64_t started;         /* requests the kernel started in the window */
 	uint64_t gap_conns;       /* (1.16) connections opened and closed in the period, */
 	uint64_t gap_bytes;       /* never in a window, and the bytes they read */
+	uint64_t snap_start;      /* (1.16) the snapshots of the streams (REQUEST_MARK */
+	uint64_t snap_end;        /* kind SNAP) at the period's start and end, 0: none */
 };
 
 /* (1.14) A period (a second) in which the syscall program (sources
@@ -525,6 +527,7 @@ enum pc_mark_kind {
 	PC_MARK_PERIOD = 1,
 	PC_MARK_CLOSE  = 2,
 	PC_MARK_END    = 3,
+	PC_MARK_SNAP   = 4,   /* a period's start: ts that start (moved since the last) */
 };
 
 struct pc_rec_request_mark {

@@ -361,6 +361,8 @@ int kernel_requests_add_window(struct kernel_requests *k, const struct pc_rec_re
 		.period_ns = (int64_t)w->period_ns, .started = (int64_t)w->started,
 		.gap_conns = w->gap_conns > INT64_MAX ? INT64_MAX : (int64_t)w->gap_conns,
 		.gap_bytes = w->gap_bytes > INT64_MAX ? INT64_MAX : (int64_t)w->gap_bytes,
+		.snap_start = w->snap_start > INT64_MAX ? 0 : (int64_t)w->snap_start,
+		.snap_end = w->snap_end > INT64_MAX ? 0 : (int64_t)w->snap_end,
 	};
 	return 0;
 }

@@ -291,8 +291,8 @@ static int write_windows(sqlite3 *db, const struct kernel_requests *k)
 {
 	sqlite3_stmt *st = NULL;
 	int rc = sqlite3_prepare_v2(db, "INSERT INTO request_windows (start_ts, open_ns, period_ns,"
-				    " started, followed, weight, gap_conns, gap_bytes)"
-				    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+				    " started, followed, weight, gap_conns, gap_bytes, snap_start,"
+				    " snap_end) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
 				    -1, &st, NULL);
 
 	for (size_t i = 0; rc == SQLITE_OK && i < k->nwindows; i++) {
@@ -309,6 +309,13 @@ static int write_windows(sqlite3 *db, const struct kernel_requests *k)
 			sqlite3_bind_null(st, 6);
 		sqlite3_bind_int64(st, 7, w->gap_conns);
 		sqlite3_bind_int64(st, 8, w->gap_bytes);
+		if (w->snap_start && w->snap_end) {   /* both, or neither is of use */
+			sqlite3_bind_int64(st, 9, w->snap_start);
+			sqlite3_bind_int64(st, 10, w->snap_end);
+		} else {
+			sqlite3_bind_null(st, 9);
+			sqlite3_bind_null(st, 10);
+		}
 		rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
 		sqlite3_reset(st);
 	}

@@ -46,6 +46,7 @@ struct request_totals;
 struct kreq_window {
 	int64_t ts, open_ns, period_ns, started, followed;
 	int64_t gap_conns, gap_bytes;  /* (1.16) connections never in a window */
+	int64_t snap_start, snap_end;  /* (1.16) the streams' snapshots, 0: none */
 };
 
 struct kernel_requests {

@@ -188,7 +188,7 @@ static const char create_derived_tables_sql[] =
 	/* the req source's windows (format 1.10, kernel_requests.h) */
 	"CREATE TABLE request_windows (start_ts INTEGER PRIMARY KEY, open_ns INTEGER,"
 	"  period_ns INTEGER, started INTEGER, followed INTEGER, weight REAL, pace REAL,"
-	"  gap_conns INTEGER, gap_bytes INTEGER);"
+	"  gap_conns INTEGER, gap_bytes INTEGER, snap_start INTEGER, snap_end INTEGER);"
 	/* (format 1.15) where each connection's byte stream was as a req window
 	 * opened (1.16: also at its close and the recording's end; kind NULL:
 	 * a 1.15 mark) (import/request_pace.c) */

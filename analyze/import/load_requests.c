@@ -53,7 +53,7 @@ int decode_request_window(struct loader *L, const struct record_in *in)
 }
 
 /* request_marks.kind by enum pc_mark_kind */
-static const char *const mark_kinds[] = { NULL, "period", "close", "end" };
+static const char *const mark_kinds[] = { NULL, "period", "close", "end", "snapshot" };
 
 int decode_request_mark(struct loader *L, const struct record_in *in)
 {

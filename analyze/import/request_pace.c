@@ -16,7 +16,16 @@
  * that count (REQUEST_MARK `read`, since the connection's open) at each
  * connection's first call in each period's window, at the close of one
  * that made a call in a window, and for every connection at the
- * recording's end. For a window's period [s, e) and a connection:
+ * recording's end; and user space reads, through an iterator over the
+ * sockets' states, where every connection that moved since the last time
+ * is at each period's start (kind snapshot, REQUEST_WINDOW snap_start and
+ * snap_end). With both snapshots a connection's bytes over the period run
+ * from where it was at the first to where it was at the second (its last
+ * mark by then: a connection that did not move has none since), so a
+ * connection that goes quiet has both ends too; the window's connections
+ * are those with requests in it or a mark between the two. Without (the
+ * iterator failed, the last period), from the calls' marks: for a
+ * window's period [s, e) and a connection:
  *   r0  its first `period` mark in [s, e); 0 when it was established in
  *       the period and has none (its state was made at its open, so it
  *       read nothing before: no mark is written then);
@@ -43,7 +52,8 @@
 /* The marks of 1.16 (1.15's have no read count), found by connection. */
 static const char marks_sql[] =
 	"CREATE TEMP TABLE req_marks AS SELECT ts, cookie, conn_ts, read, kind"
-	"  FROM request_marks WHERE read IS NOT NULL AND kind IN ('period', 'close', 'end');"
+	"  FROM request_marks WHERE read IS NOT NULL"
+	"    AND kind IN ('period', 'close', 'end', 'snapshot');"
 	"CREATE INDEX temp.req_marks_conn ON req_marks (cookie, conn_ts, ts);";
 
 /* Per window: w its period [s, e), tw its time weight; r each connection's
@@ -54,22 +64,42 @@ static const char marks_sql[] =
 static const char pace_sql[] =
 	"CREATE TEMP TABLE req_pace AS"
 	" WITH w AS (SELECT start_ts AS s, start_ts + period_ns AS e, period_ns AS p,"
-	"     weight AS tw, coalesce(gap_bytes, 0) AS gb FROM request_windows"
-	"   WHERE weight IS NOT NULL),"
+	"     weight AS tw, coalesce(gap_bytes, 0) AS gb, snap_start AS s0, snap_end AS s1"
+	"   FROM request_windows WHERE weight IS NOT NULL),"
 	" r AS (SELECT window_ts AS s, cookie, conn_ts, count(*) AS n, total(bytes_in) AS b"
 	"   FROM requests WHERE window_ts IS NOT NULL GROUP BY window_ts, cookie, conn_ts),"
 	" c0 AS (SELECT s, cookie, conn_ts FROM r"
 	"   UNION SELECT w.s, k.cookie, k.conn_ts FROM temp.req_marks k JOIN w"
-	"     ON k.conn_ts >= w.s AND k.conn_ts < w.e),"
+	"     ON k.conn_ts >= w.s AND k.conn_ts < w.e"
+	"   UNION SELECT w.s, k.cookie, k.conn_ts FROM temp.req_marks k JOIN w"
+	"     ON w.s1 IS NOT NULL AND k.ts > w.s0 AND k.ts <= w.s1),"
 	" c AS (SELECT c0.s, c0.cookie, c0.conn_ts, w.tw, w.e, coalesce(r.n, 0) AS n,"
 	"     coalesce(r.b, 0) AS b,"
-	"     coalesce((SELECT k.read FROM temp.req_marks k WHERE k.cookie = c0.cookie"
+	/* with the snapshots: where the stream was at each end (its last mark
+	 * by then: it did not move since); opened in the period, 0, or its
+	 * first call's mark when its state was made there (not at its open) */
+	"     CASE WHEN w.s1 IS NOT NULL THEN coalesce("
+	"       (SELECT k.read FROM temp.req_marks k WHERE k.cookie = c0.cookie"
+	"         AND k.conn_ts = c0.conn_ts AND k.ts <= w.s0 AND k.kind <> 'end'"
+	"         ORDER BY k.ts DESC LIMIT 1),"
+	"       (SELECT k.read FROM temp.req_marks k WHERE k.cookie = c0.cookie"
+	"         AND k.conn_ts = c0.conn_ts AND c0.conn_ts > w.s0 AND k.ts > w.s0"
+	"         AND k.ts < w.s1 AND k.kind = 'period' ORDER BY k.ts LIMIT 1), 0)"
+	/* without: its first call's mark in the period, or 0 when opened in it */
+	"     ELSE coalesce((SELECT k.read FROM temp.req_marks k WHERE k.cookie = c0.cookie"
 	"         AND k.conn_ts = c0.conn_ts AND k.ts >= w.s AND k.ts < w.e AND k.kind = 'period'"
 	"         ORDER BY k.ts LIMIT 1),"
-	"       CASE WHEN c0.conn_ts >= w.s THEN 0 END) AS r0,"
-	"     (SELECT k.read FROM temp.req_marks k WHERE k.cookie = c0.cookie"
+	"       CASE WHEN c0.conn_ts >= w.s THEN 0 END) END AS r0,"
+	"     CASE WHEN w.s1 IS NOT NULL THEN"
+	"       (SELECT k.read FROM temp.req_marks k WHERE k.cookie = c0.cookie"
+	"         AND k.conn_ts = c0.conn_ts AND k.ts <= w.s1 AND k.kind <> 'end'"
+	"         ORDER BY k.ts DESC LIMIT 1)"
+	/* without: its first mark after: a call's in the next period, its
+	 * close or the recording's end */
+	"     ELSE (SELECT k.read FROM temp.req_marks k WHERE k.cookie = c0.cookie"
 	"         AND k.conn_ts = c0.conn_ts AND k.ts >= w.s AND k.ts < w.e + w.p"
-	"         AND (k.kind <> 'period' OR k.ts >= w.e) ORDER BY k.ts LIMIT 1) AS r1"
+	"         AND ((k.kind = 'period' AND k.ts >= w.e) OR k.kind IN ('close', 'end'))"
+	"         ORDER BY k.ts LIMIT 1) END AS r1"
 	"   FROM c0 JOIN w ON w.s = c0.s"
 	"   LEFT JOIN r ON r.s = c0.s AND r.cookie = c0.cookie AND r.conn_ts = c0.conn_ts),"
 	" a AS (SELECT c.*, CASE WHEN r1 >= r0 THEN r1 - r0 END AS a,"

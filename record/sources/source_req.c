@@ -58,6 +58,8 @@ _Static_assert(sizeof(struct perfcap_req_entry) == sizeof(struct pc_request_entr
 static struct req_bpf *skel;
 static struct bpf_link *dump_link;   /* the iterator over the socket storage */
 static int dump_fd = -1;             /* its reader, read at the end */
+static struct bpf_link *snap_link;   /* snap_streams: each period's start */
+static uint64_t snaps_failed;        /* STATS req.windows.snaps_failed */
 static int dump_err;                 /* why there is none: -errno */
 static uint64_t at_end;              /* requests written from the map at the end */
 static bool open_unread;             /* the iterator failed: open requests not read */
@@ -106,6 +108,7 @@ static struct {
 	uint64_t gap_at[2];          /* GAP_CONNS, GAP_BYTES as the period began */
 	uint32_t phase, epoch;
 	uint32_t mark_epoch;         /* req_mark_epoch: moved each period */
+	uint64_t snap_start;         /* the snapshot at this period's start (0: none) */
 	bool windowed;               /* this period has a window */
 } win;
 
@@ -167,8 +170,9 @@ static int req_load(const struct source_env *env, char *why, size_t len)
 	skel->rodata->pc_config = *env->config;
 	win.budget = env->opts->req_rate;
 	skel->rodata->req_windowed = win.budget > 0;
-	/* the iterator is attached with the map (req_attach) */
+	/* the iterators are attached with the map (req_attach) */
 	bpf_program__set_autoattach(skel->progs.dump_open, false);
+	bpf_program__set_autoattach(skel->progs.snap_streams, false);
 	err = source_reuse_shared_maps(env, skel->obj, why, len);
 	if (!err)
 		err = source_loaded(req_bpf__load(skel), "cannot load the BPF programs", why, len);
@@ -195,6 +199,10 @@ static void attach_dump(void)
 	dump_fd = bpf_iter_create(bpf_link__fd(dump_link));
 	if (dump_fd < 0)
 		dump_err = -errno;
+	/* windows: the snapshots' iterator, read at each period's start (a
+	 * failure only leaves the windows to the marks of the calls) */
+	if (win.budget)
+		snap_link = bpf_program__attach_iter(skel->progs.snap_streams, &opts);
 }
 
 static int req_attach(const struct source_env *env, char *why, size_t len)
@@ -231,6 +239,8 @@ static void req_destroy(void)
 	dump_fd = -1;
 	bpf_link__destroy(dump_link);
 	dump_link = NULL;
+	bpf_link__destroy(snap_link);
+	snap_link = NULL;
 	req_bpf__destroy(skel);
 	skel = NULL;
 }
@@ -407,7 +417,7 @@ static void win_set(uint32_t phase)
 
 /* The capture's REQUEST_WINDOW for the period that ends at end, when it
  * had a window (periods followed whole have none). */
-static void win_write(struct consumer *c, uint64_t end)
+static void win_write(struct consumer *c, uint64_t end, uint64_t snap_end)
 {
 	struct pc_rec_request_window rec = {
 		.h.type = PC_REC_REQUEST_WINDOW,
@@ -415,6 +425,8 @@ static void win_write(struct consumer *c, uint64_t end)
 		.open_ns = win.open_len,
 		.period_ns = end - win.period_start,
 		.started = win.started_open,
+		.snap_start = win.snap_start,
+		.snap_end = snap_end,
 	};
 	uint64_t n[PERFCAP_REQ_CNT_NR];
 
@@ -435,14 +447,46 @@ static void win_write(struct consumer *c, uint64_t end)
 
 /* The last period's record, when it had a window; the next one from t,
  * open for open_len (its window's length, or the whole period). */
+/* Every connection's stream that moved since the last snapshot, as a
+ * REQUEST_MARK at t (snap_streams); false when it could not be read whole
+ * (counted: the windows on either side of t keep the calls' marks). */
+static bool snapshot(struct consumer *c, uint64_t t)
+{
+	struct perfcap_request_mark m[32];
+	ssize_t n;
+	int fd;
+
+	if (!snap_link)
+		return false;
+	skel->bss->req_snap_ts = t;
+	fd = bpf_iter_create(bpf_link__fd(snap_link));
+	if (fd < 0) {
+		snaps_failed++;
+		return false;
+	}
+	/* a read returns whole marks (each bpf_seq_write is one) */
+	while ((n = read(fd, m, sizeof(m))) > 0 || (n < 0 && errno == EINTR))
+		for (ssize_t i = 0; n > 0 && i < n / (ssize_t)sizeof(m[0]); i++)
+			write_mark(c, &m[i]);
+	close(fd);
+	if (n < 0)
+		snaps_failed++;
+	return n == 0;
+}
+
 static void next_period(struct consumer *c, uint64_t t, uint64_t open_len, uint64_t started)
 {
-	win_write(c, t);
-	/* each connection's first call in the new period marks its stream,
-	 * when this period or the last one has a window (the last one's
-	 * window is weighed by the marks of this one) */
+	/* when this period or the last one has a window (the last one's
+	 * window is weighed by where the streams are now): each connection's
+	 * first call in the new period marks its stream, and where every one
+	 * is now is read */
+	bool marking = win.windowed || open_len < WIN_PERIOD_NS;
+	uint64_t snap = marking && snapshot(c, t) ? t : 0;
+
+	win_write(c, t, snap);
+	win.snap_start = snap;
 	skel->bss->req_mark_epoch = ++win.mark_epoch;
-	skel->bss->req_marking = win.windowed || open_len < WIN_PERIOD_NS;
+	skel->bss->req_marking = marking;
 	win.period_start = win.open_start = t;
 	win.open_len = open_len;
 	win.started_at_open = started;
@@ -561,7 +605,7 @@ static void win_end(struct consumer *c, uint64_t now)
 		if (read_started(&started))
 			win.started_open = started - win.started_at_open;
 	}
-	win_write(c, now);
+	win_write(c, now, 0);
 	win.span_ns = now - win.span_start;
 	attached_until(now);
 }
@@ -642,6 +686,7 @@ static int req_stats(struct chunk_buffer *kv, const struct consumer *c)
 		err |= chunk_buffer_add_kv_u64(kv, "req.cut", n[PERFCAP_REQ_CNT_CUT]);
 		err |= chunk_buffer_add_kv_u64(kv, "req.gap_conns", n[PERFCAP_REQ_CNT_GAP_CONNS]);
 		err |= chunk_buffer_add_kv_u64(kv, "req.gap_bytes", n[PERFCAP_REQ_CNT_GAP_BYTES]);
+		err |= chunk_buffer_add_kv_u64(kv, "req.windows.snaps_failed", snaps_failed);
 		err |= chunk_buffer_add_kv_u64(kv, "req.windows.attach_failed", win.attach_failed);
 		err |= chunk_buffer_add_kv_u64(kv, "req.windows.idle_ends", win.idle_ends);
 		if (hot.err)

@@ -239,11 +239,12 @@ void ev_request(struct event_capture *c, const struct ev_request *q)
 
 void ev_request_window(struct event_capture *c, uint64_t ts, uint64_t open_ns,
 		       uint64_t period_ns, uint64_t started, uint64_t gap_conns,
-		       uint64_t gap_bytes)
+		       uint64_t gap_bytes, uint64_t snap_start, uint64_t snap_end)
 {
 	struct pc_rec_request_window r = { .ts = ts, .open_ns = open_ns, .period_ns = period_ns,
 					   .started = started, .gap_conns = gap_conns,
-					   .gap_bytes = gap_bytes };
+					   .gap_bytes = gap_bytes, .snap_start = snap_start,
+					   .snap_end = snap_end };
 
 	add(c, &r, sizeof(r), PC_REC_REQUEST_WINDOW, 0, ts);
 }

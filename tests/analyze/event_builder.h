@@ -96,10 +96,11 @@ struct ev_request {
 };
 void ev_request(struct event_capture *c, const struct ev_request *q);
 /* (1.10) a second whose requests were followed in a window at ts; (1.16)
- * gap_conns connections opened and closed between windows read gap_bytes. */
+ * gap_conns connections opened and closed between windows read gap_bytes,
+ * the streams' snapshots at snap_start and snap_end (0: none). */
 void ev_request_window(struct event_capture *c, uint64_t ts, uint64_t open_ns,
 		       uint64_t period_ns, uint64_t started, uint64_t gap_conns,
-		       uint64_t gap_bytes);
+		       uint64_t gap_bytes, uint64_t snap_start, uint64_t snap_end);
 /* (1.15) a connection's byte stream: read bytes (copied, its low 32 bits)
  * at a mark of kind (enum pc_mark_kind; 0: a 1.15 mark, copied only). */
 void ev_request_mark(struct event_capture *c, uint64_t ts, uint64_t cookie, uint64_t conn_ts,

@@ -521,7 +521,7 @@ Test(kernel_requests, the_connections_byte_streams_pace_the_windows)
 	sqlite3 *db;
 
 	ev_init(&ev, T(0), T(3000), "req");
-	ev_request_window(&ev, T(1000), 100 * MS, SEC, 34, 2, 3000);
+	ev_request_window(&ev, T(1000), 100 * MS, SEC, 34, 2, 3000, 0, 0);
 	ev_request_mark(&ev, T(1001), 0xa, T(1), SERVER, 1000, PC_MARK_PERIOD);
 	ev_request_mark(&ev, T(1001), 0xb, T(1), SERVER, 500, PC_MARK_PERIOD);
 	ev_request_mark(&ev, T(1001), 0xc, T(1), SERVER, 5000, PC_MARK_PERIOD);
@@ -541,7 +541,7 @@ Test(kernel_requests, the_connections_byte_streams_pace_the_windows)
 		ev_request(&ev, &e);
 	}
 	ev_request_mark(&ev, T(1050), 0xe, T(1010), SERVER, 400, PC_MARK_CLOSE);
-	ev_request_window(&ev, T(2000), 100 * MS, SEC, 10, 0, 0);
+	ev_request_window(&ev, T(2000), 100 * MS, SEC, 10, 0, 0, 0, 0);
 	ev_request_mark(&ev, T(2001), 0xa, T(1), SERVER, 21000, PC_MARK_PERIOD);
 	ev_request_mark(&ev, T(2001), 0xc, T(1), SERVER, 5500, PC_MARK_PERIOD);
 	/* D, at B's address, opened at 1.5 s */
@@ -568,6 +568,49 @@ Test(kernel_requests, the_connections_byte_streams_pace_the_windows)
 	expect_int(db, "SELECT count(*) FROM request_marks WHERE read IS NULL AND kind IS NULL", 1);
 	expect_text(db, "SELECT group_concat(gap_conns || ' ' || gap_bytes, '|') FROM"
 		    " (SELECT * FROM request_windows ORDER BY start_ts)", "2 3000|0 0");
+	sqlite3_close(db);
+	ev_free(&ev);
+	scratch_remove(dir);
+}
+
+/* With the streams' snapshots at the period's start and end (format
+ * 1.16, REQUEST_MARK kind snapshot, written for the connections that moved
+ * since the last one), each connection's bytes over the period run from
+ * where it was at the start to where it was at the end, quiet ones
+ * included. One 100-ms window at 1 s (time weight 10), requests of 100
+ * bytes:
+ *   A  10 requests; 1,000 at the start, 6,000 at the end: 50;
+ *   Q  10 requests, then quiet (no call in the next second, open): 500 at
+ *      the start, 1,500 at the end: its 10 (by its calls' marks it would
+ *      have had no end, and time would have counted 100);
+ *   G  opened at 1.5 s, no request followed, 2,000 at the end: 20 at the
+ *      window's 100 bytes a request.
+ *   (50 + 10 + 20) / 200 by time: pace 0.4. */
+Test(kernel_requests, the_streams_snapshots_bound_quiet_connections)
+{
+	char *dir = scratch_dir();
+	struct event_capture ev;
+	struct ev_request q = { .conn_ts = T(1), .pid = SERVER, .tid = SERVER_TID, .fd = 5,
+				.origin = PC_REQUEST_SEEN, .lport = 8080 };
+	sqlite3 *db;
+
+	ev_init(&ev, T(0), T(2500), "req");
+	ev_request_window(&ev, T(1000), 100 * MS, SEC, 20, 0, 0, T(1000), T(2000));
+	ev_request_mark(&ev, T(1000), 0xa, T(1), SERVER, 1000, PC_MARK_SNAP);
+	ev_request_mark(&ev, T(1000), 0xb, T(1), SERVER, 500, PC_MARK_SNAP);
+	for (uint32_t i = 0; i < 10; i++) {
+		for (uint64_t cookie = 0xa; cookie <= 0xb; cookie++) {
+			q.cookie = cookie, q.fd = 5 + (int32_t)(cookie - 0xa), q.number = 1 + i;
+			q.start = T(1002 + 5 * i), q.end = q.start + MS;
+			ev_request(&ev, &q);
+		}
+	}
+	ev_request_mark(&ev, T(2000), 0xa, T(1), SERVER, 6000, PC_MARK_SNAP);
+	ev_request_mark(&ev, T(2000), 0xb, T(1), SERVER, 1500, PC_MARK_SNAP);
+	ev_request_mark(&ev, T(2000), 0xc, T(1500), SERVER, 2000, PC_MARK_SNAP);
+	db = import_events(dir, "snaps", &ev, NULL);
+	expect_text(db, "SELECT printf('%.4f %.4f', weight, pace) FROM request_windows", "4.0000 0.4000");
+	expect_int(db, "SELECT count(*) FROM request_marks WHERE kind = 'snapshot'", 5);
 	sqlite3_close(db);
 	ev_free(&ev);
 	scratch_remove(dir);
