@@ -58,7 +58,13 @@ IFS=, read -r n whole <<EOF
 $row
 EOF
 [ "$n" -gt 0 ] || fail "no request followed"
-[ "$whole" -eq "$n" ] || fail "$((n - whole)) of $n requests not one read of 100 bytes and one write of 300"
+if [ "$whole" -ne "$n" ]; then   # which, and where they fell
+	q "SELECT window_ts, start_ts, end_ts, reads, writes, bytes_in, bytes_out, tids
+		FROM requests WHERE pid = $server AND origin <> 'connected'
+		AND NOT (reads = 1 AND writes = 1 AND bytes_in = 100 AND bytes_out = 300)" | head -5
+	q "SELECT start_ts, open_ns, period_ns, snap_start, snap_end FROM request_windows"
+	fail "$((n - whole)) of $n requests not one read of 100 bytes and one write of 300"
+fi
 
 per_s=$(( n * 1000000000 / covered ))
 echo "followed per covered second: $per_s, the load's rate: $rate"
