@@ -228,8 +228,14 @@ static int req_attach(const struct source_env *env, char *why, size_t len)
 
 static void req_detach(void)
 {
-	if (skel)
-		req_bpf__detach(skel);
+	if (!skel)
+		return;
+	/* OFF first: the programs are detached one after another, and a
+	 * receive not followed while the sends still were would merge
+	 * requests (a recording that ends in a window: 7 answers in one) */
+	skel->bss->req_phase = PERFCAP_REQ_OFF;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	req_bpf__detach(skel);
 }
 
 static void req_destroy(void)
