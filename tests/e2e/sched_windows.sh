@@ -29,8 +29,8 @@
 #  - the waits' sums of the main thread in each windowed second, scaled
 #    (thread_metrics.scale: the gaps' voluntary switches, format 1.16),
 #    against its own count of its voluntary switches (pingpong's timeline,
-#    getrusage): within 10% (by time alone: 0.33-0.56 of it; the windows
-#    run pingpong 2-3 times slower);
+#    getrusage): within 10% (by time alone: 0.53-0.98 of it in the
+#    seconds of one run; the windows run pingpong slower);
 #  - the report says the sched source was followed in windows (Method
 #    and scope, Data quality);
 #  - with --sched-rate 0 there is no gap: every switch followed.
