@@ -150,6 +150,19 @@ static __always_inline bool stream_at(const struct sock *sk, __u32 d_copied, __u
 	return true;
 }
 
+/* A mark of st's connection (its header, ids and kind; the stream's
+ * counts are the caller's: stream_at). */
+static __always_inline void mark_of(struct perfcap_request_mark *m,
+				    const struct perfcap_req_state *st, __u32 kind, __u64 ts)
+{
+	pc_header(&m->h, PERFCAP_EV_REQUEST_MARK, ts);
+	m->cookie = st->r.cookie;
+	m->conn_ts = st->r.conn_ts;
+	m->pid = st->r.pid;
+	m->kind = kind;
+	m->reserved = 0;
+}
+
 /* Where st's byte stream is (struct perfcap_request_mark). A lost mark
  * only costs the connection its pace in that period (the analyzer weighs
  * its requests by time). */
@@ -166,14 +179,9 @@ static __always_inline void send_mark(const struct perfcap_req_state *st, const 
 	m = pc_reserve(ring, PERFCAP_SRC_REQ, sizeof(*m));
 	if (!m)
 		return;
-	pc_header(&m->h, PERFCAP_EV_REQUEST_MARK, bpf_ktime_get_ns());
-	m->cookie = st->r.cookie;
-	m->conn_ts = st->r.conn_ts;
-	m->pid = st->r.pid;
+	mark_of(m, st, kind, bpf_ktime_get_ns());
 	m->copied = copied;
 	m->read = read;
-	m->kind = kind;
-	m->reserved = 0;
 	pc_submit(ring, m);
 }
 
@@ -701,17 +709,12 @@ int BPF_PROG(on_state, const struct sock *sk, const int oldstate, const int news
 static __always_inline void dump_mark(struct seq_file *seq, const struct perfcap_req_state *st,
 				      const struct sock *sk)
 {
-	struct perfcap_request_mark m = {
-		.h.type = PERFCAP_EV_REQUEST_MARK,
-		.h.ts = bpf_ktime_get_ns(),
-		.cookie = st->r.cookie,
-		.conn_ts = st->r.conn_ts,
-		.pid = st->r.pid,
-		.kind = PERFCAP_MARK_END,
-	};
+	struct perfcap_request_mark m;
 
-	if (stream_at(sk, 0, &m.read, &m.copied))
-		bpf_seq_write(seq, &m, sizeof(m));
+	if (!stream_at(sk, 0, &m.read, &m.copied))
+		return;
+	mark_of(&m, st, PERFCAP_MARK_END, bpf_ktime_get_ns());
+	bpf_seq_write(seq, &m, sizeof(m));
 }
 
 /* At each period's start, with windows, user space reads through this
@@ -724,18 +727,12 @@ int snap_streams(struct bpf_iter__bpf_sk_storage_map *ctx)
 {
 	struct perfcap_req_state *st = ctx->value;
 	struct sock *sk = ctx->sk;
-	struct perfcap_request_mark m = {
-		.h.type = PERFCAP_EV_REQUEST_MARK,
-		.kind = PERFCAP_MARK_SNAP,
-	};
+	struct perfcap_request_mark m;
 
 	if (!sk || !st || !stream_at(sk, 0, &m.read, &m.copied) || m.read == st->snap_read)
 		return 0;
 	st->snap_read = m.read;
-	m.h.ts = req_snap_ts;
-	m.cookie = st->r.cookie;
-	m.conn_ts = st->r.conn_ts;
-	m.pid = st->r.pid;
+	mark_of(&m, st, PERFCAP_MARK_SNAP, req_snap_ts);
 	bpf_seq_write(ctx->meta->seq, &m, sizeof(m));
 	return 0;
 }

@@ -729,7 +729,12 @@ static void req_summary_note(char *buf, size_t len)
 			     "req.windows.*)%s", (unsigned long long)win.windows,
 			     100.0 * (double)win.covered_ns / (double)win.span_ns,
 			     100.0 * (double)win.attached_ns / (double)win.span_ns,
-			     (unsigned long long)win.budget, open_unread ? "; " : "");
+			     (unsigned long long)win.budget, snaps_failed || open_unread ? "; " : "");
+	if (snaps_failed && n >= 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, "%llu snapshots of the connections' "
+			      "streams could not be read: their windows are weighed by the calls' "
+			      "marks alone (STATS req.windows.snaps_failed)%s",
+			      (unsigned long long)snaps_failed, open_unread ? "; " : "");
 	if (open_unread && n >= 0 && (size_t)n < len)
 		snprintf(buf + n, len - (size_t)n, "the requests the kernel still held at the end "
 			 "(up to %d a connection) could not be read%s (STATS "
