@@ -1,10 +1,13 @@
 #!/bin/bash
 # sched_windows_pg.sh - the sched source in time windows on a real server,
 # recorded with default options: Debian's postgresql under pgbench's
-# TPC-B-like load (8 clients; tens of thousands of context switches a
-# second, above the default --sched-rate of 10,000), perfcap-record -p
-# POSTMASTER -d 5 started before pgbench connects, so its backends are
-# followed (accept_lib.sh pg_cluster_start: our own throwaway cluster).
+# select-only load (8 clients; tens of thousands of context switches a
+# second here, above the default --sched-rate of 10,000; TPC-B's row locks
+# held a slow CI host to 635 transactions a second, under the budget),
+# perfcap-record -p POSTMASTER -d 5 started before pgbench connects, so its
+# backends are followed (accept_lib.sh pg_cluster_start: our own throwaway
+# cluster). A host too slow to pass the default budget even so is recorded
+# again below the rate it made, and the test says so.
 #
 # Ground truth, from the kernel's own accounting read independently of the
 # recorder: /proc/PID/schedstat (time on a CPU) of every backend, read
@@ -45,10 +48,13 @@ pg_cluster_start
 pgbench -h 127.0.0.1 -p "$port" -U postgres -i -s 2 -q postgres > "$TMP/init.log" 2>&1 ||
 	{ cat "$TMP/init.log"; fail "pgbench -i failed"; }
 
-# schedstat of the postmaster's children every 50 ms of the recording's
-# seconds 1 to 4: "ts pid ns" lines (a pgbench load is not steady enough
-# to extrapolate two readings to the shares' seconds)
-python3 - "$TMP/w.perfcap.err" "$pm" > "$TMP/truth" << 'PY' &
+# record_load [RECORDER OPTION...]: pgbench's load recorded, with the
+# postmaster's children's schedstat every 50 ms of the recording's seconds 1
+# to 4 beside it: "ts pid ns delay" lines in $TMP/truth (a pgbench load is
+# not steady enough to extrapolate two readings to the shares' seconds)
+record_load() {
+	rm -f "$TMP/w.perfcap" "$TMP/w.perfcap.err" "$TMP/truth"
+	python3 - "$TMP/w.perfcap.err" "$pm" > "$TMP/truth" << 'PY' &
 import os, sys, time
 errfile, pm = sys.argv[1], sys.argv[2]
 deadline = time.monotonic() + 60
@@ -68,21 +74,37 @@ while time.monotonic() < start + 4.0:
         print("%d %s %d %d" % (time.monotonic_ns(), pid, ns, delay))
     time.sleep(0.05)
 PY
-truth=$!
-"$PERFCAP_RECORD" -p "$pm" -d 5 -o "$TMP/w.perfcap" > /dev/null 2> "$TMP/w.perfcap.err" &
-rec=$!
-wait_for "$TMP/w.perfcap.err" recording 30 || fail "the recorder did not start"
-timeout 30 pgbench -h 127.0.0.1 -p "$port" -U postgres -n -c 8 -j 2 -T 6 postgres \
-	> "$TMP/pgbench.out" 2>&1 &
-bench=$!
-wait $rec || { cat "$TMP/w.perfcap.err"; fail "perfcap-record failed"; }
-wait $truth || fail "no schedstat readings"
-wait $bench
-bench=
-grep -E 'number of transactions|tps' "$TMP/pgbench.out"
-grep "sched: followed" "$TMP/w.perfcap.err" || fail "the recording was not windowed (the load did not pass the budget?)"
+	local truth=$! rec
+	"$PERFCAP_RECORD" -p "$pm" -d 5 "$@" -o "$TMP/w.perfcap" > /dev/null 2> "$TMP/w.perfcap.err" &
+	rec=$!
+	wait_for "$TMP/w.perfcap.err" recording 30 || fail "the recorder did not start"
+	timeout 30 pgbench -h 127.0.0.1 -p "$port" -U postgres -n -S -c 8 -j 2 -T 6 postgres \
+		> "$TMP/pgbench.out" 2>&1 &
+	bench=$!
+	wait $rec || { cat "$TMP/w.perfcap.err"; fail "perfcap-record failed"; }
+	wait $truth || fail "no schedstat readings"
+	wait $bench
+	bench=
+	grep -E 'number of transactions|tps' "$TMP/pgbench.out"
+}
 
 q() { "$PERFCAP_ANALYZE" query --format csv "$TMP/w.perfcap" "$1" | tail -n +2 | tr -d '\r"'; }
+
+record_load
+if ! grep "sched: followed" "$TMP/w.perfcap.err"; then
+	# A host slow enough (CI's, under steal) keeps the backends below the
+	# default budget: the windows are then tested below the rate this
+	# recording saw, and the test says so.
+	rate=$(q "SELECT count(*) * 1000000000 / (max(ts) - min(ts) + 1) FROM switches")
+	[ "${rate:-0}" -ge 2000 ] ||
+		fail "the recording was not windowed, and its $rate switches a second are too few to window"
+	echo "NOTE: not windowed at the default --sched-rate (the load made $rate switches a" \
+		"second on this host); recording again with --sched-rate $((rate / 2))" >&2
+	record_load --sched-rate $((rate / 2))
+	grep "sched: followed" "$TMP/w.perfcap.err" ||
+		fail "the recording was not windowed at --sched-rate $((rate / 2))"
+fi
+
 gaps=$(q "SELECT count(*) FROM sched_gaps")
 runs=$(q "SELECT count(*) FROM sched_gap_runs")
 echo "gaps $gaps, thread runs in them $runs"
