@@ -11,6 +11,9 @@
 # median, how much a few disturbed rounds moved it. Pool only runs of the
 # same builds and options.
 #
+# The capacity columns pool real_servers.sh's host CPU per request the same
+# way (each round's untraced over the mode's; logs without it: "-").
+#
 # Usage: bench/pool_rounds.sh LOG...
 #   LOG: the standard output of bench/real_servers.sh (its "SERVER round N:
 #   MODE: RATE ... STEAL SETUP" lines; the summary file $OUT does not have
@@ -33,18 +36,31 @@ awk -v max_steal="${MAX_STEAL:-}" '
 		mode = $4; sub(/:$/, "", mode)
 		rate[key, mode] = $5
 		steal[key, mode] = $11
+		host[key, mode] = NF >= 13 ? $13 : 0
 		if (mode != "none") { keys[key, mode] = 1; seen[$1, mode] = 1 }
 	}
 	function sort(a, n,    i, j, t) {   # insertion sort, a[1..n]
 		for (i = 2; i <= n; i++)
 			for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
 	}
+	# "mean+-sd se median" of a[1..n]
+	function stats(a, n,    i, s, ss, m, v, sd, med) {
+		if (!n)
+			return sprintf("%14s %6s %7s", "-", "-", "-")
+		for (i = 1; i <= n; i++) { s += a[i]; ss += a[i] * a[i] }
+		m = s / n
+		v = n > 1 ? (ss - n * m * m) / (n - 1) : 0
+		sd = sqrt(v > 0 ? v : 0)
+		sort(a, n)
+		med = n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+		return sprintf("%6.3f+-%5.3f %6.3f %7.3f", m, sd, sd / sqrt(n), med)
+	}
 	END {
-		printf "%-8s %-16s %4s %14s %6s %7s %5s\n", "server", "mode", "n", "paired", "se",
-			"median", "out"
+		printf "%-8s %-16s %4s %14s %6s %7s %5s %14s %6s %7s\n", "server", "mode", "n", "paired",
+			"se", "median", "out", "capacity", "se", "median"
 		for (sm in seen) {
 			split(sm, p, SUBSEP)
-			n = 0; s = 0; ss = 0; out = 0; delete x
+			n = 0; nc = 0; out = 0; delete x; delete y
 			for (km in keys) {
 				split(km, q, SUBSEP)   # file, server, round, mode
 				if (q[2] != p[1] || q[4] != p[2] || rate[q[1], q[2], q[3], "none"] <= 0)
@@ -54,16 +70,10 @@ awk -v max_steal="${MAX_STEAL:-}" '
 					out++
 					continue
 				}
-				r = rate[q[1], q[2], q[3], q[4]] / rate[q[1], q[2], q[3], "none"]
-				x[++n] = r; s += r; ss += r * r
+				x[++n] = rate[q[1], q[2], q[3], q[4]] / rate[q[1], q[2], q[3], "none"]
+				if (host[q[1], q[2], q[3], q[4]] > 0 && host[q[1], q[2], q[3], "none"] > 0)
+					y[++nc] = host[q[1], q[2], q[3], "none"] / host[q[1], q[2], q[3], q[4]]
 			}
-			if (!n) { printf "%-8s %-16s %4d %14s %6s %7s %5d\n", p[1], p[2], 0, "-", "-", "-", out; continue }
-			m = s / n
-			v = n > 1 ? (ss - n * m * m) / (n - 1) : 0
-			sd = sqrt(v > 0 ? v : 0)
-			sort(x, n)
-			med = n % 2 ? x[(n + 1) / 2] : (x[n / 2] + x[n / 2 + 1]) / 2
-			printf "%-8s %-16s %4d %6.3f+-%5.3f %6.3f %7.3f %5d\n", p[1], p[2], n, m, sd,
-				sd / sqrt(n), med, out
+			printf "%-8s %-16s %4d %s %5d %s\n", p[1], p[2], n, stats(x, n), out, stats(y, nc)
 		}
 	}' "$@" | { read -r header; echo "$header"; sort -k1,1 -k2,2; }

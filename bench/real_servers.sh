@@ -16,7 +16,10 @@
 #            clients' count, else a run "mostly measures update contention")
 #            no autovacuum or timed checkpoint, every table vacuumed before
 #            each run (pgbench -v): each run starts from the same tables,
-#            and no background job lands in one mode's run and not another's
+#            and no background job lands in one mode's run and not another's.
+#            PGBENCH_ARGS (env): more pgbench options, e.g. "-S" for its
+#            select-only load (no row locks, no WAL writes; not steadier
+#            here: untraced sd 14% of the mean, TPC-B's 11-12%, 2026-11-29)
 #
 # Every server listens on 127.0.0.1 only, in a private directory, and is
 # started and stopped by this script by its pid. The load is bounded: a
@@ -42,6 +45,15 @@
 # that starts or grows past --req-rate whole to the end of that second:
 # docs/perfcap-record.md), a fifth of the run at that source's full cost,
 # which a recording of a server already busy pays once, not every 5 s.
+# Beside the rate, each run's host CPU per request: the whole host's busy
+# time (every task, interrupts; steal and idle left out) over the requests
+# served, and its paired ratio, untraced over the mode ("capacity"). On a
+# host the load saturates that is the throughput ratio without the
+# hypervisor's steal and without a pause in the load; it still moves with
+# what steal does not count (a neighbour on the same physical core slows
+# every instruction): on 2026-11-29, with steal under 3%, its sd was that
+# of the paired rates (0.07-0.09), where on nights with 10-30% steal the
+# rates' was 0.4-1.2.
 # Needs root, perf, redis-server + redis-tools, nginx-light + wrk,
 # postgresql. Not a test: prints a table (also to $OUT, default
 # /tmp/real_servers.txt). State the load average with the numbers.
@@ -156,7 +168,9 @@ start_postgres() {
 	pids=$(pg_pids)
 }
 load_postgres() {
-	"${on_load[@]}" pgbench -h 127.0.0.1 -p 15432 -U postgres -v -c 8 -j 2 -T "$secs" postgres 2> /dev/null |
+	# shellcheck disable=SC2086 # PGBENCH_ARGS: words
+	"${on_load[@]}" pgbench -h 127.0.0.1 -p 15432 -U postgres -v -c 8 -j 2 ${PGBENCH_ARGS:-} \
+		-T "$secs" postgres 2> /dev/null |
 		awk '/^tps/ { printf "%.0f\n", $3 }'
 }
 
@@ -204,7 +218,7 @@ recorder_argv() {
 proc_cpu() { awk '{ print $14 + $15 }' /proc/$1/stat; }
 
 # run SERVER MODE: prints "rate bytes_per_s lost recorder_ms_per_s rss_kib
-# server_us_per_request steal_pct recorder_setup_s". The recorder's CPU is
+# server_us_per_request steal_pct recorder_setup_s host_us_per_request". The recorder's CPU is
 # split at the start of the load: loading and verifying the BPF programs
 # (setup, 0.3-0.4 s for the default set) happens before the load and costs
 # the server nothing; the load's share is what competes with it.
@@ -224,7 +238,7 @@ run() {
 		t1=$(date +%s.%N)
 		h1=$(host_ticks)
 		c1=$(server_ticks)
-		echo "$rate 0 0 0 0 $(cpu_per_request "$c0" "$c1" "$rate" "$t0" "$t1") $(steal_pct "$h0" "$h1") 0"
+		echo "$rate 0 0 0 0 $(cpu_per_request "$c0" "$c1" "$rate" "$t0" "$t1") $(steal_pct "$h0" "$h1") 0 $(host_per_request "$h0" "$h1" "$rate" "$t0" "$t1")"
 		return ;;
 	esac
 	tr0=$(date +%s.%N)
@@ -273,7 +287,7 @@ run() {
 		fi
 	fi
 	# bytes per second of recording (the attach wait and the warm load too)
-	echo "$rate $(awk -v s="$size" -v a="$tr0" -v b="$t1" 'BEGIN { printf "%.0f", s / (b - a) }') ${lost:-?} $cpu $rss $(cpu_per_request "$c0" "$c1" "$rate" "$t0" "$t1") $(steal_pct "$h0" "$h1") $(awk -v a="$r0" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", a / hz }')"
+	echo "$rate $(awk -v s="$size" -v a="$tr0" -v b="$t1" 'BEGIN { printf "%.0f", s / (b - a) }') ${lost:-?} $cpu $rss $(cpu_per_request "$c0" "$c1" "$rate" "$t0" "$t1") $(steal_pct "$h0" "$h1") $(awk -v a="$r0" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", a / hz }') $(host_per_request "$h0" "$h1" "$rate" "$t0" "$t1")"
 }
 
 # server_ticks: user+sys clock ticks of the server's processes and of their
@@ -294,6 +308,19 @@ cpu_per_request() {
 		'BEGIN { n = r * (t1 - t0); printf "%.2f", (n > 0 ? (b - a) / hz * 1e6 / n : 0) }'
 }
 
+# host_per_request "BUSY0 STEAL0" "BUSY1 STEAL1" RATE T0 T1: the whole
+# host's busy CPU (every task and interrupt, steal and idle left out) us
+# per request. On a host the load saturates, requests a second are the
+# CPUs' time over this, so its ratio to the untraced run's is what the mode
+# costs in throughput, without the hypervisor's steal (a run that lost
+# more CPU to other guests is not slower by it here) nor a pause in the
+# load; the recorder, its BPF programs wherever they run, and the load
+# generator are all in it.
+host_per_request() {
+	echo "$1 $2" | awk -v r="$3" -v t0="$4" -v t1="$5" -v hz="$(getconf CLK_TCK)" \
+		'{ n = r * (t1 - t0); printf "%.2f", (n > 0 ? ($3 - $1) / hz * 1e6 / n : 0) }'
+}
+
 # summarize SERVER FILE: per mode, the mean rate and its ratio to the
 # untraced mean, and the paired ratio: each round's rate over the untraced
 # rate of the same round (its runs are next to each other in time, so a
@@ -304,14 +331,14 @@ summarize() {
 	awk -v modes="$modes" -v server="$server" '
 		{ n[$1]++; s[$1] += $2; ss[$1] += $2 * $2; b[$1] += $3; l[$1] += $4;
 		  c[$1] += $5; if ($6 > r[$1]) r[$1] = $6; u[$1] += $7; uu[$1] += $7 * $7;
-		  st[$1] += $8; su[$1] += $9; rate[$1, $10] = $2; if ($10 > rounds) rounds = $10 }
+		  st[$1] += $8; su[$1] += $9; h[$1, $11] = $10; rate[$1, $11] = $2; if ($11 > rounds) rounds = $11 }
 		END {
 			split(modes, m, " ")
 			base = s["none"] / n["none"]
 			ubase = u["none"] / n["none"]
-			printf "%-8s %-16s %12s %9s %6s %13s %10s %8s %8s %6s %8s %14s %6s %6s\n", "server",
+			printf "%-8s %-16s %12s %9s %6s %13s %10s %8s %8s %6s %8s %14s %6s %6s %9s %13s\n", "server",
 				"mode", "rate mean", "sd", "ratio", "paired", "bytes/s", "lost", "rec ms/s",
-				"setup", "rec RSS", "srv us/req", "ratio", "steal"
+				"setup", "rec RSS", "srv us/req", "ratio", "steal", "host us/r", "capacity"
 			for (i = 1; i in m; i++) {
 				k = m[i]; if (!n[k]) continue
 				mean = s[k] / n[k]
@@ -326,10 +353,20 @@ summarize() {
 					}
 				pm = pn ? ps / pn : 0
 				pv = pn > 1 ? (pss - pn * pm * pm) / (pn - 1) : 0
-				printf "%-8s %-16s %12.0f %9.0f %6.3f %6.3f+-%5.3f %10.0f %8d %8.1f %5.2fs %7.0fM %7.2f+-%5.2f %6.3f %5.1f%%\n",
+				# host CPU per request, paired: untraced over this mode
+				hn = 0; hs = 0; hss = 0; hu = 0
+				for (j = 1; j <= rounds; j++)
+					if (((k, j) in h) && h[k, j] > 0 && h["none", j] > 0) {
+						x = h["none", j] / h[k, j]
+						hn++; hs += x; hss += x * x; hu += h[k, j]
+					}
+				hm = hn ? hs / hn : 0
+				hv = hn > 1 ? (hss - hn * hm * hm) / (hn - 1) : 0
+				printf "%-8s %-16s %12.0f %9.0f %6.3f %6.3f+-%5.3f %10.0f %8d %8.1f %5.2fs %7.0fM %7.2f+-%5.2f %6.3f %5.1f%% %9.2f %6.3f+-%5.3f\n",
 					server, k, mean, sqrt(var > 0 ? var : 0), mean / base, pm,
 					sqrt(pv > 0 ? pv : 0), b[k] / n[k], l[k], c[k] / n[k], su[k] / n[k], r[k] / 1024,
-					um, sqrt(uv > 0 ? uv : 0), (ubase > 0 ? um / ubase : 0), st[k] / n[k]
+					um, sqrt(uv > 0 ? uv : 0), (ubase > 0 ? um / ubase : 0), st[k] / n[k],
+					(hn ? hu / hn : 0), hm, sqrt(hv > 0 ? hv : 0)
 			}
 		}' "$file"
 }
@@ -353,7 +390,10 @@ done
 	echo "# nreq = -e $nreq;"
 	echo "# every = -e $every; srv us/req = server CPU (user+sys, BPF included) per request:"
 	echo "# less sensitive than the rate to other load on the machine (reaped children included);"
-	echo "# steal = the host's CPU time given to other guests, % of busy + steal (mean)"
+	echo "# steal = the host's CPU time given to other guests, % of busy + steal (mean);"
+	echo "# host us/r = the whole host's busy CPU per request (steal and idle left out);"
+	echo "# capacity = paired untraced host us/r over the mode's: the throughput ratio on a"
+	echo "# host the load saturates, without the steal's and the load's pauses' noise"
 } | tee "$out"
 for server in $servers; do
 	start_$server

@@ -65,7 +65,11 @@ start_nginx() {
 		http {
 			access_log off;
 			client_body_temp_path $tmp/body;
-			server { listen 127.0.0.1:$port; root $tmp/www; }
+			server {
+				listen 127.0.0.1:$port;
+				root $tmp/www;
+				location = /perfcap_status { stub_status; }   # toggle_cost.sh
+			}
 		}
 	EOF
 	chmod 755 "$tmp" "$tmp/www" && chmod 644 "$tmp/www/index.html"

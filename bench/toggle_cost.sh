@@ -1,0 +1,338 @@
+#!/bin/bash
+# toggle_cost.sh - what recording costs a real server's throughput, measured
+# inside one long load: the recorder is started and stopped while the load
+# runs on, and each recorded phase is compared with the untraced phases
+# just before and just after it.
+#
+# Why not bench/real_servers.sh alone: there each mode is a separate load
+# of a few seconds, 10-40 s from its untraced pair, and on a shared VM the
+# rate of the very same untraced load moves by 10-15% from one run to the
+# next (and the CPU time per request with it: a neighbour on the same
+# physical core is no steal, 2026-11-29), so a pair's ratio has an sd of
+# 0.10-0.15 and a 5% question needs dozens of pairs. Here the load never
+# stops, so its connections, caches and (postgres) tables carry on, and a
+# recorded phase sits between two untraced ones a few seconds away: its
+# ratio is taken to their mean, which also takes out a drift that is
+# linear over the three.
+#
+# One cycle, per recorder mode M in MODES (order reversed every other
+# cycle): an untraced phase of PHASE seconds; M started on the server's
+# processes, WARM seconds after it says it is recording (the req and sched
+# sources follow a load whole to the end of the second they first see
+# it; perf: 1 s to start), then a recorded phase of PHASE seconds; M
+# stopped (SIGINT, waited for). A last untraced phase closes the run. The
+# throughput of a phase is read from the server's own count, not the load
+# generator's summary:
+#   redis     total_commands_processed (INFO stats), sampled every 100 ms,
+#             under redis-benchmark SET+GET, 50 clients
+#   nginx     stub_status' requests, every 100 ms, under wrk (2 threads, 32
+#             connections); 2 workers (bench/servers.sh)
+#   postgres  pgbench's own progress (-P 1, with timestamps: transactions
+#             a second), TPC-B, 8 clients, scale 4 (bench/servers.sh)
+# interpolated at the phase's edges. Ratio of a recorded phase = its rate /
+# mean of the untraced phases around it. Reported per server and mode: n,
+# mean +- sd of the ratios, standard error, median; the untraced rate; the
+# recorder's CPU (ms per s of its recorded phase), peak RSS, capture bytes
+# per second of recording, and lost events (ours: the summary's "lost";
+# perf: LOST records).
+#
+# Modes: default (perfcap-record -p PIDS), every (-e every source), perf
+# (perf record -g -p PIDS), e=LIST (-e LIST: one source's share), a=ARGS
+# (any options, + for a space).
+#
+# Usage: bench/toggle_cost.sh [BUILD_DIR] [CYCLES] [PHASE] [SERVER...]
+#   defaults: build, 6 cycles, 5 s phases, redis nginx postgres.
+# Env: MODES (default "default every perf"), WARM (default 2).
+# Needs root, redis-server + redis-tools, nginx-light + wrk, postgresql,
+# perf for the perf mode. Servers on 127.0.0.1 only, started and stopped by
+# pid; each load is bounded (wrk -d, pgbench -T: the cycles' length plus a
+# margin; redis-benchmark -n at most 400,000 requests a second of it) and
+# stopped by pid when the cycles are done. Not a test: prints a table
+# (also to $OUT, default /tmp/toggle_cost.txt). State the load average.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+build=$(cd "${1:-$here/../build}" && pwd)
+cycles=${2:-6}
+phase=${3:-5}
+shift $(($# < 3 ? $# : 3))
+servers=${*:-redis nginx postgres}
+modes=${MODES:-default every perf}
+warm=${WARM:-2}
+out=${OUT:-/tmp/toggle_cost.txt}
+rec=$build/record/perfcap-record
+every=cpu,sched,syscall,mux,block,net,lock,mem,waits,req
+[ "$(id -u)" = 0 ] || { echo "toggle_cost.sh: needs root" >&2; exit 2; }
+[ -x "$rec" ] || { echo "toggle_cost.sh: no $rec (build first)" >&2; exit 2; }
+for m in $modes; do
+	case $m in
+	default | every | perf | e=?* | a=?*) ;;
+	*) echo "toggle_cost.sh: unknown mode '$m' (default every perf e=LIST a=ARGS)" >&2; exit 2 ;;
+	esac
+done
+tmp=$(mktemp -d /tmp/toggle_cost.XXXXXX)
+secs=1   # servers.sh's loads are not used here; its start_S are
+. "$here/servers.sh"
+
+load_pid='' sampler_pid='' rec_pid=''
+cleanup() {
+	[ -n "$rec_pid" ] && kill -INT "$rec_pid" 2> /dev/null && wait "$rec_pid" 2> /dev/null
+	[ -n "$load_pid" ] && kill "$load_pid" 2> /dev/null && wait "$load_pid" 2> /dev/null
+	[ -n "$sampler_pid" ] && kill "$sampler_pid" 2> /dev/null && wait "$sampler_pid" 2> /dev/null
+	stop_server
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+now() { date +%s.%N; }
+
+# ---- the long loads and the server's counts ------------------------------
+
+# start_long_load SERVER SECONDS: the load, in the background (load_pid);
+# the count log $tmp/count ("epoch_s count" lines) grows meanwhile
+start_long_load() {
+	local s=$1 t=$2
+	case $s in
+	redis)
+		redis-benchmark -p "$port" -c 50 -n $((t * 400000)) -t set,get -q > /dev/null 2>&1 &
+		load_pid=$!
+		sample_counts redis ;;
+	nginx)
+		wrk -t 2 -c 32 -d "${t}s" "http://127.0.0.1:$port/" > /dev/null 2>&1 &
+		load_pid=$!
+		sample_counts nginx ;;
+	postgres)
+		# progress lines go to stderr: "progress: EPOCH s, TPS tps, ..."
+		pgbench -h 127.0.0.1 -p "$port" -U postgres -c 8 -j 2 -T "$t" -P 1 \
+			--progress-timestamp postgres > /dev/null 2> "$tmp/progress" &
+		load_pid=$! ;;
+	esac
+}
+
+# sample_counts redis|nginx: the server's count of requests every 100 ms,
+# in the background (sampler_pid)
+sample_counts() {
+	python3 - "$1" "$port" > "$tmp/count" << 'PY' &
+import socket, sys, time
+kind, port = sys.argv[1], int(sys.argv[2])
+
+def redis():
+    s = socket.create_connection(("127.0.0.1", port))
+    f = s.makefile("rb")
+    while True:
+        s.sendall(b"INFO stats\r\n")
+        n = int(f.readline()[1:])
+        body = f.read(n + 2).decode()
+        for line in body.split("\r\n"):
+            if line.startswith("total_commands_processed:"):
+                yield int(line.split(":")[1])
+
+def nginx():
+    while True:
+        s = socket.create_connection(("127.0.0.1", port))
+        s.sendall(b"GET /perfcap_status HTTP/1.0\r\n\r\n")
+        data = b""
+        while True:
+            b = s.recv(4096)
+            if not b:
+                break
+            data += b
+        s.close()
+        lines = data.decode().split("\n")
+        i = [k for k, l in enumerate(lines) if l.startswith("server accepts")][0]
+        yield int(lines[i + 1].split()[2])
+
+for n in (redis() if kind == "redis" else nginx()):
+    print("%.6f %d" % (time.time(), n), flush=True)
+    time.sleep(0.1)
+PY
+	sampler_pid=$!
+}
+
+# counts_of SERVER: "epoch_s count" lines of the run, cumulative
+counts_of() {
+	if [ "$1" = postgres ]; then   # each progress line: the second before it
+		awk '/^progress: / { t = $2; tps = $4; if (!n++) print t - 1, 0
+			c += tps * (t - (prev ? prev : t - 1)); prev = t; printf "%.3f %.1f\n", t, c }' \
+			"$tmp/progress"
+	else
+		cat "$tmp/count"
+	fi
+}
+
+# ---- recorders -------------------------------------------------------------
+
+# targets_of SERVER: the pids to record (postgres: the postmaster and its
+# children, the load's backends among them, which exist before the
+# recorder does)
+targets_of() {
+	if [ "$1" = postgres ]; then echo "$spid,$(children "$spid")"; else echo "$targets"; fi
+}
+
+# start_mode MODE PIDS: the recorder in the background (rec_pid), returns
+# once it records (ours: its "recording" line; perf: 1 s)
+start_mode() {
+	local words=()
+	rm -f "$tmp/rec.err" "$tmp/out"
+	case $1 in
+	perf) perf record -g -p "$2" -o "$tmp/out" > /dev/null 2> "$tmp/rec.err" &
+	      rec_pid=$!
+	      sleep 1 ;;
+	*) case $1 in
+	   default) ;;
+	   every) words=(-e "$every") ;;
+	   e=*) words=(-e "${1#e=}") ;;
+	   a=*) read -ra words <<< "$(echo "${1#a=}" | tr + ' ')" ;;
+	   esac
+	   "$rec" "${words[@]}" -p "$2" -f -o "$tmp/out" > /dev/null 2> "$tmp/rec.err" &
+	   rec_pid=$!
+	   for _ in $(seq 300); do
+		   grep -q recording "$tmp/rec.err" 2> /dev/null && break
+		   kill -0 "$rec_pid" 2> /dev/null || break
+		   sleep 0.1
+	   done ;;
+	esac
+	if ! kill -0 "$rec_pid" 2> /dev/null; then
+		sed "s/^/toggle_cost.sh: $1: /" "$tmp/rec.err" >&2
+		echo "toggle_cost.sh: $1: the recorder exited before the load" >&2
+		exit 1
+	fi
+	if grep -q "warning: not recording" "$tmp/rec.err"; then   # would look cheap
+		grep "warning: not recording" "$tmp/rec.err" | sed "s/^/toggle_cost.sh: $1: /" >&2
+		exit 1
+	fi
+}
+
+# stop_mode MODE T_START: stops it; writes "rec_ms_per_s rss_kib
+# bytes_per_s lost" to $tmp/stopped: over its recorded phase (CPU, from
+# $tmp/cpu) and its whole recording (bytes)
+stop_mode() {
+	local mode=$1 t0=$2 cpu rss size lost t1
+	rss=$(awk '/^VmHWM/ { print $2 }' "/proc/$rec_pid/status")
+	kill -INT "$rec_pid"
+	wait "$rec_pid" 2> /dev/null
+	rec_pid=
+	t1=$(now)
+	size=$(stat -c %s "$tmp/out" 2> /dev/null || echo 0)
+	if [ "$mode" = perf ]; then
+		lost=$(perf report -i "$tmp/out" --stats 2> /dev/null |
+			awk '/LOST/ { s += $NF } END { print s + 0 }')
+	else
+		lost=$(sed -n 's/.*: lost \([0-9,]*\) of .*/\1/p' "$tmp/rec.err" | tr -d , | head -1)
+	fi
+	cpu=$(cat "$tmp/cpu")
+	echo "$cpu ${rss:-0} $(awk -v s="$size" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", s / (b - a) }') ${lost:-0}" \
+		> "$tmp/stopped"
+}
+
+# proc_ticks PID: user+sys clock ticks so far
+proc_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
+# ---- one server ----------------------------------------------------------------
+
+# phases SERVER: the cycles; appends "mode t0 t1 extra..." per phase to
+# $tmp/phases (mode "none" untraced)
+phases() {
+	local s=$1 c m order t0 t1 tr c0 c1 pids
+	for ((c = 1; c <= cycles; c++)); do
+		order=$modes
+		((c % 2 == 0)) && order=$(echo $modes | tr ' ' '\n' | tac | tr '\n' ' ')
+		for m in $order; do
+			t0=$(now); sleep "$phase"; t1=$(now)
+			echo "none $t0 $t1" >> "$tmp/phases"
+			pids=$(targets_of "$s")
+			tr=$(now)
+			start_mode "$m" "$pids"
+			sleep "$warm"
+			c0=$(proc_ticks "$rec_pid")
+			t0=$(now); sleep "$phase"; t1=$(now)
+			c1=$(proc_ticks "$rec_pid")
+			awk -v a="$c0" -v b="$c1" -v t0="$t0" -v t1="$t1" -v hz="$(getconf CLK_TCK)" \
+				'BEGIN { printf "%.1f\n", (b - a) / hz * 1000 / (t1 - t0) }' > "$tmp/cpu"
+			stop_mode "$m" "$tr"
+			echo "$m $t0 $t1 $(cat "$tmp/stopped")" >> "$tmp/phases"
+			echo "  $s cycle $c: $m $(tail -1 "$tmp/phases" | cut -d' ' -f4-)" >&2
+			sleep 1   # the detach's last work, off the next untraced phase
+		done
+	done
+	t0=$(now); sleep "$phase"; t1=$(now)
+	echo "none $t0 $t1" >> "$tmp/phases"
+}
+
+# summarize SERVER: the table's rows for SERVER
+summarize() {
+	counts_of "$1" > "$tmp/counts"
+	python3 - "$1" "$tmp/counts" "$tmp/phases" << 'PY'
+import bisect, statistics as st, sys
+server, counts, phases = sys.argv[1:4]
+pts = [tuple(map(float, l.split())) for l in open(counts) if l.strip()]
+ts = [p[0] for p in pts]
+def count_at(t):
+    i = bisect.bisect_left(ts, t)
+    if i == 0 or i >= len(ts):
+        return None
+    (a, ca), (b, cb) = pts[i - 1], pts[i]
+    return ca + (cb - ca) * (t - a) / (b - a)
+def rate(t0, t1):
+    a, b = count_at(t0), count_at(t1)
+    return None if a is None or b is None else (b - a) / (t1 - t0)
+rows = [l.split() for l in open(phases)]
+rates = [rate(float(r[1]), float(r[2])) for r in rows]
+by = {}
+for i, r in enumerate(rows):
+    if r[0] == "none" or rates[i] is None:
+        continue
+    around = [rates[j] for j in (i - 1, i + 1)
+              if 0 <= j < len(rows) and rows[j][0] == "none" and rates[j]]
+    if len(around) != 2:
+        continue
+    by.setdefault(r[0], []).append((rates[i] / st.mean(around), list(map(float, r[3:7]))))
+untraced = [x for x, r in zip(rates, rows) if r[0] == "none" and x]
+print("%-8s %-10s %3s %15s %6s %7s %10s %9s %8s %9s %6s" % ("server", "mode", "n", "ratio",
+      "se", "median", "untraced/s", "rec ms/s", "rec RSS", "bytes/s", "lost"))
+for m, v in by.items():
+    x = [a for a, _ in v]
+    sd = st.stdev(x) if len(x) > 1 else 0.0
+    ex = list(zip(*[b for _, b in v]))
+    print("%-8s %-10s %3d %7.3f +- %5.3f %6.3f %7.3f %10.0f %9.1f %7.0fM %9.0f %6.0f" % (
+        server, m, len(x), st.mean(x), sd, sd / len(x) ** 0.5, st.median(x),
+        st.mean(untraced), st.mean(ex[0]), max(ex[1]) / 1024, st.mean(ex[2]), sum(ex[3])))
+PY
+}
+
+bench_server() {
+	local s=$1 total
+	if ! start_"$s"; then
+		echo "toggle_cost.sh: $s: not installed or did not start, skipped" >&2
+		stop_server
+		return
+	fi
+	: > "$tmp/phases"
+	: > "$tmp/count"
+	# every mode: two phases, the start (up to 30 s) and the warm, plus a margin
+	total=$((cycles * $(echo $modes | wc -w) * (2 * phase + warm + 8) + phase + 60))
+	start_long_load "$s" "$total"
+	sleep 3   # connected and steady
+	phases "$s"
+	sleep 0.5   # a count after the last phase's end
+	kill "$load_pid" 2> /dev/null; wait "$load_pid" 2> /dev/null; load_pid=
+	[ -n "$sampler_pid" ] && { kill "$sampler_pid"; wait "$sampler_pid" 2> /dev/null; sampler_pid=; }
+	summarize "$s" | tail -n +2 | tee -a "$out"
+	stop_server
+}
+
+{
+	echo "# $(date -u +%FT%TZ) $(uname -r), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "# toggle_cost.sh: $cycles cycles, ${phase} s phases, warm ${warm} s; ratio = a recorded"
+	echo "# phase's rate over the mean of the untraced phases around it (mean +- sd, standard"
+	echo "# error, median); rec ms/s = recorder CPU in its phase; bytes/s of its whole recording"
+	printf "%-8s %-10s %3s %15s %6s %7s %10s %9s %8s %9s %6s\n" "server" "mode" "n" "ratio" \
+		"se" "median" "untraced/s" "rec ms/s" "rec RSS" "bytes/s" "lost"
+} | tee "$out"
+for s in $servers; do
+	case $s in
+	redis | nginx | postgres) bench_server "$s" ;;
+	*) echo "toggle_cost.sh: unknown server '$s' (redis nginx postgres)" >&2; exit 2 ;;
+	esac
+done
+echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out"
