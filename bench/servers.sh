@@ -4,9 +4,10 @@
 #            comma-separated); returns non-zero when S is not installed
 #   load_S   runs a bounded load of $secs seconds, prints one rate per second
 #   stop_server
-# S: redis (redis-benchmark get,set), nginx (nginx-light, 2 workers, a small
-# static file, under wrk), postgres (a throwaway cluster in $tmp, fsync off,
-# under pgbench TPC-B-like with 8 clients: row locks, so blocked backends).
+# S: redis (redis-benchmark get,set), nginx (nginx-light, NGINX_WORKERS (env,
+# default 2) workers, a small static file, under wrk), postgres (a throwaway
+# cluster in $tmp, fsync off, under pgbench TPC-B-like with 8 clients: row
+# locks, so blocked backends).
 # Needs $tmp (a private directory) and $secs; sets spid, targets, port.
 spid=
 targets=
@@ -58,7 +59,7 @@ start_nginx() {
 	mkdir -p "$tmp/www"
 	head -c 2048 /dev/urandom | base64 > "$tmp/www/index.html"
 	cat > "$tmp/nginx.conf" <<-EOF
-		worker_processes 2;
+		worker_processes ${NGINX_WORKERS:-2};
 		pid $tmp/nginx.pid;
 		error_log $tmp/nginx.err;
 		events { worker_connections 1024; }
