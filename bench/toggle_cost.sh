@@ -314,7 +314,7 @@ bench_server() {
 	start_long_load "$s" "$total"
 	sleep 3   # connected and steady
 	phases "$s"
-	sleep 0.5   # a count after the last phase's end
+	sleep 1.5   # a count after the last phase's end (pgbench's: once a second)
 	kill "$load_pid" 2> /dev/null; wait "$load_pid" 2> /dev/null; load_pid=
 	[ -n "$sampler_pid" ] && { kill "$sampler_pid"; wait "$sampler_pid" 2> /dev/null; sampler_pid=; }
 	summarize "$s" | tail -n +2 | tee -a "$out"
