@@ -38,6 +38,7 @@ ana=${ANALYZE:-$here/../build/analyze/perfcap-analyze}
 tmp=$(mktemp -d /tmp/default_cost.XXXXXX)
 ncpu=$(nproc)
 
+. "$here/lib.sh"
 . "$here/servers.sh"
 
 # prog_stats PID: "id name run_time_ns run_cnt" per BPF program the recorder
@@ -84,10 +85,7 @@ round() {
 	r=$(load_"$s")
 	prog_stats "$p" > "$tmp/p1"; c1=$(cpu_ns "$p"); t1=$(date +%s%N)
 	kill -INT "$p"; wait "$p"
-	if grep -q "warning: not recording" "$tmp/err"; then   # it would look cheap
-		grep "warning: not recording" "$tmp/err" | sed "s/^/default_cost.sh: $m: /" >&2
-		exit 1
-	fi
+	refused_source "$tmp/err" "default_cost.sh: $m" && exit 1
 	awk -v k="$s $m $n" 'NR == FNR { t[$1] = $3; c[$1] = $4; next }
 		{ print k, $2, $3 - t[$1], $4 - c[$1] }' "$tmp/p0" "$tmp/p1" >> "$tmp/progs"
 	local d bpf tw

@@ -214,9 +214,6 @@ recorder_argv() {
 	esac
 }
 
-# proc_cpu PID: user+sys clock ticks of PID so far
-proc_cpu() { awk '{ print $14 + $15 }' /proc/$1/stat; }
-
 # run SERVER MODE: prints "rate bytes_per_s lost recorder_ms_per_s rss_kib
 # server_us_per_request steal_pct recorder_setup_s host_us_per_request". The recorder's CPU is
 # split at the start of the load: loading and verifying the BPF programs
@@ -274,17 +271,11 @@ run() {
 	wait $pid || true
 	if [ "$mode" = perf ]; then
 		size=$(stat -c %s "$tmp/perf.data")
-		lost=$(perf report -i "$tmp/perf.data" --stats 2> /dev/null |
-			awk '/LOST/ { s += $NF } END { print s + 0 }')
+		lost=$(perf_lost "$tmp/perf.data")
 	else
 		size=$(stat -c %s "$tmp/run.perfcap")
-		lost=$(sed -n 's/.*: lost \([0-9,]*\) of .*/\1/p' "$tmp/run.err" | tr -d , | head -1)
-		# a source that did not load records nothing and costs nothing:
-		# its mode would look cheap for the wrong reason
-		if grep -q "warning: not recording" "$tmp/run.err"; then
-			grep "warning: not recording" "$tmp/run.err" | sed "s/^/real_servers.sh: $mode: /" >&2
-			exit 1
-		fi
+		lost=$(recorder_lost "$tmp/run.err")
+		refused_source "$tmp/run.err" "real_servers.sh: $mode" && exit 1
 	fi
 	# bytes per second of recording (the attach wait and the warm load too)
 	echo "$rate $(awk -v s="$size" -v a="$tr0" -v b="$t1" 'BEGIN { printf "%.0f", s / (b - a) }') ${lost:-?} $cpu $rss $(cpu_per_request "$c0" "$c1" "$rate" "$t0" "$t1") $(steal_pct "$h0" "$h1") $(awk -v a="$r0" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", a / hz }') $(host_per_request "$h0" "$h1" "$rate" "$t0" "$t1")"

@@ -71,6 +71,7 @@ for m in $modes; do
 done
 tmp=$(mktemp -d /tmp/toggle_cost.XXXXXX)
 secs=1   # servers.sh's loads are not used here; its start_S are
+. "$here/lib.sh"
 . "$here/servers.sh"
 
 load_pid='' sampler_pid='' rec_pid=''
@@ -197,36 +198,24 @@ start_mode() {
 		echo "toggle_cost.sh: $1: the recorder exited before the load" >&2
 		exit 1
 	fi
-	if grep -q "warning: not recording" "$tmp/rec.err"; then   # would look cheap
-		grep "warning: not recording" "$tmp/rec.err" | sed "s/^/toggle_cost.sh: $1: /" >&2
-		exit 1
-	fi
+	refused_source "$tmp/rec.err" "toggle_cost.sh: $1" && exit 1
 }
 
-# stop_mode MODE T_START: stops it; writes "rec_ms_per_s rss_kib
-# bytes_per_s lost" to $tmp/stopped: over its recorded phase (CPU, from
-# $tmp/cpu) and its whole recording (bytes)
+# stop_mode MODE T_START CPU: stops it; writes "CPU rss_kib bytes_per_s
+# lost" to $tmp/stopped (CPU: its ms per s over its recorded phase; bytes
+# over its whole recording)
 stop_mode() {
-	local mode=$1 t0=$2 cpu rss size lost t1
+	local mode=$1 t0=$2 cpu=$3 rss size lost t1
 	rss=$(awk '/^VmHWM/ { print $2 }' "/proc/$rec_pid/status")
 	kill -INT "$rec_pid"
 	wait "$rec_pid" 2> /dev/null
 	rec_pid=
 	t1=$(now)
 	size=$(stat -c %s "$tmp/out" 2> /dev/null || echo 0)
-	if [ "$mode" = perf ]; then
-		lost=$(perf report -i "$tmp/out" --stats 2> /dev/null |
-			awk '/LOST/ { s += $NF } END { print s + 0 }')
-	else
-		lost=$(sed -n 's/.*: lost \([0-9,]*\) of .*/\1/p' "$tmp/rec.err" | tr -d , | head -1)
-	fi
-	cpu=$(cat "$tmp/cpu")
+	if [ "$mode" = perf ]; then lost=$(perf_lost "$tmp/out"); else lost=$(recorder_lost "$tmp/rec.err"); fi
 	echo "$cpu ${rss:-0} $(awk -v s="$size" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", s / (b - a) }') ${lost:-0}" \
 		> "$tmp/stopped"
 }
-
-# proc_ticks PID: user+sys clock ticks so far
-proc_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
 # ---- one server ----------------------------------------------------------------
 
@@ -244,12 +233,11 @@ phases() {
 			tr=$(now)
 			start_mode "$m" "$pids"
 			sleep "$warm"
-			c0=$(proc_ticks "$rec_pid")
+			c0=$(proc_cpu "$rec_pid")
 			t0=$(now); sleep "$phase"; t1=$(now)
-			c1=$(proc_ticks "$rec_pid")
-			awk -v a="$c0" -v b="$c1" -v t0="$t0" -v t1="$t1" -v hz="$(getconf CLK_TCK)" \
-				'BEGIN { printf "%.1f\n", (b - a) / hz * 1000 / (t1 - t0) }' > "$tmp/cpu"
-			stop_mode "$m" "$tr"
+			c1=$(proc_cpu "$rec_pid")
+			stop_mode "$m" "$tr" "$(awk -v a="$c0" -v b="$c1" -v t0="$t0" -v t1="$t1" \
+				-v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", (b - a) / hz * 1000 / (t1 - t0) }')"
 			echo "$m $t0 $t1 $(cat "$tmp/stopped")" >> "$tmp/phases"
 			echo "  $s cycle $c: $m $(tail -1 "$tmp/phases" | cut -d' ' -f4-)" >&2
 			sleep 1   # the detach's last work, off the next untraced phase
