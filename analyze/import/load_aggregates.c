@@ -59,9 +59,9 @@ int decode_thread_metric(struct loader *L, const struct record_in *in)
  * programs run at every switch, so a thread switching often runs slower
  * there and waits less often than in the gaps: its waits counted by time
  * alone came out at 0.53-0.98 of the truth in the seconds of one run
- * (pingpong's main thread, 100,000-150,000 waits a second). So, where the thread's counters were read at both
- * edges of every gap in its second (sched_gap_runs, format 1.16 for
- * vcsw):
+ * (pingpong's main thread, 100,000-150,000 waits a second). So, where
+ * the thread's counters were read at both edges of every gap in its
+ * second (sched_gap_runs, format 1.16 for vcsw):
  *   counts  (seen + the gaps' voluntary switches) / seen: each voluntary
  *           switch is a blocking wait, each seen one is summed in some
  *           class;
