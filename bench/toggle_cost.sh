@@ -38,11 +38,22 @@
 #
 # Modes: default (perfcap-record -p PIDS), every (-e every source), perf
 # (perf record -g -p PIDS), e=LIST (-e LIST: one source's share), a=ARGS
-# (any options, + for a space).
+# (any options, + for a space), null (nothing recorded: a phase like the
+# others with only a sleep started, so that its ratio, 1 but for the host's
+# noise, measures the method's own bias and spread in the same run).
+#
+# Each pair also goes to $OUT.pairs ("SERVER MODE RATIO REC_MS RSS_KIB
+# BYTES_S LOST UNTRACED_RATE"); `toggle_cost.sh --pool FILE...` pools the
+# pairs of several runs into one table. On this host the untraced rate's
+# changes stay correlated over about 5 s (postgres TPC-B: autocorrelation
+# 0.66 at 1 s, 0.19 at 5 s, 0.07 at 10 s; 2026-11-29), so a pair's ratio
+# has an sd of about 0.08-0.15 whatever the phase length (2-10 s), and a
+# mean known to +-0.015 takes 40-100 pairs: pool several runs.
 #
 # Usage: bench/toggle_cost.sh [BUILD_DIR] [CYCLES] [PHASE] [SERVER...]
 #   defaults: build, 6 cycles, 5 s phases, redis nginx postgres.
-# Env: MODES (default "default every perf"), WARM (default 2).
+#        bench/toggle_cost.sh --pool PAIRS_FILE...
+# Env: MODES (default "null default every perf"), WARM (default 2).
 # Needs root, redis-server + redis-tools, nginx-light + wrk, postgresql,
 # perf for the perf mode. Servers on 127.0.0.1 only, started and stopped by
 # pid; each load is bounded (wrk -d, pgbench -T: the cycles' length plus a
@@ -50,13 +61,48 @@
 # stopped by pid when the cycles are done. Not a test: prints a table
 # (also to $OUT, default /tmp/toggle_cost.txt). State the load average.
 set -u
+
+# table: the table's rows from pairs lines on standard input, per server
+# and mode in the order first seen
+table() {
+	python3 -c '
+import statistics as st, sys
+by = {}
+for l in sys.stdin:
+    f = l.split()
+    if len(f) == 8:
+        by.setdefault((f[0], f[1]), []).append(list(map(float, f[2:])))
+for (server, m), v in by.items():
+    x = [a[0] for a in v]
+    sd = st.stdev(x) if len(x) > 1 else 0.0
+    print("%-8s %-10s %3d %7.3f +- %5.3f %6.3f %7.3f %10.0f %9.1f %7.0fM %9.0f %6.0f" % (
+        server, m, len(x), st.mean(x), sd, sd / len(x) ** 0.5, st.median(x),
+        st.mean(a[5] for a in v), st.mean(a[1] for a in v), max(a[2] for a in v) / 1024,
+        st.mean(a[3] for a in v), sum(a[4] for a in v)))'
+}
+
+header() {
+	printf "%-8s %-10s %3s %15s %6s %7s %10s %9s %8s %9s %6s\n" "server" "mode" "n" "ratio" \
+		"se" "median" "untraced/s" "rec ms/s" "rec RSS" "bytes/s" "lost"
+}
+
+# --pool FILE...: the pairs of several runs' $OUT.pairs, pooled per server
+# and mode (only runs of the same build and options)
+if [ "${1:-}" = --pool ]; then
+	shift
+	[ $# -ge 1 ] || { echo "usage: $0 --pool PAIRS_FILE..." >&2; exit 2; }
+	header
+	cat "$@" | table
+	exit
+fi
+
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:-$here/../build}" && pwd)
 cycles=${2:-6}
 phase=${3:-5}
 shift $(($# < 3 ? $# : 3))
 servers=${*:-redis nginx postgres}
-modes=${MODES:-default every perf}
+modes=${MODES:-null default every perf}
 warm=${WARM:-2}
 out=${OUT:-/tmp/toggle_cost.txt}
 rec=$build/record/perfcap-record
@@ -65,8 +111,8 @@ every=cpu,sched,syscall,mux,block,net,lock,mem,waits,req
 [ -x "$rec" ] || { echo "toggle_cost.sh: no $rec (build first)" >&2; exit 2; }
 for m in $modes; do
 	case $m in
-	default | every | perf | e=?* | a=?*) ;;
-	*) echo "toggle_cost.sh: unknown mode '$m' (default every perf e=LIST a=ARGS)" >&2; exit 2 ;;
+	null | default | every | perf | e=?* | a=?*) ;;
+	*) echo "toggle_cost.sh: unknown mode '$m' (null default every perf e=LIST a=ARGS)" >&2; exit 2 ;;
 	esac
 done
 tmp=$(mktemp -d /tmp/toggle_cost.XXXXXX)
@@ -76,7 +122,8 @@ secs=1   # servers.sh's loads are not used here; its start_S are
 
 load_pid='' sampler_pid='' rec_pid=''
 cleanup() {
-	[ -n "$rec_pid" ] && kill -INT "$rec_pid" 2> /dev/null && wait "$rec_pid" 2> /dev/null
+	[ -n "$rec_pid" ] && kill "$rec_pid" 2> /dev/null   # TERM: ours and perf finish as on INT
+	[ -n "$rec_pid" ] && wait "$rec_pid" 2> /dev/null
 	[ -n "$load_pid" ] && kill "$load_pid" 2> /dev/null && wait "$load_pid" 2> /dev/null
 	[ -n "$sampler_pid" ] && kill "$sampler_pid" 2> /dev/null && wait "$sampler_pid" 2> /dev/null
 	stop_server
@@ -176,6 +223,10 @@ start_mode() {
 	local words=()
 	rm -f "$tmp/rec.err" "$tmp/out"
 	case $1 in
+	null) sleep 1   # about a recorder's start; then nothing runs but a sleep
+	      : > "$tmp/rec.err"
+	      sleep 100000 &
+	      rec_pid=$! ;;
 	perf) perf record -g -p "$2" -o "$tmp/out" > /dev/null 2> "$tmp/rec.err" &
 	      rec_pid=$!
 	      sleep 1 ;;
@@ -207,7 +258,8 @@ start_mode() {
 stop_mode() {
 	local mode=$1 t0=$2 cpu=$3 rss size lost t1
 	rss=$(awk '/^VmHWM/ { print $2 }' "/proc/$rec_pid/status")
-	kill -INT "$rec_pid"
+	# a background job ignores SIGINT: the null mode's sleep is stopped by TERM
+	if [ "$mode" = null ]; then kill "$rec_pid"; else kill -INT "$rec_pid"; fi
 	wait "$rec_pid" 2> /dev/null
 	rec_pid=
 	t1=$(now)
@@ -247,8 +299,9 @@ phases() {
 	echo "none $t0 $t1" >> "$tmp/phases"
 }
 
-# summarize SERVER: the table's rows for SERVER
-summarize() {
+# pairs SERVER: one line per recorded phase that has an untraced phase on
+# either side: "SERVER MODE RATIO REC_MS RSS_KIB BYTES_S LOST UNTRACED_RATE"
+pairs() {
 	counts_of "$1" > "$tmp/counts"
 	python3 - "$1" "$tmp/counts" "$tmp/phases" << 'PY'
 import bisect, statistics as st, sys
@@ -266,25 +319,14 @@ def rate(t0, t1):
     return None if a is None or b is None else (b - a) / (t1 - t0)
 rows = [l.split() for l in open(phases)]
 rates = [rate(float(r[1]), float(r[2])) for r in rows]
-by = {}
 for i, r in enumerate(rows):
     if r[0] == "none" or rates[i] is None:
         continue
     around = [rates[j] for j in (i - 1, i + 1)
               if 0 <= j < len(rows) and rows[j][0] == "none" and rates[j]]
-    if len(around) != 2:
-        continue
-    by.setdefault(r[0], []).append((rates[i] / st.mean(around), list(map(float, r[3:7]))))
-untraced = [x for x, r in zip(rates, rows) if r[0] == "none" and x]
-print("%-8s %-10s %3s %15s %6s %7s %10s %9s %8s %9s %6s" % ("server", "mode", "n", "ratio",
-      "se", "median", "untraced/s", "rec ms/s", "rec RSS", "bytes/s", "lost"))
-for m, v in by.items():
-    x = [a for a, _ in v]
-    sd = st.stdev(x) if len(x) > 1 else 0.0
-    ex = list(zip(*[b for _, b in v]))
-    print("%-8s %-10s %3d %7.3f +- %5.3f %6.3f %7.3f %10.0f %9.1f %7.0fM %9.0f %6.0f" % (
-        server, m, len(x), st.mean(x), sd, sd / len(x) ** 0.5, st.median(x),
-        st.mean(untraced), st.mean(ex[0]), max(ex[1]) / 1024, st.mean(ex[2]), sum(ex[3])))
+    if len(around) == 2:
+        print(server, r[0], "%.5f" % (rates[i] / st.mean(around)), *r[3:7],
+              "%.0f" % st.mean(around))
 PY
 }
 
@@ -305,7 +347,7 @@ bench_server() {
 	sleep 1.5   # a count after the last phase's end (pgbench's: once a second)
 	kill "$load_pid" 2> /dev/null; wait "$load_pid" 2> /dev/null; load_pid=
 	[ -n "$sampler_pid" ] && { kill "$sampler_pid"; wait "$sampler_pid" 2> /dev/null; sampler_pid=; }
-	summarize "$s" | tail -n +2 | tee -a "$out"
+	pairs "$s" | tee -a "$out.pairs" | table | tee -a "$out"
 	stop_server
 }
 
@@ -314,9 +356,9 @@ bench_server() {
 	echo "# toggle_cost.sh: $cycles cycles, ${phase} s phases, warm ${warm} s; ratio = a recorded"
 	echo "# phase's rate over the mean of the untraced phases around it (mean +- sd, standard"
 	echo "# error, median); rec ms/s = recorder CPU in its phase; bytes/s of its whole recording"
-	printf "%-8s %-10s %3s %15s %6s %7s %10s %9s %8s %9s %6s\n" "server" "mode" "n" "ratio" \
-		"se" "median" "untraced/s" "rec ms/s" "rec RSS" "bytes/s" "lost"
+	header
 } | tee "$out"
+: > "$out.pairs"
 for s in $servers; do
 	case $s in
 	redis | nginx | postgres) bench_server "$s" ;;
