@@ -20,7 +20,7 @@
 # processes, WARM seconds after it says it is recording (the req and sched
 # sources follow a load whole to the end of the second they first see
 # it; perf: 1 s to start), then a recorded phase of PHASE seconds; M
-# stopped (SIGINT, waited for). A last untraced phase closes the run. The
+# stopped (SIGTERM, waited for). A last untraced phase closes the run. The
 # throughput of a phase is read from the server's own count, not the load
 # generator's summary:
 #   redis     total_commands_processed (INFO stats), sampled every 100 ms,
@@ -122,8 +122,7 @@ secs=1   # servers.sh's loads are not used here; its start_S are
 
 load_pid='' sampler_pid='' rec_pid=''
 cleanup() {
-	[ -n "$rec_pid" ] && kill "$rec_pid" 2> /dev/null   # TERM: ours and perf finish as on INT
-	[ -n "$rec_pid" ] && wait "$rec_pid" 2> /dev/null
+	[ -n "$rec_pid" ] && kill "$rec_pid" 2> /dev/null && wait "$rec_pid" 2> /dev/null
 	[ -n "$load_pid" ] && kill "$load_pid" 2> /dev/null && wait "$load_pid" 2> /dev/null
 	[ -n "$sampler_pid" ] && kill "$sampler_pid" 2> /dev/null && wait "$sampler_pid" 2> /dev/null
 	stop_server
@@ -258,8 +257,9 @@ start_mode() {
 stop_mode() {
 	local mode=$1 t0=$2 cpu=$3 rss size lost t1
 	rss=$(awk '/^VmHWM/ { print $2 }' "/proc/$rec_pid/status")
-	# a background job ignores SIGINT: the null mode's sleep is stopped by TERM
-	if [ "$mode" = null ]; then kill "$rec_pid"; else kill -INT "$rec_pid"; fi
+	# TERM: ours and perf finish their files as on Ctrl-C, and the null
+	# mode's sleep, a background job, ignores SIGINT
+	kill "$rec_pid"
 	wait "$rec_pid" 2> /dev/null
 	rec_pid=
 	t1=$(now)
