@@ -42,8 +42,22 @@
 # others with only a sleep started, so that its ratio, 1 but for the host's
 # noise, measures the method's own bias and spread in the same run).
 #
+# Where the time goes: at each phase's edges the host's busy CPU time
+# (/proc/stat), the server's processes' and the load generator's (their
+# threads' schedstat run time) are read; per request, a recorded phase's
+# CPU is compared with the untraced phases' around it, split into what it
+# added in the server's threads (where the BPF programs of its events
+# run, and whatever they slow down there), in the load generator's, the
+# recorder's own, and elsewhere (interrupts, kernel threads); and the
+# server's threads' context switches per request (voluntary: they
+# blocked; involuntary: they were preempted), untraced and added. On a
+# saturated host the CPU added is the throughput lost, seen from where
+# the time went.
+#
 # Each pair also goes to $OUT.pairs ("SERVER MODE RATIO REC_MS RSS_KIB
-# BYTES_S LOST UNTRACED_RATE"); `toggle_cost.sh --pool FILE...` pools the
+# BYTES_S LOST UNTRACED_RATE HOST_US +SERVER_US +LOAD_US REC_US
+# +ELSEWHERE_US VCSW +VCSW IVCSW +IVCSW", the last four the server's
+# context switches per request); `toggle_cost.sh --pool FILE...` pools the
 # pairs of several runs into one table. On this host the untraced rate's
 # changes stay correlated over about 5 s (postgres TPC-B: autocorrelation
 # 0.66 at 1 s, 0.19 at 5 s, 0.07 at 10 s; 2026-11-29), so a pair's ratio
@@ -70,15 +84,44 @@ import statistics as st, sys
 by = {}
 for l in sys.stdin:
     f = l.split()
-    if len(f) == 8:
+    if len(f) >= 8:
         by.setdefault((f[0], f[1]), []).append(list(map(float, f[2:])))
+def mse(x):
+    sd = st.stdev(x) if len(x) > 1 else 0.0
+    return st.mean(x), sd / len(x) ** 0.5
 for (server, m), v in by.items():
     x = [a[0] for a in v]
     sd = st.stdev(x) if len(x) > 1 else 0.0
     print("%-8s %-10s %3d %7.3f +- %5.3f %6.3f %7.3f %10.0f %9.1f %7.0fM %9.0f %6.0f" % (
         server, m, len(x), st.mean(x), sd, sd / len(x) ** 0.5, st.median(x),
         st.mean(a[5] for a in v), st.mean(a[1] for a in v), max(a[2] for a in v) / 1024,
-        st.mean(a[3] for a in v), sum(a[4] for a in v)))'
+        st.mean(a[3] for a in v), sum(a[4] for a in v)))
+split = {k: [a[6:11] for a in v if len(a) >= 11] for k, v in by.items()}
+if any(split.values()):
+    print("# CPU per request, us: the untraced phases around (host busy), and what the")
+    print("# recorded phase added (mean, standard error): in the server, in the load")
+    print("# generator, the recorder itself, elsewhere (kernel threads, interrupts ...)")
+    print("%-8s %-10s %3s %8s %15s %15s %8s %15s %15s" % ("server", "mode", "n", "host",
+          "+server", "+load", "recorder", "+elsewhere", "+all"))
+    for (server, m), v in split.items():
+        if not v:
+            continue
+        host = st.mean(a[0] for a in v)
+        cols = [mse([a[k] for a in v]) for k in (1, 2, 3, 4)]
+        tot = mse([a[1] + a[2] + a[3] + a[4] for a in v])
+        print("%-8s %-10s %3d %8.1f %8.2f (%4.2f) %8.2f (%4.2f) %8.2f %8.2f (%4.2f) %8.2f (%4.2f)" % (
+            server, m, len(v), host, *cols[0], *cols[1], cols[2][0], *cols[3], *tot))
+csw = {k: [a[11:15] for a in v if len(a) >= 15] for k, v in by.items()}
+if any(csw.values()):
+    print("# the server threads\x27 context switches per request: untraced, and what the")
+    print("# recorded phase added (mean, standard error), voluntary and involuntary")
+    print("%-8s %-10s %3s %8s %15s %8s %15s" % ("server", "mode", "n", "vcsw", "+vcsw",
+          "ivcsw", "+ivcsw"))
+    for (server, m), v in csw.items():
+        if v:
+            print("%-8s %-10s %3d %8.3f %8.3f (%4.3f) %8.3f %8.3f (%4.3f)" % (
+                server, m, len(v), st.mean(a[0] for a in v), *mse([a[1] for a in v]),
+                st.mean(a[2] for a in v), *mse([a[3] for a in v])))'
 }
 
 header() {
@@ -106,6 +149,7 @@ modes=${MODES:-null default every perf}
 warm=${WARM:-2}
 out=${OUT:-/tmp/toggle_cost.txt}
 rec=$build/record/perfcap-record
+hz=$(getconf CLK_TCK)
 every=cpu,sched,syscall,mux,block,net,lock,mem,waits,req
 [ "$(id -u)" = 0 ] || { echo "toggle_cost.sh: needs root" >&2; exit 2; }
 [ -x "$rec" ] || { echo "toggle_cost.sh: no $rec (build first)" >&2; exit 2; }
@@ -207,6 +251,25 @@ counts_of() {
 	fi
 }
 
+# cpu_split SERVER: "HOST SERVER LOAD VCSW IVCSW", the CPU time so far in
+# ms: the host's busy time (/proc/stat: user, nice, system, irq, softirq;
+# not idle, iowait or steal), the server's processes' and the load
+# generator's (the sum of their threads' run time, schedstat; a BPF
+# program is charged to the thread it runs in); and the server's threads'
+# voluntary and involuntary context switches so far
+cpu_split() {
+	local pids p
+	pids=$(targets_of "$1" | tr , ' ')
+	{
+		awk '/^cpu / { printf "%.0f ", ($2 + $3 + $4 + $7 + $8) * 1000 / '"$hz"' }' /proc/stat
+		for p in $pids; do cat /proc/"$p"/task/*/schedstat 2> /dev/null; done |
+			awk '{ s += $1 } END { printf "%.1f ", s / 1e6 }'
+		cat /proc/"$load_pid"/task/*/schedstat 2> /dev/null | awk '{ s += $1 } END { printf "%.1f ", s / 1e6 }'
+		for p in $pids; do cat /proc/"$p"/task/*/status 2> /dev/null; done |
+			awk '/^voluntary_ctxt/ { v += $2 } /^nonvoluntary_ctxt/ { i += $2 } END { print v + 0, i + 0 }'
+	}
+}
+
 # ---- recorders -------------------------------------------------------------
 
 # targets_of SERVER: the pids to record (postgres: the postmaster and its
@@ -279,24 +342,34 @@ phases() {
 		order=$modes
 		((c % 2 == 0)) && order=$(echo $modes | tr ' ' '\n' | tac | tr '\n' ' ')
 		for m in $order; do
-			t0=$(now); sleep "$phase"; t1=$(now)
-			echo "none $t0 $t1" >> "$tmp/phases"
+			untraced_phase "$s"
 			pids=$(targets_of "$s")
 			tr=$(now)
 			start_mode "$m" "$pids"
 			sleep "$warm"
 			c0=$(proc_cpu "$rec_pid")
+			s0=$(cpu_split "$s")
 			t0=$(now); sleep "$phase"; t1=$(now)
+			s1=$(cpu_split "$s")
 			c1=$(proc_cpu "$rec_pid")
 			stop_mode "$m" "$tr" "$(awk -v a="$c0" -v b="$c1" -v t0="$t0" -v t1="$t1" \
-				-v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", (b - a) / hz * 1000 / (t1 - t0) }')"
-			echo "$m $t0 $t1 $(cat "$tmp/stopped")" >> "$tmp/phases"
-			echo "  $s cycle $c: $m $(tail -1 "$tmp/phases" | cut -d' ' -f4-)" >&2
+				-v hz="$hz" 'BEGIN { printf "%.1f", (b - a) / hz * 1000 / (t1 - t0) }')"
+			echo "$m $t0 $t1 $(cat "$tmp/stopped") $s0 $s1" >> "$tmp/phases"
+			echo "  $s cycle $c: $m $(tail -1 "$tmp/phases" | cut -d' ' -f4-7)" >&2
 			sleep 1   # the detach's last work, off the next untraced phase
 		done
 	done
+	untraced_phase "$s"
+}
+
+# untraced_phase SERVER: one phase with nothing recorded, appended to
+# $tmp/phases as "none t0 t1 - - - - CPU_SPLIT_AT_T0 CPU_SPLIT_AT_T1"
+untraced_phase() {
+	local s0 s1 t0 t1
+	s0=$(cpu_split "$1")
 	t0=$(now); sleep "$phase"; t1=$(now)
-	echo "none $t0 $t1" >> "$tmp/phases"
+	s1=$(cpu_split "$1")
+	echo "none $t0 $t1 - - - - $s0 $s1" >> "$tmp/phases"
 }
 
 # pairs SERVER: one line per recorded phase that has an untraced phase on
@@ -319,14 +392,27 @@ def rate(t0, t1):
     return None if a is None or b is None else (b - a) / (t1 - t0)
 rows = [l.split() for l in open(phases)]
 rates = [rate(float(r[1]), float(r[2])) for r in rows]
+def per_request(i):
+    """us of CPU per request in phase i: host busy, server, load, the rest"""
+    r, n = rows[i], rates[i] * (float(rows[i][2]) - float(rows[i][1]))
+    h0, s0, l0, v0, i0, h1, s1, l1, v1, i1 = map(float, r[7:17])
+    host, srv, load = [(b - a) * 1000 / n for a, b in ((h0, h1), (s0, s1), (l0, l1))]
+    return host, srv, load, host - srv - load, (v1 - v0) / n, (i1 - i0) / n
 for i, r in enumerate(rows):
     if r[0] == "none" or rates[i] is None:
         continue
-    around = [rates[j] for j in (i - 1, i + 1)
-              if 0 <= j < len(rows) and rows[j][0] == "none" and rates[j]]
-    if len(around) == 2:
-        print(server, r[0], "%.5f" % (rates[i] / st.mean(around)), *r[3:7],
-              "%.0f" % st.mean(around))
+    near = [j for j in (i - 1, i + 1)
+            if 0 <= j < len(rows) and rows[j][0] == "none" and rates[j]]
+    if len(near) != 2:
+        continue
+    base = st.mean(rates[j] for j in near)
+    was = [st.mean(per_request(j)[k] for j in near) for k in range(6)]
+    now = per_request(i)
+    rec_us = float(r[3]) * 1000 / rates[i]
+    print(server, r[0], "%.5f" % (rates[i] / base), *r[3:7], "%.0f" % base,
+          "%.2f" % was[0], "%.2f" % (now[1] - was[1]), "%.2f" % (now[2] - was[2]),
+          "%.2f" % rec_us, "%.2f" % (now[3] - rec_us - was[3]),
+          "%.3f" % was[4], "%.3f" % (now[4] - was[4]), "%.3f" % was[5], "%.3f" % (now[5] - was[5]))
 PY
 }
 
