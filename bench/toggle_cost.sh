@@ -91,9 +91,9 @@ def mse(x):
     return st.mean(x), sd / len(x) ** 0.5
 for (server, m), v in by.items():
     x = [a[0] for a in v]
-    sd = st.stdev(x) if len(x) > 1 else 0.0
+    mean, se = mse(x)
     print("%-8s %-10s %3d %7.3f +- %5.3f %6.3f %7.3f %10.0f %9.1f %7.0fM %9.0f %6.0f" % (
-        server, m, len(x), st.mean(x), sd, sd / len(x) ** 0.5, st.median(x),
+        server, m, len(x), mean, se * len(x) ** 0.5, se, st.median(x),
         st.mean(a[5] for a in v), st.mean(a[1] for a in v), max(a[2] for a in v) / 1024,
         st.mean(a[3] for a in v), sum(a[4] for a in v)))
 split = {k: [a[6:11] for a in v if len(a) >= 11] for k, v in by.items()}
@@ -256,7 +256,10 @@ counts_of() {
 # not idle, iowait or steal), the server's processes' and the load
 # generator's (the sum of their threads' run time, schedstat; a BPF
 # program is charged to the thread it runs in); and the server's threads'
-# voluntary and involuntary context switches so far
+# voluntary and involuntary context switches so far. The server's
+# processes are listed anew at each call: one that starts or ends inside
+# a phase skews that phase (postgres: pgbench keeps its connections, so
+# its backends live through the run)
 cpu_split() {
 	local pids p
 	pids=$(targets_of "$1" | tr , ' ')
@@ -373,7 +376,9 @@ untraced_phase() {
 }
 
 # pairs SERVER: one line per recorded phase that has an untraced phase on
-# either side: "SERVER MODE RATIO REC_MS RSS_KIB BYTES_S LOST UNTRACED_RATE"
+# either side (the fields of $OUT.pairs, see the top); the recorded phases
+# left out (no count at an edge, or no untraced phase on a side) are said
+# on stderr
 pairs() {
 	counts_of "$1" > "$tmp/counts"
 	python3 - "$1" "$tmp/counts" "$tmp/phases" << 'PY'
@@ -398,21 +403,26 @@ def per_request(i):
     h0, s0, l0, v0, i0, h1, s1, l1, v1, i1 = map(float, r[7:17])
     host, srv, load = [(b - a) * 1000 / n for a, b in ((h0, h1), (s0, s1), (l0, l1))]
     return host, srv, load, host - srv - load, (v1 - v0) / n, (i1 - i0) / n
+left_out = []
 for i, r in enumerate(rows):
-    if r[0] == "none" or rates[i] is None:
+    if r[0] == "none":
         continue
     near = [j for j in (i - 1, i + 1)
             if 0 <= j < len(rows) and rows[j][0] == "none" and rates[j]]
-    if len(near) != 2:
+    if not rates[i] or len(near) != 2:
+        left_out.append(r[0])
         continue
     base = st.mean(rates[j] for j in near)
-    was = [st.mean(per_request(j)[k] for j in near) for k in range(6)]
+    was = [st.mean(c) for c in zip(*(per_request(j) for j in near))]
     now = per_request(i)
     rec_us = float(r[3]) * 1000 / rates[i]
     print(server, r[0], "%.5f" % (rates[i] / base), *r[3:7], "%.0f" % base,
           "%.2f" % was[0], "%.2f" % (now[1] - was[1]), "%.2f" % (now[2] - was[2]),
           "%.2f" % rec_us, "%.2f" % (now[3] - rec_us - was[3]),
           "%.3f" % was[4], "%.3f" % (now[4] - was[4]), "%.3f" % was[5], "%.3f" % (now[5] - was[5]))
+if left_out:
+    print("toggle_cost.sh: %s: %d recorded phase(s) left out, no count or no untraced "
+          "phase around them: %s" % (server, len(left_out), " ".join(left_out)), file=sys.stderr)
 PY
 }
 
