@@ -303,7 +303,11 @@ struct perfcap_sched_batch {
 #define PERFCAP_OFFCPU_F_GAP          0x8 /* switched out before a gap between
 					   * sched windows, off CPU throughout
 					   * it (its run time did not move) */
-#define PERFCAP_OFFCPU_F_WAKE_UNSEEN  0x10 /* ... and woken in the gap: no waker */
+#define PERFCAP_OFFCPU_F_WAKE_UNSEEN  0x10 /* its wakeup was not seen (in the gap,
+					    * or not delivered): no waker */
+#define PERFCAP_OFFCPU_F_IN_UNSEEN    0x20 /* its switch-in was not delivered:
+					    * ended by the thread's run time
+					    * at its next switch-out */
 
 /* A traced thread as the sched windows' iterator (sched.bpf.c sched_edge)
  * found it at a window's end or start, written to its seq_file one after

@@ -18,7 +18,7 @@
 
 #define PC_FILE_MAGIC      "PERFCAP\0" /* 8 bytes */
 #define PC_FORMAT_MAJOR    1           /* incompatible layout changes */
-#define PC_FORMAT_MINOR    16          /* compatible additions */
+#define PC_FORMAT_MINOR    17          /* compatible additions */
 
 struct pc_file_header {
 	char     magic[8];        /* PC_FILE_MAGIC */
@@ -307,7 +307,11 @@ struct pc_rec_wakeup {
 #define PC_OFFCPU_F_COPY_FOLLOWS 0x1u /* (1.7) its USTACK copy comes after it */
 #define PC_OFFCPU_F_COPY_SAME    0x8u  /* (1.9) the copy at copy_ts stands for it */
 #define PC_OFFCPU_F_GAP          0x10u /* (1.12) it spans a SCHED_GAP, off CPU throughout */
-#define PC_OFFCPU_F_WAKE_UNSEEN  0x20u /* (1.12) ... and was woken in it: the waker is unknown */
+#define PC_OFFCPU_F_WAKE_UNSEEN  0x20u /* (1.12) ... and was woken in it: the waker is unknown;
+				       * (1.17) with IN_UNSEEN: its wakeup was not seen */
+#define PC_OFFCPU_F_IN_UNSEEN    0x40u /* (1.17) its switch-in was not delivered: it ends
+				       * where the thread's run time at its next
+				       * switch-out says; no kernel stack */
 
 struct pc_rec_offcpu {
 	struct pc_rec h;          /* h.flags: PC_WAKE_F_*, PC_OFFCPU_F_* */

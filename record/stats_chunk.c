@@ -308,7 +308,7 @@ static void print_notes(const struct record_totals *t)
 {
 	size_t n;
 	const struct source *const *all = sources_all(&n);
-	char note[256];
+	char note[1024];
 
 	for (size_t i = 0; i < n; i++) {
 		if (!t->attached[all[i]->id] || !all[i]->summary_note)

@@ -68,6 +68,24 @@ static void print_unclosed(const struct report_context *ctx)
 			fmt_count(a, sizeof(a), (uint64_t)n), unclosed_meaning);
 }
 
+static const char unseen_sql[] = "SELECT value FROM stats WHERE chunk = 'stats' AND"
+	" key = 'sched.switch_in_unseen'";
+static const char unseen_meaning[] = "switch-ins of traced threads the kernel did not deliver "
+	"to the recorder (format 1.17): each such off-CPU interval ends where the thread's run "
+	"time says it came back on, exact, but has no kernel stack, and the switch is missing "
+	"from the switches table (quality switch_out.unmatched)";
+
+/* Switch-ins the recorder did not see (only when there were some). */
+static void print_unseen(const struct report_context *ctx)
+{
+	int64_t n = db_query_int(ctx->db, unseen_sql, 0);
+	char a[FMT_BUF];
+
+	if (n > 0)
+		fprintf(ctx->out, "  %-20s %s %s\n", "Unseen switch-ins:",
+			fmt_count(a, sizeof(a), (uint64_t)n), unseen_meaning);
+}
+
 static const char ticks_meaning[] = "CPU sampling ticks that did not run on busy CPUs (of "
 	"those due): no sample was taken of what ran then, so CPU times from samples are short "
 	"(a task's not necessarily by this share)";
@@ -560,6 +578,9 @@ static void write_json(const struct report_context *ctx)
 	if (db_query_int(ctx->db, unclosed_sql, 0) > 0)
 		json_row(w, "waits", "unclosed", (double)db_query_int(ctx->db, unclosed_sql, 0),
 			 unclosed_meaning);
+	if (db_query_int(ctx->db, unseen_sql, 0) > 0)
+		json_row(w, "sched", "switch_in_unseen", (double)db_query_int(ctx->db, unseen_sql, 0),
+			 unseen_meaning);
 	sampling_ticks_read(ctx->db, &ticks);
 	if (ticks.known) {
 		json_row(w, "cpu", "ticks.due", ticks.due, "CPU sampling ticks due on busy CPUs:"
@@ -604,6 +625,7 @@ int report_section_quality(const struct report_context *ctx)
 	print_req_at_end(ctx);
 	print_req_windows(ctx);
 	print_sched_windows(ctx);
+	print_unseen(ctx);
 	print_syscall_windows(ctx);
 	print_evicted(ctx);
 	print_stacks(ctx);
