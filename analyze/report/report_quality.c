@@ -52,38 +52,41 @@ static void print_dropped(const struct report_context *ctx)
 		fmt_count(a, sizeof(a), max_size), fmt_count(b, sizeof(b), flight));
 }
 
-static const char unclosed_sql[] = "SELECT value FROM stats WHERE chunk = 'stats' AND"
-	" key = 'waits.unclosed'";
-static const char unclosed_meaning[] = "waits not summed: the thread blocked again before "
-	"either the switch-in or the wakeup that ended them was seen";
+/* Counts said only when not 0: a STATS key, its label in the text, its
+ * source and row in the JSON, and what it means. */
+struct stat_note {
+	const char *key, *label, *source, *row, *meaning;
+};
 
-/* Waits the waits source could not close (only when there are some). */
-static void print_unclosed(const struct report_context *ctx)
+static const struct stat_note unclosed_note = {
+	"waits.unclosed", "Unclosed waits:", "waits", "unclosed",
+	"waits not summed: the thread blocked again before either the switch-in or the "
+	"wakeup that ended them was seen",
+};
+
+static const struct stat_note unseen_note = {
+	"sched.switch_in_unseen", "Unseen switch-ins:", "sched", "switch_in_unseen",
+	"switch-ins of traced threads the kernel did not deliver to the recorder (format "
+	"1.17): each such off-CPU interval ends where the thread's run time says it came back "
+	"on, exact, but has no kernel stack, and the switch is missing from the switches "
+	"table (quality switch_out.unmatched)",
+};
+
+static int64_t stat_note_count(const struct report_context *ctx, const struct stat_note *n)
 {
-	int64_t n = db_query_int(ctx->db, unclosed_sql, 0);
-	char a[FMT_BUF];
+	static const char sql[] = "SELECT value FROM stats WHERE chunk = 'stats' AND key = ?1";
 
-	if (n > 0)
-		fprintf(ctx->out, "  %-20s %s %s\n", "Unclosed waits:",
-			fmt_count(a, sizeof(a), (uint64_t)n), unclosed_meaning);
+	return db_lookup_int(ctx->db, sql, n->key, NULL, 0);
 }
 
-static const char unseen_sql[] = "SELECT value FROM stats WHERE chunk = 'stats' AND"
-	" key = 'sched.switch_in_unseen'";
-static const char unseen_meaning[] = "switch-ins of traced threads the kernel did not deliver "
-	"to the recorder (format 1.17): each such off-CPU interval ends where the thread's run "
-	"time says it came back on, exact, but has no kernel stack, and the switch is missing "
-	"from the switches table (quality switch_out.unmatched)";
-
-/* Switch-ins the recorder did not see (only when there were some). */
-static void print_unseen(const struct report_context *ctx)
+static void print_stat_note(const struct report_context *ctx, const struct stat_note *n)
 {
-	int64_t n = db_query_int(ctx->db, unseen_sql, 0);
+	int64_t count = stat_note_count(ctx, n);
 	char a[FMT_BUF];
 
-	if (n > 0)
-		fprintf(ctx->out, "  %-20s %s %s\n", "Unseen switch-ins:",
-			fmt_count(a, sizeof(a), (uint64_t)n), unseen_meaning);
+	if (count > 0)
+		fprintf(ctx->out, "  %-20s %s %s\n", n->label,
+			fmt_count(a, sizeof(a), (uint64_t)count), n->meaning);
 }
 
 static const char ticks_meaning[] = "CPU sampling ticks that did not run on busy CPUs (of "
@@ -125,7 +128,7 @@ static void print_kernel_sums(const struct report_context *ctx)
 		fmt_count(a, sizeof(a), (uint64_t)full),
 		fmt_count(b, sizeof(b), (uint64_t)db_lookup_int(ctx->db, ns_sql, "agg", "waits", 0)),
 		fmt_count(c, sizeof(c), (uint64_t)db_lookup_int(ctx->db, late_sql, "agg", "waits", 0)));
-	print_unclosed(ctx);
+	print_stat_note(ctx, &unclosed_note);
 }
 
 /* The requests the kernel still held at the recording's end (each
@@ -547,6 +550,14 @@ static void write_json_req_windows(const struct report_context *ctx)
 	}
 }
 
+static void json_stat_note(const struct report_context *ctx, const struct stat_note *n)
+{
+	int64_t count = stat_note_count(ctx, n);
+
+	if (count > 0)
+		json_row(ctx->json, n->source, n->row, (double)count, n->meaning);
+}
+
 static void write_json(const struct report_context *ctx)
 {
 	struct json_writer *w = ctx->json;
@@ -575,12 +586,8 @@ static void write_json(const struct report_context *ctx)
 	write_json_req_windows(ctx);
 	write_json_sched_windows(ctx);
 	write_json_syscall_windows(ctx);
-	if (db_query_int(ctx->db, unclosed_sql, 0) > 0)
-		json_row(w, "waits", "unclosed", (double)db_query_int(ctx->db, unclosed_sql, 0),
-			 unclosed_meaning);
-	if (db_query_int(ctx->db, unseen_sql, 0) > 0)
-		json_row(w, "sched", "switch_in_unseen", (double)db_query_int(ctx->db, unseen_sql, 0),
-			 unseen_meaning);
+	json_stat_note(ctx, &unclosed_note);
+	json_stat_note(ctx, &unseen_note);
 	sampling_ticks_read(ctx->db, &ticks);
 	if (ticks.known) {
 		json_row(w, "cpu", "ticks.due", ticks.due, "CPU sampling ticks due on busy CPUs:"
@@ -625,7 +632,7 @@ int report_section_quality(const struct report_context *ctx)
 	print_req_at_end(ctx);
 	print_req_windows(ctx);
 	print_sched_windows(ctx);
-	print_unseen(ctx);
+	print_stat_note(ctx, &unseen_note);
 	print_syscall_windows(ctx);
 	print_evicted(ctx);
 	print_stacks(ctx);
