@@ -955,10 +955,21 @@ static __always_inline __u16 copy_follows(struct task_struct *next,
 	return PERFCAP_OFFCPU_F_COPY_FOLLOWS;
 }
 
+/* The interval in start is over (sent or not): its copy's stash slot is
+ * freed (emit_offcpu did, if it sent it) and the thread is on a CPU. */
+static __always_inline void interval_done(struct offcpu_start *start, __u32 tid)
+{
+	if (start->copied)
+		ustash_release(NULL, tid, start->ts, start->copied);
+	start->ts = 0;
+}
+
 /* task, whose entry still holds the interval begun at an earlier
  * switch-out, switches out again at now (or exits): the switch-in that
  * ended that interval was not seen. Inside one window that is the kernel's
- * doing: on this project's test VMs it delivers no sched_switch, to any
+ * doing (or the thread did not pass the filters at that switch-in: renamed
+ * through /proc/TID/comm by another task while off CPU): on this project's
+ * test VMs it delivers no sched_switch, to any
  * BPF program (bpftrace misses the same ones), for about one switch-in in
  * a thousand, sometimes with the wakeup before it, while the task's own
  * schedstat counts them; no counter of the kernel's says so. The task has
@@ -973,25 +984,24 @@ static __always_inline __u16 copy_follows(struct task_struct *next,
 static __always_inline void close_unseen(struct task_struct *task, struct offcpu_start *start,
 					 __u64 now)
 {
-	__u64 ran = task->se.sum_exec_runtime - start->out_runtime, in = now - ran;
+	__u64 ran = task->se.sum_exec_runtime - start->out_runtime;
 	__u16 flags;
 
 	if (start->epoch != sched_epoch) {
 		ustash_count(GAP_RAN, 1);
 	} else {
 		ustash_count(IN_UNSEEN, 1);
-		if (ran < now && in > start->ts && in - start->ts >= offcpu_min_ns &&
+		/* back on at now - ran, at least offcpu_min_ns after it left */
+		if (ran + offcpu_min_ns <= now - start->ts &&
 		    pc_admit_unsampled(PERFCAP_SRC_SCHED, now)) {
 			if (start->state)
 				start->since_recorded = 0;
 			flags = PERFCAP_OFFCPU_F_IN_UNSEEN |
 				(start->waker_seen ? 0 : PERFCAP_OFFCPU_F_WAKE_UNSEEN);
-			emit_offcpu(task, start, in, flags, 0, false);
+			emit_offcpu(task, start, now - ran, flags, 0, false);
 		}
 	}
-	if (start->copied) /* free the slot (emit_offcpu did, if it sent it) */
-		ustash_release(NULL, task->pid, start->ts, start->copied);
-	start->ts = 0;
+	interval_done(start, task->pid);
 }
 
 /* next, switched out before a gap between windows (its entry is of an
@@ -1033,9 +1043,7 @@ static __always_inline void note_switch_in(struct task_struct *next, struct offc
 
 		emit_offcpu(next, start, now, flags, copy_ts, true);
 	}
-	if (start->copied) /* free the slot (emit_offcpu did, if it sent it) */
-		ustash_release(NULL, tid, start->ts, start->copied);
-	start->ts = 0;
+	interval_done(start, tid);
 }
 
 /* ---- records ------------------------------------------------------------------ */

@@ -71,30 +71,22 @@ static const char *irq_context_how; /* META sched.irq_context */
 static const char *softirq_vector_how; /* META sched.softirq_vector */
 static bool softirq_marks_found;  /* rodata softirq_marks filled */
 static char softirq_marks_why[160];
-static uint64_t irq_unread;         /* STATS sched.irq_unread, as last read */
 #define IRQ_UNREAD 17               /* its index in ustash_counts (bpf/sched.bpf.c) */
 #define USTASH_NO_HEAD 18           /* STATS sched.ustack.no_head's index there */
 #define GAP_KEPT 19                 /* STATS sched.windows.gap_kept's */
 #define GAP_RAN 20                  /* STATS sched.windows.gap_ran's */
 #define IN_UNSEEN 21                /* STATS sched.switch_in_unseen's */
-static uint64_t in_unseen;          /* ... as last read */
+static uint64_t irq_unread;         /* STATS sched.irq_unread, as last read */
+static uint64_t in_unseen;          /* STATS sched.switch_in_unseen, as last read */
 static uint32_t drop_switch_in;     /* PERFCAP_SCHED_DROP_SWITCH_IN, 0: unset */
 
-/* STATS sched.irq_unread: from the programs while they are loaded, else
- * as last read (the summary may come after they are gone). */
-static uint64_t irq_unread_now(void)
+/* Counter idx of ustash_counts: from the programs while they are loaded,
+ * else as last read into *last (the summary may come after they are gone). */
+static uint64_t count_now(int idx, uint64_t *last)
 {
 	if (skel)
-		irq_unread = skel->bss->ustash_counts[IRQ_UNREAD];
-	return irq_unread;
-}
-
-/* STATS sched.switch_in_unseen, the same way. */
-static uint64_t in_unseen_now(void)
-{
-	if (skel)
-		in_unseen = skel->bss->ustash_counts[IN_UNSEEN];
-	return in_unseen;
+		*last = skel->bss->ustash_counts[idx];
+	return *last;
 }
 
 /* PERFCAP_SCHED_DROP_SWITCH_IN=N (perfcap-record(1), ENVIRONMENT), for
@@ -1025,8 +1017,10 @@ static int sched_stats(struct chunk_buffer *kv, const struct consumer *c)
 		err |= chunk_buffer_add_kv_u64(kv, "sched.kstack.reused", n[14]);
 		err |= chunk_buffer_add_kv_u64(kv, "sched.kstack.agreed", n[15]);
 		err |= chunk_buffer_add_kv_u64(kv, "sched.kstack.differed", n[16]);
-		err |= chunk_buffer_add_kv_u64(kv, "sched.irq_unread", irq_unread_now());
-		err |= chunk_buffer_add_kv_u64(kv, "sched.switch_in_unseen", in_unseen_now());
+		err |= chunk_buffer_add_kv_u64(kv, "sched.irq_unread",
+					       count_now(IRQ_UNREAD, &irq_unread));
+		err |= chunk_buffer_add_kv_u64(kv, "sched.switch_in_unseen",
+					       count_now(IN_UNSEEN, &in_unseen));
 	}
 	if (win.budget)
 		err |= window_stats(kv);
@@ -1078,14 +1072,14 @@ static void sched_summary_note(char *buf, size_t len)
 			 (unsigned long long)win.budget);
 		note_add(buf, len, part);
 	}
-	if (irq_unread_now()) {
+	if (count_now(IRQ_UNREAD, &irq_unread)) {
 		snprintf(part, sizeof(part), "%s wakeups in interrupt context were taken for hard "
 			 "interrupts: the CPU's preempt count could not be read (STATS "
 			 "sched.irq_unread), so a packet's or a disk's wakeup among them reads as "
 			 "a timer's or a device's", fmt_count(n, sizeof(n), irq_unread));
 		note_add(buf, len, part);
 	}
-	if (in_unseen_now()) {
+	if (count_now(IN_UNSEEN, &in_unseen)) {
 		snprintf(part, sizeof(part), "%s switch-ins of traced threads were not delivered "
 			 "by the kernel: their off-CPU intervals end at the thread's run time, "
 			 "without kernel stack (STATS sched.switch_in_unseen)",
