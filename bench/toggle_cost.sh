@@ -26,7 +26,8 @@
 #   redis     total_commands_processed (INFO stats), sampled every 100 ms,
 #             under redis-benchmark SET+GET, 50 clients
 #   nginx     stub_status' requests, every 100 ms, under wrk (2 threads, 32
-#             connections); 2 workers (bench/servers.sh)
+#             connections; WRK_ARGS); 2 workers (bench/servers.sh;
+#             NGINX_WORKERS)
 #   postgres  pgbench's own progress (-P 1, with timestamps: transactions
 #             a second), TPC-B, 8 clients, scale 4 (bench/servers.sh)
 # interpolated at the phase's edges. Ratio of a recorded phase = its rate /
@@ -67,7 +68,10 @@
 # Usage: bench/toggle_cost.sh [BUILD_DIR] [CYCLES] [PHASE] [SERVER...]
 #   defaults: build, 6 cycles, 5 s phases, redis nginx postgres.
 #        bench/toggle_cost.sh --pool PAIRS_FILE...
-# Env: MODES (default "null default every perf"), WARM (default 2).
+# Env: MODES (default "null default every perf"), WARM (default 2),
+#      NGINX_WORKERS (default 2), WRK_ARGS (nginx's load, default "-t 2
+#      -c 32"; NGINX_WORKERS=1 WRK_ARGS="-t 1 -c 50" is the load of
+#      bench/real_servers.sh, whose nginx has one worker).
 # Needs root, redis-server + redis-tools, nginx-light + wrk, postgresql,
 # perf for the perf mode. Servers on 127.0.0.1 only, started and stopped by
 # pid; each load is bounded (wrk -d, pgbench -T: the cycles' length plus a
@@ -189,7 +193,8 @@ start_long_load() {
 		load_pid=$!
 		sample_counts redis ;;
 	nginx)
-		wrk -t 2 -c 32 -d "${t}s" "http://127.0.0.1:$port/" > /dev/null 2>&1 &
+		# shellcheck disable=SC2086 # WRK_ARGS: words
+		wrk ${WRK_ARGS:--t 2 -c 32} -d "${t}s" "http://127.0.0.1:$port/" > /dev/null 2>&1 &
 		load_pid=$!
 		sample_counts nginx ;;
 	postgres)
