@@ -10,8 +10,8 @@
  * (bench/real_servers.sh, perf record -a and -p alike). But a thread's
  * event costs two timer operations at each of its context switches: when
  * the traced threads switch more than SWITCHES_PER_TICK times per tick of
- * all CPUs (the sched source's rate), the CPUs are sampled instead, from
- * then on. With -a, or when a target's events cannot be opened, one event
+ * all CPUs (the sched source's rate, or without it the threads' own
+ * schedstat counts), the CPUs are sampled instead, from then on. With -a, or when a target's events cannot be opened, one event
  * per online CPU (offline CPUs have none). Each sample carries raw kernel and user stacks,
  * deduplicated here into STACK records; the SAMPLE record refers to them
  * by id. With --stack-copy, a USTACK record (user registers + stack
@@ -34,6 +34,8 @@
 #include "common/units.h"
 #include "cpu_sample.skel.h"
 #include "session/percpu_counts.h"
+#include "session/shared_maps.h"
+#include "session/target_map.h"
 #include "source.h"
 #include "source_sched.h"
 #include "ustack_setup.h"
@@ -67,6 +69,22 @@ static struct {
 	uint64_t run_base;            /* cpu_ticks then: the threads' samples */
 	uint64_t checked_ns;
 } to_cpus;
+
+/* Without the sched source (`-e cpu`), the rate comes from the kernel's
+ * own count of each traced thread's switch-ins (/proc/PID/task/TID/
+ * schedstat, its third field), summed over the targets' threads (the
+ * `targets` map: the -p processes and the forks followed). A thread that
+ * appeared since the last look adds its whole count, one that exited
+ * takes its count away (a rate below 0 reads 0): either errs for one look
+ * only. Each look reads one file per thread, so with many threads it
+ * looks less often: every THREAD_LOOK_NS per thread seen, at least every
+ * 100 ms. */
+#define THREAD_LOOK_NS 1000000ull
+static struct {
+	int targets_fd;               /* -1: no targets (-a) */
+	uint64_t sum, at_ns, next_ns; /* the last look: its sum, when */
+	bool unreadable;              /* schedstat cannot be read: not again */
+} own = { .targets_fd = -1 };
 
 /* Busy sampling ticks, counted at detach: due by the events' clocks
  * (each CPU's clock time over the period, less the host's idle time over
@@ -395,6 +413,7 @@ static int cpu_attach(const struct source_env *env, char *why, size_t len)
 	/* the kernel turns a cpu-clock frequency into this period */
 	period_ns = freq ? 1000000000ull / freq : 0;
 	per_task = env->opts->mode != TARGET_ALL && env->ntarget_pids && attach_targets(env);
+	own.targets_fd = per_task ? env->maps->targets_fd : -1;
 	if (per_task) {
 		verbose_line("sampling %d threads of %zu processes at %llu Hz", ntask_links,
 			     env->ntarget_pids, (unsigned long long)freq);
@@ -404,6 +423,72 @@ static int cpu_attach(const struct source_env *env, char *why, size_t len)
 		return 0;
 	}
 	return attach_cpus(freq, why, len);
+}
+
+/* The switch-ins of process pid's threads so far, added to *sum; how
+ * many threads were read, or -1 when none could be. */
+static int process_switches(uint32_t pid, uint64_t *sum)
+{
+	char path[96];
+	struct dirent *d;
+	int n = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%u/task", pid);
+	dir = opendir(path);
+	if (!dir)
+		return errno == ENOENT ? 0 : -1;   /* gone: nothing to count */
+	while ((d = readdir(dir))) {
+		unsigned long long run, wait, count;
+		FILE *f;
+
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%u/task/%.16s/schedstat", pid, d->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;               /* the thread exited meanwhile */
+		if (fscanf(f, "%llu %llu %llu", &run, &wait, &count) == 3) {
+			*sum += count;
+			n++;
+		}
+		fclose(f);
+	}
+	closedir(dir);
+	return n;
+}
+
+/* The traced threads' switches a second since the last look (0: the
+ * first look, or not readable). */
+static uint64_t own_switch_rate(uint64_t now_ns)
+{
+	uint64_t sum = 0, rate = 0;
+	uint32_t *pids = NULL, npids = 0;
+	struct targets t = { .map_fd = own.targets_fd };
+	int threads = 0, refused = 0, n;
+
+	if (own.targets_fd < 0 || own.unreadable || now_ns < own.next_ns ||
+	    targets_list(&t, &pids, &npids))
+		return 0;
+	for (uint32_t i = 0; i < npids; i++) {
+		n = process_switches(pids[i], &sum);
+		if (n < 0)
+			refused++;
+		else
+			threads += n;
+	}
+	free(pids);
+	if (refused && !threads) {  /* hidepid= on /proc: not again */
+		verbose_line("cpu: cannot read the targets' /proc/PID/task: the threads' events stay");
+		own.unreadable = true;
+		return 0;
+	}
+	if (own.at_ns && now_ns > own.at_ns && sum > own.sum)
+		rate = (sum - own.sum) * 1000000000ull / (now_ns - own.at_ns);
+	own.sum = sum;
+	own.at_ns = now_ns;
+	own.next_ns = now_ns + (uint64_t)threads * THREAD_LOOK_NS;
+	return rate;
 }
 
 /* Each tick, every 100 ms while sampling per thread: the CPUs' events
@@ -421,7 +506,7 @@ static void cpu_tick(struct consumer *c, uint64_t now_ns, bool final)
 	if (final || !per_task || now_ns < to_cpus.checked_ns + 100000000ull)
 		return;
 	to_cpus.checked_ns = now_ns;
-	rate = sched_switch_rate(now_ns);
+	rate = sched_attached() ? sched_switch_rate(now_ns) : own_switch_rate(now_ns);
 	if (online <= 0 || rate <= SWITCHES_PER_TICK * (uint64_t)online * freq)
 		return;
 	snprintf(why, sizeof(why), "the CPUs' events were not opened");
