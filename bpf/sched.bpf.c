@@ -1182,9 +1182,15 @@ static __always_inline void handle_switch(unsigned long long *ctx, bool preempt,
 		batch_flush();
 	if (!prev_traced && !next_traced)
 		return;
+	/* the test knob: next's switch-in is not seen, next is untraced in
+	 * this switch (a traced prev's switch-out still is: ignoring it too
+	 * would lose a whole interval, which the knob is not about) */
 	if (drop_switch_in_every && next_traced &&
-	    __sync_fetch_and_add(&traced_switch_ins, 1) % drop_switch_in_every == drop_switch_in_every - 1)
-		return;
+	    __sync_fetch_and_add(&traced_switch_ins, 1) % drop_switch_in_every == drop_switch_in_every - 1) {
+		next_traced = false;
+		if (!prev_traced)
+			return;
+	}
 	now = bpf_ktime_get_ns();
 	raw = switch_out_state(preempt, prev, ctx);
 	state = raw & PERFCAP_TASK_STATE_MASK;
