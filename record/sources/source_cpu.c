@@ -11,13 +11,13 @@
  * event costs two timer operations at each of its context switches: when
  * the traced threads switch more than SWITCHES_PER_TICK times per tick of
  * all CPUs (the sched source's rate, or without it the threads' own
- * schedstat counts), the CPUs are sampled instead, from then on. With -a, or when a target's events cannot be opened, one event
- * per online CPU (offline CPUs have none). Each sample carries raw kernel and user stacks,
+ * schedstat counts), the CPUs are sampled instead, from then on. With -a,
+ * or when a target's events cannot be opened, one event per online CPU
+ * (offline CPUs have none). Each sample carries raw kernel and user stacks,
  * deduplicated here into STACK records; the SAMPLE record refers to them
  * by id. With --stack-copy, a USTACK record (user registers + stack
  * window, consume/ustack_copy.c) precedes each sample of a user task.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -40,6 +40,7 @@
 #include "source_sched.h"
 #include "ustack_setup.h"
 #include "util/cpu_times.h"
+#include "util/procinfo.h"
 #include "util/util.h"
 
 static struct cpu_sample_bpf *skel;
@@ -83,7 +84,7 @@ static struct {
 static struct {
 	int targets_fd;               /* -1: no targets (-a) */
 	uint64_t sum, at_ns, next_ns; /* the last look: its sum, when */
-	bool unreadable;              /* schedstat cannot be read: not again */
+	bool unreadable;              /* no target's /proc/PID/task readable: not again */
 } own = { .targets_fd = -1 };
 
 /* Busy sampling ticks, counted at detach: due by the events' clocks
@@ -296,29 +297,19 @@ static int attach_one_task(pid_t tid, uint64_t freq_hz)
 	return 0;
 }
 
+static int attach_tid(void *ctx, uint32_t tid)
+{
+	return attach_one_task((pid_t)tid, *(const uint64_t *)ctx);
+}
+
 /* An event on each thread of pid (/proc/PID/task): threads made later by
  * any of them inherit one. A process gone already is no error (its exit
  * is the recording's business). */
 static int attach_process(pid_t pid, uint64_t freq_hz)
 {
-	char path[64];
-	struct dirent *d;
-	DIR *dir;
-	int err = 0;
+	int err = procinfo_for_each_tid((uint32_t)pid, attach_tid, &freq_hz);
 
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	dir = opendir(path);
-	if (!dir)
-		return errno == ENOENT ? 0 : -errno;
-	while (!err && (d = readdir(dir))) {
-		char *end;
-		long tid = strtol(d->d_name, &end, 10);
-
-		if (d->d_name[0] != '.' && !*end && tid > 0)
-			err = attach_one_task((pid_t)tid, freq_hz);
-	}
-	closedir(dir);
-	return err;
+	return err == -ENOENT ? 0 : err;
 }
 
 static void detach_tasks(void)
@@ -425,69 +416,54 @@ static int cpu_attach(const struct source_env *env, char *why, size_t len)
 	return attach_cpus(freq, why, len);
 }
 
-/* The switch-ins of process pid's threads so far, added to *sum; how
- * many threads were read, or -1 when none could be. */
-static int process_switches(uint32_t pid, uint64_t *sum)
+struct switch_sum {
+	uint32_t pid;
+	uint64_t sum;   /* switch-ins of the threads read */
+	int threads;    /* how many were read */
+};
+
+static int add_switches(void *ctx, uint32_t tid)
 {
-	char path[96];
-	struct dirent *d;
-	int n = 0;
-	DIR *dir;
+	struct switch_sum *s = ctx;
+	uint64_t n;
 
-	snprintf(path, sizeof(path), "/proc/%u/task", pid);
-	dir = opendir(path);
-	if (!dir)
-		return errno == ENOENT ? 0 : -1;   /* gone: nothing to count */
-	while ((d = readdir(dir))) {
-		unsigned long long run, wait, count;
-		FILE *f;
-
-		if (d->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%u/task/%.16s/schedstat", pid, d->d_name);
-		f = fopen(path, "re");
-		if (!f)
-			continue;               /* the thread exited meanwhile */
-		if (fscanf(f, "%llu %llu %llu", &run, &wait, &count) == 3) {
-			*sum += count;
-			n++;
-		}
-		fclose(f);
+	if (procinfo_thread_switches(s->pid, tid, &n) == 0) { /* else exited meanwhile */
+		s->sum += n;
+		s->threads++;
 	}
-	closedir(dir);
-	return n;
+	return 0;
 }
 
 /* The traced threads' switches a second since the last look (0: the
  * first look, or not readable). */
 static uint64_t own_switch_rate(uint64_t now_ns)
 {
-	uint64_t sum = 0, rate = 0;
+	struct switch_sum s = { 0 };
 	uint32_t *pids = NULL, npids = 0;
 	struct targets t = { .map_fd = own.targets_fd };
-	int threads = 0, refused = 0, n;
+	uint64_t rate = 0;
+	int refused = 0, err;
 
 	if (own.targets_fd < 0 || own.unreadable || now_ns < own.next_ns ||
 	    targets_list(&t, &pids, &npids))
 		return 0;
 	for (uint32_t i = 0; i < npids; i++) {
-		n = process_switches(pids[i], &sum);
-		if (n < 0)
+		s.pid = pids[i];
+		err = procinfo_for_each_tid(pids[i], add_switches, &s);
+		if (err < 0 && err != -ENOENT) /* gone meanwhile: nothing to count */
 			refused++;
-		else
-			threads += n;
 	}
 	free(pids);
-	if (refused && !threads) {  /* hidepid= on /proc: not again */
+	if (refused && !s.threads) {  /* hidepid= on /proc: not again */
 		verbose_line("cpu: cannot read the targets' /proc/PID/task: the threads' events stay");
 		own.unreadable = true;
 		return 0;
 	}
-	if (own.at_ns && now_ns > own.at_ns && sum > own.sum)
-		rate = (sum - own.sum) * 1000000000ull / (now_ns - own.at_ns);
-	own.sum = sum;
+	if (own.at_ns && now_ns > own.at_ns && s.sum > own.sum)
+		rate = (s.sum - own.sum) * 1000000000ull / (now_ns - own.at_ns);
+	own.sum = s.sum;
 	own.at_ns = now_ns;
-	own.next_ns = now_ns + (uint64_t)threads * THREAD_LOOK_NS;
+	own.next_ns = now_ns + (uint64_t)s.threads * THREAD_LOOK_NS;
 	return rate;
 }
 

@@ -86,7 +86,7 @@ long procinfo_read_cmdline(uint32_t pid, char **out)
 	return read_whole_file(path, out, MAX_CMDLINE_BYTES);
 }
 
-int procinfo_for_each_thread(uint32_t pid, procinfo_thread_fn fn, void *ctx)
+int procinfo_for_each_tid(uint32_t pid, procinfo_tid_fn fn, void *ctx)
 {
 	char path[64];
 	struct dirent *de;
@@ -98,19 +98,55 @@ int procinfo_for_each_thread(uint32_t pid, procinfo_thread_fn fn, void *ctx)
 	if (!dir)
 		return -errno;
 	while (!ret && (de = readdir(dir))) {
-		char comm_path[96], comm[64];
 		char *end;
 		unsigned long tid = strtoul(de->d_name, &end, 10);
 
-		if (*end || end == de->d_name)
+		if (*end || end == de->d_name || !tid)
 			continue;
-		snprintf(comm_path, sizeof(comm_path), "/proc/%u/task/%lu/comm", pid, tid);
-		if (read_first_line(comm_path, comm, sizeof(comm)))
-			continue; /* the thread exited meanwhile */
-		ret = fn(ctx, (uint32_t)tid, comm);
+		ret = fn(ctx, (uint32_t)tid);
 	}
 	closedir(dir);
 	return ret;
+}
+
+struct named_walk {
+	uint32_t pid;
+	procinfo_thread_fn fn;
+	void *ctx;
+};
+
+static int with_comm(void *ctx, uint32_t tid)
+{
+	struct named_walk *w = ctx;
+	char path[96], comm[64];
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", w->pid, tid);
+	if (read_first_line(path, comm, sizeof(comm)))
+		return 0; /* the thread exited meanwhile */
+	return w->fn(w->ctx, tid, comm);
+}
+
+int procinfo_for_each_thread(uint32_t pid, procinfo_thread_fn fn, void *ctx)
+{
+	struct named_walk w = { pid, fn, ctx };
+
+	return procinfo_for_each_tid(pid, with_comm, &w);
+}
+
+int procinfo_thread_switches(uint32_t pid, uint32_t tid, uint64_t *out)
+{
+	char path[96], line[128];
+	unsigned long long run, wait, count;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/schedstat", pid, tid);
+	err = read_first_line(path, line, sizeof(line));
+	if (err)
+		return err;
+	if (sscanf(line, "%llu %llu %llu", &run, &wait, &count) != 3)
+		return -EINVAL;
+	*out = count;
+	return 0;
 }
 
 static uint32_t parse_prot(const char *perms)

@@ -25,11 +25,20 @@ int procinfo_read_exe(uint32_t pid, char *buf, size_t len);
  * its length or -errno. */
 long procinfo_read_cmdline(uint32_t pid, char **out);
 
-/* Calls fn for each thread in /proc/PID/task with its name. Stops at the
- * first non-zero return of fn and returns it; -errno if the directory can
- * not be read. */
+/* Calls fn for each thread id in /proc/PID/task. Stops at the first
+ * non-zero return of fn and returns it; -errno if the directory can not
+ * be read. */
+typedef int (*procinfo_tid_fn)(void *ctx, uint32_t tid);
+int procinfo_for_each_tid(uint32_t pid, procinfo_tid_fn fn, void *ctx);
+
+/* The same, with each thread's name (threads that exited meanwhile are
+ * left out). */
 typedef int (*procinfo_thread_fn)(void *ctx, uint32_t tid, const char *comm);
 int procinfo_for_each_thread(uint32_t pid, procinfo_thread_fn fn, void *ctx);
+
+/* How many times thread tid of pid was switched in so far (the third
+ * field of /proc/PID/task/TID/schedstat). 0 or -errno. */
+int procinfo_thread_switches(uint32_t pid, uint32_t tid, uint64_t *out);
 
 /* One line of /proc/PID/maps. */
 struct map_entry {

@@ -5,7 +5,7 @@
  * writer thread's spare pools, the consumer's thread names
  * (one THREAD record per thread and name), the stack-copy scan's caches
  * (a word seen before the library it points into was mapped is noted once
- * the maps grow), and the shared number
+ * the maps grow), /proc's thread walk and switch counts, and the shared number
  * parsing and formatting of common/units.c. */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
@@ -14,6 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/syscall.h>
 #include <arpa/inet.h>
 
 #include "common/event_sources.h"
@@ -29,6 +32,7 @@
 #include "sources/source.h"
 #include "sources/syscall_sets.h"
 #include "util/addr_list.h"
+#include "util/procinfo.h"
 #include "util/sockinfo.h"
 #include "util/u64_table.h"
 
@@ -715,4 +719,63 @@ Test(ustack_scan, a_word_is_noted_again_when_the_maps_grow)
 	chunk_buffer_free(&procs);
 	dlclose(other);
 	dlclose(lib);
+}
+
+/* ---- /proc threads (util/procinfo.c) ---- */
+
+static void *parked(void *arg)
+{
+	sleep(*(int *)arg);
+	return NULL;
+}
+
+struct seen_tids {
+	uint32_t want[2];
+	int found, all;
+};
+
+static int note_tid(void *ctx, uint32_t tid)
+{
+	struct seen_tids *s = ctx;
+
+	s->all++;
+	s->found += tid == s->want[0] || tid == s->want[1];
+	return 0;
+}
+
+static void *report_tid(void *arg)
+{
+	*(uint32_t *)arg = (uint32_t)syscall(SYS_gettid);
+	return NULL;
+}
+
+Test(procinfo, tid_walk_lists_every_thread)
+{
+	struct seen_tids s = { { (uint32_t)syscall(SYS_gettid), 0 }, 0, 0 };
+	pthread_t t, p;
+	int secs = 2;
+
+	cr_assert_eq(pthread_create(&t, NULL, report_tid, &s.want[1]), 0);
+	pthread_join(t, NULL);   /* want[1]: a thread gone: not listed */
+	cr_assert_eq(pthread_create(&p, NULL, parked, &secs), 0);
+	cr_assert_eq(procinfo_for_each_tid((uint32_t)getpid(), note_tid, &s), 0);
+	cr_expect_eq(s.found, 1, "the main thread, not the exited one: %d", s.found);
+	cr_expect_geq(s.all, 2, "the parked thread too: %d threads", s.all);
+	cr_expect_eq(procinfo_for_each_tid(999999999u, note_tid, &s), -ENOENT);
+	pthread_cancel(p);
+	pthread_join(p, NULL);
+}
+
+Test(procinfo, switch_count_grows_with_each_sleep)
+{
+	uint32_t pid = (uint32_t)getpid(), tid = (uint32_t)syscall(SYS_gettid);
+	uint64_t before, after;
+
+	cr_assert_eq(procinfo_thread_switches(pid, tid, &before), 0);
+	for (int i = 0; i < 5; i++)
+		usleep(1000);    /* blocks: off the CPU and back, each time */
+	cr_assert_eq(procinfo_thread_switches(pid, tid, &after), 0);
+	cr_expect_geq(after, before + 5, "switch-ins %llu then %llu",
+		      (unsigned long long)before, (unsigned long long)after);
+	cr_expect_eq(procinfo_thread_switches(pid, 999999999u, &after), -ENOENT);
 }
